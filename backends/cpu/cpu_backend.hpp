@@ -1,0 +1,51 @@
+// The CPU backend's state: the host's services, the thread pool and the error path.
+#pragma once
+
+#include <cstdarg>
+#include <string>
+
+#include "pagoda/backend.h"
+#include "thread_pool.hpp"
+
+namespace pagoda::cpu {
+
+// What the CPU processor can run; decided once at load from cpuid.
+struct CpuFeatures {
+    bool avx2_fma_f16c = false;  // the vector kernels need all three
+};
+
+class CpuBackend {
+public:
+    CpuBackend(const pagoda_backend_host_t &host, int threads);
+
+    ThreadPool &pool() noexcept { return pool_; }
+    const CpuFeatures &features() const noexcept { return features_; }
+    int threads() const noexcept { return pool_.threads(); }
+
+    // Records `message` as the calling thread's error (through the host) and returns `status`,
+    // so kernels write `return cpu.fail(PAGODA_ERR_UNSUPPORTED, "...")`.
+    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const;
+    void log(pagoda_log_level_t level, const std::string &message) const;
+
+private:
+    pagoda_backend_host_t host_;
+    CpuFeatures features_;
+    ThreadPool pool_;
+};
+
+// A CPU "stream": the CPU backend runs work synchronously on launch, so a stream only names its
+// device; it exists so that the core drives every backend the same way.
+struct CpuStream {
+    int32_t device = 0;
+};
+
+// Likewise an event is complete as soon as it is recorded.
+struct CpuEvent {
+    int32_t device = 0;
+};
+
+}  // namespace pagoda::cpu
+
+// The ABI's opaque types are these structs in this backend.
+struct pagoda_backend_stream : pagoda::cpu::CpuStream {};
+struct pagoda_backend_event : pagoda::cpu::CpuEvent {};

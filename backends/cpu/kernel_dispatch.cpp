@@ -1,0 +1,56 @@
+// The CPU backend's kernel table: maps an op id to its argument struct and kernel pair.
+#include <string>
+
+#include "kernels.hpp"
+#include "names.hpp"
+#include "op_args.hpp"
+
+namespace pagoda::cpu {
+
+namespace {
+
+// Reads `args` as T (see op_args.hpp), checks it, and runs it when `launch` is set.
+template <typename T>
+pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch,
+                         pagoda_status_t (*check)(CpuBackend &, const T &),
+                         pagoda_status_t (*run)(CpuBackend &, const T &)) {
+    // Every field ABI 1.0 defined is needed; later versions only append.
+    auto a = plugin::read_op_args<T>(args, sizeof(T));
+    if (!a)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                        std::string(plugin::op_name(op)) +
+                            ": the argument struct is NULL or its struct_size is too small");
+    pagoda_status_t s = check(cpu, *a);
+    if (s != PAGODA_OK || !launch) return s;
+    return run(cpu, *a);
+}
+
+}  // namespace
+
+pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch) {
+    switch (op) {
+        case PAGODA_OP_MATMUL: return dispatch(cpu, op, args, launch, check_matmul, run_matmul);
+        case PAGODA_OP_EMBEDDING:
+            return dispatch(cpu, op, args, launch, check_embedding, run_embedding);
+        case PAGODA_OP_RMSNORM: return dispatch(cpu, op, args, launch, check_rmsnorm, run_rmsnorm);
+        case PAGODA_OP_ROPE: return dispatch(cpu, op, args, launch, check_rope, run_rope);
+        case PAGODA_OP_SILU_MUL:
+            return dispatch(cpu, op, args, launch, check_silu_mul, run_silu_mul);
+        case PAGODA_OP_ADD: return dispatch(cpu, op, args, launch, check_add, run_add);
+        case PAGODA_OP_ARGMAX: return dispatch(cpu, op, args, launch, check_argmax, run_argmax);
+        case PAGODA_OP_SOFTMAX: return dispatch(cpu, op, args, launch, check_softmax, run_softmax);
+        case PAGODA_OP_KV_WRITE:
+            return dispatch(cpu, op, args, launch, check_kv_write, run_kv_write);
+        case PAGODA_OP_PAGED_ATTENTION:
+            return dispatch(cpu, op, args, launch, check_paged_attention, run_paged_attention);
+        case PAGODA_OP_COPY_BLOCKS:
+        case PAGODA_OP_SWAP_BLOCKS:
+            // On the CPU, device and host memory are the same memory: a swap is a copy.
+            return dispatch(cpu, op, args, launch, check_copy_blocks, run_copy_blocks);
+        case PAGODA_OP_INVALID: break;
+    }
+    return cpu.fail(PAGODA_ERR_UNSUPPORTED,
+                    "op " + std::to_string(int(op)) + " is unknown to the CPU backend");
+}
+
+}  // namespace pagoda::cpu

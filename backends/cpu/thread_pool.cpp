@@ -1,0 +1,85 @@
+#include "thread_pool.hpp"
+
+#include <algorithm>
+
+namespace pagoda::cpu {
+
+namespace {
+// Set on pool workers and on a caller while it runs chunks, so nested calls run inline.
+thread_local bool t_inside_pool = false;
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+    for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto &w : workers_) w.join();
+}
+
+void ThreadPool::run(int64_t n, int64_t grain, Thunk thunk, void *ctx) {
+    grain = std::max<int64_t>(grain, 1);
+    const int64_t max_chunks = (n + grain - 1) / grain;
+    if (t_inside_pool || workers_.empty() || max_chunks <= 1) {
+        thunk(ctx, 0, n);
+        return;
+    }
+    std::lock_guard<std::mutex> submit(submit_mutex_);
+    // A few chunks per thread balance uneven work without much claiming traffic.
+    const int64_t n_chunks = std::min<int64_t>(max_chunks, int64_t(threads()) * 4);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        thunk_ = thunk;
+        ctx_ = ctx;
+        n_ = n;
+        chunk_ = (n + n_chunks - 1) / n_chunks;
+        n_chunks_ = (n + chunk_ - 1) / chunk_;
+        next_chunk_.store(0);
+        chunks_left_.store(n_chunks_);
+        ++generation_;
+    }
+    wake_.notify_all();
+    t_inside_pool = true;
+    work_on_current_job();
+    t_inside_pool = false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    // Waiting for the workers to leave too keeps a late one from claiming a chunk of the next job.
+    done_.wait(lock, [this] { return chunks_left_.load() == 0 && active_workers_ == 0; });
+}
+
+void ThreadPool::work_on_current_job() {
+    for (;;) {
+        const int64_t c = next_chunk_.fetch_add(1);
+        if (c >= n_chunks_) return;
+        const int64_t begin = c * chunk_;
+        thunk_(ctx_, begin, std::min(n_, begin + chunk_));
+        if (chunks_left_.fetch_sub(1) == 1) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_.notify_all();
+        }
+    }
+}
+
+void ThreadPool::worker_loop() {
+    t_inside_pool = true;
+    uint64_t seen = 0;
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+            if (stopping_) return;
+            seen = generation_;
+            ++active_workers_;
+        }
+        work_on_current_job();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--active_workers_ == 0) done_.notify_all();
+    }
+}
+
+}  // namespace pagoda::cpu

@@ -1,0 +1,59 @@
+// A fixed set of worker threads that split index ranges among themselves and the caller.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace pagoda::cpu {
+
+class ThreadPool {
+public:
+    // `threads` counts the calling thread too: a pool of 1 runs everything on the caller.
+    explicit ThreadPool(int threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool &) = delete;
+    ThreadPool &operator=(const ThreadPool &) = delete;
+
+    int threads() const noexcept { return static_cast<int>(workers_.size()) + 1; }
+
+    // Calls fn(begin, end) over [0, n) in chunks of at least `grain` indices, on all threads, and
+    // returns when every chunk is done. A call from inside a chunk (nesting) or a range of one
+    // chunk runs on the caller alone. Calls from several host threads take turns.
+    template <typename Fn>
+    void parallel_for(int64_t n, int64_t grain, Fn &&fn) {
+        if (n <= 0) return;
+        auto thunk = [](void *ctx, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<Fn> *>(ctx))(b, e); };
+        run(n, grain, thunk, const_cast<void *>(static_cast<const void *>(&fn)));
+    }
+
+private:
+    using Thunk = void (*)(void *, int64_t, int64_t);
+    void run(int64_t n, int64_t grain, Thunk thunk, void *ctx);
+    void worker_loop();
+    void work_on_current_job();
+
+    std::vector<std::thread> workers_;
+    std::mutex submit_mutex_;  // one job at a time
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    uint64_t generation_ = 0;
+    int active_workers_ = 0;  // workers inside the current job; guarded by mutex_
+    bool stopping_ = false;
+
+    // The current job; written under mutex_ before generation_ advances.
+    Thunk thunk_ = nullptr;
+    void *ctx_ = nullptr;
+    int64_t n_ = 0;
+    int64_t chunk_ = 1;
+    int64_t n_chunks_ = 0;
+    std::atomic<int64_t> next_chunk_{0};
+    std::atomic<int64_t> chunks_left_{0};
+};
+
+}  // namespace pagoda::cpu

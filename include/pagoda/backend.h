@@ -1,0 +1,472 @@
+/**
+ * \file backend.h
+ * \brief Backends: the plugin ABI through which kernels and collectives arrive, and the host's
+ *        functions to load, discover and list backends and their devices.
+ *
+ * A backend is a shared object `libpagoda-backend-<name>.so` that exports one symbol,
+ * ::PAGODA_BACKEND_ENTRY_SYMBOL, of type ::pagoda_backend_entry_fn. It never links libpagoda:
+ * what it needs from the host (logging, error text, host memory) arrives as a
+ * ::pagoda_backend_host_t table.
+ *
+ * Negotiation: the host calls the entry with its ::PAGODA_BACKEND_ABI_VERSION. A plugin whose
+ * major version differs returns ::PAGODA_ERR_ABI_MISMATCH; otherwise it returns its interface
+ * table, whose `abi_version` the host checks again. Minor versions only append table slots and
+ * struct fields, which each side detects through `struct_size`.
+ */
+#ifndef PAGODA_BACKEND_H
+#define PAGODA_BACKEND_H
+
+#include "pagoda/ops.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup backend Backends
+ * \brief The plugin ABI and the host-facing backend registry.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief Plugin ABI version: major in the upper 16 bits, minor in the lower 16. */
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 0u)
+/** \brief The major part of a plugin ABI version. */
+#define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
+/** \brief The one symbol a backend exports. */
+#define PAGODA_BACKEND_ENTRY_SYMBOL "pagoda_backend_entry"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host services                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/** \brief Severity of a log line. */
+typedef enum pagoda_log_level {
+    PAGODA_LOG_DEBUG = 0, /**< Detail for developers. */
+    PAGODA_LOG_INFO = 1,  /**< Progress a user may want. */
+    PAGODA_LOG_WARN = 2,  /**< Something was skipped or degraded. */
+    PAGODA_LOG_ERROR = 3  /**< An operation failed. */
+} pagoda_log_level_t;
+
+/**
+ * \brief What the host offers a plugin. Passed to the entry; valid until the plugin's `destroy`.
+ *
+ * All functions are safe from any thread.
+ */
+typedef struct pagoda_backend_host {
+    uint32_t struct_size; /**< sizeof(pagoda_backend_host_t) as the host knows it. */
+    uint32_t abi_version; /**< The host's ::PAGODA_BACKEND_ABI_VERSION. */
+    void *ctx;            /**< Passed back as the first argument of every service. */
+    /** Writes a log line on the host's log. */
+    void (*log)(void *ctx, pagoda_log_level_t level, const char *message);
+    /**
+     * Sets the calling thread's error message; the plugin calls it before returning a failure
+     * status, naming what failed ("cudaMalloc of 2 GiB on cuda:1: out of memory").
+     */
+    void (*set_error)(void *ctx, const char *message);
+    /** Allocates host memory aligned to `alignment` (a power of two); NULL on failure. */
+    void *(*host_alloc)(void *ctx, size_t size, size_t alignment);
+    /** Frees what `host_alloc` returned; NULL is ignored. */
+    void (*host_free)(void *ctx, void *ptr);
+} pagoda_backend_host_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Devices, streams, events                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/** \brief What kind of processor a device is. */
+typedef enum pagoda_device_kind {
+    PAGODA_DEVICE_CPU = 0, /**< Host processor cores. */
+    PAGODA_DEVICE_GPU = 1  /**< A discrete or integrated GPU. */
+} pagoda_device_kind_t;
+
+/** \brief ::pagoda_device_info_t::flags: the host can read and write device memory directly. */
+#define PAGODA_DEVICE_HOST_ACCESSIBLE 1u
+/** \brief ::pagoda_device_info_t::flags: the backend can launch kernels on weights in mmapped host memory. */
+#define PAGODA_DEVICE_USES_HOST_WEIGHTS 2u
+
+/** \brief A device's description; filled by the backend. */
+typedef struct pagoda_device_info {
+    uint32_t struct_size;        /**< Set by the caller to sizeof(pagoda_device_info_t). */
+    pagoda_device_kind_t kind;   /**< CPU or GPU. */
+    uint32_t flags;              /**< PAGODA_DEVICE_* bits. */
+    int32_t compute_units;       /**< Threads the backend uses (CPU) or multiprocessors (GPU). */
+    uint64_t total_memory;       /**< Bytes of memory the device has. */
+    uint64_t free_memory;        /**< Bytes free now, as far as the backend can tell. */
+    char name[128];              /**< Model name, NUL-terminated ("AMD EPYC 7B13", "NVIDIA H100"). */
+    char arch[32];               /**< Architecture tag, NUL-terminated ("x86_64-avx2", "sm_90"). */
+} pagoda_device_info_t;
+
+/** \brief An ordered queue of work on one device; defined by each backend. */
+typedef struct pagoda_backend_stream pagoda_backend_stream_t;
+/** \brief A marker in a stream that other streams or the host can wait for; defined by each backend. */
+typedef struct pagoda_backend_event pagoda_backend_event_t;
+/** \brief A collective communicator for one rank; defined by each backend. */
+typedef struct pagoda_backend_comm pagoda_backend_comm_t;
+
+/** \brief Which memories a ::pagoda_backend_iface_t::copy joins. */
+typedef enum pagoda_copy_kind {
+    PAGODA_COPY_HOST_TO_DEVICE = 0,   /**< Host memory to the stream's device. */
+    PAGODA_COPY_DEVICE_TO_HOST = 1,   /**< The stream's device to host memory. */
+    PAGODA_COPY_DEVICE_TO_DEVICE = 2, /**< Within the stream's device, or peer to peer. */
+    PAGODA_COPY_HOST_TO_HOST = 3      /**< Host to host, ordered with the stream's work. */
+} pagoda_copy_kind_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel table                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * \brief The ops a backend can run.
+ *
+ * `args` points to the op's argument struct from ops.h (a ::pagoda_op_matmul_t for
+ * ::PAGODA_OP_MATMUL, and so on).
+ */
+typedef struct pagoda_backend_kernels {
+    uint32_t struct_size; /**< sizeof(pagoda_backend_kernels_t) as the plugin knows it. */
+    /**
+     * Whether `device` can run `op` as `args` describes it. Only types, shapes, layout and flags
+     * are read; pointers may be NULL. Returns ::PAGODA_OK, ::PAGODA_ERR_UNSUPPORTED (with a
+     * message saying which field is unsupported), or ::PAGODA_ERR_INVALID_ARGUMENT for a
+     * descriptor that is wrong for any backend.
+     */
+    pagoda_status_t (*supports)(void *self, int32_t device, pagoda_op_t op, const void *args);
+    /**
+     * Runs `op` on `stream` (asynchronously where the backend is). Arguments are checked as
+     * `supports` checks them, and indices (token ids, block ids, slots) are checked where the
+     * backend can do so without a synchronisation; a bad one fails with a message naming it.
+     */
+    pagoda_status_t (*launch)(void *self, pagoda_backend_stream_t *stream, pagoda_op_t op,
+                              const void *args);
+} pagoda_backend_kernels_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Collectives table                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/** \brief Bytes of a communicator's unique id, which rank 0 makes and every rank receives. */
+#define PAGODA_COMM_UNIQUE_ID_BYTES 128
+
+/** \brief Opaque bootstrap token that joins ranks into one communicator. */
+typedef struct pagoda_comm_unique_id {
+    unsigned char bytes[PAGODA_COMM_UNIQUE_ID_BYTES]; /**< Backend-defined contents. */
+} pagoda_comm_unique_id_t;
+
+/** \brief Reduction of a collective. */
+typedef enum pagoda_reduce_op {
+    PAGODA_REDUCE_SUM = 0, /**< Sum. */
+    PAGODA_REDUCE_MAX = 1, /**< Maximum. */
+    PAGODA_REDUCE_MIN = 2  /**< Minimum. */
+} pagoda_reduce_op_t;
+
+/**
+ * \brief Collectives among the ranks of a communicator, ordered on streams.
+ *
+ * Counts are elements of `dtype` per rank. Calls between `group_start` and `group_end` are
+ * fused and may only complete together (needed for send/recv pairs).
+ */
+typedef struct pagoda_backend_collectives {
+    uint32_t struct_size; /**< sizeof(pagoda_backend_collectives_t) as the plugin knows it. */
+    /** Makes a new unique id; done by one rank and shared with the others out of band. */
+    pagoda_status_t (*get_unique_id)(void *self, pagoda_comm_unique_id_t *id);
+    /** Joins rank `rank` of `n_ranks` on `device`; blocks until all ranks joined. */
+    pagoda_status_t (*comm_create)(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
+                                   int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out);
+    /** Destroys a communicator; NULL is ignored. */
+    void (*comm_destroy)(void *self, pagoda_backend_comm_t *comm);
+    /** Aborts a communicator so that every rank's pending collective fails instead of hanging. */
+    pagoda_status_t (*comm_abort)(void *self, pagoda_backend_comm_t *comm);
+    /** `recv = reduce over ranks of send`, `count` elements; in place when `send == recv`. */
+    pagoda_status_t (*all_reduce)(void *self, pagoda_backend_comm_t *comm,
+                                  pagoda_backend_stream_t *stream, const void *send, void *recv,
+                                  size_t count, pagoda_dtype_t dtype, pagoda_reduce_op_t op);
+    /** `recv[r·count ..] = send of rank r`. */
+    pagoda_status_t (*all_gather)(void *self, pagoda_backend_comm_t *comm,
+                                  pagoda_backend_stream_t *stream, const void *send, void *recv,
+                                  size_t count, pagoda_dtype_t dtype);
+    /** `recv = (reduce over ranks of send)[rank·count ..]`, `send` holding `n_ranks·count`. */
+    pagoda_status_t (*reduce_scatter)(void *self, pagoda_backend_comm_t *comm,
+                                      pagoda_backend_stream_t *stream, const void *send,
+                                      void *recv, size_t count, pagoda_dtype_t dtype,
+                                      pagoda_reduce_op_t op);
+    /** `recv = send of rank root` on every rank. */
+    pagoda_status_t (*broadcast)(void *self, pagoda_backend_comm_t *comm,
+                                 pagoda_backend_stream_t *stream, const void *send, void *recv,
+                                 size_t count, pagoda_dtype_t dtype, int32_t root);
+    /** Sends `count` elements to rank `peer`. */
+    pagoda_status_t (*send)(void *self, pagoda_backend_comm_t *comm,
+                            pagoda_backend_stream_t *stream, const void *buf, size_t count,
+                            pagoda_dtype_t dtype, int32_t peer);
+    /** Receives `count` elements from rank `peer`. */
+    pagoda_status_t (*recv)(void *self, pagoda_backend_comm_t *comm,
+                            pagoda_backend_stream_t *stream, void *buf, size_t count,
+                            pagoda_dtype_t dtype, int32_t peer);
+    /** Opens a group of collectives issued by this thread. */
+    pagoda_status_t (*group_start)(void *self);
+    /** Closes the group opened by `group_start` and issues it. */
+    pagoda_status_t (*group_end)(void *self);
+} pagoda_backend_collectives_t;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The interface table                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * \brief Everything a backend offers. Returned by its entry; valid until `destroy`.
+ *
+ * Every function takes the table's `self` first. Unless a slot says otherwise, functions are
+ * safe from any thread, but a stream is used from one thread at a time. Every failing call sets
+ * an error through the host's `set_error` and returns a status.
+ */
+typedef struct pagoda_backend_iface {
+    uint32_t struct_size; /**< sizeof(pagoda_backend_iface_t) as the plugin knows it. */
+    uint32_t abi_version; /**< The plugin's ::PAGODA_BACKEND_ABI_VERSION. */
+    const char *name;     /**< Short name, `[a-z0-9_]+`, such as `"cpu"` or `"cuda"`. */
+    const char *description; /**< One line for humans: library versions, build options. */
+    void *self;           /**< The plugin's state; passed back as every function's first argument. */
+
+    /** Releases the plugin's state; the table is invalid afterwards. */
+    void (*destroy)(void *self);
+
+    /** Number of devices. */
+    pagoda_status_t (*device_count)(void *self, int32_t *count);
+    /** Describes device `device`; the caller sets `info->struct_size`. */
+    pagoda_status_t (*device_info)(void *self, int32_t device, pagoda_device_info_t *info);
+
+    /** Allocates `size` bytes of device memory, aligned to at least 256 bytes. */
+    pagoda_status_t (*buffer_alloc)(void *self, int32_t device, size_t size, void **out);
+    /** Frees device memory from `buffer_alloc`; NULL is ignored. */
+    void (*buffer_free)(void *self, int32_t device, void *ptr);
+    /**
+     * Allocates host memory suited to fast transfers with the backend's devices (pinned).
+     * May be NULL: the host then uses its own allocator.
+     */
+    pagoda_status_t (*host_buffer_alloc)(void *self, size_t size, void **out);
+    /** Frees what `host_buffer_alloc` returned; NULL if that slot is NULL. */
+    void (*host_buffer_free)(void *self, void *ptr);
+
+    /** Creates a stream on `device`. */
+    pagoda_status_t (*stream_create)(void *self, int32_t device, pagoda_backend_stream_t **out);
+    /** Destroys a stream after its work is done; NULL is ignored. */
+    void (*stream_destroy)(void *self, pagoda_backend_stream_t *stream);
+    /** Blocks until the stream's work is done; reports a failure of that work. */
+    pagoda_status_t (*stream_synchronize)(void *self, pagoda_backend_stream_t *stream);
+
+    /** Creates an event on `device`. */
+    pagoda_status_t (*event_create)(void *self, int32_t device, pagoda_backend_event_t **out);
+    /** Destroys an event; NULL is ignored. */
+    void (*event_destroy)(void *self, pagoda_backend_event_t *event);
+    /** Marks the point in `stream` that `event` stands for. */
+    pagoda_status_t (*event_record)(void *self, pagoda_backend_event_t *event,
+                                    pagoda_backend_stream_t *stream);
+    /** Makes `stream` wait for `event` before later work, without blocking the host. */
+    pagoda_status_t (*stream_wait_event)(void *self, pagoda_backend_stream_t *stream,
+                                         pagoda_backend_event_t *event);
+    /** Blocks the host until `event` has completed. */
+    pagoda_status_t (*event_synchronize)(void *self, pagoda_backend_event_t *event);
+
+    /** Copies `size` bytes on `stream`; host memory must stay valid until the stream reaches it. */
+    pagoda_status_t (*copy)(void *self, pagoda_backend_stream_t *stream, void *dst,
+                            const void *src, size_t size, pagoda_copy_kind_t kind);
+    /** Sets `size` bytes of device memory to `value` on `stream`. */
+    pagoda_status_t (*memset)(void *self, pagoda_backend_stream_t *stream, void *dst, int value,
+                              size_t size);
+
+    /** The kernel table; never NULL. */
+    const pagoda_backend_kernels_t *kernels;
+    /** The collectives table; NULL for a backend without collectives. */
+    const pagoda_backend_collectives_t *collectives;
+} pagoda_backend_iface_t;
+
+/**
+ * \brief The type of ::PAGODA_BACKEND_ENTRY_SYMBOL.
+ * \param[in] host the host's services and ABI version; valid until `destroy`.
+ * \param[in] config `key=value` pairs separated by commas (the CPU backend reads `threads`), or
+ *            NULL; unknown keys are an error naming the key.
+ * \param[out] out the plugin's interface table on success.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_ABI_MISMATCH if the host's major version differs, or the
+ *         status of whatever failed (no device, bad config), with the host's `set_error` called.
+ */
+typedef pagoda_status_t (*pagoda_backend_entry_fn)(const pagoda_backend_host_t *host,
+                                                   const char *config,
+                                                   const pagoda_backend_iface_t **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host-facing registry                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * \brief A loaded backend plugin. Owned by the process-wide registry: valid from load until
+ *        pagoda_backends_unload_all() or process exit; never freed by the host.
+ */
+typedef struct pagoda_backend pagoda_backend_t;
+
+/**
+ * \brief Loads the backend plugin at `path` and adds it to the registry.
+ *
+ * Loading the same file twice returns the handle loaded first. A plugin whose `name` is
+ * already registered from another file is refused with ::PAGODA_ERR_ALREADY_EXISTS.
+ * \param[in] path a shared object's path.
+ * \param[in] config the plugin's configuration (see ::pagoda_backend_entry_fn), or NULL.
+ * \param[out] out the backend on success; untouched on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND (no such file); ::PAGODA_ERR_NOT_A_PLUGIN (not a
+ *         shared object, or no entry symbol); ::PAGODA_ERR_ABI_MISMATCH; or the entry's own
+ *         status. The message names the file and the reason.
+ * \par Thread safety
+ * Safe from any thread; the registry is locked.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_load(const char *path, const char *config,
+                                               pagoda_backend_t **out);
+
+/**
+ * \brief Loads every `libpagoda-backend-<name>.so` found on a search path.
+ *
+ * With `search_path` NULL, the folders of the environment variable `PAGODA_BACKEND_PATH`
+ * (colon-separated) are searched first, then the folder libpagoda itself was loaded from. A
+ * plugin that fails to load is logged, recorded (see pagoda_backend_skipped_count()) and skipped;
+ * a name found again in a later folder is skipped too, so earlier folders take precedence.
+ * \param[in] search_path colon-separated folders, or NULL for the default.
+ * \param[out] loaded_count if not NULL, the number of backends newly loaded by this call.
+ * \return ::PAGODA_OK even when some plugins were skipped; ::PAGODA_ERR_INVALID_ARGUMENT for an
+ *         empty path.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backends_discover(const char *search_path,
+                                                    size_t *loaded_count);
+
+/**
+ * \brief Number of backends in the registry.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API size_t pagoda_backend_count(void);
+
+/**
+ * \brief The backend at `index` in load order.
+ * \param[in] index 0 ≤ index < pagoda_backend_count().
+ * \param[out] out the backend; untouched on failure.
+ * \return ::PAGODA_OK or ::PAGODA_ERR_NOT_FOUND.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_get(size_t index, pagoda_backend_t **out);
+
+/**
+ * \brief The backend registered under `name`.
+ * \param[in] name such as `"cpu"`.
+ * \param[out] out the backend; untouched on failure.
+ * \return ::PAGODA_OK or ::PAGODA_ERR_NOT_FOUND (the message lists the loaded names).
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_find(const char *name, pagoda_backend_t **out);
+
+/**
+ * \brief The backend's short name; NULL for a NULL handle.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API const char *pagoda_backend_name(const pagoda_backend_t *backend);
+
+/**
+ * \brief The backend's one-line description; NULL for a NULL handle.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API const char *pagoda_backend_description(const pagoda_backend_t *backend);
+
+/**
+ * \brief The file the backend was loaded from; NULL for a NULL handle.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API const char *pagoda_backend_path(const pagoda_backend_t *backend);
+
+/**
+ * \brief Number of devices the backend drives.
+ * \param[in] backend a loaded backend.
+ * \param[out] count the number of devices.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE, or the backend's failure.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_device_count(const pagoda_backend_t *backend,
+                                                       int32_t *count);
+
+/**
+ * \brief Describes one device.
+ * \param[in] backend a loaded backend.
+ * \param[in] device 0 ≤ device < count.
+ * \param[out] info filled; the caller sets `info->struct_size` first.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE, ::PAGODA_ERR_NOT_FOUND, or the backend's
+ *         failure.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_device_info(const pagoda_backend_t *backend,
+                                                      int32_t device,
+                                                      pagoda_device_info_t *info);
+
+/**
+ * \brief The backend's raw interface table, for hosts and tools that drive kernels themselves
+ *        (benchmarks, backend conformance tests).
+ * \param[in] backend a loaded backend.
+ * \return the table, owned by the backend; NULL for a NULL or invalid handle.
+ * \par Thread safety
+ * Safe from any thread; the table's own functions say theirs.
+ * \since 0.1
+ */
+PAGODA_API const pagoda_backend_iface_t *pagoda_backend_interface(const pagoda_backend_t *backend);
+
+/**
+ * \brief Number of plugins skipped by loads and discoveries so far.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API size_t pagoda_backend_skipped_count(void);
+
+/**
+ * \brief Why the `index`-th skipped plugin was skipped.
+ * \param[in] index 0 ≤ index < pagoda_backend_skipped_count().
+ * \param[out] path if not NULL, the file; valid until pagoda_backends_unload_all().
+ * \param[out] status if not NULL, the status its load returned.
+ * \param[out] message if not NULL, the reason; valid until pagoda_backends_unload_all().
+ * \return ::PAGODA_OK or ::PAGODA_ERR_NOT_FOUND.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_backend_skipped(size_t index, const char **path,
+                                                  pagoda_status_t *status,
+                                                  const char **message);
+
+/**
+ * \brief Destroys every loaded backend, closes their files and clears the skipped list.
+ *
+ * Every handle obtained before becomes invalid. The caller must have destroyed everything that
+ * uses a backend (engines, KV caches, meshes) first.
+ * \par Thread safety
+ * Must not run concurrently with any other use of a backend.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_backends_unload_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_BACKEND_H */

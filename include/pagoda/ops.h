@@ -1,0 +1,316 @@
+/**
+ * \file ops.h
+ * \brief The operations a backend's kernel table runs, each described by an argument struct.
+ *
+ * A backend is asked two things about an op: whether it supports a descriptor (the same struct with
+ * its pointers possibly NULL: only types, shapes, layout and flags are looked at) and to launch it
+ * on a stream. Every struct begins with `struct_size`; fields are only appended, and a backend
+ * reads `min(struct_size, sizeof)` bytes, treating missing trailing fields as zero.
+ *
+ * Conventions for every op:
+ * - Pointers are addresses in the memory of the stream's device (host memory for the CPU
+ *   backend), except where a field says "host".
+ * - Strides count elements, not bytes. A stride of 0 means "packed" (the row length).
+ * - Activations are ::PAGODA_DTYPE_F32 unless a field names their type; weights may be
+ *   F32, BF16 or F16; index arrays are I32 unless stated.
+ * - Compute is in f32 or better; a backend that would lose more must report the op unsupported.
+ */
+#ifndef PAGODA_OPS_H
+#define PAGODA_OPS_H
+
+#include "pagoda/dtype.h"
+
+/**
+ * \defgroup ops Operations
+ * \brief The kernel vocabulary shared by the core and every backend.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief Operation identifiers. Values are stable: new ops are only appended. */
+typedef enum pagoda_op {
+    PAGODA_OP_INVALID = 0,          /**< Not an op. */
+    PAGODA_OP_MATMUL = 1,           /**< ::pagoda_op_matmul_t */
+    PAGODA_OP_EMBEDDING = 2,        /**< ::pagoda_op_embedding_t */
+    PAGODA_OP_RMSNORM = 3,          /**< ::pagoda_op_rmsnorm_t */
+    PAGODA_OP_ROPE = 4,             /**< ::pagoda_op_rope_t */
+    PAGODA_OP_SILU_MUL = 5,         /**< ::pagoda_op_silu_mul_t */
+    PAGODA_OP_ADD = 6,              /**< ::pagoda_op_add_t */
+    PAGODA_OP_ARGMAX = 7,           /**< ::pagoda_op_argmax_t */
+    PAGODA_OP_SOFTMAX = 8,          /**< ::pagoda_op_softmax_t */
+    PAGODA_OP_KV_WRITE = 9,         /**< ::pagoda_op_kv_write_t */
+    PAGODA_OP_PAGED_ATTENTION = 10, /**< ::pagoda_op_paged_attention_t */
+    PAGODA_OP_COPY_BLOCKS = 11,     /**< ::pagoda_op_copy_blocks_t, within one device */
+    PAGODA_OP_SWAP_BLOCKS = 12      /**< ::pagoda_op_copy_blocks_t, between host and device */
+} pagoda_op_t;
+
+/**
+ * \brief The name of an op, such as `"paged_attention"`.
+ * \param[in] op an op identifier.
+ * \return a static string; `"invalid"` for unknown values. Never NULL.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API const char *pagoda_op_name(pagoda_op_t op);
+
+/** \brief ::pagoda_op_matmul_t::flags: add the product to `y` instead of overwriting it. */
+#define PAGODA_MATMUL_ACCUMULATE 1u
+
+/**
+ * \brief `y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias[n]) (+ y when accumulating)`.
+ *
+ * `W` is in Hugging Face's `[out, in]` layout: row `j` of `W` holds the `k` input weights of
+ * output `j`. Decode steps have small `m` (bandwidth-bound GEMV); prefill has large `m`.
+ */
+typedef struct pagoda_op_matmul {
+    uint32_t struct_size;   /**< sizeof(pagoda_op_matmul_t) as the caller knows it. */
+    uint32_t flags;         /**< PAGODA_MATMUL_* bits. */
+    pagoda_dtype_t x_dtype; /**< Type of `x`: F32. */
+    pagoda_dtype_t w_dtype; /**< Type of `W`: F32, BF16 or F16. */
+    pagoda_dtype_t y_dtype; /**< Type of `y` and `bias`: F32. */
+    int64_t m;              /**< Rows of `x` and `y` (tokens). */
+    int64_t n;              /**< Rows of `W`, columns of `y` (outputs). */
+    int64_t k;              /**< Columns of `x` and `W` (inputs). */
+    const void *x;          /**< `[m, ldx]`, row-major. */
+    int64_t ldx;            /**< Row stride of `x`; 0 = `k`. */
+    const void *w;          /**< `[n, ldw]`, row-major. */
+    int64_t ldw;            /**< Row stride of `W`; 0 = `k`. */
+    const void *bias;       /**< `[n]`, or NULL for none. */
+    void *y;                /**< `[m, ldy]`, row-major; must not overlap `x` or `W`. */
+    int64_t ldy;            /**< Row stride of `y`; 0 = `n`. */
+} pagoda_op_matmul_t;
+
+/** \brief `out[i, :] = table[ids[i], :]`, converted to f32. */
+typedef struct pagoda_op_embedding {
+    uint32_t struct_size;       /**< sizeof(pagoda_op_embedding_t) as the caller knows it. */
+    pagoda_dtype_t table_dtype; /**< Type of `table`: F32, BF16 or F16. */
+    int64_t vocab_size;         /**< Rows of `table`; an id outside [0, vocab_size) is an error. */
+    int64_t dim;                /**< Columns of `table` and `out`. */
+    int64_t n_tokens;           /**< Entries of `ids`, rows of `out`. */
+    const void *table;          /**< `[vocab_size, dim]`, row-major. */
+    const int32_t *ids;         /**< `[n_tokens]` token ids. */
+    void *out;                  /**< `[n_tokens, ldo]` f32. */
+    int64_t ldo;                /**< Row stride of `out`; 0 = `dim`. */
+} pagoda_op_embedding_t;
+
+/**
+ * \brief RMSNorm, optionally fused with the residual add that precedes it.
+ *
+ * Without `residual`: `out = x / sqrt(mean(x²) + eps) · weight`.
+ * With `residual`: first `residual += x` (in place), then `out = rmsnorm(residual) · weight`;
+ * this is the pre-norm transformer's "add then normalise" in one pass.
+ * `out` may alias `x`.
+ */
+typedef struct pagoda_op_rmsnorm {
+    uint32_t struct_size;        /**< sizeof(pagoda_op_rmsnorm_t) as the caller knows it. */
+    pagoda_dtype_t weight_dtype; /**< Type of `weight`: F32, BF16 or F16. */
+    int64_t rows;                /**< Rows (tokens). */
+    int64_t dim;                 /**< Row length (hidden size). */
+    float eps;                   /**< Added to the mean square; 1e-5 or 1e-6 typically. */
+    const void *x;               /**< `[rows, ldx]` f32. */
+    int64_t ldx;                 /**< Row stride of `x`; 0 = `dim`. */
+    void *residual;              /**< `[rows, ld_residual]` f32, updated in place; or NULL. */
+    int64_t ld_residual;         /**< Row stride of `residual`; 0 = `dim`. */
+    const void *weight;          /**< `[dim]`. */
+    void *out;                   /**< `[rows, ldo]` f32. */
+    int64_t ldo;                 /**< Row stride of `out`; 0 = `dim`. */
+} pagoda_op_rmsnorm_t;
+
+/** \brief How RoPE pairs the elements of a head. */
+typedef enum pagoda_rope_layout {
+    /** Element `i` pairs with `i + rot_dim/2` (Hugging Face Llama, "rotate_half"). */
+    PAGODA_ROPE_HALF_SPLIT = 0,
+    /** Element `2i` pairs with `2i + 1` (GPT-J, Meta's original Llama, GGUF's "norm" mode). */
+    PAGODA_ROPE_INTERLEAVED = 1
+} pagoda_rope_layout_t;
+
+/** \brief How RoPE's frequencies are scaled for long contexts. */
+typedef enum pagoda_rope_scaling {
+    PAGODA_ROPE_SCALING_NONE = 0,   /**< `inv_freq[i] = theta^(-2i/rot_dim)`. */
+    PAGODA_ROPE_SCALING_LINEAR = 1, /**< Positions divided by `factor`. */
+    PAGODA_ROPE_SCALING_LLAMA3 = 2  /**< Llama 3.1's band-wise scaling of `inv_freq`. */
+} pagoda_rope_scaling_t;
+
+/**
+ * \brief Rotary position embedding applied in place to `[n_tokens, n_heads, head_dim]`.
+ *
+ * The first `rot_dim` elements of each head rotate by `position · inv_freq[i]`; the rest are left
+ * as they are. Run it once for queries and once for keys.
+ *
+ * Llama 3 scaling (`PAGODA_ROPE_SCALING_LLAMA3`), per Meta's reference: with
+ * `wavelen = 2π / inv_freq`, `low = original_max_position / low_freq_factor`,
+ * `high = original_max_position / high_freq_factor`: wavelengths shorter than `high` keep their
+ * frequency, longer than `low` divide it by `factor`, and those between blend with
+ * `s = (original_max_position / wavelen − low_freq_factor) / (high_freq_factor − low_freq_factor)`
+ * as `(1 − s) · inv_freq / factor + s · inv_freq`.
+ */
+typedef struct pagoda_op_rope {
+    uint32_t struct_size;            /**< sizeof(pagoda_op_rope_t) as the caller knows it. */
+    pagoda_rope_layout_t layout;     /**< Which elements pair. */
+    pagoda_rope_scaling_t scaling;   /**< Frequency scaling. */
+    int64_t n_tokens;                /**< Tokens. */
+    int64_t n_heads;                 /**< Heads per token. */
+    int64_t head_dim;                /**< Elements per head. */
+    int64_t rot_dim;                 /**< Rotated elements per head (even); 0 = `head_dim`. */
+    void *x;                         /**< f32, token `t` head `h` at `x + t·token_stride + h·head_dim`. */
+    int64_t token_stride;            /**< Elements between tokens; 0 = `n_heads·head_dim`. */
+    const int32_t *positions;        /**< `[n_tokens]` absolute positions. */
+    float theta;                     /**< Base, 10000 for Llama 2, 500000 for Llama 3. */
+    float factor;                    /**< Scaling factor (LINEAR, LLAMA3). */
+    float low_freq_factor;           /**< LLAMA3 only. */
+    float high_freq_factor;          /**< LLAMA3 only. */
+    int64_t original_max_position;   /**< LLAMA3 only: the pre-training context length. */
+} pagoda_op_rope_t;
+
+/** \brief `out[r, i] = silu(gate[r, i]) · up[r, i]`, with `silu(z) = z / (1 + e^(−z))`. */
+typedef struct pagoda_op_silu_mul {
+    uint32_t struct_size; /**< sizeof(pagoda_op_silu_mul_t) as the caller knows it. */
+    int64_t rows;         /**< Rows (tokens). */
+    int64_t dim;          /**< Elements per row of `out` (the FFN's intermediate size). */
+    const void *gate;     /**< `[rows, ld_in]` f32. */
+    const void *up;       /**< `[rows, ld_in]` f32; for a fused gate_up projection, `gate + dim`. */
+    int64_t ld_in;        /**< Row stride of `gate` and `up`; 0 = `dim`. */
+    void *out;            /**< `[rows, ldo]` f32; may alias `gate`. */
+    int64_t ldo;          /**< Row stride of `out`; 0 = `dim`. */
+} pagoda_op_silu_mul_t;
+
+/** \brief `out[i] = a[i] + b[i]` over `n` contiguous f32 elements; `out` may alias either. */
+typedef struct pagoda_op_add {
+    uint32_t struct_size; /**< sizeof(pagoda_op_add_t) as the caller knows it. */
+    int64_t n;            /**< Elements. */
+    const void *a;        /**< `[n]` f32. */
+    const void *b;        /**< `[n]` f32. */
+    void *out;            /**< `[n]` f32. */
+} pagoda_op_add_t;
+
+/** \brief `out[r] = argmax_i x[r, i]`; ties go to the lowest index. */
+typedef struct pagoda_op_argmax {
+    uint32_t struct_size; /**< sizeof(pagoda_op_argmax_t) as the caller knows it. */
+    int64_t rows;         /**< Rows. */
+    int64_t cols;         /**< Row length (vocabulary size). */
+    const void *x;        /**< `[rows, ldx]` f32. */
+    int64_t ldx;          /**< Row stride; 0 = `cols`. */
+    int32_t *out;         /**< `[rows]`. */
+} pagoda_op_argmax_t;
+
+/** \brief `out[r, :] = softmax(scale · x[r, :])`, computed stably; `out` may alias `x`. */
+typedef struct pagoda_op_softmax {
+    uint32_t struct_size; /**< sizeof(pagoda_op_softmax_t) as the caller knows it. */
+    int64_t rows;         /**< Rows. */
+    int64_t cols;         /**< Row length. */
+    float scale;          /**< Multiplies the inputs first (1 / temperature); 0 is taken as 1. */
+    const void *x;        /**< `[rows, ldx]` f32. */
+    int64_t ldx;          /**< Row stride of `x`; 0 = `cols`. */
+    void *out;            /**< `[rows, ldo]` f32. */
+    int64_t ldo;          /**< Row stride of `out`; 0 = `cols`. */
+} pagoda_op_softmax_t;
+
+/**
+ * \brief Layout of one layer's K (or V) cache.
+ *
+ * `PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN`: `[num_blocks][n_kv_heads][block_size][head_dim]`, so one
+ * head's tokens within a block are contiguous. A slot is `block · block_size + offset`.
+ */
+typedef enum pagoda_kv_layout {
+    PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN = 0 /**< See ::pagoda_kv_layout_t. */
+} pagoda_kv_layout_t;
+
+/**
+ * \brief Writes new keys and values into a paged cache through a slot mapping.
+ *
+ * Token `t`'s K and V (all heads) go to slot `slot_mapping[t]`; a negative slot skips the token
+ * (padding). `k_cache`/`v_cache` hold `num_blocks` blocks in `layout`.
+ */
+typedef struct pagoda_op_kv_write {
+    uint32_t struct_size;          /**< sizeof(pagoda_op_kv_write_t) as the caller knows it. */
+    pagoda_kv_layout_t layout;     /**< Cache layout. */
+    pagoda_dtype_t cache_dtype;    /**< Type of the caches: F32, BF16 or F16. */
+    int64_t n_tokens;              /**< New tokens. */
+    int64_t n_kv_heads;            /**< KV heads. */
+    int64_t head_dim;              /**< Elements per head. */
+    int64_t block_size;            /**< Tokens per block (1–128). */
+    int64_t num_blocks;            /**< Blocks in each cache; a slot past them is an error. */
+    const void *k;                 /**< f32, token `t` at `k + t·k_token_stride`, heads packed. */
+    int64_t k_token_stride;        /**< 0 = `n_kv_heads·head_dim`. */
+    const void *v;                 /**< f32, like `k`. */
+    int64_t v_token_stride;        /**< 0 = `n_kv_heads·head_dim`. */
+    void *k_cache;                 /**< Key cache. */
+    void *v_cache;                 /**< Value cache. */
+    const int64_t *slot_mapping;   /**< `[n_tokens]` slots (I64); negative = skip. */
+} pagoda_op_kv_write_t;
+
+/**
+ * \brief Attention of a variable-length batch of query chunks over paged K/V.
+ *
+ * Sequence `s` owns query tokens `[query_start[s], query_start[s+1])` and a context of
+ * `context_lens[s]` cached tokens (the new ones included, already written by KV_WRITE), found in
+ * blocks `block_tables[s, 0..]`. With `causal`, query `i` of a chunk of `q_len` tokens sits at
+ * position `context_lens[s] − q_len + i` and sees keys at positions up to its own: a prompt chunk
+ * attends to all earlier chunks and causally within itself. Decode is the case `q_len = 1`.
+ * Query head `h` uses KV head `h / (n_q_heads / n_kv_heads)` (GQA, MQA).
+ * With `sliding_window > 0`, a query also ignores keys more than `sliding_window − 1` positions
+ * behind it.
+ */
+typedef struct pagoda_op_paged_attention {
+    uint32_t struct_size;          /**< sizeof(pagoda_op_paged_attention_t) as the caller knows it. */
+    pagoda_kv_layout_t layout;     /**< Cache layout. */
+    pagoda_dtype_t cache_dtype;    /**< Type of the caches: F32, BF16 or F16. */
+    uint32_t causal;               /**< Nonzero: causal with the query offset described above. */
+    int64_t n_seqs;                /**< Sequences in the batch. */
+    int64_t n_q_heads;             /**< Query heads; a multiple of `n_kv_heads`. */
+    int64_t n_kv_heads;            /**< KV heads. */
+    int64_t head_dim;              /**< Elements per head. */
+    int64_t block_size;            /**< Tokens per block (1–128). */
+    int64_t num_blocks;            /**< Blocks in each cache; a table entry past them is an error. */
+    int64_t max_blocks_per_seq;    /**< Row length of `block_tables`. */
+    int64_t max_context_len;       /**< Upper bound of `context_lens` (sizes scratch); 0 = unknown. */
+    float scale;                   /**< Score scale, usually `1/sqrt(head_dim)`. */
+    int32_t sliding_window;        /**< Keys visible behind a query; 0 = unlimited. */
+    const void *q;                 /**< f32 `[total_q_tokens, n_q_heads, head_dim]` with `q_token_stride`. */
+    int64_t q_token_stride;        /**< 0 = `n_q_heads·head_dim`. */
+    const void *k_cache;           /**< Key cache. */
+    const void *v_cache;           /**< Value cache. */
+    const int32_t *block_tables;   /**< `[n_seqs, max_blocks_per_seq]` physical block ids. */
+    const int32_t *context_lens;   /**< `[n_seqs]` cached tokens per sequence. */
+    const int32_t *query_start;    /**< `[n_seqs + 1]` cumulative query offsets, `query_start[0] = 0`. */
+    void *out;                     /**< f32 `[total_q_tokens, n_q_heads, head_dim]` with `out_token_stride`. */
+    int64_t out_token_stride;      /**< 0 = `n_q_heads·head_dim`. */
+} pagoda_op_paged_attention_t;
+
+/** \brief Direction of ::PAGODA_OP_SWAP_BLOCKS. */
+typedef enum pagoda_swap_direction {
+    PAGODA_SWAP_OUT = 0, /**< Device blocks to host blocks. */
+    PAGODA_SWAP_IN = 1   /**< Host blocks to device blocks. */
+} pagoda_swap_direction_t;
+
+/**
+ * \brief Copies whole blocks between caches: copy-on-write (COPY_BLOCKS) or swap (SWAP_BLOCKS).
+ *
+ * For each pair `p` and each cache `c`: block `block_pairs[2p]` of `src_caches[c]` is copied to
+ * block `block_pairs[2p+1]` of `dst_caches[c]`. One launch covers every layer's K and V caches.
+ * For COPY_BLOCKS both sides are on the stream's device (and may be the same caches). For
+ * SWAP_BLOCKS the host side is host memory (pinned when the backend offers it) and `direction`
+ * says which side that is. The pointer arrays and `block_pairs` themselves are host memory.
+ */
+typedef struct pagoda_op_copy_blocks {
+    uint32_t struct_size;              /**< sizeof(pagoda_op_copy_blocks_t) as the caller knows it. */
+    pagoda_swap_direction_t direction; /**< SWAP_BLOCKS only. */
+    int64_t n_caches;                  /**< Entries of `src_caches` and `dst_caches`. */
+    void *const *src_caches;           /**< Host array of source cache base addresses. */
+    void *const *dst_caches;           /**< Host array of destination cache base addresses. */
+    int64_t block_bytes;               /**< Bytes per block in every cache. */
+    int64_t n_pairs;                   /**< Pairs in `block_pairs`. */
+    const int32_t *block_pairs;        /**< Host array `[n_pairs, 2]`: (source block, destination block). */
+} pagoda_op_copy_blocks_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_OPS_H */

@@ -1,0 +1,15 @@
+/**
+ * \file pagoda.h
+ * \brief The umbrella header: include this one to get the whole public API.
+ */
+#ifndef PAGODA_PAGODA_H
+#define PAGODA_PAGODA_H
+
+#include "pagoda/common.h"
+#include "pagoda/status.h"
+#include "pagoda/version.h"
+#include "pagoda/dtype.h"
+#include "pagoda/ops.h"
+#include "pagoda/backend.h"
+
+#endif /* PAGODA_PAGODA_H */

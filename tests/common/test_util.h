@@ -1,0 +1,69 @@
+/* Helpers shared by the tests: seeded random data, half-precision conversion, error norms, and
+ * the freshly built CPU backend. Tests include <cmocka.h> through this header. */
+#ifndef PAGODA_TEST_UTIL_H
+#define PAGODA_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "pagoda/pagoda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A small deterministic generator (splitmix64) so that every run sees the same data. */
+typedef struct test_rng {
+    uint64_t state;
+} test_rng_t;
+
+void test_rng_seed(test_rng_t *rng, uint64_t seed);
+uint64_t test_rng_next(test_rng_t *rng);
+/* Uniform in [lo, hi). */
+float test_rng_uniform(test_rng_t *rng, float lo, float hi);
+/* Uniform integer in [lo, hi]. */
+int64_t test_rng_int(test_rng_t *rng, int64_t lo, int64_t hi);
+void test_fill_uniform(test_rng_t *rng, float *x, size_t n, float lo, float hi);
+
+/* Round-to-nearest-even conversions, written independently of any backend's. */
+uint16_t test_f32_to_bf16(float x);
+float test_bf16_to_f32(uint16_t x);
+uint16_t test_f32_to_f16(float x);
+float test_f16_to_f32(uint16_t x);
+
+/* Converts f32 values to `dtype` (F32, BF16 or F16) into `out`, which holds n·size(dtype) bytes,
+ * and writes the values the conversion actually kept (as doubles) to `kept` if not NULL, so a
+ * reference can be computed on exactly the weights the kernel sees. */
+void test_convert_weights(pagoda_dtype_t dtype, const float *in, size_t n, void *out,
+                          double *kept);
+
+/* Normwise relative error max_i |got_i - ref_i| / max_i |ref_i| (denominator at least 1e-30). */
+double test_rel_error(const float *got, const double *ref, size_t n);
+
+/* Checks a status; on failure prints the status name and the thread's error message. */
+#define TEST_ASSERT_OK(expr)                                                            \
+    do {                                                                                \
+        pagoda_status_t test_status_ = (expr);                                          \
+        if (test_status_ != PAGODA_OK)                                                  \
+            fail_msg("%s returned %s: %s", #expr, pagoda_status_string(test_status_),  \
+                     pagoda_last_error_message());                                      \
+    } while (0)
+
+/* Loads the CPU backend built beside the tests (once per process) with "threads=N"; N comes
+ * from PAGODA_TEST_THREADS, default 2. */
+pagoda_backend_t *test_cpu_backend(void);
+const pagoda_backend_iface_t *test_cpu_iface(void);
+
+/* A CPU stream on device 0 for launching kernels; destroy with test_stream_destroy. */
+pagoda_backend_stream_t *test_stream_create(const pagoda_backend_iface_t *iface);
+void test_stream_destroy(const pagoda_backend_iface_t *iface, pagoda_backend_stream_t *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGODA_TEST_UTIL_H */
