@@ -324,8 +324,9 @@ PAGODA_API pagoda_status_t pagoda_backend_load(const char *path, const char *con
  *
  * With `search_path` NULL, the folders of the environment variable `PAGODA_BACKEND_PATH`
  * (colon-separated) are searched first, then the folder libpagoda itself was loaded from. A
- * plugin that fails to load is logged, recorded (see pagoda_backend_skipped_count()) and skipped;
- * a name found again in a later folder is skipped too, so earlier folders take precedence.
+ * plugin that fails to load is logged, recorded (see pagoda_backend_skipped_count()) and skipped.
+ * A file whose `<name>` is already loaded is ignored without a record, so earlier folders take
+ * precedence and repeated discoveries are harmless.
  * \param[in] search_path colon-separated folders, or NULL for the default.
  * \param[out] loaded_count if not NULL, the number of backends newly loaded by this call.
  * \return ::PAGODA_OK even when some plugins were skipped; ::PAGODA_ERR_INVALID_ARGUMENT for an
