@@ -33,6 +33,9 @@ private:
     ThreadPool pool_;
 };
 
+// The backend behind the `self` that every table function receives (cpu_plugin.cpp).
+CpuBackend &backend_from_self(void *self);
+
 // A CPU "stream": the CPU backend runs work synchronously on launch, so a stream only names its
 // device; it exists so that the core drives every backend the same way.
 struct CpuStream {

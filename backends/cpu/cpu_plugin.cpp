@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "collectives.hpp"
 #include "cpu_backend.hpp"
 #include "kernels.hpp"
 #include "plugin_config.hpp"
@@ -197,6 +198,8 @@ void report(const pagoda_backend_host_t *host, const std::string &message) {
 
 }  // namespace
 
+CpuBackend &backend_from_self(void *self) { return self_of(self); }
+
 }  // namespace pagoda::cpu
 
 extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend_entry(
@@ -242,7 +245,8 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.struct_size = sizeof t;
         t.abi_version = PAGODA_BACKEND_ABI_VERSION;
         t.name = "cpu";
-        t.description = "CPU backend: AVX2/FMA kernels, OpenBLAS for large matrix products";
+        t.description =
+            "CPU backend: AVX2/FMA kernels, OpenBLAS for large matrix products, in-process collectives";
         t.self = instance.get();
         t.destroy = destroy;
         t.device_count = device_count;
@@ -262,7 +266,7 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.copy = copy;
         t.memset = memset_;
         t.kernels = &kKernels;
-        t.collectives = nullptr;  // in-process and MPI collectives arrive with the mesh
+        t.collectives = &cpu_collectives();  // ranks as threads of this process; MPI comes later
         *out = &instance.release()->iface;
         return PAGODA_OK;
     } catch (const std::bad_alloc &) {
