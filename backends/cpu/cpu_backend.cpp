@@ -34,8 +34,8 @@ CpuFeatures detect_features() {
 
 }  // namespace
 
-CpuBackend::CpuBackend(const pagoda_backend_host_t &host, int threads)
-    : host_(host), features_(detect_features()), pool_(threads) {}
+CpuBackend::CpuBackend(const pagoda_backend_host_t &host, int threads, bool portable_only)
+    : host_(host), features_(portable_only ? CpuFeatures{} : detect_features()), pool_(threads) {}
 
 pagoda_status_t CpuBackend::fail(pagoda_status_t status, const std::string &message) const {
     if (host_.set_error) host_.set_error(host_.ctx, ("cpu backend: " + message).c_str());

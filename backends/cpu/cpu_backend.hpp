@@ -16,7 +16,9 @@ struct CpuFeatures {
 
 class CpuBackend {
 public:
-    CpuBackend(const pagoda_backend_host_t &host, int threads);
+    // `portable_only` keeps the vector kernels off even where the processor has them, so the
+    // portable paths can be tested and compared on any machine (config "isa=portable").
+    CpuBackend(const pagoda_backend_host_t &host, int threads, bool portable_only);
 
     ThreadPool &pool() noexcept { return pool_; }
     const CpuFeatures &features() const noexcept { return features_; }

@@ -23,7 +23,8 @@ constexpr size_t kBufferAlignment = 256;  // the ABI's promise for buffer_alloc
 struct Instance {
     CpuBackend backend;
     pagoda_backend_iface_t iface{};
-    Instance(const pagoda_backend_host_t &host, int threads) : backend(host, threads) {}
+    Instance(const pagoda_backend_host_t &host, int threads, bool portable_only)
+        : backend(host, threads, portable_only) {}
 };
 
 CpuBackend &self_of(void *self) { return static_cast<Instance *>(self)->backend; }
@@ -182,7 +183,7 @@ const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), sup
 
 void destroy(void *self) { delete static_cast<Instance *>(self); }
 
-// Thread count: config "threads=N", else PAGODA_NUM_THREADS, else every core.
+// Config keys: "threads=N" (else PAGODA_NUM_THREADS, else every core) and "isa=native|portable".
 bool parse_threads(const std::string &text, int &out) {
     char *end = nullptr;
     long v = std::strtol(text.c_str(), &end, 10);
@@ -229,18 +230,25 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
                 return PAGODA_ERR_INVALID_ARGUMENT;
             }
         }
+        bool portable_only = false;
         for (const auto &[key, value] : *pairs) {
             if (key == "threads") {
                 if (!parse_threads(value, threads)) {
                     report(host, "config threads='" + value + "' is not a count in 1..1024");
                     return PAGODA_ERR_INVALID_ARGUMENT;
                 }
+            } else if (key == "isa") {
+                if (value != "native" && value != "portable") {
+                    report(host, "config isa='" + value + "' is not one of native, portable");
+                    return PAGODA_ERR_INVALID_ARGUMENT;
+                }
+                portable_only = value == "portable";
             } else {
-                report(host, "unknown config key '" + key + "' (known: threads)");
+                report(host, "unknown config key '" + key + "' (known: threads, isa)");
                 return PAGODA_ERR_INVALID_ARGUMENT;
             }
         }
-        auto instance = std::make_unique<Instance>(*host, threads);
+        auto instance = std::make_unique<Instance>(*host, threads, portable_only);
         pagoda_backend_iface_t &t = instance->iface;
         t.struct_size = sizeof t;
         t.abi_version = PAGODA_BACKEND_ABI_VERSION;

@@ -1,5 +1,6 @@
 // Scalar conversions between f32 and the 16-bit float types (round to nearest even).
-// Vector versions for AVX2 files are in half_avx2.hpp.
+// Vector conversions live inside the *_avx2.cpp files themselves: an inline function shared with
+// them could be merged by the linker into portable code as its AVX2 copy.
 #pragma once
 
 #include <cstdint>

@@ -1,22 +1,95 @@
-// PLACEHOLDER: replaced by the real kernels before commit.
+// PAGODA_OP_ARGMAX (greedy sampling) and PAGODA_OP_SOFTMAX, one row at a time.
+#include <cmath>
+
+#include "dense_checks.hpp"
 #include "kernels.hpp"
 
 namespace pagoda::cpu {
 
-pagoda_status_t check_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &) {
-    return cpu.fail(PAGODA_ERR_UNSUPPORTED, "argmax: not implemented yet");
+namespace {
+
+// The first maximum; a NaN counts as larger than any number (the first NaN wins), as in
+// NumPy and PyTorch, so a broken logit row is visible rather than silently skipped.
+int64_t argmax_row(const float *x, int64_t n) {
+    int64_t best = 0;
+    float best_v = x[0];
+    if (std::isnan(best_v)) return 0;
+    for (int64_t i = 1; i < n; ++i) {
+        const float v = x[i];
+        if (std::isnan(v)) return i;
+        if (v > best_v) {
+            best_v = v;
+            best = i;
+        }
+    }
+    return best;
 }
 
-pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &) {
-    return cpu.fail(PAGODA_ERR_UNSUPPORTED, "argmax: not implemented yet");
+// softmax(scale·x) = e^(scale·x − max) / Σ e^(scale·x − max): subtracting the max keeps every
+// exponent ≤ 0, so nothing overflows. The sum is kept in double for long rows.
+void softmax_row(const float *x, float *out, int64_t n, float scale) {
+    float mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, scale * x[i]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float e = std::exp(scale * x[i] - mx);
+        out[i] = e;
+        sum += e;
+    }
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) out[i] *= inv;
 }
 
-pagoda_status_t check_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &) {
-    return cpu.fail(PAGODA_ERR_UNSUPPORTED, "softmax: not implemented yet");
+}  // namespace
+
+pagoda_status_t check_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a) {
+    constexpr const char *op = "argmax";
+    PAGODA_CPU_CHECK(check_positive(cpu, op, "rows", a.rows));
+    PAGODA_CPU_CHECK(check_positive(cpu, op, "cols", a.cols));
+    if (a.cols > INT32_MAX)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(op) +
+                                                         ": cols = " + std::to_string(a.cols) +
+                                                         " does not fit the int32 indices of out");
+    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldx", a.ldx, a.cols));
+    PAGODA_CPU_CHECK(check_extent(cpu, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols, 4));
+    return PAGODA_OK;
 }
 
-pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &) {
-    return cpu.fail(PAGODA_ERR_UNSUPPORTED, "softmax: not implemented yet");
+pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a) {
+    PAGODA_CPU_CHECK(check_pointer(cpu, "argmax", "x", a.x));
+    PAGODA_CPU_CHECK(check_pointer(cpu, "argmax", "out", a.out));
+    const int64_t ldx = packed_or(a.ldx, a.cols);
+    const auto *x = static_cast<const float *>(a.x);
+    cpu.pool().parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) a.out[r] = int32_t(argmax_row(x + r * ldx, a.cols));
+    });
+    return PAGODA_OK;
+}
+
+pagoda_status_t check_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a) {
+    constexpr const char *op = "softmax";
+    PAGODA_CPU_CHECK(check_positive(cpu, op, "rows", a.rows));
+    PAGODA_CPU_CHECK(check_positive(cpu, op, "cols", a.cols));
+    PAGODA_CPU_CHECK(check_finite(cpu, op, "scale", a.scale));
+    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldx", a.ldx, a.cols));
+    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldo", a.ldo, a.cols));
+    PAGODA_CPU_CHECK(check_extent(cpu, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols, 4));
+    PAGODA_CPU_CHECK(check_extent(cpu, op, "out", a.rows, packed_or(a.ldo, a.cols), a.cols, 4));
+    return PAGODA_OK;
+}
+
+pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a) {
+    PAGODA_CPU_CHECK(check_pointer(cpu, "softmax", "x", a.x));
+    PAGODA_CPU_CHECK(check_pointer(cpu, "softmax", "out", a.out));
+    const int64_t ldx = packed_or(a.ldx, a.cols), ldo = packed_or(a.ldo, a.cols);
+    const float scale = a.scale == 0.0f ? 1.0f : a.scale;
+    const auto *x = static_cast<const float *>(a.x);
+    auto *out = static_cast<float *>(a.out);
+    cpu.pool().parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+            softmax_row(x + r * ldx, out + r * ldo, a.cols, scale);
+    });
+    return PAGODA_OK;
 }
 
 }  // namespace pagoda::cpu

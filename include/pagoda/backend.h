@@ -281,7 +281,8 @@ typedef struct pagoda_backend_iface {
 /**
  * \brief The type of ::PAGODA_BACKEND_ENTRY_SYMBOL.
  * \param[in] host the host's services and ABI version; valid until `destroy`.
- * \param[in] config `key=value` pairs separated by commas (the CPU backend reads `threads`), or
+ * \param[in] config `key=value` pairs separated by commas (the CPU backend reads `threads` and
+ *            `isa=native|portable`), or
  *            NULL; unknown keys are an error naming the key.
  * \param[out] out the plugin's interface table on success.
  * \return ::PAGODA_OK, ::PAGODA_ERR_ABI_MISMATCH if the host's major version differs, or the

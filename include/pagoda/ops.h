@@ -14,6 +14,14 @@
  * - Activations are ::PAGODA_DTYPE_F32 unless a field names their type; weights may be
  *   F32, BF16 or F16; index arrays are I32 unless stated.
  * - Compute is in f32 or better; a backend that would lose more must report the op unsupported.
+ * - Counts and sizes (`m`, `rows`, `n_tokens`, `n_seqs`, …) are at least 1: the core never
+ *   launches an empty op, and a backend rejects one with ::PAGODA_ERR_INVALID_ARGUMENT.
+ * - An enum value this header does not define (a dtype, layout or scaling from a newer header)
+ *   gives ::PAGODA_ERR_UNSUPPORTED; ::PAGODA_DTYPE_INVALID where a type is needed gives
+ *   ::PAGODA_ERR_INVALID_ARGUMENT.
+ * - Angles, exponentials and reductions that decide accuracy (RoPE's `position · inv_freq`,
+ *   softmax sums) are computed so that every backend agrees with the CPU backend's double-based
+ *   reference within the tolerances of tests/backends.
  */
 #ifndef PAGODA_OPS_H
 #define PAGODA_OPS_H

@@ -123,8 +123,10 @@ pagoda_backend_t *test_cpu_backend(void) {
     static pagoda_backend_t *backend = NULL;
     if (backend == NULL) {
         const char *threads = getenv("PAGODA_TEST_THREADS");
-        char config[64];
-        snprintf(config, sizeof config, "threads=%s", threads && *threads ? threads : "2");
+        const char *extra = getenv("PAGODA_TEST_CPU_CONFIG");
+        char config[256];
+        snprintf(config, sizeof config, "threads=%s%s%s", threads && *threads ? threads : "2",
+                 extra && *extra ? "," : "", extra && *extra ? extra : "");
         pagoda_status_t s =
             pagoda_backend_load(PAGODA_TEST_BACKEND_DIR "/libpagoda-backend-cpu.so", config, &backend);
         if (s != PAGODA_OK)

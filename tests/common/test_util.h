@@ -54,7 +54,8 @@ double test_rel_error(const float *got, const double *ref, size_t n);
     } while (0)
 
 /* Loads the CPU backend built beside the tests (once per process) with "threads=N"; N comes
- * from PAGODA_TEST_THREADS, default 2. */
+ * from PAGODA_TEST_THREADS, default 2, and PAGODA_TEST_CPU_CONFIG adds further pairs (such as
+ * "isa=portable"). */
 pagoda_backend_t *test_cpu_backend(void);
 const pagoda_backend_iface_t *test_cpu_iface(void);
 

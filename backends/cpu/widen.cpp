@@ -1,0 +1,25 @@
+#include "widen.hpp"
+
+#include <cstring>
+
+#include "cpu_backend.hpp"
+#include "half.hpp"
+
+namespace pagoda::cpu {
+
+void widen_to_f32(const CpuFeatures &features, const void *src, pagoda_dtype_t dtype, int64_t n,
+                  float *dst) {
+    if (dtype == PAGODA_DTYPE_F32) {
+        std::memcpy(dst, src, size_t(n) * sizeof(float));
+    } else if (features.avx2_fma_f16c) {
+        widen_to_f32_avx2(src, dtype, n, dst);
+    } else {
+        const auto *h = static_cast<const uint16_t *>(src);
+        if (dtype == PAGODA_DTYPE_BF16)
+            for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(h[i]);
+        else
+            for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(h[i]);
+    }
+}
+
+}  // namespace pagoda::cpu

@@ -1,0 +1,176 @@
+/* How the CPU backend's dense ops treat their argument structs, for every op alike: a NULL
+ * struct or a struct_size older than ABI 1.0 is an invalid argument; a larger struct_size (a
+ * newer caller) is accepted; `supports` reads only the description, so NULL pointers pass;
+ * `launch` reports the NULL pointer by field name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* A valid description of each op, pointers NULL. */
+typedef struct dense_descriptors {
+    pagoda_op_matmul_t matmul;
+    pagoda_op_embedding_t embedding;
+    pagoda_op_rmsnorm_t rmsnorm;
+    pagoda_op_rope_t rope;
+    pagoda_op_silu_mul_t silu_mul;
+    pagoda_op_add_t add;
+    pagoda_op_argmax_t argmax;
+    pagoda_op_softmax_t softmax;
+} dense_descriptors_t;
+
+static void fill_descriptors(dense_descriptors_t *d) {
+    memset(d, 0, sizeof *d);
+    d->matmul.struct_size = sizeof d->matmul;
+    d->matmul.x_dtype = PAGODA_DTYPE_F32;
+    d->matmul.w_dtype = PAGODA_DTYPE_F16;
+    d->matmul.y_dtype = PAGODA_DTYPE_F32;
+    d->matmul.m = 1;
+    d->matmul.n = 2;
+    d->matmul.k = 3;
+    d->embedding.struct_size = sizeof d->embedding;
+    d->embedding.table_dtype = PAGODA_DTYPE_BF16;
+    d->embedding.vocab_size = 10;
+    d->embedding.dim = 4;
+    d->embedding.n_tokens = 2;
+    d->rmsnorm.struct_size = sizeof d->rmsnorm;
+    d->rmsnorm.weight_dtype = PAGODA_DTYPE_F32;
+    d->rmsnorm.rows = 1;
+    d->rmsnorm.dim = 4;
+    d->rmsnorm.eps = 1e-5f;
+    d->rope.struct_size = sizeof d->rope;
+    d->rope.n_tokens = 1;
+    d->rope.n_heads = 1;
+    d->rope.head_dim = 4;
+    d->rope.theta = 10000.0f;
+    d->silu_mul.struct_size = sizeof d->silu_mul;
+    d->silu_mul.rows = 1;
+    d->silu_mul.dim = 4;
+    d->add.struct_size = sizeof d->add;
+    d->add.n = 4;
+    d->argmax.struct_size = sizeof d->argmax;
+    d->argmax.rows = 1;
+    d->argmax.cols = 4;
+    d->softmax.struct_size = sizeof d->softmax;
+    d->softmax.rows = 1;
+    d->softmax.cols = 4;
+}
+
+typedef struct op_entry {
+    pagoda_op_t op;
+    void *args;
+    size_t size;
+    const char *null_field; /* the first pointer launch must name when all are NULL */
+} op_entry_t;
+
+static size_t op_entries(dense_descriptors_t *d, op_entry_t *e) {
+    size_t n = 0;
+    e[n++] = (op_entry_t){PAGODA_OP_MATMUL, &d->matmul, sizeof d->matmul, "x is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_EMBEDDING, &d->embedding, sizeof d->embedding, "table is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_RMSNORM, &d->rmsnorm, sizeof d->rmsnorm, "x is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_ROPE, &d->rope, sizeof d->rope, "x is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_SILU_MUL, &d->silu_mul, sizeof d->silu_mul, "gate is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_ADD, &d->add, sizeof d->add, "a is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_ARGMAX, &d->argmax, sizeof d->argmax, "x is NULL"};
+    e[n++] = (op_entry_t){PAGODA_OP_SOFTMAX, &d->softmax, sizeof d->softmax, "x is NULL"};
+    return n;
+}
+
+static void test_supports_without_pointers(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    dense_descriptors_t d;
+    op_entry_t e[8];
+    fill_descriptors(&d);
+    const size_t n = op_entries(&d, e);
+    for (size_t i = 0; i < n; ++i) {
+        pagoda_status_t s = iface->kernels->supports(iface->self, 0, e[i].op, e[i].args);
+        if (s != PAGODA_OK)
+            fail_msg("supports(%s) with NULL pointers: %s: %s", pagoda_op_name(e[i].op),
+                     pagoda_status_string(s), pagoda_last_error_message());
+    }
+}
+
+static void test_null_and_short_structs(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    dense_descriptors_t d;
+    op_entry_t e[8];
+    fill_descriptors(&d);
+    const size_t n = op_entries(&d, e);
+    for (size_t i = 0; i < n; ++i) {
+        const char *name = pagoda_op_name(e[i].op);
+        pagoda_clear_error();
+        assert_int_equal(iface->kernels->supports(iface->self, 0, e[i].op, NULL),
+                         PAGODA_ERR_INVALID_ARGUMENT);
+        if (strstr(pagoda_last_error_message(), name) == NULL)
+            fail_msg("message '%s' does not name %s", pagoda_last_error_message(), name);
+        assert_int_equal(iface->kernels->launch(iface->self, stream, e[i].op, NULL),
+                         PAGODA_ERR_INVALID_ARGUMENT);
+
+        uint32_t *size = (uint32_t *)e[i].args;
+        *size = 8; /* older than any ABI */
+        pagoda_clear_error();
+        assert_int_equal(iface->kernels->supports(iface->self, 0, e[i].op, e[i].args),
+                         PAGODA_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(pagoda_last_error_message(), "struct_size"));
+        assert_int_equal(iface->kernels->launch(iface->self, stream, e[i].op, e[i].args),
+                         PAGODA_ERR_INVALID_ARGUMENT);
+        *size = (uint32_t)e[i].size;
+    }
+    test_stream_destroy(iface, stream);
+}
+
+/* A caller built against a later header passes a larger struct; its extra fields are ignored. */
+static void test_larger_struct_accepted(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    struct {
+        pagoda_op_add_t add;
+        char future_fields[32];
+    } newer;
+    memset(&newer, 0x5a, sizeof newer);
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {0};
+    newer.add.struct_size = sizeof newer;
+    newer.add.n = 4;
+    newer.add.a = a;
+    newer.add.b = b;
+    newer.add.out = out;
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    TEST_ASSERT_OK(iface->kernels->launch(iface->self, stream, PAGODA_OP_ADD, &newer));
+    test_stream_destroy(iface, stream);
+    assert_true(out[0] == 11.0f && out[3] == 44.0f);
+}
+
+static void test_launch_names_null_pointer(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    dense_descriptors_t d;
+    op_entry_t e[8];
+    fill_descriptors(&d);
+    const size_t n = op_entries(&d, e);
+    for (size_t i = 0; i < n; ++i) {
+        pagoda_clear_error();
+        pagoda_status_t s = iface->kernels->launch(iface->self, stream, e[i].op, e[i].args);
+        if (s != PAGODA_ERR_INVALID_ARGUMENT)
+            fail_msg("launch(%s) with NULL pointers returned %s", pagoda_op_name(e[i].op),
+                     pagoda_status_string(s));
+        if (strstr(pagoda_last_error_message(), e[i].null_field) == NULL)
+            fail_msg("launch(%s): message '%s' does not say '%s'", pagoda_op_name(e[i].op),
+                     pagoda_last_error_message(), e[i].null_field);
+    }
+    test_stream_destroy(iface, stream);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_supports_without_pointers),
+        cmocka_unit_test(test_null_and_short_structs),
+        cmocka_unit_test(test_larger_struct_accepted),
+        cmocka_unit_test(test_launch_names_null_pointer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,190 @@
+/* PAGODA_OP_ARGMAX and PAGODA_OP_SOFTMAX on the CPU backend against double-precision references:
+ * ties, strided rows, scale (0 meaning 1), logits large enough to overflow a naive softmax, and
+ * out aliasing x. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define SENTINEL 4242.0f
+
+static pagoda_status_t launch(pagoda_op_t op, const void *args) {
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    pagoda_status_t s = iface->kernels->launch(iface->self, stream, op, args);
+    test_stream_destroy(iface, stream);
+    return s;
+}
+
+static void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    return p;
+}
+
+static void argmax_case(test_rng_t *rng, int64_t rows, int64_t cols, int64_t ldx, int ties) {
+    const int64_t ld = ldx ? ldx : cols;
+    float *x = xmalloc(sizeof(float) * (size_t)(rows * ld));
+    int32_t *out = xmalloc(sizeof(int32_t) * (size_t)rows);
+    int32_t *want = xmalloc(sizeof(int32_t) * (size_t)rows);
+    for (int64_t i = 0; i < rows * ld; ++i) x[i] = 1000.0f; /* padding beats every value */
+    for (int64_t r = 0; r < rows; ++r) {
+        float *row = x + r * ld;
+        test_fill_uniform(rng, row, (size_t)cols, -5.0f, 5.0f);
+        if (ties) {
+            /* the same maximum at two or three places: the lowest index wins */
+            int64_t first = test_rng_int(rng, 0, cols - 1);
+            int64_t second = test_rng_int(rng, 0, cols - 1);
+            row[first] = row[second] = row[cols - 1] = 9.0f;
+        }
+        int64_t best = 0;
+        for (int64_t i = 1; i < cols; ++i)
+            if (row[i] > row[best]) best = i;
+        want[r] = (int32_t)best;
+    }
+    pagoda_op_argmax_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.rows = rows;
+    a.cols = cols;
+    a.x = x;
+    a.ldx = ldx;
+    a.out = out;
+    TEST_ASSERT_OK(launch(PAGODA_OP_ARGMAX, &a));
+    for (int64_t r = 0; r < rows; ++r)
+        if (out[r] != want[r])
+            fail_msg("argmax rows=%lld cols=%lld ties=%d row %lld: got %d, want %d",
+                     (long long)rows, (long long)cols, ties, (long long)r, out[r], want[r]);
+    free(x);
+    free(out);
+    free(want);
+}
+
+static void test_argmax(void **state) {
+    (void)state;
+    test_rng_t rng;
+    test_rng_seed(&rng, 31);
+    argmax_case(&rng, 1, 1, 0, 0);
+    argmax_case(&rng, 3, 7, 0, 0);
+    argmax_case(&rng, 3, 7, 9, 1);
+    argmax_case(&rng, 5, 32000, 32003, 1);
+    argmax_case(&rng, 64, 1000, 0, 1);
+}
+
+/* Logits uniform in [lo, hi). */
+static void softmax_case(test_rng_t *rng, int64_t rows, int64_t cols, float scale, float lo,
+                         float hi, int alias, int64_t pad) {
+    const int64_t ld = cols + pad;
+    float *x = xmalloc(sizeof(float) * (size_t)(rows * ld));
+    float *out_buf = alias ? NULL : xmalloc(sizeof(float) * (size_t)(rows * ld));
+    double *ref = xmalloc(sizeof(double) * (size_t)(rows * cols));
+    float *got = xmalloc(sizeof(float) * (size_t)(rows * cols));
+    for (int64_t i = 0; i < rows * ld; ++i) x[i] = SENTINEL;
+    for (int64_t r = 0; r < rows; ++r) test_fill_uniform(rng, x + r * ld, (size_t)cols, lo, hi);
+    if (out_buf)
+        for (int64_t i = 0; i < rows * ld; ++i) out_buf[i] = SENTINEL;
+    const double s = scale == 0.0f ? 1.0 : (double)scale;
+    for (int64_t r = 0; r < rows; ++r) {
+        double mx = -INFINITY, sum = 0.0;
+        for (int64_t i = 0; i < cols; ++i) mx = fmax(mx, s * x[r * ld + i]);
+        for (int64_t i = 0; i < cols; ++i) sum += exp(s * x[r * ld + i] - mx);
+        for (int64_t i = 0; i < cols; ++i) ref[r * cols + i] = exp(s * x[r * ld + i] - mx) / sum;
+    }
+    float *out = alias ? x : out_buf;
+
+    pagoda_op_softmax_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.rows = rows;
+    a.cols = cols;
+    a.scale = scale;
+    a.x = x;
+    a.ldx = pad ? ld : 0;
+    a.out = out;
+    a.ldo = pad ? ld : 0;
+    TEST_ASSERT_OK(launch(PAGODA_OP_SOFTMAX, &a));
+
+    for (int64_t r = 0; r < rows; ++r) {
+        double total = 0.0;
+        for (int64_t i = 0; i < cols; ++i) {
+            got[r * cols + i] = out[r * ld + i];
+            total += out[r * ld + i];
+        }
+        for (int64_t i = cols; i < ld; ++i)
+            if (out[r * ld + i] != SENTINEL) fail_msg("softmax wrote padding");
+        if (fabs(total - 1.0) > 1e-5)
+            fail_msg("softmax row %lld sums to %.9f", (long long)r, total);
+    }
+    /* per row, relative to the row's largest probability */
+    for (int64_t r = 0; r < rows; ++r) {
+        const double err = test_rel_error(got + r * cols, ref + r * cols, (size_t)cols);
+        if (!(err <= 1e-5))
+            fail_msg("softmax rows=%lld cols=%lld scale=%g x in [%g, %g) alias=%d: rel error %g",
+                     (long long)rows, (long long)cols, (double)scale, (double)lo, (double)hi, alias,
+                     err);
+    }
+    free(x);
+    free(out_buf);
+    free(ref);
+    free(got);
+}
+
+static void test_softmax(void **state) {
+    (void)state;
+    test_rng_t rng;
+    test_rng_seed(&rng, 32);
+    static const int64_t cols[] = {1, 7, 1000, 32000};
+    static const float scales[] = {0.0f, 1.0f, 0.5f, 2.0f, -1.0f};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; ++c)
+        for (size_t s = 0; s < sizeof scales / sizeof scales[0]; ++s) {
+            softmax_case(&rng, 3, cols[c], scales[s], -4.0f, 4.0f, 0, 0);
+            softmax_case(&rng, 2, cols[c], scales[s], -4.0f, 4.0f, 1, 3);
+        }
+    /* e^1000 overflows and e^-1000 underflows: only a max-subtracting softmax survives both */
+    softmax_case(&rng, 4, 500, 1.0f, -1000.0f, 1000.0f, 0, 0);
+    softmax_case(&rng, 4, 500, 0.0f, -1000.0f, 1000.0f, 1, 1);
+    softmax_case(&rng, 4, 500, 1.0f, -1100.0f, -1090.0f, 0, 0);
+    softmax_case(&rng, 4, 500, -1.0f, 1090.0f, 1100.0f, 1, 0);
+    softmax_case(&rng, 100, 300, 0.7f, -8.0f, 8.0f, 1, 0); /* many rows across the pool */
+}
+
+static void test_rowwise_rejects(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_op_softmax_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    s.rows = 1;
+    s.cols = 4;
+    TEST_ASSERT_OK(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s));
+    s.scale = INFINITY;
+    pagoda_clear_error();
+    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s),
+                     PAGODA_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(pagoda_last_error_message(), "scale"));
+    s.scale = 1.0f;
+    s.ldo = 3;
+    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s),
+                     PAGODA_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(pagoda_last_error_message(), "ldo = 3"));
+
+    pagoda_op_argmax_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.rows = 1;
+    a.cols = (int64_t)INT32_MAX + 1;
+    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_ARGMAX, &a),
+                     PAGODA_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(pagoda_last_error_message(), "cols"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_argmax),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_rowwise_rejects),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
