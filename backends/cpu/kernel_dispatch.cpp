@@ -44,9 +44,10 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
         case PAGODA_OP_PAGED_ATTENTION:
             return dispatch(cpu, op, args, launch, check_paged_attention, run_paged_attention);
         case PAGODA_OP_COPY_BLOCKS:
+            return dispatch(cpu, op, args, launch, check_copy_blocks, run_copy_blocks);
         case PAGODA_OP_SWAP_BLOCKS:
             // On the CPU, device and host memory are the same memory: a swap is a copy.
-            return dispatch(cpu, op, args, launch, check_copy_blocks, run_copy_blocks);
+            return dispatch(cpu, op, args, launch, check_swap_blocks, run_copy_blocks);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

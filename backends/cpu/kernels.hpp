@@ -22,7 +22,9 @@ PAGODA_CPU_KERNEL(argmax)           // rowwise.cpp
 PAGODA_CPU_KERNEL(softmax)          // rowwise.cpp
 PAGODA_CPU_KERNEL(kv_write)         // kv_write.cpp
 PAGODA_CPU_KERNEL(paged_attention)  // paged_attention.cpp
-PAGODA_CPU_KERNEL(copy_blocks)      // copy_blocks.cpp; serves COPY_BLOCKS and SWAP_BLOCKS
+PAGODA_CPU_KERNEL(copy_blocks)      // copy_blocks.cpp; runs COPY_BLOCKS and SWAP_BLOCKS
+// SWAP_BLOCKS checks its direction too, then runs as run_copy_blocks.
+pagoda_status_t check_swap_blocks(CpuBackend &cpu, const pagoda_op_copy_blocks_t &a);
 
 #undef PAGODA_CPU_KERNEL
 

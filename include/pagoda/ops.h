@@ -14,8 +14,9 @@
  * - Activations are ::PAGODA_DTYPE_F32 unless a field names their type; weights may be
  *   F32, BF16 or F16; index arrays are I32 unless stated.
  * - Compute is in f32 or better; a backend that would lose more must report the op unsupported.
- * - Counts and sizes (`m`, `rows`, `n_tokens`, `n_seqs`, …) are at least 1: the core never
- *   launches an empty op, and a backend rejects one with ::PAGODA_ERR_INVALID_ARGUMENT.
+ * - Dimensions (`m`, `n`, `k`, `rows`, `dim`, head counts, `block_size`, …) are at least 1, and
+ *   a backend rejects a smaller one with ::PAGODA_ERR_INVALID_ARGUMENT. Only the counts whose
+ *   field says so (KV_WRITE's `n_tokens`, COPY_BLOCKS' `n_pairs`) may be 0, making a no-op.
  * - An enum value this header does not define (a dtype, layout or scaling from a newer header)
  *   gives ::PAGODA_ERR_UNSUPPORTED; ::PAGODA_DTYPE_INVALID where a type is needed gives
  *   ::PAGODA_ERR_INVALID_ARGUMENT.
@@ -231,13 +232,14 @@ typedef enum pagoda_kv_layout {
  * \brief Writes new keys and values into a paged cache through a slot mapping.
  *
  * Token `t`'s K and V (all heads) go to slot `slot_mapping[t]`; a negative slot skips the token
- * (padding). `k_cache`/`v_cache` hold `num_blocks` blocks in `layout`.
+ * (padding). `k_cache`/`v_cache` hold `num_blocks` blocks in `layout`. Every slot is checked
+ * before anything is written. Two tokens must not share a slot (which one lands is unspecified).
  */
 typedef struct pagoda_op_kv_write {
     uint32_t struct_size;          /**< sizeof(pagoda_op_kv_write_t) as the caller knows it. */
     pagoda_kv_layout_t layout;     /**< Cache layout. */
     pagoda_dtype_t cache_dtype;    /**< Type of the caches: F32, BF16 or F16. */
-    int64_t n_tokens;              /**< New tokens. */
+    int64_t n_tokens;              /**< New tokens; 0 = nothing to write. */
     int64_t n_kv_heads;            /**< KV heads. */
     int64_t head_dim;              /**< Elements per head. */
     int64_t block_size;            /**< Tokens per block (1–128). */
@@ -261,7 +263,10 @@ typedef struct pagoda_op_kv_write {
  * attends to all earlier chunks and causally within itself. Decode is the case `q_len = 1`.
  * Query head `h` uses KV head `h / (n_q_heads / n_kv_heads)` (GQA, MQA).
  * With `sliding_window > 0`, a query also ignores keys more than `sliding_window − 1` positions
- * behind it.
+ * behind it (the query's position is `context_lens[s] − q_len + i` whether or not `causal`).
+ * Only the table entries of blocks some query can see are read and must be valid; entries past
+ * the context or wholly behind every query's window may hold anything. A sequence may have no
+ * query tokens. `out` must not overlap `q` or the caches.
  */
 typedef struct pagoda_op_paged_attention {
     uint32_t struct_size;          /**< sizeof(pagoda_op_paged_attention_t) as the caller knows it. */
@@ -303,6 +308,8 @@ typedef enum pagoda_swap_direction {
  * For COPY_BLOCKS both sides are on the stream's device (and may be the same caches). For
  * SWAP_BLOCKS the host side is host memory (pinned when the backend offers it) and `direction`
  * says which side that is. The pointer arrays and `block_pairs` themselves are host memory.
+ * Pairs apply in order within each cache, so a chain (a→b, then b→c) reads as written. Every id
+ * is checked before anything is copied: a failed launch changes nothing. `n_pairs = 0` is a no-op.
  */
 typedef struct pagoda_op_copy_blocks {
     uint32_t struct_size;              /**< sizeof(pagoda_op_copy_blocks_t) as the caller knows it. */
@@ -313,6 +320,8 @@ typedef struct pagoda_op_copy_blocks {
     int64_t block_bytes;               /**< Bytes per block in every cache. */
     int64_t n_pairs;                   /**< Pairs in `block_pairs`. */
     const int32_t *block_pairs;        /**< Host array `[n_pairs, 2]`: (source block, destination block). */
+    int64_t src_num_blocks;            /**< Blocks in each source cache; an id past them is an error. */
+    int64_t dst_num_blocks;            /**< Blocks in each destination cache, likewise. */
 } pagoda_op_copy_blocks_t;
 
 #ifdef __cplusplus

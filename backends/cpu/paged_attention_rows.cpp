@@ -1,0 +1,108 @@
+// The portable inner loops of paged attention, for processors without AVX2 (see
+// paged_attention_rows.hpp). Plain loops the compiler may vectorise; the cache dtype is a
+// template parameter so the conversion sits inside the loop without a branch.
+#include "paged_attention_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "half.hpp"
+
+namespace pagoda::cpu {
+
+namespace {
+
+template <pagoda_dtype_t DT>
+float element(const void *row, int64_t i) {
+    if constexpr (DT == PAGODA_DTYPE_BF16)
+        return bf16_to_f32(static_cast<const uint16_t *>(row)[i]);
+    else if constexpr (DT == PAGODA_DTYPE_F16)
+        return f16_to_f32(static_cast<const uint16_t *>(row)[i]);
+    else
+        return static_cast<const float *>(row)[i];
+}
+
+template <pagoda_dtype_t DT>
+const void *nth_row(const void *rows, int64_t j, int64_t head_dim) {
+    constexpr int64_t bytes = DT == PAGODA_DTYPE_F32 ? 4 : 2;
+    return static_cast<const unsigned char *>(rows) + j * head_dim * bytes;
+}
+
+template <pagoda_dtype_t DT>
+void scores_t(const float *q, int64_t n_heads, int64_t head_dim, const void *k, int64_t n,
+              float scale, float *scores, int64_t ld) {
+    for (int64_t j = 0; j < n; ++j) {
+        const void *row = nth_row<DT>(k, j, head_dim);
+        for (int64_t r = 0; r < n_heads; ++r) {
+            const float *qr = q + r * head_dim;
+            float dot = 0.0f;
+            for (int64_t d = 0; d < head_dim; ++d) dot += qr[d] * element<DT>(row, d);
+            scores[r * ld + j] = scale * dot;
+        }
+    }
+}
+
+template <pagoda_dtype_t DT>
+void accumulate_t(const float *weights, int64_t ld, int64_t n_heads, int64_t head_dim,
+                  const void *v, int64_t n, float *acc) {
+    for (int64_t j = 0; j < n; ++j) {
+        const void *row = nth_row<DT>(v, j, head_dim);
+        for (int64_t r = 0; r < n_heads; ++r) {
+            const float p = weights[r * ld + j];
+            float *ar = acc + r * head_dim;
+            for (int64_t d = 0; d < head_dim; ++d) ar[d] += p * element<DT>(row, d);
+        }
+    }
+}
+
+void scores(const float *q, int64_t n_heads, int64_t head_dim, const void *k, pagoda_dtype_t dtype,
+            int64_t n, float scale, float *s, int64_t ld) {
+    switch (dtype) {
+        case PAGODA_DTYPE_BF16:
+            return scores_t<PAGODA_DTYPE_BF16>(q, n_heads, head_dim, k, n, scale, s, ld);
+        case PAGODA_DTYPE_F16:
+            return scores_t<PAGODA_DTYPE_F16>(q, n_heads, head_dim, k, n, scale, s, ld);
+        default: return scores_t<PAGODA_DTYPE_F32>(q, n_heads, head_dim, k, n, scale, s, ld);
+    }
+}
+
+void accumulate(const float *weights, int64_t ld, int64_t n_heads, int64_t head_dim, const void *v,
+                pagoda_dtype_t dtype, int64_t n, float *acc) {
+    switch (dtype) {
+        case PAGODA_DTYPE_BF16:
+            return accumulate_t<PAGODA_DTYPE_BF16>(weights, ld, n_heads, head_dim, v, n, acc);
+        case PAGODA_DTYPE_F16:
+            return accumulate_t<PAGODA_DTYPE_F16>(weights, ld, n_heads, head_dim, v, n, acc);
+        default: return accumulate_t<PAGODA_DTYPE_F32>(weights, ld, n_heads, head_dim, v, n, acc);
+    }
+}
+
+void softmax_tile(float *scores, int64_t ld, int64_t n_heads, int64_t n, float *m, float *l,
+                  float *acc, int64_t head_dim) {
+    for (int64_t r = 0; r < n_heads; ++r) {
+        float *s = scores + r * ld;
+        float new_max = m[r];
+        for (int64_t j = 0; j < n; ++j) new_max = std::max(new_max, s[j]);
+        // The first tile has m = −∞, so the empty accumulator is "rescaled" by exp(−∞) = 0.
+        const float rescale = std::exp(m[r] - new_max);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            s[j] = std::exp(s[j] - new_max);
+            sum += s[j];
+        }
+        l[r] = l[r] * rescale + sum;
+        if (rescale != 1.0f) {
+            float *ar = acc + r * head_dim;
+            for (int64_t d = 0; d < head_dim; ++d) ar[d] *= rescale;
+        }
+        m[r] = new_max;
+    }
+}
+
+constexpr AttentionRowKernels kPortable = {scores, softmax_tile, accumulate};
+
+}  // namespace
+
+const AttentionRowKernels &attention_rows_portable() { return kPortable; }
+
+}  // namespace pagoda::cpu

@@ -1,0 +1,203 @@
+/* KV_WRITE on the CPU backend: tokens land in their slots of the paged layout
+ * [num_blocks][n_kv_heads][block_size][head_dim] in the cache dtype, padding slots are skipped,
+ * every other byte of the caches is left alone, and a bad launch writes nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+enum { HEADS = 3, DIM = 20, BLOCK = 4, BLOCKS = 6, TOKENS = 10, PAD = 3 };
+#define ROW (HEADS * DIM)
+#define K_STRIDE (ROW + PAD) /* k rows are padded; v rows are packed */
+
+typedef struct kv_setup {
+    float k[TOKENS * K_STRIDE];
+    float v[TOKENS * ROW];
+    int64_t slots[TOKENS];
+    size_t cache_bytes;
+    unsigned char *k_cache, *v_cache;
+    pagoda_op_kv_write_t args;
+} kv_setup_t;
+
+static pagoda_status_t launch(const void *args) {
+    const pagoda_backend_iface_t *t = test_cpu_iface();
+    pagoda_backend_stream_t *stream = test_stream_create(t);
+    pagoda_status_t s = t->kernels->launch(t->self, stream, PAGODA_OP_KV_WRITE, args);
+    test_stream_destroy(t, stream);
+    return s;
+}
+
+/* Random K/V, slots drawn without repeats from a shuffled list with padding among them, and
+ * caches holding a byte pattern that no write produces by chance. */
+static void setup_make(kv_setup_t *s, pagoda_dtype_t dtype, uint64_t seed) {
+    test_rng_t rng;
+    test_rng_seed(&rng, seed);
+    test_fill_uniform(&rng, s->k, TOKENS * K_STRIDE, -3.0f, 3.0f);
+    test_fill_uniform(&rng, s->v, TOKENS * ROW, -3.0f, 3.0f);
+    int64_t all[BLOCKS * BLOCK];
+    for (int i = 0; i < BLOCKS * BLOCK; ++i) all[i] = i;
+    for (int i = BLOCKS * BLOCK - 1; i > 0; --i) {
+        int64_t j = test_rng_int(&rng, 0, i), t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+    }
+    for (int t = 0; t < TOKENS; ++t) s->slots[t] = (t % 4 == 1) ? -1 - t : all[t];
+    s->cache_bytes = (size_t)BLOCKS * BLOCK * ROW * pagoda_dtype_size(dtype);
+    s->k_cache = malloc(s->cache_bytes);
+    s->v_cache = malloc(s->cache_bytes);
+    assert_non_null(s->k_cache);
+    assert_non_null(s->v_cache);
+    memset(s->k_cache, 0x5A, s->cache_bytes);
+    memset(s->v_cache, 0x5A, s->cache_bytes);
+
+    memset(&s->args, 0, sizeof s->args);
+    s->args.struct_size = sizeof s->args;
+    s->args.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    s->args.cache_dtype = dtype;
+    s->args.n_tokens = TOKENS;
+    s->args.n_kv_heads = HEADS;
+    s->args.head_dim = DIM;
+    s->args.block_size = BLOCK;
+    s->args.num_blocks = BLOCKS;
+    s->args.k = s->k;
+    s->args.k_token_stride = K_STRIDE;
+    s->args.v = s->v;
+    s->args.v_token_stride = 0;
+    s->args.k_cache = s->k_cache;
+    s->args.v_cache = s->v_cache;
+    s->args.slot_mapping = s->slots;
+}
+
+static void setup_free(kv_setup_t *s) {
+    free(s->k_cache);
+    free(s->v_cache);
+}
+
+/* The caches as they should be after the write, built with the tests' own conversions. */
+static unsigned char *expected_cache(const kv_setup_t *s, const float *x, int64_t stride) {
+    const pagoda_dtype_t dtype = s->args.cache_dtype;
+    const size_t elem = pagoda_dtype_size(dtype);
+    unsigned char *want = malloc(s->cache_bytes);
+    assert_non_null(want);
+    memset(want, 0x5A, s->cache_bytes);
+    for (int t = 0; t < TOKENS; ++t) {
+        if (s->slots[t] < 0) continue;
+        const int64_t block = s->slots[t] / BLOCK, offset = s->slots[t] % BLOCK;
+        for (int h = 0; h < HEADS; ++h) {
+            const int64_t row = ((block * HEADS + h) * BLOCK + offset) * DIM;
+            test_convert_weights(dtype, x + t * stride + h * DIM, DIM, want + row * elem, NULL);
+        }
+    }
+    return want;
+}
+
+static void test_writes_slots(void **state) {
+    (void)state;
+    static const pagoda_dtype_t dtypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    for (size_t i = 0; i < 3; ++i) {
+        kv_setup_t *s = calloc(1, sizeof *s);
+        assert_non_null(s);
+        setup_make(s, dtypes[i], 10 + i);
+        const pagoda_backend_iface_t *t = test_cpu_iface();
+        TEST_ASSERT_OK(t->kernels->supports(t->self, 0, PAGODA_OP_KV_WRITE, &s->args));
+        TEST_ASSERT_OK(launch(&s->args));
+        unsigned char *want_k = expected_cache(s, s->k, K_STRIDE);
+        unsigned char *want_v = expected_cache(s, s->v, ROW);
+        const int k_same = memcmp(want_k, s->k_cache, s->cache_bytes) == 0;
+        const int v_same = memcmp(want_v, s->v_cache, s->cache_bytes) == 0;
+        free(want_k);
+        free(want_v);
+        setup_free(s);
+        free(s);
+        if (!k_same || !v_same)
+            fail_msg("%s cache: %s cache differs from the expected bytes",
+                     pagoda_dtype_name(dtypes[i]), k_same ? "v" : "k");
+    }
+}
+
+static void expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle) {
+    const char *msg = pagoda_last_error_message();
+    if (got != want)
+        fail_msg("expected %s, got %s (%s)", pagoda_status_string(want), pagoda_status_string(got),
+                 msg);
+    if (strstr(msg, needle) == NULL) fail_msg("message '%s' does not mention '%s'", msg, needle);
+}
+
+/* A slot past the cache fails naming the token and slot, and nothing is written, not even the
+ * valid tokens before it. */
+static void test_slot_out_of_range(void **state) {
+    (void)state;
+    kv_setup_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    setup_make(s, PAGODA_DTYPE_F32, 20);
+    s->slots[7] = BLOCKS * BLOCK;
+    unsigned char *before = malloc(s->cache_bytes);
+    assert_non_null(before);
+    memcpy(before, s->k_cache, s->cache_bytes);
+    expect_failure(launch(&s->args), PAGODA_ERR_INVALID_ARGUMENT, "slot_mapping[7] = 24");
+    assert_memory_equal(before, s->k_cache, s->cache_bytes);
+    assert_memory_equal(before, s->v_cache, s->cache_bytes);
+    free(before);
+    setup_free(s);
+    free(s);
+}
+
+static void test_bad_descriptors(void **state) {
+    (void)state;
+    kv_setup_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    setup_make(s, PAGODA_DTYPE_BF16, 30);
+    const pagoda_backend_iface_t *t = test_cpu_iface();
+    const pagoda_op_kv_write_t good = s->args;
+    pagoda_op_kv_write_t a;
+
+#define EXPECT_BAD(field, value, status, needle)                                                  \
+    do {                                                                                          \
+        a = good;                                                                                 \
+        a.field = value;                                                                          \
+        expect_failure(t->kernels->supports(t->self, 0, PAGODA_OP_KV_WRITE, &a), status, needle); \
+        expect_failure(launch(&a), status, needle);                                               \
+    } while (0)
+
+    EXPECT_BAD(block_size, 0, PAGODA_ERR_INVALID_ARGUMENT, "block_size 0");
+    EXPECT_BAD(block_size, 129, PAGODA_ERR_INVALID_ARGUMENT, "block_size 129");
+    EXPECT_BAD(n_kv_heads, 0, PAGODA_ERR_INVALID_ARGUMENT, "n_kv_heads 0");
+    EXPECT_BAD(head_dim, -4, PAGODA_ERR_INVALID_ARGUMENT, "head_dim -4");
+    EXPECT_BAD(n_tokens, -1, PAGODA_ERR_INVALID_ARGUMENT, "n_tokens -1");
+    EXPECT_BAD(num_blocks, -1, PAGODA_ERR_INVALID_ARGUMENT, "num_blocks -1");
+    EXPECT_BAD(k_token_stride, ROW - 1, PAGODA_ERR_INVALID_ARGUMENT, "k_token_stride 59");
+    EXPECT_BAD(cache_dtype, PAGODA_DTYPE_I32, PAGODA_ERR_UNSUPPORTED, "cache_dtype i32");
+    EXPECT_BAD(cache_dtype, (pagoda_dtype_t)99, PAGODA_ERR_UNSUPPORTED, "cache_dtype 99");
+    EXPECT_BAD(layout, (pagoda_kv_layout_t)3, PAGODA_ERR_UNSUPPORTED, "layout 3");
+    EXPECT_BAD(struct_size, 4, PAGODA_ERR_INVALID_ARGUMENT, "struct_size");
+#undef EXPECT_BAD
+
+    a = good;
+    a.slot_mapping = NULL;
+    expect_failure(launch(&a), PAGODA_ERR_INVALID_ARGUMENT, "slot_mapping is NULL");
+    a = good;
+    a.v_cache = NULL;
+    expect_failure(launch(&a), PAGODA_ERR_INVALID_ARGUMENT, "v_cache is NULL");
+    expect_failure(launch(NULL), PAGODA_ERR_INVALID_ARGUMENT, "NULL");
+
+    /* No tokens: nothing to read, so NULL pointers are fine. */
+    a = good;
+    a.n_tokens = 0;
+    a.k = a.v = NULL;
+    a.k_cache = a.v_cache = NULL;
+    a.slot_mapping = NULL;
+    TEST_ASSERT_OK(launch(&a));
+    setup_free(s);
+    free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_writes_slots),
+        cmocka_unit_test(test_slot_out_of_range),
+        cmocka_unit_test(test_bad_descriptors),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    pagoda_backends_unload_all();
+    return failed;
+}
