@@ -1,0 +1,159 @@
+// The CUDA backend's entry point and interface table. The entry fails cleanly (no crash, a
+// message naming the CUDA error) when there is no driver or no device, so discovery skips it.
+#include <nccl.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cuda_backend.hpp"
+#include "cuda_iface.hpp"
+#include "plugin_config.hpp"
+
+namespace pagoda::cuda {
+
+namespace {
+
+pagoda_status_t device_count(void *self, int32_t *count) {
+    CudaBackend &cuda = self_of(self);
+    if (count == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "device_count: count is NULL");
+    *count = cuda.device_count();
+    return PAGODA_OK;
+}
+
+pagoda_status_t device_info(void *self, int32_t device, pagoda_device_info_t *info) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
+        if (info == nullptr || info->struct_size < sizeof(pagoda_device_info_t))
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "device_info: info is NULL or too small");
+        cudaDeviceProp prop{};
+        if (cudaError_t e = cudaGetDeviceProperties(&prop, device); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaGetDeviceProperties", device);
+        // cudaMemGetInfo reports on the current device (creating its context if need be).
+        if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
+        size_t free_bytes = 0, total_bytes = 0;
+        if (cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaMemGetInfo", device);
+        pagoda_device_info_t out{};
+        out.struct_size = sizeof out;
+        out.kind = PAGODA_DEVICE_GPU;
+        out.flags = 0;  // device memory is not host-accessible; weights must be copied in
+        out.compute_units = prop.multiProcessorCount;
+        out.total_memory = total_bytes;
+        out.free_memory = free_bytes;
+        std::snprintf(out.name, sizeof out.name, "%.*s", int(sizeof out.name - 1), prop.name);
+        std::snprintf(out.arch, sizeof out.arch, "sm_%d%d", prop.major, prop.minor);
+        *info = out;
+        return PAGODA_OK;
+    });
+}
+
+void destroy(void *self) { delete static_cast<Instance *>(self); }
+
+void report(const pagoda_backend_host_t *host, const std::string &message) {
+    if (host != nullptr && host->set_error != nullptr)
+        host->set_error(host->ctx, ("cuda backend: " + message).c_str());
+}
+
+// "x.y" from CUDA's 1000·major + 10·minor encoding.
+std::string cuda_version_text(int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+std::string describe() {
+    int runtime = 0, driver = 0, nccl = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaDriverGetVersion(&driver);
+    (void)ncclGetVersion(&nccl);
+    // NCCL ≥ 2.9 encodes major·10000 + minor·100 + patch.
+    return "CUDA backend: CUDA runtime " + cuda_version_text(runtime) + ", driver " +
+           cuda_version_text(driver) + ", cuBLAS, NCCL " + std::to_string(nccl / 10000) + "." +
+           std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
+}
+
+}  // namespace
+
+}  // namespace pagoda::cuda
+
+extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend_entry(
+    const pagoda_backend_host_t *host, const char *config, const pagoda_backend_iface_t **out) {
+    using namespace pagoda::cuda;
+    if (host == nullptr || out == nullptr) return PAGODA_ERR_INVALID_ARGUMENT;
+    if (host->struct_size < sizeof(pagoda_backend_host_t) ||
+        PAGODA_BACKEND_ABI_MAJOR(host->abi_version) !=
+            PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION)) {
+        report(host, "host speaks plugin ABI " +
+                         std::to_string(PAGODA_BACKEND_ABI_MAJOR(host->abi_version)) +
+                         ", this plugin speaks " +
+                         std::to_string(PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION)));
+        return PAGODA_ERR_ABI_MISMATCH;
+    }
+    try {
+        std::string error;
+        auto pairs = pagoda::plugin::parse_config(config, error);
+        if (!pairs) {
+            report(host, error);
+            return PAGODA_ERR_INVALID_ARGUMENT;
+        }
+        if (!pairs->empty()) {
+            report(host, "unknown config key '" + pairs->begin()->first +
+                             "' (the CUDA backend takes no configuration)");
+            return PAGODA_ERR_INVALID_ARGUMENT;
+        }
+        // With no driver (cudaErrorInsufficientDriver) or no GPU (cudaErrorNoDevice) this is
+        // where we stop: the host skips this backend and says why.
+        int count = 0;
+        if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+            (void)cudaGetLastError();
+            int runtime = 0;
+            (void)cudaRuntimeGetVersion(&runtime);
+            // The runtime says "insufficient driver" also when there is no driver at all.
+            std::string hint = e == cudaErrorInsufficientDriver
+                                   ? " (is an NVIDIA driver for CUDA " +
+                                         cuda_version_text(runtime) + " or later installed?)"
+                                   : "";
+            report(host, std::string("no CUDA device: cudaGetDeviceCount: ") +
+                             cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + hint);
+            return PAGODA_ERR_BACKEND;
+        }
+        if (count < 1) {
+            report(host, "no CUDA device: cudaGetDeviceCount found none");
+            return PAGODA_ERR_BACKEND;
+        }
+        auto instance = std::make_unique<Instance>(*host, count, describe());
+        pagoda_backend_iface_t &t = instance->iface;
+        t.struct_size = sizeof t;
+        t.abi_version = PAGODA_BACKEND_ABI_VERSION;
+        t.name = "cuda";
+        t.description = instance->backend.description().c_str();
+        t.self = instance.get();
+        t.destroy = destroy;
+        t.device_count = device_count;
+        t.device_info = device_info;
+        t.buffer_alloc = buffer_alloc;
+        t.buffer_free = buffer_free;
+        t.host_buffer_alloc = host_buffer_alloc;
+        t.host_buffer_free = host_buffer_free;
+        t.stream_create = stream_create;
+        t.stream_destroy = stream_destroy;
+        t.stream_synchronize = stream_synchronize;
+        t.event_create = event_create;
+        t.event_destroy = event_destroy;
+        t.event_record = event_record;
+        t.stream_wait_event = stream_wait_event;
+        t.event_synchronize = event_synchronize;
+        t.copy = copy;
+        t.memset = memset_async;
+        t.kernels = &kKernels;
+        t.collectives = &kCollectives;
+        *out = &instance.release()->iface;
+        return PAGODA_OK;
+    } catch (const std::bad_alloc &) {
+        report(host, "out of memory while starting");
+        return PAGODA_ERR_OUT_OF_MEMORY;
+    } catch (const std::exception &e) {
+        report(host, std::string("failed to start: ") + e.what());
+        return PAGODA_ERR_BACKEND;
+    }
+}

@@ -1,0 +1,120 @@
+// Streams (non-blocking CUDA streams) and events (without timing, the cheapest kind).
+#include "cuda_backend.hpp"
+#include "cuda_iface.hpp"
+
+namespace pagoda::cuda {
+
+pagoda_status_t stream_create(void *self, int32_t device, pagoda_backend_stream_t **out) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (out == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_create: out is NULL");
+        if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
+        if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
+        auto stream = std::make_unique<pagoda_backend_stream>();
+        stream->device = device;
+        // Non-blocking: no implicit synchronisation with the legacy default stream, which a
+        // host's own CUDA code might use.
+        if (cudaError_t e = cudaStreamCreateWithFlags(&stream->stream, cudaStreamNonBlocking);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaStreamCreateWithFlags", device);
+        *out = stream.release();
+        return PAGODA_OK;
+    });
+}
+
+void stream_destroy(void *self, pagoda_backend_stream_t *stream) {
+    if (stream == nullptr) return;
+    CudaBackend &cuda = self_of(self);
+    // The ABI destroys a stream after its work is done: waiting here also keeps host memory
+    // that queued copies read from in use until they have read it.
+    if (cuda.use_device(stream->device) == PAGODA_OK) {
+        if (cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess) {
+            (void)cudaGetLastError();
+            cuda.log(PAGODA_LOG_ERROR, "stream_destroy: cudaStreamSynchronize on " +
+                                           device_name(stream->device) + ": " +
+                                           cudaGetErrorString(e));
+        }
+        (void)cudaStreamDestroy(stream->stream);
+    }
+    delete stream;
+}
+
+pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (stream == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_synchronize: stream is NULL");
+        if (cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaStreamSynchronize", stream->device);
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t event_create(void *self, int32_t device, pagoda_backend_event_t **out) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (out == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_create: out is NULL");
+        if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
+        if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
+        auto event = std::make_unique<pagoda_backend_event>();
+        event->device = device;
+        if (cudaError_t e = cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaEventCreateWithFlags", device);
+        *out = event.release();
+        return PAGODA_OK;
+    });
+}
+
+void event_destroy(void *self, pagoda_backend_event_t *event) {
+    if (event == nullptr) return;
+    CudaBackend &cuda = self_of(self);
+    if (cuda.use_device(event->device) == PAGODA_OK) (void)cudaEventDestroy(event->event);
+    delete event;
+}
+
+pagoda_status_t event_record(void *self, pagoda_backend_event_t *event,
+                             pagoda_backend_stream_t *stream) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (event == nullptr || stream == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_record: event or stream is NULL");
+        // CUDA requires an event and the stream it is recorded on to share a device.
+        if (event->device != stream->device)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                             "event_record: the event is on " + device_name(event->device) +
+                                 " but the stream is on " + device_name(stream->device));
+        if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
+        if (cudaError_t e = cudaEventRecord(event->event, stream->stream); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaEventRecord", stream->device);
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t stream_wait_event(void *self, pagoda_backend_stream_t *stream,
+                                  pagoda_backend_event_t *event) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (event == nullptr || stream == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                             "stream_wait_event: stream or event is NULL");
+        // Waiting on another device's event is allowed: that is how devices hand work over.
+        if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
+        if (cudaError_t e = cudaStreamWaitEvent(stream->stream, event->event, 0); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaStreamWaitEvent", stream->device);
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t event_synchronize(void *self, pagoda_backend_event_t *event) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (event == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
+        if (cudaError_t e = cudaEventSynchronize(event->event); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaEventSynchronize", event->device);
+        return PAGODA_OK;
+    });
+}
+
+}  // namespace pagoda::cuda

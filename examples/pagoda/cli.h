@@ -1,0 +1,43 @@
+/* The `pagoda` command: what its subcommands share.
+ *
+ * A subcommand is one file with one function `int cli_<name>(int argc, char **argv)` that gets
+ * the arguments after `pagoda` (argv[0] is the subcommand's name) and returns a CLI_EXIT_* code.
+ * To add one (generate, tokenize, serve, bench, ...): write cmd_<name>.c, declare its function
+ * here, and add a line to the table in main.c. Everything uses the public API only.
+ */
+#ifndef PAGODA_CLI_H
+#define PAGODA_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <pagoda/pagoda.h>
+
+/* Exit codes shared by every subcommand. */
+enum {
+    CLI_EXIT_OK = 0,     /* did what was asked */
+    CLI_EXIT_FAILED = 1, /* a library call failed; the message went to stderr */
+    CLI_EXIT_USAGE = 2   /* bad command line; the usage went to stderr */
+};
+
+/* One subcommand: its name, a one-line summary for `pagoda --help`, and its function. */
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} cli_command_t;
+
+/* Subcommands. */
+int cli_devices(int argc, char **argv);
+
+/* Prints "pagoda: <what>: <STATUS>: <thread's error message>" to stderr; returns
+ * CLI_EXIT_FAILED so that callers can `return cli_fail(...)`. */
+int cli_fail(const char *what, pagoda_status_t status);
+
+/* Writes `s` as a JSON string literal (quotes and escapes included); NULL gives `null`. */
+void cli_json_string(FILE *out, const char *s);
+
+/* Formats a byte count for people ("15.6 GiB") into buf; returns buf. */
+const char *cli_format_bytes(uint64_t bytes, char *buf, size_t size);
+
+#endif /* PAGODA_CLI_H */

@@ -1,0 +1,70 @@
+/* pagoda: the command-line front end of libpagoda, built on the public API only.
+ *
+ *     pagoda devices [--json]     list backends and their devices
+ *     pagoda --version | --help
+ *
+ * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_command_t commands[] = {
+    {"devices", "List the backends found and their devices (--json for machine-readable output)",
+     cli_devices},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out) {
+    fputs("Usage: pagoda <command> [options]\n"
+          "       pagoda --version\n"
+          "       pagoda --help\n"
+          "\n"
+          "Commands:\n",
+          out);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "Run 'pagoda <command> --help' for a command's options.\n"
+          "\n"
+          "Environment:\n"
+          "  PAGODA_BACKEND_PATH  colon-separated folders searched for backend plugins\n"
+          "                       (libpagoda-backend-<name>.so) before libpagoda's own folder\n",
+          out);
+}
+
+static int print_version(void) {
+    /* The library's version first; then what this program was compiled against. */
+    printf("pagoda %s (headers %d.%d.%d, plugin ABI %u.%u)\n", pagoda_version(),
+           PAGODA_VERSION_MAJOR, PAGODA_VERSION_MINOR, PAGODA_VERSION_PATCH,
+           (unsigned)PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION),
+           (unsigned)(PAGODA_BACKEND_ABI_VERSION & 0xffffu));
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+    if (pagoda_version_number() / 10000 != PAGODA_VERSION_MAJOR) {
+        fprintf(stderr, "pagoda: libpagoda %s does not match the headers this program was built "
+                        "with (%d.%d.%d)\n",
+                pagoda_version(), PAGODA_VERSION_MAJOR, PAGODA_VERSION_MINOR,
+                PAGODA_VERSION_PATCH);
+        return CLI_EXIT_FAILED;
+    }
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) return print_version();
+
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+
+    fprintf(stderr, "pagoda: unknown %s '%s'\n\n", name[0] == '-' ? "option" : "command", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building, testing and documenting Pagoda needs on Debian 12, with apt.
+# Does nothing when everything is installed already; otherwise needs root (or sudo).
+# The CUDA toolkit is not installed here: the CUDA backend is built when nvcc is present.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config binutils  # compilers, build tools, nm/readelf
+    libopenblas-dev                                      # CPU backend GEMMs
+    libcmocka-dev                                        # unit tests
+    libuv1-dev nlohmann-json3-dev libpcre2-dev           # server, JSON, tokenizer patterns
+    doxygen                                              # API docs (Doxyfile)
+    abigail-tools                                        # ABI gate (abidw, abidiff)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-deps: all ${#packages[@]} packages are installed"
+    exit 0
+fi
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null ||
+        { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+    as_root=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,410 @@
+/* Freezes the shipped layouts of the public ABI (STYLE.md #7): every field's offset and size,
+ * every function-pointer slot's offset and signature, and every enumerator's value.
+ *
+ * Appending is allowed, so a struct may grow (FROZEN_MIN_SIZE) and new fields, slots and values
+ * need no line here (add one when they ship). Anything else that fails here is an ABI break:
+ * restore the layout, or add a new name (`_v2`) beside the old one.
+ *
+ * CTest compiles this file (tests/abi/CMakeLists.txt); compiling is the test. The numbers are
+ * those of the LP64 ABIs that Pagoda ships on (x86_64 and aarch64 Linux).
+ */
+#include <stddef.h>
+
+#include "pagoda/pagoda.h"
+
+#if !defined(__LP64__)
+#error "the frozen layouts are those of LP64 targets"
+#endif
+
+/* A data field: where it starts and how many bytes it takes. */
+#define FROZEN_FIELD(type, field, offset, size)                                               \
+    _Static_assert(offsetof(type, field) == (offset), #type "." #field " moved");            \
+    _Static_assert(sizeof(((type *)0)->field) == (size), #type "." #field " changed size")
+
+/* A function-pointer slot: where it starts and its exact type (the variadic part). */
+#define FROZEN_SLOT(type, field, offset, ...)                                                 \
+    _Static_assert(offsetof(type, field) == (offset), #type "." #field " moved");            \
+    _Static_assert(_Generic(((type *)0)->field, __VA_ARGS__: 1, default: 0),                  \
+                   #type "." #field " changed signature")
+
+/* A struct may only grow (fields are appended). */
+#define FROZEN_MIN_SIZE(type, size) \
+    _Static_assert(sizeof(type) >= (size), #type " shrank")
+
+/* An enumerator or constant keeps its value. */
+#define FROZEN_VALUE(name, value) _Static_assert((name) == (value), #name " changed value")
+
+/* ---- Constants -------------------------------------------------------------------------- */
+
+FROZEN_VALUE(PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION), 1);
+FROZEN_VALUE(PAGODA_DEVICE_HOST_ACCESSIBLE, 1u);
+FROZEN_VALUE(PAGODA_DEVICE_USES_HOST_WEIGHTS, 2u);
+FROZEN_VALUE(PAGODA_COMM_UNIQUE_ID_BYTES, 128);
+FROZEN_VALUE(PAGODA_MATMUL_ACCUMULATE, 1u);
+_Static_assert(sizeof(PAGODA_BACKEND_ENTRY_SYMBOL) == sizeof("pagoda_backend_entry"),
+               "PAGODA_BACKEND_ENTRY_SYMBOL changed");
+
+/* The entry point's type, which every plugin exports. */
+_Static_assert(_Generic((pagoda_backend_entry_fn)0,
+                        pagoda_status_t (*)(const pagoda_backend_host_t *, const char *,
+                                            const pagoda_backend_iface_t **): 1,
+                        default: 0),
+               "pagoda_backend_entry_fn changed signature");
+
+/* ---- Enumerations ----------------------------------------------------------------------- */
+
+/* pagoda_status_t (status.h) */
+FROZEN_VALUE(PAGODA_OK, 0);
+FROZEN_VALUE(PAGODA_ERR_INVALID_ARGUMENT, 1);
+FROZEN_VALUE(PAGODA_ERR_OUT_OF_MEMORY, 2);
+FROZEN_VALUE(PAGODA_ERR_NOT_FOUND, 3);
+FROZEN_VALUE(PAGODA_ERR_IO, 4);
+FROZEN_VALUE(PAGODA_ERR_FORMAT, 5);
+FROZEN_VALUE(PAGODA_ERR_UNSUPPORTED, 6);
+FROZEN_VALUE(PAGODA_ERR_ABI_MISMATCH, 7);
+FROZEN_VALUE(PAGODA_ERR_NOT_A_PLUGIN, 8);
+FROZEN_VALUE(PAGODA_ERR_BACKEND, 9);
+FROZEN_VALUE(PAGODA_ERR_INVALID_HANDLE, 10);
+FROZEN_VALUE(PAGODA_ERR_ALREADY_EXISTS, 11);
+FROZEN_VALUE(PAGODA_ERR_CANCELLED, 12);
+FROZEN_VALUE(PAGODA_ERR_EMPTY, 13);
+FROZEN_VALUE(PAGODA_ERR_INTERNAL, 14);
+
+/* pagoda_dtype_t (dtype.h) */
+FROZEN_VALUE(PAGODA_DTYPE_INVALID, 0);
+FROZEN_VALUE(PAGODA_DTYPE_F32, 1);
+FROZEN_VALUE(PAGODA_DTYPE_F16, 2);
+FROZEN_VALUE(PAGODA_DTYPE_BF16, 3);
+FROZEN_VALUE(PAGODA_DTYPE_I32, 4);
+FROZEN_VALUE(PAGODA_DTYPE_I64, 5);
+FROZEN_VALUE(PAGODA_DTYPE_I8, 6);
+FROZEN_VALUE(PAGODA_DTYPE_U8, 7);
+
+/* pagoda_op_t (ops.h) */
+FROZEN_VALUE(PAGODA_OP_INVALID, 0);
+FROZEN_VALUE(PAGODA_OP_MATMUL, 1);
+FROZEN_VALUE(PAGODA_OP_EMBEDDING, 2);
+FROZEN_VALUE(PAGODA_OP_RMSNORM, 3);
+FROZEN_VALUE(PAGODA_OP_ROPE, 4);
+FROZEN_VALUE(PAGODA_OP_SILU_MUL, 5);
+FROZEN_VALUE(PAGODA_OP_ADD, 6);
+FROZEN_VALUE(PAGODA_OP_ARGMAX, 7);
+FROZEN_VALUE(PAGODA_OP_SOFTMAX, 8);
+FROZEN_VALUE(PAGODA_OP_KV_WRITE, 9);
+FROZEN_VALUE(PAGODA_OP_PAGED_ATTENTION, 10);
+FROZEN_VALUE(PAGODA_OP_COPY_BLOCKS, 11);
+FROZEN_VALUE(PAGODA_OP_SWAP_BLOCKS, 12);
+
+/* pagoda_rope_layout_t (ops.h) */
+FROZEN_VALUE(PAGODA_ROPE_HALF_SPLIT, 0);
+FROZEN_VALUE(PAGODA_ROPE_INTERLEAVED, 1);
+
+/* pagoda_rope_scaling_t (ops.h) */
+FROZEN_VALUE(PAGODA_ROPE_SCALING_NONE, 0);
+FROZEN_VALUE(PAGODA_ROPE_SCALING_LINEAR, 1);
+FROZEN_VALUE(PAGODA_ROPE_SCALING_LLAMA3, 2);
+
+/* pagoda_kv_layout_t (ops.h) */
+FROZEN_VALUE(PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN, 0);
+
+/* pagoda_swap_direction_t (ops.h) */
+FROZEN_VALUE(PAGODA_SWAP_OUT, 0);
+FROZEN_VALUE(PAGODA_SWAP_IN, 1);
+
+/* pagoda_log_level_t (backend.h) */
+FROZEN_VALUE(PAGODA_LOG_DEBUG, 0);
+FROZEN_VALUE(PAGODA_LOG_INFO, 1);
+FROZEN_VALUE(PAGODA_LOG_WARN, 2);
+FROZEN_VALUE(PAGODA_LOG_ERROR, 3);
+
+/* pagoda_device_kind_t (backend.h) */
+FROZEN_VALUE(PAGODA_DEVICE_CPU, 0);
+FROZEN_VALUE(PAGODA_DEVICE_GPU, 1);
+
+/* pagoda_copy_kind_t (backend.h) */
+FROZEN_VALUE(PAGODA_COPY_HOST_TO_DEVICE, 0);
+FROZEN_VALUE(PAGODA_COPY_DEVICE_TO_HOST, 1);
+FROZEN_VALUE(PAGODA_COPY_DEVICE_TO_DEVICE, 2);
+FROZEN_VALUE(PAGODA_COPY_HOST_TO_HOST, 3);
+
+/* pagoda_reduce_op_t (backend.h) */
+FROZEN_VALUE(PAGODA_REDUCE_SUM, 0);
+FROZEN_VALUE(PAGODA_REDUCE_MAX, 1);
+FROZEN_VALUE(PAGODA_REDUCE_MIN, 2);
+
+/* ---- Structures ------------------------------------------------------------------------- */
+
+/* pagoda_backend_host_t (backend.h) */
+FROZEN_FIELD(pagoda_backend_host_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_backend_host_t, abi_version, 4, 4);
+FROZEN_FIELD(pagoda_backend_host_t, ctx, 8, 8);
+FROZEN_SLOT(pagoda_backend_host_t, log, 16,
+            void (*)(void *, pagoda_log_level_t, const char *));
+FROZEN_SLOT(pagoda_backend_host_t, set_error, 24,
+            void (*)(void *, const char *));
+FROZEN_SLOT(pagoda_backend_host_t, host_alloc, 32,
+            void *(*)(void *, size_t, size_t));
+FROZEN_SLOT(pagoda_backend_host_t, host_free, 40,
+            void (*)(void *, void *));
+FROZEN_MIN_SIZE(pagoda_backend_host_t, 48);
+
+/* pagoda_device_info_t (backend.h) */
+FROZEN_FIELD(pagoda_device_info_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_device_info_t, kind, 4, 4);
+FROZEN_FIELD(pagoda_device_info_t, flags, 8, 4);
+FROZEN_FIELD(pagoda_device_info_t, compute_units, 12, 4);
+FROZEN_FIELD(pagoda_device_info_t, total_memory, 16, 8);
+FROZEN_FIELD(pagoda_device_info_t, free_memory, 24, 8);
+FROZEN_FIELD(pagoda_device_info_t, name, 32, 128);
+FROZEN_FIELD(pagoda_device_info_t, arch, 160, 32);
+FROZEN_MIN_SIZE(pagoda_device_info_t, 192);
+
+/* pagoda_backend_kernels_t (backend.h) */
+FROZEN_FIELD(pagoda_backend_kernels_t, struct_size, 0, 4);
+FROZEN_SLOT(pagoda_backend_kernels_t, supports, 8,
+            pagoda_status_t (*)(void *, int32_t, pagoda_op_t, const void *));
+FROZEN_SLOT(pagoda_backend_kernels_t, launch, 16,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, pagoda_op_t, const void *));
+FROZEN_MIN_SIZE(pagoda_backend_kernels_t, 24);
+
+/* pagoda_comm_unique_id_t (backend.h) */
+FROZEN_FIELD(pagoda_comm_unique_id_t, bytes, 0, 128);
+FROZEN_MIN_SIZE(pagoda_comm_unique_id_t, 128);
+
+/* pagoda_backend_collectives_t (backend.h) */
+FROZEN_FIELD(pagoda_backend_collectives_t, struct_size, 0, 4);
+FROZEN_SLOT(pagoda_backend_collectives_t, get_unique_id, 8,
+            pagoda_status_t (*)(void *, pagoda_comm_unique_id_t *));
+FROZEN_SLOT(pagoda_backend_collectives_t, comm_create, 16,
+            pagoda_status_t (*)(void *, int32_t, const pagoda_comm_unique_id_t *, int32_t, int32_t,
+                                pagoda_backend_comm_t **));
+FROZEN_SLOT(pagoda_backend_collectives_t, comm_destroy, 24,
+            void (*)(void *, pagoda_backend_comm_t *));
+FROZEN_SLOT(pagoda_backend_collectives_t, comm_abort, 32,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *));
+FROZEN_SLOT(pagoda_backend_collectives_t, all_reduce, 40,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *,
+                                const void *, void *, size_t, pagoda_dtype_t, pagoda_reduce_op_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, all_gather, 48,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *,
+                                const void *, void *, size_t, pagoda_dtype_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, reduce_scatter, 56,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *,
+                                const void *, void *, size_t, pagoda_dtype_t, pagoda_reduce_op_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, broadcast, 64,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *,
+                                const void *, void *, size_t, pagoda_dtype_t, int32_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, send, 72,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *,
+                                const void *, size_t, pagoda_dtype_t, int32_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, recv, 80,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_backend_stream_t *, void *,
+                                size_t, pagoda_dtype_t, int32_t));
+FROZEN_SLOT(pagoda_backend_collectives_t, group_start, 88,
+            pagoda_status_t (*)(void *));
+FROZEN_SLOT(pagoda_backend_collectives_t, group_end, 96,
+            pagoda_status_t (*)(void *));
+FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 104);
+
+/* pagoda_backend_iface_t (backend.h) */
+FROZEN_FIELD(pagoda_backend_iface_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_backend_iface_t, abi_version, 4, 4);
+FROZEN_FIELD(pagoda_backend_iface_t, name, 8, 8);
+FROZEN_FIELD(pagoda_backend_iface_t, description, 16, 8);
+FROZEN_FIELD(pagoda_backend_iface_t, self, 24, 8);
+FROZEN_SLOT(pagoda_backend_iface_t, destroy, 32,
+            void (*)(void *));
+FROZEN_SLOT(pagoda_backend_iface_t, device_count, 40,
+            pagoda_status_t (*)(void *, int32_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, device_info, 48,
+            pagoda_status_t (*)(void *, int32_t, pagoda_device_info_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, buffer_alloc, 56,
+            pagoda_status_t (*)(void *, int32_t, size_t, void **));
+FROZEN_SLOT(pagoda_backend_iface_t, buffer_free, 64,
+            void (*)(void *, int32_t, void *));
+FROZEN_SLOT(pagoda_backend_iface_t, host_buffer_alloc, 72,
+            pagoda_status_t (*)(void *, size_t, void **));
+FROZEN_SLOT(pagoda_backend_iface_t, host_buffer_free, 80,
+            void (*)(void *, void *));
+FROZEN_SLOT(pagoda_backend_iface_t, stream_create, 88,
+            pagoda_status_t (*)(void *, int32_t, pagoda_backend_stream_t **));
+FROZEN_SLOT(pagoda_backend_iface_t, stream_destroy, 96,
+            void (*)(void *, pagoda_backend_stream_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, stream_synchronize, 104,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, event_create, 112,
+            pagoda_status_t (*)(void *, int32_t, pagoda_backend_event_t **));
+FROZEN_SLOT(pagoda_backend_iface_t, event_destroy, 120,
+            void (*)(void *, pagoda_backend_event_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, event_record, 128,
+            pagoda_status_t (*)(void *, pagoda_backend_event_t *, pagoda_backend_stream_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, stream_wait_event, 136,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, pagoda_backend_event_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, event_synchronize, 144,
+            pagoda_status_t (*)(void *, pagoda_backend_event_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, copy, 152,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, void *, const void *, size_t,
+                                pagoda_copy_kind_t));
+FROZEN_SLOT(pagoda_backend_iface_t, memset, 160,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, void *, int, size_t));
+FROZEN_FIELD(pagoda_backend_iface_t, kernels, 168, 8);
+FROZEN_FIELD(pagoda_backend_iface_t, collectives, 176, 8);
+FROZEN_MIN_SIZE(pagoda_backend_iface_t, 184);
+
+/* pagoda_op_matmul_t (ops.h) */
+FROZEN_FIELD(pagoda_op_matmul_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_matmul_t, flags, 4, 4);
+FROZEN_FIELD(pagoda_op_matmul_t, x_dtype, 8, 4);
+FROZEN_FIELD(pagoda_op_matmul_t, w_dtype, 12, 4);
+FROZEN_FIELD(pagoda_op_matmul_t, y_dtype, 16, 4);
+FROZEN_FIELD(pagoda_op_matmul_t, m, 24, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, n, 32, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, k, 40, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, x, 48, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, ldx, 56, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, w, 64, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, ldw, 72, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, bias, 80, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, y, 88, 8);
+FROZEN_FIELD(pagoda_op_matmul_t, ldy, 96, 8);
+FROZEN_MIN_SIZE(pagoda_op_matmul_t, 104);
+
+/* pagoda_op_embedding_t (ops.h) */
+FROZEN_FIELD(pagoda_op_embedding_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_embedding_t, table_dtype, 4, 4);
+FROZEN_FIELD(pagoda_op_embedding_t, vocab_size, 8, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, dim, 16, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, n_tokens, 24, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, table, 32, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, ids, 40, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, out, 48, 8);
+FROZEN_FIELD(pagoda_op_embedding_t, ldo, 56, 8);
+FROZEN_MIN_SIZE(pagoda_op_embedding_t, 64);
+
+/* pagoda_op_rmsnorm_t (ops.h) */
+FROZEN_FIELD(pagoda_op_rmsnorm_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, weight_dtype, 4, 4);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, rows, 8, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, dim, 16, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, eps, 24, 4);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, x, 32, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, ldx, 40, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, residual, 48, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, ld_residual, 56, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, weight, 64, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, out, 72, 8);
+FROZEN_FIELD(pagoda_op_rmsnorm_t, ldo, 80, 8);
+FROZEN_MIN_SIZE(pagoda_op_rmsnorm_t, 88);
+
+/* pagoda_op_rope_t (ops.h) */
+FROZEN_FIELD(pagoda_op_rope_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_rope_t, layout, 4, 4);
+FROZEN_FIELD(pagoda_op_rope_t, scaling, 8, 4);
+FROZEN_FIELD(pagoda_op_rope_t, n_tokens, 16, 8);
+FROZEN_FIELD(pagoda_op_rope_t, n_heads, 24, 8);
+FROZEN_FIELD(pagoda_op_rope_t, head_dim, 32, 8);
+FROZEN_FIELD(pagoda_op_rope_t, rot_dim, 40, 8);
+FROZEN_FIELD(pagoda_op_rope_t, x, 48, 8);
+FROZEN_FIELD(pagoda_op_rope_t, token_stride, 56, 8);
+FROZEN_FIELD(pagoda_op_rope_t, positions, 64, 8);
+FROZEN_FIELD(pagoda_op_rope_t, theta, 72, 4);
+FROZEN_FIELD(pagoda_op_rope_t, factor, 76, 4);
+FROZEN_FIELD(pagoda_op_rope_t, low_freq_factor, 80, 4);
+FROZEN_FIELD(pagoda_op_rope_t, high_freq_factor, 84, 4);
+FROZEN_FIELD(pagoda_op_rope_t, original_max_position, 88, 8);
+FROZEN_MIN_SIZE(pagoda_op_rope_t, 96);
+
+/* pagoda_op_silu_mul_t (ops.h) */
+FROZEN_FIELD(pagoda_op_silu_mul_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_silu_mul_t, rows, 8, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, dim, 16, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, gate, 24, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, up, 32, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, ld_in, 40, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, out, 48, 8);
+FROZEN_FIELD(pagoda_op_silu_mul_t, ldo, 56, 8);
+FROZEN_MIN_SIZE(pagoda_op_silu_mul_t, 64);
+
+/* pagoda_op_add_t (ops.h) */
+FROZEN_FIELD(pagoda_op_add_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_add_t, n, 8, 8);
+FROZEN_FIELD(pagoda_op_add_t, a, 16, 8);
+FROZEN_FIELD(pagoda_op_add_t, b, 24, 8);
+FROZEN_FIELD(pagoda_op_add_t, out, 32, 8);
+FROZEN_MIN_SIZE(pagoda_op_add_t, 40);
+
+/* pagoda_op_argmax_t (ops.h) */
+FROZEN_FIELD(pagoda_op_argmax_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_argmax_t, rows, 8, 8);
+FROZEN_FIELD(pagoda_op_argmax_t, cols, 16, 8);
+FROZEN_FIELD(pagoda_op_argmax_t, x, 24, 8);
+FROZEN_FIELD(pagoda_op_argmax_t, ldx, 32, 8);
+FROZEN_FIELD(pagoda_op_argmax_t, out, 40, 8);
+FROZEN_MIN_SIZE(pagoda_op_argmax_t, 48);
+
+/* pagoda_op_softmax_t (ops.h) */
+FROZEN_FIELD(pagoda_op_softmax_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_softmax_t, rows, 8, 8);
+FROZEN_FIELD(pagoda_op_softmax_t, cols, 16, 8);
+FROZEN_FIELD(pagoda_op_softmax_t, scale, 24, 4);
+FROZEN_FIELD(pagoda_op_softmax_t, x, 32, 8);
+FROZEN_FIELD(pagoda_op_softmax_t, ldx, 40, 8);
+FROZEN_FIELD(pagoda_op_softmax_t, out, 48, 8);
+FROZEN_FIELD(pagoda_op_softmax_t, ldo, 56, 8);
+FROZEN_MIN_SIZE(pagoda_op_softmax_t, 64);
+
+/* pagoda_op_kv_write_t (ops.h) */
+FROZEN_FIELD(pagoda_op_kv_write_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_kv_write_t, layout, 4, 4);
+FROZEN_FIELD(pagoda_op_kv_write_t, cache_dtype, 8, 4);
+FROZEN_FIELD(pagoda_op_kv_write_t, n_tokens, 16, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, n_kv_heads, 24, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, head_dim, 32, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, block_size, 40, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, num_blocks, 48, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, k, 56, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, k_token_stride, 64, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, v, 72, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, v_token_stride, 80, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, k_cache, 88, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, v_cache, 96, 8);
+FROZEN_FIELD(pagoda_op_kv_write_t, slot_mapping, 104, 8);
+FROZEN_MIN_SIZE(pagoda_op_kv_write_t, 112);
+
+/* pagoda_op_paged_attention_t (ops.h) */
+FROZEN_FIELD(pagoda_op_paged_attention_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, layout, 4, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, cache_dtype, 8, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, causal, 12, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, n_seqs, 16, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, n_q_heads, 24, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, n_kv_heads, 32, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, head_dim, 40, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, block_size, 48, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, num_blocks, 56, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, max_blocks_per_seq, 64, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, max_context_len, 72, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, scale, 80, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, sliding_window, 84, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, q, 88, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, q_token_stride, 96, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, k_cache, 104, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, v_cache, 112, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, block_tables, 120, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, context_lens, 128, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, query_start, 136, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, out, 144, 8);
+FROZEN_FIELD(pagoda_op_paged_attention_t, out_token_stride, 152, 8);
+FROZEN_MIN_SIZE(pagoda_op_paged_attention_t, 160);
+
+/* pagoda_op_copy_blocks_t (ops.h) */
+FROZEN_FIELD(pagoda_op_copy_blocks_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, direction, 4, 4);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, n_caches, 8, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, src_caches, 16, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_caches, 24, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, block_bytes, 32, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, n_pairs, 40, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, block_pairs, 48, 8);
+FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 56);
+

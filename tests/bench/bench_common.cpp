@@ -1,0 +1,244 @@
+#include "bench_common.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace pagoda::bench {
+
+namespace {
+
+[[noreturn]] void throw_status(const std::string &what, pagoda_status_t s) {
+    throw std::runtime_error(what + ": " + pagoda_status_string(s) + ": " +
+                             pagoda_last_error_message());
+}
+
+void check(pagoda_status_t s, const char *what) {
+    if (s != PAGODA_OK) throw_status(what, s);
+}
+
+// xorshift64*: fast enough to fill a gigabyte in well under a second.
+uint64_t next(uint64_t &state) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 0x2545F4914F6CDD1Dull;
+}
+
+float uniform(uint64_t &state) {
+    return float(next(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;  // [-1, 1)
+}
+
+uint32_t bits(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+// Truncating conversions are fine for benchmark data; values stay finite and in range.
+uint16_t to_bf16(float x) { return uint16_t(bits(x) >> 16); }
+
+uint16_t to_f16(float x) {
+    const uint32_t u = bits(x);
+    const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+    const int e = int((u >> 23) & 0xFF) - 127 + 15;
+    if (e <= 0) return sign;  // below f16's normal range: zero
+    return uint16_t(sign | (e << 10) | ((u >> 13) & 0x3FFu));
+}
+
+void generate(uint64_t &state, void *dst, size_t bytes, pagoda_dtype_t dtype) {
+    const size_t size = dtype_bytes(dtype);
+    const size_t n = bytes / size;
+    switch (dtype) {
+        case PAGODA_DTYPE_F32: {
+            auto *p = static_cast<float *>(dst);
+            for (size_t i = 0; i < n; ++i) p[i] = uniform(state);
+            break;
+        }
+        case PAGODA_DTYPE_BF16: {
+            auto *p = static_cast<uint16_t *>(dst);
+            for (size_t i = 0; i < n; ++i) p[i] = to_bf16(uniform(state));
+            break;
+        }
+        case PAGODA_DTYPE_F16: {
+            auto *p = static_cast<uint16_t *>(dst);
+            for (size_t i = 0; i < n; ++i) p[i] = to_f16(uniform(state));
+            break;
+        }
+        default: std::memset(dst, 0, bytes); break;
+    }
+}
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+Bench::Bench(const Options &options, pagoda_backend_t *backend)
+    : options_(options), iface_(pagoda_backend_interface(backend)) {
+    if (iface_ == nullptr) throw std::runtime_error("pagoda_backend_interface returned NULL");
+    info_.struct_size = sizeof info_;
+    check(pagoda_backend_device_info(backend, 0, &info_), "device_info");
+    check(iface_->stream_create(iface_->self, 0, &stream_), "stream_create");
+}
+
+Bench::~Bench() {
+    if (stream_ != nullptr) iface_->stream_synchronize(iface_->self, stream_);
+    for (void *p : buffers_) iface_->buffer_free(iface_->self, 0, p);
+    if (stream_ != nullptr) iface_->stream_destroy(iface_->self, stream_);
+}
+
+void *Bench::alloc(size_t bytes) {
+    void *p = nullptr;
+    check(iface_->buffer_alloc(iface_->self, 0, bytes, &p), "buffer_alloc");
+    buffers_.push_back(p);
+    return p;
+}
+
+void Bench::release(void *ptr) {
+    auto it = std::find(buffers_.begin(), buffers_.end(), ptr);
+    if (it == buffers_.end()) return;
+    synchronize();  // nothing queued may still use it
+    iface_->buffer_free(iface_->self, 0, ptr);
+    buffers_.erase(it);
+}
+
+void Bench::fill_random(void *dst, size_t bytes, pagoda_dtype_t dtype) {
+    if (host_memory()) {
+        generate(rng_, dst, bytes, dtype);
+        return;
+    }
+    // Through a host chunk: the ABI wants host memory kept until the stream has read it.
+    std::vector<unsigned char> chunk(std::min(bytes, size_t(16) << 20));
+    for (size_t done = 0; done < bytes; done += chunk.size()) {
+        const size_t n = std::min(chunk.size(), bytes - done);
+        generate(rng_, chunk.data(), n, dtype);
+        upload(static_cast<unsigned char *>(dst) + done, chunk.data(), n);
+    }
+}
+
+void Bench::upload(void *dst, const void *src, size_t bytes) {
+    check(iface_->copy(iface_->self, stream_, dst, src, bytes, PAGODA_COPY_HOST_TO_DEVICE), "copy");
+    synchronize();
+}
+
+void Bench::launch(pagoda_op_t op, const void *args) {
+    pagoda_status_t s = iface_->kernels->launch(iface_->self, stream_, op, args);
+    if (s != PAGODA_OK) throw_status(std::string("launch ") + pagoda_op_name(op), s);
+}
+
+pagoda_status_t Bench::supports(pagoda_op_t op, const void *args, std::string &why) {
+    pagoda_status_t s = iface_->kernels->supports(iface_->self, 0, op, args);
+    if (s != PAGODA_OK) why = pagoda_last_error_message();
+    return s;
+}
+
+void Bench::synchronize() { check(iface_->stream_synchronize(iface_->self, stream_), "stream_synchronize"); }
+
+Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repeats) {
+    const Options &o = bench.options();
+    // The first call pays for page faults and lazy set-up; the second says how long one takes.
+    step(0);
+    bench.synchronize();
+    double t0 = now();
+    step(1);
+    bench.synchronize();
+    const double one = std::max(now() - t0, 1e-9);
+
+    Timing t;
+    t.repeats = repeats > 0 ? repeats : o.repeats;
+    t.iterations = std::max<int64_t>(o.min_iterations, int64_t(std::ceil(o.target_seconds / one)));
+    std::vector<double> per_call;
+    int64_t i = 2;
+    for (int r = 0; r < t.repeats; ++r) {
+        t0 = now();
+        for (int64_t j = 0; j < t.iterations; ++j) step(i++);
+        bench.synchronize();
+        per_call.push_back((now() - t0) / double(t.iterations));
+    }
+    std::sort(per_call.begin(), per_call.end());
+    const size_t n = per_call.size();
+    t.seconds = n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+    t.best_seconds = per_call.front();
+    return t;
+}
+
+int rotation_copies(const Options &options, size_t bytes) {
+    if (bytes == 0) return 1;
+    return int(std::max<size_t>(1, (options.rotate_bytes + bytes - 1) / bytes));
+}
+
+void JsonLine::begin_field(const char *key) {
+    text_ += text_.empty() ? '{' : ',';
+    text_ += '"';
+    text_ += key;
+    text_ += "\":";
+}
+
+JsonLine &JsonLine::add(const char *key, const std::string &value) {
+    begin_field(key);
+    text_ += '"';
+    for (char c : value) {
+        if (c == '"' || c == '\\') text_ += '\\';
+        text_ += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+    text_ += '"';
+    return *this;
+}
+
+JsonLine &JsonLine::add(const char *key, int64_t value) {
+    begin_field(key);
+    text_ += std::to_string(value);
+    return *this;
+}
+
+JsonLine &JsonLine::add(const char *key, double value) {
+    char number[32];
+    if (std::isfinite(value))
+        std::snprintf(number, sizeof number, "%.4g", value);
+    else
+        std::snprintf(number, sizeof number, "null");
+    begin_field(key);
+    text_ += number;
+    return *this;
+}
+
+JsonLine JsonLine::start(const Bench &bench, const char *name) {
+    JsonLine line;
+    line.add("bench", name).add("backend", bench.options().backend);
+    if (bench.host_memory()) line.add("threads", bench.options().threads);
+    return line;
+}
+
+void JsonLine::print() const {
+    std::printf("%s}\n", text_.c_str());
+    std::fflush(stdout);
+}
+
+void add_rates(JsonLine &line, const Bench &bench, const Timing &t, double bytes, double flops) {
+    line.add("seconds", t.seconds).add("best_seconds", t.best_seconds);
+    line.add("iterations", t.iterations).add("repeats", t.repeats);
+    if (bytes > 0) line.add("gb_per_s", bytes / t.seconds / 1e9);
+    if (flops > 0) line.add("gflop_per_s", flops / t.seconds / 1e9);
+    if (bytes > 0 && bench.bandwidth > 0)
+        line.add("fraction_of_bandwidth", bytes / t.seconds / bench.bandwidth);
+}
+
+void print_skipped(JsonLine line, const std::string &why) { line.add("skipped", why).print(); }
+
+const char *dtype_name(pagoda_dtype_t dtype) { return pagoda_dtype_name(dtype); }
+
+size_t dtype_bytes(pagoda_dtype_t dtype) { return pagoda_dtype_size(dtype); }
+
+bool wanted(const Options &options, const char *bench) {
+    if (options.benches.empty()) return true;
+    return std::find(options.benches.begin(), options.benches.end(), bench) !=
+           options.benches.end();
+}
+
+}  // namespace pagoda::bench

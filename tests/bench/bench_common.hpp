@@ -1,0 +1,119 @@
+// What every kernel benchmark shares: the loaded backend and its stream, device buffers filled
+// with random data, the timing method, and the JSON line writer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pagoda/pagoda.h"
+
+namespace pagoda::bench {
+
+// Run-wide settings, from the command line.
+struct Options {
+    std::string backend = "cpu";
+    std::string plugin_dir;           // where libpagoda-backend-<name>.so is
+    int threads = 0;                  // CPU threads; 0 = every core
+    bool quick = false;               // tiny sizes and times: a smoke run
+    std::vector<std::string> benches; // empty = all
+    double target_seconds = 0.3;      // each repeat runs at least this long...
+    int64_t min_iterations = 3;       // ...and at least this many launches
+    int repeats = 5;                  // the median (and best) of these is reported
+    size_t rotate_bytes = size_t(256) << 20;  // weights rotate among copies that add up to this
+};
+
+// The backend under test, its device 0 and one stream on it.
+class Bench {
+public:
+    Bench(const Options &options, pagoda_backend_t *backend);
+    ~Bench();
+    Bench(const Bench &) = delete;
+    Bench &operator=(const Bench &) = delete;
+
+    const Options &options() const { return options_; }
+    const pagoda_backend_iface_t &iface() const { return *iface_; }
+    pagoda_backend_stream_t *stream() const { return stream_; }
+    const pagoda_device_info_t &device() const { return info_; }
+    bool host_memory() const { return (info_.flags & PAGODA_DEVICE_HOST_ACCESSIBLE) != 0; }
+
+    // Device memory freed when the Bench goes, or earlier through release().
+    void *alloc(size_t bytes);
+    void release(void *ptr);
+    // Fills `bytes` of device memory with values of `dtype` uniform in about [-1, 1].
+    void fill_random(void *dst, size_t bytes, pagoda_dtype_t dtype);
+    // Copies host data to device memory and waits.
+    void upload(void *dst, const void *src, size_t bytes);
+
+    // Launches an op; throws with the backend's message on failure.
+    void launch(pagoda_op_t op, const void *args);
+    // PAGODA_OK, or the reason the backend gives for not running `args` (then `why` is set).
+    pagoda_status_t supports(pagoda_op_t op, const void *args, std::string &why);
+    void synchronize();
+
+    // The measured ceiling that fraction_of_bandwidth divides by (bytes/s): the best repeat of
+    // the bandwidth probe, since other work on the machine only ever slows a repeat down.
+    // 0 until measured.
+    double bandwidth = 0.0;
+
+private:
+    Options options_;
+    const pagoda_backend_iface_t *iface_;
+    pagoda_backend_stream_t *stream_ = nullptr;
+    pagoda_device_info_t info_{};
+    std::vector<void *> buffers_;
+    uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+};
+
+// Median and best seconds per launch over the repeats.
+struct Timing {
+    double seconds = 0.0;       // median
+    double best_seconds = 0.0;  // fastest repeat
+    int64_t iterations = 0;     // launches per repeat
+    int repeats = 0;
+};
+
+// Times `step(i)`: two warm-up calls, then `repeats` (0: the options' count) runs of enough
+// calls to last target_seconds (at least min_iterations), each closed by a stream
+// synchronisation. `i` counts calls so the step can rotate among buffer copies.
+Timing measure(Bench &bench, const std::function<void(int64_t i)> &step, int repeats = 0);
+
+// Copies of a `bytes`-sized buffer needed to add up to rotate_bytes (at least 1), so that a
+// kernel cycling through them finds none in the last-level cache.
+int rotation_copies(const Options &options, size_t bytes);
+
+// One JSON object on one line, fields in insertion order.
+class JsonLine {
+public:
+    JsonLine &add(const char *key, const std::string &value);
+    JsonLine &add(const char *key, const char *value) { return add(key, std::string(value)); }
+    JsonLine &add(const char *key, int64_t value);
+    JsonLine &add(const char *key, int value) { return add(key, int64_t(value)); }
+    JsonLine &add(const char *key, double value);
+    // The bench/backend/threads fields every line starts with.
+    static JsonLine start(const Bench &bench, const char *name);
+    void print() const;
+
+private:
+    void begin_field(const char *key);  // the separator and "key":
+    std::string text_;
+};
+
+// Adds seconds, GB/s, GFLOP/s and the fraction of the measured bandwidth to `line`.
+void add_rates(JsonLine &line, const Bench &bench, const Timing &t, double bytes, double flops);
+
+// Prints a line saying why a measurement was skipped (an op the backend does not support).
+void print_skipped(JsonLine line, const std::string &why);
+
+const char *dtype_name(pagoda_dtype_t dtype);
+size_t dtype_bytes(pagoda_dtype_t dtype);
+bool wanted(const Options &options, const char *bench);
+
+// The benchmarks, one file each.
+void bench_bandwidth(Bench &bench);   // bench_bandwidth.cpp: sets bench.bandwidth
+void bench_bandwidth_again(Bench &bench);  // bench_bandwidth.cpp: the read probe at the end
+void bench_matmul(Bench &bench);      // bench_matmul.cpp: SGEMM ceiling, GEMV, prefill
+void bench_attention(Bench &bench);   // bench_attention.cpp
+
+}  // namespace pagoda::bench

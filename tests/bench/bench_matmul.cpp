@@ -1,0 +1,99 @@
+// Matrix products through the backend's PAGODA_OP_MATMUL: the SGEMM ceiling (a large f32
+// product, which the CPU backend hands to OpenBLAS), decode GEMVs (small m, bound by streaming
+// W) and prefill products (m = 128, 512, bound by arithmetic).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace pagoda::bench {
+
+namespace {
+
+struct Shape {
+    int64_t n, k;  // W is [n, k]
+};
+
+// Llama-2-7B's projections: attention (4096×4096), FFN up/gate (11008×4096) and down
+// (4096×11008).
+const std::vector<Shape> kShapes = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+const std::vector<Shape> kQuickShapes = {{1024, 1024}};
+
+// One matmul measurement; `rotate` cycles W among copies larger than the LLC together.
+void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t w_dtype,
+              bool rotate) {
+    pagoda_op_matmul_t op{};
+    op.struct_size = sizeof op;
+    op.x_dtype = op.y_dtype = PAGODA_DTYPE_F32;
+    op.w_dtype = w_dtype;
+    op.m = m;
+    op.n = s.n;
+    op.k = s.k;
+
+    JsonLine line = JsonLine::start(bench, name);
+    line.add("m", m).add("n", s.n).add("k", s.k).add("w_dtype", dtype_name(w_dtype));
+    std::string why;
+    if (bench.supports(PAGODA_OP_MATMUL, &op, why) != PAGODA_OK) {
+        print_skipped(line, why);
+        return;
+    }
+
+    const size_t w_bytes = size_t(s.n * s.k) * dtype_bytes(w_dtype);
+    const size_t x_bytes = size_t(m * s.k) * sizeof(float), y_bytes = size_t(m * s.n) * sizeof(float);
+    const int copies = rotate ? rotation_copies(bench.options(), w_bytes) : 1;
+    std::vector<void *> w(static_cast<size_t>(copies));
+    w[0] = bench.alloc(w_bytes);
+    bench.fill_random(w[0], w_bytes, w_dtype);
+    const pagoda_backend_iface_t &f = bench.iface();
+    for (int c = 1; c < copies; ++c) {
+        w[size_t(c)] = bench.alloc(w_bytes);
+        f.copy(f.self, bench.stream(), w[size_t(c)], w[0], w_bytes, PAGODA_COPY_DEVICE_TO_DEVICE);
+    }
+    void *x = bench.alloc(x_bytes), *y = bench.alloc(y_bytes);
+    bench.fill_random(x, x_bytes, PAGODA_DTYPE_F32);
+    bench.synchronize();
+
+    op.x = x;
+    op.y = y;
+    Timing t = measure(bench, [&](int64_t i) {
+        op.w = w[size_t(i % copies)];
+        bench.launch(PAGODA_OP_MATMUL, &op);
+    });
+    line.add("weight_copies", copies);
+    add_rates(line, bench, t, double(w_bytes + x_bytes + y_bytes), 2.0 * double(m * s.n * s.k));
+    line.print();
+
+    for (void *p : w) bench.release(p);
+    bench.release(x);
+    bench.release(y);
+}
+
+}  // namespace
+
+void bench_matmul(Bench &bench) {
+    const Options &o = bench.options();
+    const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kShapes;
+
+    if (wanted(o, "sgemm")) {
+        // The arithmetic ceiling: square, large, f32. The CPU backend sends m > 8 to OpenBLAS.
+        const int64_t size = o.quick ? 256 : 2048;
+        run_case(bench, "sgemm_ceiling", size, Shape{size, size}, PAGODA_DTYPE_F32, false);
+    }
+    if (wanted(o, "gemv")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
+                                                : std::vector<int64_t>{1, 4, 8};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
+    }
+    if (wanted(o, "matmul")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{32}
+                                                : std::vector<int64_t>{128, 512};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms) run_case(bench, "matmul", m, s, d, false);
+    }
+}
+
+}  // namespace pagoda::bench

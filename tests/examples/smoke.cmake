@@ -1,0 +1,81 @@
+# cmake -DCHECK=<devices|devices_json|usage|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
+#       -DVERSION=<x.y.z> -P smoke.cmake
+cmake_minimum_required(VERSION 3.25)
+
+# run(<expected exit code> <command...>): runs it; its stdout and stderr land in OUT and ERR.
+function(run expected)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(JOIN " " cmd ${ARGN})
+  message(STATUS "$ ${cmd}  -> exit ${rc}\n${out}${err}")
+  if(NOT rc STREQUAL expected)
+    message(FATAL_ERROR "`${cmd}` exited with ${rc}, expected ${expected}")
+  endif()
+  set(OUT "${out}" PARENT_SCOPE)
+  set(ERR "${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect_match regex text what)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: expected to match '${regex}'")
+  endif()
+endfunction()
+
+if(CHECK STREQUAL "devices")
+  run(0 ${PAGODA} devices)
+  expect_match("cpu: [^\n]+\n  plugin  [^\n]*libpagoda-backend-cpu\\.so\n  cpu:0  " "${OUT}"
+    "pagoda devices lists the cpu backend and its first device")
+  expect_match("kind cpu, arch [^,]+, [1-9][0-9]* compute units, memory [0-9.]+ [KMGT]i?B"
+    "${OUT}" "pagoda devices describes the CPU device")
+
+elseif(CHECK STREQUAL "devices_json")
+  run(0 ${PAGODA} devices --json)
+  string(JSON version GET "${OUT}" version)
+  if(NOT version STREQUAL VERSION)
+    message(FATAL_ERROR "JSON version is ${version}, expected ${VERSION}")
+  endif()
+  string(JSON n_backends LENGTH "${OUT}" backends)
+  string(JSON n_skipped LENGTH "${OUT}" skipped) # present even when empty
+  set(cpu_devices -1)
+  math(EXPR last "${n_backends} - 1")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${OUT}" backends ${i} name)
+    if(name STREQUAL "cpu")
+      string(JSON cpu_devices LENGTH "${OUT}" backends ${i} devices)
+      string(JSON kind GET "${OUT}" backends ${i} devices 0 kind)
+      string(JSON units GET "${OUT}" backends ${i} devices 0 compute_units)
+      string(JSON total GET "${OUT}" backends ${i} devices 0 total_memory)
+      if(NOT kind STREQUAL "cpu" OR units LESS 1 OR total LESS 1)
+        message(FATAL_ERROR "cpu:0 is described as kind=${kind} units=${units} memory=${total}")
+      endif()
+    endif()
+  endforeach()
+  if(cpu_devices LESS 1)
+    message(FATAL_ERROR "no cpu backend with devices in the JSON output")
+  endif()
+
+elseif(CHECK STREQUAL "usage")
+  run(0 ${PAGODA} --version)
+  expect_match("^pagoda ${VERSION} " "${OUT}" "--version")
+  run(0 ${PAGODA} --help)
+  expect_match("Usage: pagoda <command>" "${OUT}" "--help prints the usage on stdout")
+  expect_match("\n  devices " "${OUT}" "--help lists the devices command")
+  run(0 ${PAGODA} devices --help)
+  expect_match("--json" "${OUT}" "devices --help")
+  # Usage errors: exit code 2, the usage on stderr, nothing on stdout.
+  foreach(args "frobnicate" "--frobnicate" "" "devices;--frobnicate")
+    run(2 ${PAGODA} ${args})
+    expect_match("Usage: pagoda" "${ERR}" "`pagoda ${args}` prints the usage on stderr")
+    if(NOT OUT STREQUAL "")
+      message(FATAL_ERROR "`pagoda ${args}` wrote to stdout: ${OUT}")
+    endif()
+  endforeach()
+
+elseif(CHECK STREQUAL "hello_backends")
+  run(0 ${HELLO})
+  expect_match("^libpagoda ${VERSION} " "${OUT}" "hello_backends reports the version")
+  expect_match("\ncpu: [1-9][0-9]* device\\(s\\), from " "${OUT}"
+    "hello_backends finds the CPU backend")
+
+else()
+  message(FATAL_ERROR "unknown CHECK '${CHECK}'")
+endif()
