@@ -72,6 +72,10 @@ double read_probe(Bench &bench, const char *name, double earlier) {
         probe_repeats(o));
     bench.release(words);
     const double best = double(bytes) / t.best_seconds;
+    if (earlier == 0.0) {
+        bench.bandwidth = best;
+        bench.bandwidth_median = double(bytes) / t.seconds;
+    }
     JsonLine line = JsonLine::start(bench, name);
     line.add("bytes", int64_t(bytes));
     add_rates(line, bench, t, double(bytes), 0);
@@ -129,7 +133,10 @@ void device_copy_probe(Bench &bench, const char *name) {
         probe_repeats(o));
     // Each byte is read once and written once.
     const double best = 2.0 * double(bytes) / t.best_seconds;
-    if (bench.bandwidth == 0.0) bench.bandwidth = best;
+    if (bench.bandwidth == 0.0) {
+        bench.bandwidth = best;
+        bench.bandwidth_median = 2.0 * double(bytes) / t.seconds;
+    }
     JsonLine line = JsonLine::start(bench, name);
     line.add("bytes", int64_t(2 * bytes));
     add_rates(line, bench, t, 2.0 * double(bytes), 0);
@@ -140,9 +147,32 @@ void device_copy_probe(Bench &bench, const char *name) {
 
 }  // namespace
 
+double probe_read_rate(Bench &bench, double seconds) {
+    // A 256 MiB buffer (8× a 32 MiB LLC), kept for the whole run: pairing calls this often.
+    static std::vector<uint64_t> words;
+    if (words.empty()) {
+        words.resize((size_t(256) << 20) / sizeof(uint64_t));
+        parallel(std::max(1, bench.options().threads), words.size(), [&](size_t b, size_t e) {
+            std::fill(words.begin() + ptrdiff_t(b), words.begin() + ptrdiff_t(e), 1u);
+        });
+    }
+    const int threads = std::max(1, bench.options().threads);
+    const double start = now();
+    double elapsed = 0.0;
+    int passes = 0;
+    do {
+        parallel(threads, words.size(), [&](size_t b, size_t e) {
+            g_sink.fetch_add(sum_words(words.data() + b, e - b), std::memory_order_relaxed);
+        });
+        ++passes;
+        elapsed = now() - start;
+    } while (elapsed < seconds);
+    return double(passes) * double(words.size() * sizeof(uint64_t)) / elapsed;
+}
+
 void bench_bandwidth(Bench &bench) {
     if (bench.host_memory()) {
-        bench.bandwidth = read_probe(bench, "bandwidth_read", 0.0);
+        read_probe(bench, "bandwidth_read", 0.0);
         triad_probe(bench);
     } else {
         device_copy_probe(bench, "bandwidth_device_copy");

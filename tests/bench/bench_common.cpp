@@ -72,12 +72,12 @@ void generate(uint64_t &state, void *dst, size_t bytes, pagoda_dtype_t dtype) {
     }
 }
 
+}  // namespace
+
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-
-}  // namespace
 
 Bench::Bench(const Options &options, pagoda_backend_t *backend)
     : options_(options), iface_(pagoda_backend_interface(backend)) {
@@ -140,7 +140,8 @@ pagoda_status_t Bench::supports(pagoda_op_t op, const void *args, std::string &w
 
 void Bench::synchronize() { check(iface_->stream_synchronize(iface_->self, stream_), "stream_synchronize"); }
 
-Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repeats) {
+Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repeats,
+               double paired_bytes) {
     const Options &o = bench.options();
     // The first call pays for page faults and lazy set-up; the second says how long one takes.
     step(0);
@@ -153,13 +154,21 @@ Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repea
     Timing t;
     t.repeats = repeats > 0 ? repeats : o.repeats;
     t.iterations = std::max<int64_t>(o.min_iterations, int64_t(std::ceil(o.target_seconds / one)));
-    std::vector<double> per_call;
+    const bool paired = paired_bytes > 0 && bench.host_memory();
+    std::vector<double> per_call, ratios;
     int64_t i = 2;
     for (int r = 0; r < t.repeats; ++r) {
+        const double probe_rate = paired ? probe_read_rate(bench, o.target_seconds / 3) : 0.0;
         t0 = now();
         for (int64_t j = 0; j < t.iterations; ++j) step(i++);
         bench.synchronize();
         per_call.push_back((now() - t0) / double(t.iterations));
+        if (paired) ratios.push_back(paired_bytes / per_call.back() / probe_rate);
+    }
+    if (paired) {
+        std::sort(ratios.begin(), ratios.end());
+        const size_t m = ratios.size();
+        t.paired_fraction = m % 2 ? ratios[m / 2] : 0.5 * (ratios[m / 2 - 1] + ratios[m / 2]);
     }
     std::sort(per_call.begin(), per_call.end());
     const size_t n = per_call.size();
@@ -225,8 +234,14 @@ void add_rates(JsonLine &line, const Bench &bench, const Timing &t, double bytes
     line.add("iterations", t.iterations).add("repeats", t.repeats);
     if (bytes > 0) line.add("gb_per_s", bytes / t.seconds / 1e9);
     if (flops > 0) line.add("gflop_per_s", flops / t.seconds / 1e9);
-    if (bytes > 0 && bench.bandwidth > 0)
-        line.add("fraction_of_bandwidth", bytes / t.seconds / bench.bandwidth);
+    if (bytes > 0 && bench.bandwidth > 0) {
+        // Other work on the machine only ever slows a repeat down: best against best is the
+        // least disturbed comparison; median against median says how typical it was.
+        line.add("fraction_of_bandwidth", bytes / t.best_seconds / bench.bandwidth);
+        if (bench.bandwidth_median > 0)
+            line.add("median_fraction_of_bandwidth", bytes / t.seconds / bench.bandwidth_median);
+    }
+    if (t.paired_fraction > 0) line.add("paired_fraction_of_bandwidth", t.paired_fraction);
 }
 
 void print_skipped(JsonLine line, const std::string &why) { line.add("skipped", why).print(); }

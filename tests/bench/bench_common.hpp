@@ -52,10 +52,11 @@ public:
     pagoda_status_t supports(pagoda_op_t op, const void *args, std::string &why);
     void synchronize();
 
-    // The measured ceiling that fraction_of_bandwidth divides by (bytes/s): the best repeat of
-    // the bandwidth probe, since other work on the machine only ever slows a repeat down.
-    // 0 until measured.
+    // The measured ceiling (bytes/s): the best repeat of the bandwidth probe, and its median
+    // repeat. A kernel's best is compared with the first, its median with the second, so both
+    // sides of a fraction saw the same kind of luck. 0 until measured.
     double bandwidth = 0.0;
+    double bandwidth_median = 0.0;
 
 private:
     Options options_;
@@ -72,12 +73,26 @@ struct Timing {
     double best_seconds = 0.0;  // fastest repeat
     int64_t iterations = 0;     // launches per repeat
     int repeats = 0;
+    // Median over repeats of (this repeat's bytes/s) / (the read probe's bytes/s in the moment
+    // just before it); 0 when not paired. See measure().
+    double paired_fraction = 0.0;
 };
 
 // Times `step(i)`: two warm-up calls, then `repeats` (0: the options' count) runs of enough
 // calls to last target_seconds (at least min_iterations), each closed by a stream
 // synchronisation. `i` counts calls so the step can rotate among buffer copies.
-Timing measure(Bench &bench, const std::function<void(int64_t i)> &step, int repeats = 0);
+// With `paired_bytes` > 0 (bytes one call moves) on host memory, each repeat is preceded by a
+// stretch of the read probe, and the ratio of the two rates is taken per pair: on a shared,
+// noisy machine both sides of each ratio then see the same moment.
+Timing measure(Bench &bench, const std::function<void(int64_t i)> &step, int repeats = 0,
+               double paired_bytes = 0.0);
+
+// Seconds on a monotonic clock.
+double now();
+
+// Runs the read probe (bench_bandwidth.cpp) for about `seconds` on the bench's threads and
+// returns its rate in bytes/s.
+double probe_read_rate(Bench &bench, double seconds);
 
 // Copies of a `bytes`-sized buffer needed to add up to rotate_bytes (at least 1), so that a
 // kernel cycling through them finds none in the last-level cache.
