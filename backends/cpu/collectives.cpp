@@ -249,6 +249,16 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     return PAGODA_OK;
 }
 
+pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
+                                     pagoda_status_t *error) {
+    if (comm == nullptr || error == nullptr)
+        return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT,
+                                     "comm_get_async_error: comm or error is NULL");
+    // Collectives run synchronously here, so the only asynchronous failure is an abort.
+    *error = comm->group->aborted() ? PAGODA_ERR_BACKEND : PAGODA_OK;
+    return PAGODA_OK;
+}
+
 // Sends never block (they copy into a mailbox), so pairs of sends and receives cannot deadlock
 // and a group needs no deferred issue.
 pagoda_status_t group_start(void *) { return PAGODA_OK; }
@@ -260,7 +270,7 @@ const pagoda_backend_collectives_t &cpu_collectives() {
     static const pagoda_backend_collectives_t table = {
         sizeof(pagoda_backend_collectives_t),
         get_unique_id, comm_create, comm_destroy, comm_abort, all_reduce, all_gather,
-        reduce_scatter, broadcast, send, recv, group_start, group_end,
+        reduce_scatter, broadcast, send, recv, group_start, group_end, comm_get_async_error,
     };
     return table;
 }

@@ -88,6 +88,11 @@ bool CommGroup::recv(int32_t from, int32_t to, void *data, size_t bytes, std::st
     return true;
 }
 
+bool CommGroup::aborted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return aborted_;
+}
+
 void CommGroup::abort() {
     std::lock_guard<std::mutex> lock(mutex_);
     aborted_ = true;

@@ -47,6 +47,7 @@ public:
 
     // Wakes every waiting rank with an error; later collectives fail at once.
     void abort();
+    bool aborted();
 
 private:
     bool barrier(std::string &error);

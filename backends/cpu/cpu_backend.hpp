@@ -44,9 +44,12 @@ struct CpuStream {
     int32_t device = 0;
 };
 
-// Likewise an event is complete as soon as it is recorded.
+// Likewise an event is complete as soon as it is recorded; a timing event keeps the moment.
 struct CpuEvent {
     int32_t device = 0;
+    bool timing = false;
+    bool recorded = false;
+    double recorded_at = 0.0;  // seconds on a monotonic clock
 };
 
 }  // namespace pagoda::cpu

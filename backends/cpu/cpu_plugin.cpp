@@ -2,6 +2,7 @@
 // memory, synchronous streams, and the kernels of kernels.hpp.
 #include <sys/mman.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -133,26 +134,68 @@ void stream_destroy(void *, pagoda_backend_stream_t *stream) { delete stream; }
 
 pagoda_status_t stream_synchronize(void *, pagoda_backend_stream_t *) { return PAGODA_OK; }
 
-pagoda_status_t event_create(void *self, int32_t device, pagoda_backend_event_t **out) {
+pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,
+                             pagoda_backend_event_t **out) {
     CpuBackend &cpu = self_of(self);
     if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+    if ((flags & ~PAGODA_EVENT_TIMING) != 0)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                        "event_create: flags " + std::to_string(flags) + " has unknown bits");
     auto *event = new (std::nothrow) pagoda_backend_event{};
     if (event == nullptr) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "event_create: out of memory");
     event->device = device;
+    event->timing = (flags & PAGODA_EVENT_TIMING) != 0;
     *out = event;
     return PAGODA_OK;
 }
 
 void event_destroy(void *, pagoda_backend_event_t *event) { delete event; }
 
-// Work is complete when launched, so recording, waiting and synchronising have nothing to do.
-pagoda_status_t event_record(void *, pagoda_backend_event_t *, pagoda_backend_stream_t *) {
+// Work is complete when launched, so waiting and synchronising have nothing to do, and an
+// event's moment is the moment it is recorded.
+pagoda_status_t event_record(void *self, pagoda_backend_event_t *event,
+                             pagoda_backend_stream_t *stream) {
+    if (event == nullptr || stream == nullptr)
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "event_record: event or stream is NULL");
+    event->recorded = true;
+    if (event->timing)
+        event->recorded_at =
+            std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return PAGODA_OK;
 }
 pagoda_status_t stream_wait_event(void *, pagoda_backend_stream_t *, pagoda_backend_event_t *) {
     return PAGODA_OK;
 }
 pagoda_status_t event_synchronize(void *, pagoda_backend_event_t *) { return PAGODA_OK; }
+
+pagoda_status_t stream_query(void *self, pagoda_backend_stream_t *stream, uint32_t *complete) {
+    if (stream == nullptr || complete == nullptr)
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_query: stream or complete is NULL");
+    *complete = 1;
+    return PAGODA_OK;
+}
+
+pagoda_status_t event_query(void *self, pagoda_backend_event_t *event, uint32_t *complete) {
+    if (event == nullptr || complete == nullptr)
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "event_query: event or complete is NULL");
+    *complete = 1;
+    return PAGODA_OK;
+}
+
+pagoda_status_t event_elapsed(void *self, pagoda_backend_event_t *start,
+                              pagoda_backend_event_t *end, float *milliseconds) {
+    CpuBackend &cpu = self_of(self);
+    if (start == nullptr || end == nullptr || milliseconds == nullptr)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_elapsed: an argument is NULL");
+    if (!start->timing || !end->timing)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                        "event_elapsed: both events need PAGODA_EVENT_TIMING");
+    if (!start->recorded || !end->recorded)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                        "event_elapsed: both events must have been recorded");
+    *milliseconds = float((end->recorded_at - start->recorded_at) * 1e3);
+    return PAGODA_OK;
+}
 
 pagoda_status_t copy(void *self, pagoda_backend_stream_t *stream, void *dst, const void *src,
                      size_t size, pagoda_copy_kind_t kind) {
@@ -298,6 +341,9 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.memset = memset_;
         t.kernels = &kKernels;
         t.collectives = &cpu_collectives();  // ranks as threads of this process; MPI comes later
+        t.stream_query = stream_query;
+        t.event_query = event_query;
+        t.event_elapsed = event_elapsed;
         *out = &instance.release()->iface;
         return PAGODA_OK;
     } catch (const std::bad_alloc &) {

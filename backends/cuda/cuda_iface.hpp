@@ -20,13 +20,18 @@ pagoda_status_t memset_async(void *self, pagoda_backend_stream_t *stream, void *
 pagoda_status_t stream_create(void *self, int32_t device, pagoda_backend_stream_t **out);
 void stream_destroy(void *self, pagoda_backend_stream_t *stream);
 pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream);
-pagoda_status_t event_create(void *self, int32_t device, pagoda_backend_event_t **out);
+pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,
+                             pagoda_backend_event_t **out);
 void event_destroy(void *self, pagoda_backend_event_t *event);
 pagoda_status_t event_record(void *self, pagoda_backend_event_t *event,
                              pagoda_backend_stream_t *stream);
 pagoda_status_t stream_wait_event(void *self, pagoda_backend_stream_t *stream,
                                   pagoda_backend_event_t *event);
 pagoda_status_t event_synchronize(void *self, pagoda_backend_event_t *event);
+pagoda_status_t stream_query(void *self, pagoda_backend_stream_t *stream, uint32_t *complete);
+pagoda_status_t event_query(void *self, pagoda_backend_event_t *event, uint32_t *complete);
+pagoda_status_t event_elapsed(void *self, pagoda_backend_event_t *start,
+                              pagoda_backend_event_t *end, float *milliseconds);
 
 // cuda_kernels.cpp: the kernel table.
 extern const pagoda_backend_kernels_t kKernels;

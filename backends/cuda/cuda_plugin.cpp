@@ -147,6 +147,9 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.memset = memset_async;
         t.kernels = &kKernels;
         t.collectives = &kCollectives;
+        t.stream_query = stream_query;
+        t.event_query = event_query;
+        t.event_elapsed = event_elapsed;
         *out = &instance.release()->iface;
         return PAGODA_OK;
     } catch (const std::bad_alloc &) {

@@ -50,16 +50,22 @@ pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) 
     });
 }
 
-pagoda_status_t event_create(void *self, int32_t device, pagoda_backend_event_t **out) {
+pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,
+                             pagoda_backend_event_t **out) {
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
         if (out == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_create: out is NULL");
+        if ((flags & ~PAGODA_EVENT_TIMING) != 0)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                             "event_create: flags " + std::to_string(flags) + " has unknown bits");
         if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
         if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
         auto event = std::make_unique<pagoda_backend_event>();
         event->device = device;
-        if (cudaError_t e = cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming);
-            e != cudaSuccess)
+        // Events that keep no time are cheaper to record and to wait for.
+        const unsigned cuda_flags =
+            (flags & PAGODA_EVENT_TIMING) ? cudaEventDefault : cudaEventDisableTiming;
+        if (cudaError_t e = cudaEventCreateWithFlags(&event->event, cuda_flags); e != cudaSuccess)
             return cuda.fail_cuda(e, "cudaEventCreateWithFlags", device);
         *out = event.release();
         return PAGODA_OK;
@@ -113,6 +119,46 @@ pagoda_status_t event_synchronize(void *self, pagoda_backend_event_t *event) {
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
         if (cudaError_t e = cudaEventSynchronize(event->event); e != cudaSuccess)
             return cuda.fail_cuda(e, "cudaEventSynchronize", event->device);
+        return PAGODA_OK;
+    });
+}
+
+// cudaErrorNotReady is "not yet", not a failure.
+pagoda_status_t stream_query(void *self, pagoda_backend_stream_t *stream, uint32_t *complete) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (stream == nullptr || complete == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_query: stream or complete is NULL");
+        cudaError_t e = cudaStreamQuery(stream->stream);
+        if (e != cudaSuccess && e != cudaErrorNotReady)
+            return cuda.fail_cuda(e, "cudaStreamQuery", stream->device);
+        *complete = e == cudaSuccess ? 1u : 0u;
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t event_query(void *self, pagoda_backend_event_t *event, uint32_t *complete) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (event == nullptr || complete == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_query: event or complete is NULL");
+        cudaError_t e = cudaEventQuery(event->event);
+        if (e != cudaSuccess && e != cudaErrorNotReady)
+            return cuda.fail_cuda(e, "cudaEventQuery", event->device);
+        *complete = e == cudaSuccess ? 1u : 0u;
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t event_elapsed(void *self, pagoda_backend_event_t *start,
+                              pagoda_backend_event_t *end, float *milliseconds) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (start == nullptr || end == nullptr || milliseconds == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_elapsed: an argument is NULL");
+        if (cudaError_t e = cudaEventElapsedTime(milliseconds, start->event, end->event);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaEventElapsedTime", start->device);
         return PAGODA_OK;
     });
 }

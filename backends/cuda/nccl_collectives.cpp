@@ -294,6 +294,26 @@ pagoda_status_t group_end(void *self) {
     });
 }
 
+pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
+                                     pagoda_status_t *error) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (comm == nullptr || error == nullptr)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                             "comm_get_async_error: comm or error is NULL");
+        if (comm->aborted.load()) {
+            *error = PAGODA_ERR_BACKEND;
+            return PAGODA_OK;
+        }
+        ncclResult_t async = ncclSuccess;
+        if (ncclResult_t r = ncclCommGetAsyncError(comm->nccl, &async); r != ncclSuccess)
+            return fail_nccl(cuda, r, "ncclCommGetAsyncError", comm, comm->device);
+        // ncclInProgress means a non-blocking call is still under way, not a failure.
+        *error = (async == ncclSuccess || async == ncclInProgress) ? PAGODA_OK : PAGODA_ERR_BACKEND;
+        return PAGODA_OK;
+    });
+}
+
 }  // namespace
 
 const pagoda_backend_collectives_t kCollectives = {
@@ -310,6 +330,7 @@ const pagoda_backend_collectives_t kCollectives = {
     recv,
     group_start,
     group_end,
+    comm_get_async_error,
 };
 
 }  // namespace pagoda::cuda

@@ -97,6 +97,9 @@ typedef struct pagoda_device_info {
     char arch[32];               /**< Architecture tag, NUL-terminated ("x86_64-avx2", "sm_90"). */
 } pagoda_device_info_t;
 
+/** \brief ::pagoda_backend_iface_t::event_create flags: the event records a time, for event_elapsed. */
+#define PAGODA_EVENT_TIMING 1u
+
 /** \brief An ordered queue of work on one device; defined by each backend. */
 typedef struct pagoda_backend_stream pagoda_backend_stream_t;
 /** \brief A marker in a stream that other streams or the host can wait for; defined by each backend. */
@@ -164,17 +167,29 @@ typedef enum pagoda_reduce_op {
  *
  * Counts are elements of `dtype` per rank. Calls between `group_start` and `group_end` are
  * fused and may only complete together (needed for send/recv pairs).
+ *
+ * A failed or hung rank must not hang the others forever: the host watches with
+ * `comm_get_async_error` and the stream and event queries, and calls `comm_abort` on every
+ * rank's communicator when one fails; collectives waiting on an aborted communicator fail.
  */
 typedef struct pagoda_backend_collectives {
     uint32_t struct_size; /**< sizeof(pagoda_backend_collectives_t) as the plugin knows it. */
     /** Makes a new unique id; done by one rank and shared with the others out of band. */
     pagoda_status_t (*get_unique_id)(void *self, pagoda_comm_unique_id_t *id);
-    /** Joins rank `rank` of `n_ranks` on `device`; blocks until all ranks joined. */
+    /**
+     * Joins rank `rank` of `n_ranks` on `device`; blocks until all ranks joined. A thread that
+     * creates several ranks (one per local device) wraps the calls in `group_start` and
+     * `group_end`; backends whose ranks are host threads (the CPU backend) need one thread per
+     * rank.
+     */
     pagoda_status_t (*comm_create)(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
                                    int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out);
     /** Destroys a communicator; NULL is ignored. */
     void (*comm_destroy)(void *self, pagoda_backend_comm_t *comm);
-    /** Aborts a communicator so that every rank's pending collective fails instead of hanging. */
+    /**
+     * Aborts a communicator so that every rank's pending collective fails instead of hanging.
+     * The communicator must still be released with `comm_destroy`.
+     */
     pagoda_status_t (*comm_abort)(void *self, pagoda_backend_comm_t *comm);
     /** `recv = reduce over ranks of send`, `count` elements; in place when `send == recv`. */
     pagoda_status_t (*all_reduce)(void *self, pagoda_backend_comm_t *comm,
@@ -205,6 +220,12 @@ typedef struct pagoda_backend_collectives {
     pagoda_status_t (*group_start)(void *self);
     /** Closes the group opened by `group_start` and issues it. */
     pagoda_status_t (*group_end)(void *self);
+    /**
+     * Sets `*error` to ::PAGODA_OK while the communicator is healthy, or to the status of an
+     * asynchronous failure (a failed collective, a peer's abort), without blocking.
+     */
+    pagoda_status_t (*comm_get_async_error)(void *self, pagoda_backend_comm_t *comm,
+                                            pagoda_status_t *error);
 } pagoda_backend_collectives_t;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -216,7 +237,8 @@ typedef struct pagoda_backend_collectives {
  *
  * Every function takes the table's `self` first. Unless a slot says otherwise, functions are
  * safe from any thread, but a stream is used from one thread at a time. Every failing call sets
- * an error through the host's `set_error` and returns a status.
+ * an error through the host's `set_error` and returns a status. A call that names a device may
+ * make it the calling thread's current device (as CUDA does).
  */
 typedef struct pagoda_backend_iface {
     uint32_t struct_size; /**< sizeof(pagoda_backend_iface_t) as the plugin knows it. */
@@ -252,8 +274,12 @@ typedef struct pagoda_backend_iface {
     /** Blocks until the stream's work is done; reports a failure of that work. */
     pagoda_status_t (*stream_synchronize)(void *self, pagoda_backend_stream_t *stream);
 
-    /** Creates an event on `device`. */
-    pagoda_status_t (*event_create)(void *self, int32_t device, pagoda_backend_event_t **out);
+    /**
+     * Creates an event on `device`. `flags` holds PAGODA_EVENT_* bits (unknown bits are an
+     * error); events without ::PAGODA_EVENT_TIMING are cheaper where the backend distinguishes.
+     */
+    pagoda_status_t (*event_create)(void *self, int32_t device, uint32_t flags,
+                                    pagoda_backend_event_t **out);
     /** Destroys an event; NULL is ignored. */
     void (*event_destroy)(void *self, pagoda_backend_event_t *event);
     /** Marks the point in `stream` that `event` stands for. */
@@ -265,7 +291,11 @@ typedef struct pagoda_backend_iface {
     /** Blocks the host until `event` has completed. */
     pagoda_status_t (*event_synchronize)(void *self, pagoda_backend_event_t *event);
 
-    /** Copies `size` bytes on `stream`; host memory must stay valid until the stream reaches it. */
+    /**
+     * Copies `size` bytes on `stream`; host memory must stay valid until the stream reaches it.
+     * A copy between a device and pageable host memory may block the calling thread; host
+     * memory from `host_buffer_alloc` lets it overlap with other work.
+     */
     pagoda_status_t (*copy)(void *self, pagoda_backend_stream_t *stream, void *dst,
                             const void *src, size_t size, pagoda_copy_kind_t kind);
     /** Sets `size` bytes of device memory to `value` on `stream`. */
@@ -276,6 +306,21 @@ typedef struct pagoda_backend_iface {
     const pagoda_backend_kernels_t *kernels;
     /** The collectives table; NULL for a backend without collectives. */
     const pagoda_backend_collectives_t *collectives;
+
+    /**
+     * Without blocking, sets `*complete` to 1 when all work queued on `stream` is done and to 0
+     * otherwise; reports a failure of that work. Lets the host watch for hangs.
+     */
+    pagoda_status_t (*stream_query)(void *self, pagoda_backend_stream_t *stream,
+                                    uint32_t *complete);
+    /** Without blocking, sets `*complete` to 1 when `event` has completed, 0 otherwise. */
+    pagoda_status_t (*event_query)(void *self, pagoda_backend_event_t *event, uint32_t *complete);
+    /**
+     * Milliseconds between two completed events, both created with ::PAGODA_EVENT_TIMING and
+     * recorded; the cost model's measurements rest on it.
+     */
+    pagoda_status_t (*event_elapsed)(void *self, pagoda_backend_event_t *start,
+                                     pagoda_backend_event_t *end, float *milliseconds);
 } pagoda_backend_iface_t;
 
 /**
@@ -341,6 +386,7 @@ PAGODA_API pagoda_status_t pagoda_backends_discover(const char *search_path,
 
 /**
  * \brief Number of backends in the registry.
+ * \return the count; 0 before any load.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1
@@ -370,7 +416,9 @@ PAGODA_API pagoda_status_t pagoda_backend_get(size_t index, pagoda_backend_t **o
 PAGODA_API pagoda_status_t pagoda_backend_find(const char *name, pagoda_backend_t **out);
 
 /**
- * \brief The backend's short name; NULL for a NULL handle.
+ * \brief The backend's short name, such as `"cpu"`.
+ * \param[in] backend a loaded backend, or NULL.
+ * \return the name, valid as long as the backend; NULL for a NULL or invalid handle.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1
@@ -378,7 +426,9 @@ PAGODA_API pagoda_status_t pagoda_backend_find(const char *name, pagoda_backend_
 PAGODA_API const char *pagoda_backend_name(const pagoda_backend_t *backend);
 
 /**
- * \brief The backend's one-line description; NULL for a NULL handle.
+ * \brief The backend's one-line description.
+ * \param[in] backend a loaded backend, or NULL.
+ * \return the description, valid as long as the backend; NULL for a NULL or invalid handle.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1
@@ -386,7 +436,9 @@ PAGODA_API const char *pagoda_backend_name(const pagoda_backend_t *backend);
 PAGODA_API const char *pagoda_backend_description(const pagoda_backend_t *backend);
 
 /**
- * \brief The file the backend was loaded from; NULL for a NULL handle.
+ * \brief The file the backend was loaded from.
+ * \param[in] backend a loaded backend, or NULL.
+ * \return the canonical path, valid as long as the backend; NULL for a NULL or invalid handle.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1
@@ -433,6 +485,7 @@ PAGODA_API const pagoda_backend_iface_t *pagoda_backend_interface(const pagoda_b
 
 /**
  * \brief Number of plugins skipped by loads and discoveries so far.
+ * \return the count.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1

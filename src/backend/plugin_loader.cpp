@@ -43,10 +43,17 @@ const char *missing_slot(const pagoda_backend_iface_t &t) {
     PAGODA_REQUIRE(event_synchronize)
     PAGODA_REQUIRE(copy)
     PAGODA_REQUIRE(memset)
+    PAGODA_REQUIRE(stream_query)
+    PAGODA_REQUIRE(event_query)
+    PAGODA_REQUIRE(event_elapsed)
     PAGODA_REQUIRE(kernels)
     PAGODA_REQUIRE(kernels->supports)
     PAGODA_REQUIRE(kernels->launch)
 #undef PAGODA_REQUIRE
+    if (t.collectives != nullptr && (t.collectives->struct_size < sizeof(pagoda_backend_collectives_t) ||
+                                     t.collectives->comm_create == nullptr ||
+                                     t.collectives->comm_get_async_error == nullptr))
+        return "collectives (a table too small or without comm_create/comm_get_async_error)";
     if ((t.host_buffer_alloc == nullptr) != (t.host_buffer_free == nullptr))
         return "host_buffer_alloc/host_buffer_free (one without the other)";
     return nullptr;

@@ -41,6 +41,7 @@ FROZEN_VALUE(PAGODA_DEVICE_HOST_ACCESSIBLE, 1u);
 FROZEN_VALUE(PAGODA_DEVICE_USES_HOST_WEIGHTS, 2u);
 FROZEN_VALUE(PAGODA_COMM_UNIQUE_ID_BYTES, 128);
 FROZEN_VALUE(PAGODA_MATMUL_ACCUMULATE, 1u);
+FROZEN_VALUE(PAGODA_EVENT_TIMING, 1u);
 _Static_assert(sizeof(PAGODA_BACKEND_ENTRY_SYMBOL) == sizeof("pagoda_backend_entry"),
                "PAGODA_BACKEND_ENTRY_SYMBOL changed");
 
@@ -204,7 +205,9 @@ FROZEN_SLOT(pagoda_backend_collectives_t, group_start, 88,
             pagoda_status_t (*)(void *));
 FROZEN_SLOT(pagoda_backend_collectives_t, group_end, 96,
             pagoda_status_t (*)(void *));
-FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 104);
+FROZEN_SLOT(pagoda_backend_collectives_t, comm_get_async_error, 104,
+            pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_status_t *));
+FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 112);
 
 /* pagoda_backend_iface_t (backend.h) */
 FROZEN_FIELD(pagoda_backend_iface_t, struct_size, 0, 4);
@@ -233,7 +236,7 @@ FROZEN_SLOT(pagoda_backend_iface_t, stream_destroy, 96,
 FROZEN_SLOT(pagoda_backend_iface_t, stream_synchronize, 104,
             pagoda_status_t (*)(void *, pagoda_backend_stream_t *));
 FROZEN_SLOT(pagoda_backend_iface_t, event_create, 112,
-            pagoda_status_t (*)(void *, int32_t, pagoda_backend_event_t **));
+            pagoda_status_t (*)(void *, int32_t, uint32_t, pagoda_backend_event_t **));
 FROZEN_SLOT(pagoda_backend_iface_t, event_destroy, 120,
             void (*)(void *, pagoda_backend_event_t *));
 FROZEN_SLOT(pagoda_backend_iface_t, event_record, 128,
@@ -249,7 +252,14 @@ FROZEN_SLOT(pagoda_backend_iface_t, memset, 160,
             pagoda_status_t (*)(void *, pagoda_backend_stream_t *, void *, int, size_t));
 FROZEN_FIELD(pagoda_backend_iface_t, kernels, 168, 8);
 FROZEN_FIELD(pagoda_backend_iface_t, collectives, 176, 8);
-FROZEN_MIN_SIZE(pagoda_backend_iface_t, 184);
+FROZEN_SLOT(pagoda_backend_iface_t, stream_query, 184,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, uint32_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, event_query, 192,
+            pagoda_status_t (*)(void *, pagoda_backend_event_t *, uint32_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, event_elapsed, 200,
+            pagoda_status_t (*)(void *, pagoda_backend_event_t *, pagoda_backend_event_t *,
+                                float *));
+FROZEN_MIN_SIZE(pagoda_backend_iface_t, 208);
 
 /* pagoda_op_matmul_t (ops.h) */
 FROZEN_FIELD(pagoda_op_matmul_t, struct_size, 0, 4);
@@ -406,5 +416,7 @@ FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_caches, 24, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, block_bytes, 32, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, n_pairs, 40, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, block_pairs, 48, 8);
-FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 56);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, src_num_blocks, 56, 8);
+FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_num_blocks, 64, 8);
+FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 72);
 

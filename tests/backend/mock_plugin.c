@@ -62,8 +62,9 @@ static pagoda_status_t mock_stream_sync(void *self, pagoda_backend_stream_t *s) 
     (void)self, (void)s;
     return PAGODA_OK;
 }
-static pagoda_status_t mock_event_create(void *self, int32_t d, pagoda_backend_event_t **out) {
-    (void)self, (void)d;
+static pagoda_status_t mock_event_create(void *self, int32_t d, uint32_t flags,
+                                         pagoda_backend_event_t **out) {
+    (void)self, (void)d, (void)flags;
     *out = (pagoda_backend_event_t *)malloc(1);
     return PAGODA_OK;
 }
@@ -90,6 +91,23 @@ static pagoda_status_t mock_copy(void *self, pagoda_backend_stream_t *s, void *d
 static pagoda_status_t mock_memset(void *self, pagoda_backend_stream_t *s, void *dst, int v, size_t n) {
     (void)self, (void)s;
     memset(dst, v, n);
+    return PAGODA_OK;
+}
+static pagoda_status_t mock_query(void *self, void *what, uint32_t *complete) {
+    (void)self, (void)what;
+    *complete = 1;
+    return PAGODA_OK;
+}
+static pagoda_status_t mock_stream_query(void *self, pagoda_backend_stream_t *s, uint32_t *c) {
+    return mock_query(self, s, c);
+}
+static pagoda_status_t mock_event_query(void *self, pagoda_backend_event_t *e, uint32_t *c) {
+    return mock_query(self, e, c);
+}
+static pagoda_status_t mock_elapsed(void *self, pagoda_backend_event_t *a, pagoda_backend_event_t *b,
+                                    float *ms) {
+    (void)self, (void)a, (void)b;
+    *ms = 0.0f;
     return PAGODA_OK;
 }
 static pagoda_status_t mock_supports(void *self, int32_t d, pagoda_op_t op, const void *args) {
@@ -158,6 +176,9 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
     mock_iface.copy = mock_copy;
     mock_iface.memset = mock_memset;
     mock_iface.kernels = &mock_kernels;
+    mock_iface.stream_query = mock_stream_query;
+    mock_iface.event_query = mock_event_query;
+    mock_iface.event_elapsed = mock_elapsed;
     *out = &mock_iface;
     return PAGODA_OK;
 }

@@ -183,9 +183,15 @@ static void test_abort_wakes_waiting_rank(void **state) {
     pthread_create(&waiter, NULL, wait_in_all_reduce, &ctx);
     struct timespec pause = {0, 50 * 1000 * 1000};
     nanosleep(&pause, NULL);
+    pagoda_status_t async = PAGODA_ERR_INTERNAL;
+    TEST_ASSERT_OK(coll()->comm_get_async_error(self, c1, &async));
+    assert_int_equal(async, PAGODA_OK);
     TEST_ASSERT_OK(coll()->comm_abort(self, c1));
     pthread_join(waiter, NULL);
     assert_int_equal(ctx.status, PAGODA_ERR_BACKEND);
+    /* Both ranks' communicators report the abort without blocking. */
+    TEST_ASSERT_OK(coll()->comm_get_async_error(self, c0, &async));
+    assert_int_equal(async, PAGODA_ERR_BACKEND);
     coll()->comm_destroy(self, c0);
     coll()->comm_destroy(self, c1);
 }

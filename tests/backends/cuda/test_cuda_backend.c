@@ -81,7 +81,7 @@ static void test_copies_streams_events(void **state) {
 
     pagoda_backend_stream_t *s1 = test_stream_create(cuda), *s2 = test_stream_create(cuda);
     pagoda_backend_event_t *done = NULL;
-    TEST_ASSERT_OK(cuda->event_create(cuda->self, 0, &done));
+    TEST_ASSERT_OK(cuda->event_create(cuda->self, 0, 0, &done));
 
     TEST_ASSERT_OK(cuda->copy(cuda->self, s1, a, pinned_src, bytes, PAGODA_COPY_HOST_TO_DEVICE));
     TEST_ASSERT_OK(cuda->copy(cuda->self, s1, b, a, bytes, PAGODA_COPY_DEVICE_TO_DEVICE));
