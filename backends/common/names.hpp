@@ -1,4 +1,5 @@
-// Names of ops and types for plugin error messages (plugins do not link libpagoda).
+// Names of ops and types: for plugin error messages (plugins do not link libpagoda) and behind
+// libpagoda's own pagoda_op_name and pagoda_dtype_name, so the two cannot disagree.
 #pragma once
 
 #include "pagoda/ops.h"
@@ -21,7 +22,7 @@ inline const char *op_name(pagoda_op_t op) {
         case PAGODA_OP_SWAP_BLOCKS: return "swap_blocks";
         case PAGODA_OP_INVALID: break;
     }
-    return "invalid op";
+    return "invalid";
 }
 
 inline const char *dtype_name(pagoda_dtype_t dtype) {

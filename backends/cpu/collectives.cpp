@@ -10,6 +10,7 @@
 
 #include "comm_group.hpp"
 #include "cpu_backend.hpp"
+#include "dtypes.hpp"
 #include "half.hpp"
 #include "names.hpp"
 
@@ -34,17 +35,6 @@ CpuBackend &backend_of(void *self) { return backend_from_self(self); }
 bool reducible(pagoda_dtype_t t) {
     return t == PAGODA_DTYPE_F32 || t == PAGODA_DTYPE_F16 || t == PAGODA_DTYPE_BF16 ||
            t == PAGODA_DTYPE_I32 || t == PAGODA_DTYPE_I64;
-}
-
-size_t element_size(pagoda_dtype_t t) {
-    switch (t) {
-        case PAGODA_DTYPE_F32: case PAGODA_DTYPE_I32: return 4;
-        case PAGODA_DTYPE_F16: case PAGODA_DTYPE_BF16: return 2;
-        case PAGODA_DTYPE_I64: return 8;
-        case PAGODA_DTYPE_I8: case PAGODA_DTYPE_U8: return 1;
-        case PAGODA_DTYPE_INVALID: break;
-    }
-    return 0;
 }
 
 template <typename T>
@@ -94,7 +84,7 @@ pagoda_status_t check_common(CpuBackend &cpu, const char *what, pagoda_backend_c
                              pagoda_reduce_op_t op = PAGODA_REDUCE_SUM) {
     if (comm == nullptr || stream == nullptr)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + ": comm or stream is NULL");
-    if (element_size(dtype) == 0 || (reduce && !reducible(dtype)))
+    if (plugin::dtype_size(dtype) == 0 || (reduce && !reducible(dtype)))
         return cpu.fail(PAGODA_ERR_UNSUPPORTED, std::string(what) + ": dtype " +
                                                     plugin::dtype_name(dtype) + " is not supported");
     if (reduce && (op < PAGODA_REDUCE_SUM || op > PAGODA_REDUCE_MIN))
@@ -158,7 +148,7 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
     if (auto s = check_common(cpu, "all_reduce", comm, stream, dtype, true, op); s != PAGODA_OK) return s;
     std::string error;
     const size_t n = size_t(comm->group->n_ranks()), rank = size_t(comm->rank);
-    const size_t elem = element_size(dtype);
+    const size_t elem = plugin::dtype_size(dtype);
     // Rank r reduces slice r and writes it to every rank's output; slices are disjoint, so this
     // is safe in place too (each element is read in full before it is written).
     const size_t begin = count * rank / n, end = count * (rank + 1) / n;
@@ -181,7 +171,7 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "all_gather", comm, stream, dtype, false); s != PAGODA_OK) return s;
     std::string error;
-    const size_t bytes = count * element_size(dtype), rank = size_t(comm->rank);
+    const size_t bytes = count * plugin::dtype_size(dtype), rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         for (const auto &peer : all)
             std::memmove(static_cast<unsigned char *>(peer.recv) + rank * bytes, all[rank].send, bytes);
@@ -211,7 +201,7 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "broadcast: root " + std::to_string(root) +
                                                          " is not a rank");
     std::string error;
-    const size_t bytes = count * element_size(dtype);
+    const size_t bytes = count * plugin::dtype_size(dtype);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (all[size_t(comm->rank)].recv != all[size_t(root)].send)
             std::memmove(all[size_t(comm->rank)].recv, all[size_t(root)].send, bytes);
@@ -233,7 +223,7 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_common(cpu, "send", comm, stream, dtype, false); s != PAGODA_OK) return s;
     if (auto s = check_peer(cpu, "send", comm, peer); s != PAGODA_OK) return s;
     std::string error;
-    if (!comm->group->send(comm->rank, peer, buf, count * element_size(dtype), error))
+    if (!comm->group->send(comm->rank, peer, buf, count * plugin::dtype_size(dtype), error))
         return aborted(cpu, "send", error);
     return PAGODA_OK;
 }
@@ -244,7 +234,7 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_common(cpu, "recv", comm, stream, dtype, false); s != PAGODA_OK) return s;
     if (auto s = check_peer(cpu, "recv", comm, peer); s != PAGODA_OK) return s;
     std::string error;
-    if (!comm->group->recv(peer, comm->rank, buf, count * element_size(dtype), error))
+    if (!comm->group->recv(peer, comm->rank, buf, count * plugin::dtype_size(dtype), error))
         return aborted(cpu, "recv", error);
     return PAGODA_OK;
 }

@@ -1,54 +1,22 @@
-// Names and sizes of element types and ops.
+// Names and sizes of element types and ops: the tables plugins use too (backends/common), so a
+// backend's messages name types and ops exactly as the library does.
+#include "dtypes.hpp"
+#include "names.hpp"
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 
 extern "C" {
 
 PAGODA_API size_t pagoda_dtype_size(pagoda_dtype_t dtype) {
-    switch (dtype) {
-        case PAGODA_DTYPE_F32: return 4;
-        case PAGODA_DTYPE_F16: return 2;
-        case PAGODA_DTYPE_BF16: return 2;
-        case PAGODA_DTYPE_I32: return 4;
-        case PAGODA_DTYPE_I64: return 8;
-        case PAGODA_DTYPE_I8: return 1;
-        case PAGODA_DTYPE_U8: return 1;
-        case PAGODA_DTYPE_INVALID: break;
-    }
-    return 0;
+    return pagoda::plugin::dtype_size(dtype);
 }
 
 PAGODA_API const char *pagoda_dtype_name(pagoda_dtype_t dtype) {
-    switch (dtype) {
-        case PAGODA_DTYPE_F32: return "f32";
-        case PAGODA_DTYPE_F16: return "f16";
-        case PAGODA_DTYPE_BF16: return "bf16";
-        case PAGODA_DTYPE_I32: return "i32";
-        case PAGODA_DTYPE_I64: return "i64";
-        case PAGODA_DTYPE_I8: return "i8";
-        case PAGODA_DTYPE_U8: return "u8";
-        case PAGODA_DTYPE_INVALID: break;
-    }
-    return "invalid";
+    return pagoda::plugin::dtype_name(dtype);
 }
 
 PAGODA_API const char *pagoda_op_name(pagoda_op_t op) {
-    switch (op) {
-        case PAGODA_OP_MATMUL: return "matmul";
-        case PAGODA_OP_EMBEDDING: return "embedding";
-        case PAGODA_OP_RMSNORM: return "rmsnorm";
-        case PAGODA_OP_ROPE: return "rope";
-        case PAGODA_OP_SILU_MUL: return "silu_mul";
-        case PAGODA_OP_ADD: return "add";
-        case PAGODA_OP_ARGMAX: return "argmax";
-        case PAGODA_OP_SOFTMAX: return "softmax";
-        case PAGODA_OP_KV_WRITE: return "kv_write";
-        case PAGODA_OP_PAGED_ATTENTION: return "paged_attention";
-        case PAGODA_OP_COPY_BLOCKS: return "copy_blocks";
-        case PAGODA_OP_SWAP_BLOCKS: return "swap_blocks";
-        case PAGODA_OP_INVALID: break;
-    }
-    return "invalid";
+    return pagoda::plugin::op_name(op);
 }
 
 }  // extern "C"

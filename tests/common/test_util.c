@@ -149,3 +149,44 @@ pagoda_backend_stream_t *test_stream_create(const pagoda_backend_iface_t *iface)
 void test_stream_destroy(const pagoda_backend_iface_t *iface, pagoda_backend_stream_t *stream) {
     iface->stream_destroy(iface->self, stream);
 }
+
+pagoda_status_t test_cpu_launch(pagoda_op_t op, const void *args) {
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    pagoda_status_t s = iface->kernels->launch(iface->self, stream, op, args);
+    /* The CPU backend finishes a kernel inside launch, but the ABI promises that only here. */
+    if (s == PAGODA_OK) TEST_ASSERT_OK(iface->stream_synchronize(iface->self, stream));
+    test_stream_destroy(iface, stream);
+    return s;
+}
+
+pagoda_status_t test_cpu_supports(pagoda_op_t op, const void *args) {
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    return iface->kernels->supports(iface->self, 0, op, args);
+}
+
+void *test_xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    return p;
+}
+
+void *test_xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    assert_non_null(p);
+    return p;
+}
+
+void test_expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle) {
+    const char *msg = pagoda_last_error_message();
+    if (got != want)
+        fail_msg("expected %s, got %s (%s)", pagoda_status_string(want), pagoda_status_string(got),
+                 msg);
+    if (strstr(msg, needle) == NULL) fail_msg("message '%s' does not mention '%s'", msg, needle);
+}
+
+void test_cpu_expect_rejected(pagoda_op_t op, const void *args, pagoda_status_t want,
+                              const char *needle) {
+    pagoda_clear_error();
+    test_expect_failure(test_cpu_supports(op, args), want, needle);
+}

@@ -1,5 +1,6 @@
-/* Helpers shared by the tests: seeded random data, half-precision conversion, error norms, and
- * the freshly built CPU backend. Tests include <cmocka.h> through this header. */
+/* Helpers shared by the tests: seeded random data, half-precision conversion, error norms, the
+ * freshly built CPU backend, allocation and expected failures. Tests include <cmocka.h> through
+ * this header. */
 #ifndef PAGODA_TEST_UTIL_H
 #define PAGODA_TEST_UTIL_H
 
@@ -62,6 +63,21 @@ const pagoda_backend_iface_t *test_cpu_iface(void);
 /* A CPU stream on device 0 for launching kernels; destroy with test_stream_destroy. */
 pagoda_backend_stream_t *test_stream_create(const pagoda_backend_iface_t *iface);
 void test_stream_destroy(const pagoda_backend_iface_t *iface, pagoda_backend_stream_t *stream);
+
+/* Launches `op` on a fresh CPU stream, waits for it if it started, and destroys the stream. */
+pagoda_status_t test_cpu_launch(pagoda_op_t op, const void *args);
+/* The CPU backend's verdict on `op` with `args` on device 0 (it reads the description only). */
+pagoda_status_t test_cpu_supports(pagoda_op_t op, const void *args);
+
+/* malloc and calloc that fail the test instead of returning NULL; a size of 0 still allocates. */
+void *test_xmalloc(size_t bytes);
+void *test_xcalloc(size_t n, size_t size);
+
+/* Fails unless `got` is `want` and this thread's error message contains `needle`. */
+void test_expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle);
+/* Clears the error, then test_expect_failure on test_cpu_supports(op, args). */
+void test_cpu_expect_rejected(pagoda_op_t op, const void *args, pagoda_status_t want,
+                              const char *needle);
 
 #ifdef __cplusplus
 }

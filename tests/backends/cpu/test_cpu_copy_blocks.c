@@ -8,21 +8,20 @@
 
 enum { CACHES = 4, BLOCK_BYTES = 96 };
 
-static pagoda_status_t launch(pagoda_op_t op, const pagoda_op_copy_blocks_t *args) {
-    const pagoda_backend_iface_t *t = test_cpu_iface();
-    pagoda_backend_stream_t *stream = test_stream_create(t);
-    pagoda_status_t s = t->kernels->launch(t->self, stream, op, args);
-    test_stream_destroy(t, stream);
-    return s;
-}
-
 /* CACHES caches of `blocks` blocks each, filled with random bytes. */
 static void make_caches(void *caches[CACHES], int blocks, test_rng_t *rng) {
     for (int c = 0; c < CACHES; ++c) {
-        unsigned char *p = malloc((size_t)blocks * BLOCK_BYTES);
-        assert_non_null(p);
+        unsigned char *p = test_xmalloc((size_t)blocks * BLOCK_BYTES);
         for (int i = 0; i < blocks * BLOCK_BYTES; ++i) p[i] = (unsigned char)test_rng_next(rng);
         caches[c] = p;
+    }
+}
+
+/* A copy of each cache's `blocks` blocks, to compare with after a launch. */
+static void snapshot_caches(void *copy[CACHES], void *const caches[CACHES], int blocks) {
+    for (int c = 0; c < CACHES; ++c) {
+        copy[c] = test_xmalloc((size_t)blocks * BLOCK_BYTES);
+        memcpy(copy[c], caches[c], (size_t)blocks * BLOCK_BYTES);
     }
 }
 
@@ -59,14 +58,12 @@ static void test_copy_on_write(void **state) {
     test_rng_seed(&rng, 1);
     void *caches[CACHES], *before[CACHES];
     make_caches(caches, BLOCKS, &rng);
-    make_caches(before, BLOCKS, &rng);
-    for (int c = 0; c < CACHES; ++c) memcpy(before[c], caches[c], BLOCKS * BLOCK_BYTES);
+    snapshot_caches(before, caches, BLOCKS);
 
     const int32_t pairs[] = {2, 7, 5, 0, 9, 3, 4, 4};
     pagoda_op_copy_blocks_t a = copy_args(caches, BLOCKS, caches, BLOCKS, pairs, 4);
-    const pagoda_backend_iface_t *t = test_cpu_iface();
-    TEST_ASSERT_OK(t->kernels->supports(t->self, 0, PAGODA_OP_COPY_BLOCKS, &a));
-    TEST_ASSERT_OK(launch(PAGODA_OP_COPY_BLOCKS, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_COPY_BLOCKS, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a));
     for (int c = 0; c < CACHES; ++c) {
         for (int b = 0; b < BLOCKS; ++b) {
             int src = b;
@@ -89,13 +86,12 @@ static void test_swap_round_trip(void **state) {
     void *device[CACHES], *host[CACHES], *original[CACHES];
     make_caches(device, DEVICE_BLOCKS, &rng);
     make_caches(host, HOST_BLOCKS, &rng);
-    make_caches(original, DEVICE_BLOCKS, &rng);
-    for (int c = 0; c < CACHES; ++c) memcpy(original[c], device[c], DEVICE_BLOCKS * BLOCK_BYTES);
+    snapshot_caches(original, device, DEVICE_BLOCKS);
 
     const int32_t out_pairs[] = {1, 0, 6, 4, 3, 2}; /* device → host */
     pagoda_op_copy_blocks_t a = copy_args(device, DEVICE_BLOCKS, host, HOST_BLOCKS, out_pairs, 3);
     a.direction = PAGODA_SWAP_OUT;
-    TEST_ASSERT_OK(launch(PAGODA_OP_SWAP_BLOCKS, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_SWAP_BLOCKS, &a));
     for (int c = 0; c < CACHES; ++c) {
         memset(device[c], 0, DEVICE_BLOCKS * BLOCK_BYTES);
         for (int p = 0; p < 3; ++p)
@@ -106,7 +102,7 @@ static void test_swap_round_trip(void **state) {
     const int32_t in_pairs[] = {0, 2, 4, 5, 2, 7}; /* host → device, into new blocks */
     a = copy_args(host, HOST_BLOCKS, device, DEVICE_BLOCKS, in_pairs, 3);
     a.direction = PAGODA_SWAP_IN;
-    TEST_ASSERT_OK(launch(PAGODA_OP_SWAP_BLOCKS, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_SWAP_BLOCKS, &a));
     static const int restored[][2] = {{2, 1}, {5, 6}, {7, 3}}; /* device block, original block */
     for (int c = 0; c < CACHES; ++c)
         for (int p = 0; p < 3; ++p)
@@ -117,14 +113,6 @@ static void test_swap_round_trip(void **state) {
     free_caches(original);
 }
 
-static void expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle) {
-    const char *msg = pagoda_last_error_message();
-    if (got != want)
-        fail_msg("expected %s, got %s (%s)", pagoda_status_string(want), pagoda_status_string(got),
-                 msg);
-    if (strstr(msg, needle) == NULL) fail_msg("message '%s' does not mention '%s'", msg, needle);
-}
-
 static void test_bad_launches(void **state) {
     (void)state;
     enum { BLOCKS = 6 };
@@ -132,60 +120,61 @@ static void test_bad_launches(void **state) {
     test_rng_seed(&rng, 3);
     void *caches[CACHES], *before[CACHES];
     make_caches(caches, BLOCKS, &rng);
-    make_caches(before, BLOCKS, &rng);
-    for (int c = 0; c < CACHES; ++c) memcpy(before[c], caches[c], BLOCKS * BLOCK_BYTES);
-    const pagoda_backend_iface_t *t = test_cpu_iface();
+    snapshot_caches(before, caches, BLOCKS);
 
     /* A negative id anywhere fails before the valid pairs ahead of it are copied. */
     const int32_t pairs[] = {0, 1, 2, -4};
     pagoda_op_copy_blocks_t a = copy_args(caches, BLOCKS, caches, BLOCKS, pairs, 2);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "pair 1 has destination block -4");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "pair 1 has destination block -4");
     const int32_t pairs2[] = {-1, 1};
     a = copy_args(caches, BLOCKS, caches, BLOCKS, pairs2, 1);
-    expect_failure(launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "pair 0 has source block -1");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "pair 0 has source block -1");
     /* Ids past the caches' ends are caught before anything is copied, on either side. */
     const int32_t past_dst[] = {0, 1, 2, BLOCKS};
     a = copy_args(caches, BLOCKS, caches, BLOCKS, past_dst, 2);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "past the cache's 6 blocks");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "past the cache's 6 blocks");
     const int32_t past_src[] = {BLOCKS + 3, 1};
     a = copy_args(caches, BLOCKS, caches, BLOCKS, past_src, 1);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "source block 9");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "source block 9");
     for (int c = 0; c < CACHES; ++c)
         assert_memory_equal(caches[c], before[c], BLOCKS * BLOCK_BYTES);
 
     const int32_t good_pairs[] = {0, 1};
     a = copy_args(caches, 0, caches, BLOCKS, good_pairs, 1);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "src_num_blocks 0");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "src_num_blocks 0");
     a = copy_args(caches, BLOCKS, caches, BLOCKS, good_pairs, 1);
     a.direction = (pagoda_swap_direction_t)7;
-    expect_failure(launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT, "direction 7");
-    TEST_ASSERT_OK(t->kernels->supports(t->self, 0, PAGODA_OP_COPY_BLOCKS, &a)); /* unused there */
+    test_expect_failure(test_cpu_launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "direction 7");
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_COPY_BLOCKS, &a)); /* unused there */
 
     a = copy_args(caches, BLOCKS, caches, BLOCKS, good_pairs, 1);
     a.block_bytes = 0;
-    expect_failure(t->kernels->supports(t->self, 0, PAGODA_OP_COPY_BLOCKS, &a),
-                   PAGODA_ERR_INVALID_ARGUMENT, "block_bytes 0");
+    test_expect_failure(test_cpu_supports(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "block_bytes 0");
     a = copy_args(caches, BLOCKS, caches, BLOCKS, good_pairs, -1);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT, "n_pairs -1");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "n_pairs -1");
     a = copy_args(caches, BLOCKS, caches, BLOCKS, NULL, 1);
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "block_pairs is NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "block_pairs is NULL");
     void *with_null[CACHES] = {caches[0], caches[1], NULL, caches[3]};
     a = copy_args(with_null, BLOCKS, caches, BLOCKS, good_pairs, 1);
-    expect_failure(launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
-                   "src_caches[2] is NULL");
-    expect_failure(launch(PAGODA_OP_COPY_BLOCKS, NULL), PAGODA_ERR_INVALID_ARGUMENT, "NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_SWAP_BLOCKS, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "src_caches[2] is NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, NULL), PAGODA_ERR_INVALID_ARGUMENT,
+                        "NULL");
     for (int c = 0; c < CACHES; ++c)
         assert_memory_equal(caches[c], before[c], BLOCKS * BLOCK_BYTES);
 
     /* Nothing to copy: the arrays are not read. */
     a = copy_args(NULL, 1, NULL, 1, NULL, 0);
-    TEST_ASSERT_OK(launch(PAGODA_OP_COPY_BLOCKS, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_COPY_BLOCKS, &a));
     free_caches(caches);
     free_caches(before);
 }

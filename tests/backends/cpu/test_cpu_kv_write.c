@@ -19,14 +19,6 @@ typedef struct kv_setup {
     pagoda_op_kv_write_t args;
 } kv_setup_t;
 
-static pagoda_status_t launch(const void *args) {
-    const pagoda_backend_iface_t *t = test_cpu_iface();
-    pagoda_backend_stream_t *stream = test_stream_create(t);
-    pagoda_status_t s = t->kernels->launch(t->self, stream, PAGODA_OP_KV_WRITE, args);
-    test_stream_destroy(t, stream);
-    return s;
-}
-
 /* Random K/V, slots drawn without repeats from a shuffled list with padding among them, and
  * caches holding a byte pattern that no write produces by chance. */
 static void setup_make(kv_setup_t *s, pagoda_dtype_t dtype, uint64_t seed) {
@@ -43,10 +35,8 @@ static void setup_make(kv_setup_t *s, pagoda_dtype_t dtype, uint64_t seed) {
     }
     for (int t = 0; t < TOKENS; ++t) s->slots[t] = (t % 4 == 1) ? -1 - t : all[t];
     s->cache_bytes = (size_t)BLOCKS * BLOCK * ROW * pagoda_dtype_size(dtype);
-    s->k_cache = malloc(s->cache_bytes);
-    s->v_cache = malloc(s->cache_bytes);
-    assert_non_null(s->k_cache);
-    assert_non_null(s->v_cache);
+    s->k_cache = test_xmalloc(s->cache_bytes);
+    s->v_cache = test_xmalloc(s->cache_bytes);
     memset(s->k_cache, 0x5A, s->cache_bytes);
     memset(s->v_cache, 0x5A, s->cache_bytes);
 
@@ -77,8 +67,7 @@ static void setup_free(kv_setup_t *s) {
 static unsigned char *expected_cache(const kv_setup_t *s, const float *x, int64_t stride) {
     const pagoda_dtype_t dtype = s->args.cache_dtype;
     const size_t elem = pagoda_dtype_size(dtype);
-    unsigned char *want = malloc(s->cache_bytes);
-    assert_non_null(want);
+    unsigned char *want = test_xmalloc(s->cache_bytes);
     memset(want, 0x5A, s->cache_bytes);
     for (int t = 0; t < TOKENS; ++t) {
         if (s->slots[t] < 0) continue;
@@ -95,12 +84,10 @@ static void test_writes_slots(void **state) {
     (void)state;
     static const pagoda_dtype_t dtypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
     for (size_t i = 0; i < 3; ++i) {
-        kv_setup_t *s = calloc(1, sizeof *s);
-        assert_non_null(s);
+        kv_setup_t *s = test_xcalloc(1, sizeof *s);
         setup_make(s, dtypes[i], 10 + i);
-        const pagoda_backend_iface_t *t = test_cpu_iface();
-        TEST_ASSERT_OK(t->kernels->supports(t->self, 0, PAGODA_OP_KV_WRITE, &s->args));
-        TEST_ASSERT_OK(launch(&s->args));
+        TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_KV_WRITE, &s->args));
+        TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args));
         unsigned char *want_k = expected_cache(s, s->k, K_STRIDE);
         unsigned char *want_v = expected_cache(s, s->v, ROW);
         const int k_same = memcmp(want_k, s->k_cache, s->cache_bytes) == 0;
@@ -115,26 +102,17 @@ static void test_writes_slots(void **state) {
     }
 }
 
-static void expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle) {
-    const char *msg = pagoda_last_error_message();
-    if (got != want)
-        fail_msg("expected %s, got %s (%s)", pagoda_status_string(want), pagoda_status_string(got),
-                 msg);
-    if (strstr(msg, needle) == NULL) fail_msg("message '%s' does not mention '%s'", msg, needle);
-}
-
 /* A slot past the cache fails naming the token and slot, and nothing is written, not even the
  * valid tokens before it. */
 static void test_slot_out_of_range(void **state) {
     (void)state;
-    kv_setup_t *s = calloc(1, sizeof *s);
-    assert_non_null(s);
+    kv_setup_t *s = test_xcalloc(1, sizeof *s);
     setup_make(s, PAGODA_DTYPE_F32, 20);
     s->slots[7] = BLOCKS * BLOCK;
-    unsigned char *before = malloc(s->cache_bytes);
-    assert_non_null(before);
+    unsigned char *before = test_xmalloc(s->cache_bytes);
     memcpy(before, s->k_cache, s->cache_bytes);
-    expect_failure(launch(&s->args), PAGODA_ERR_INVALID_ARGUMENT, "slot_mapping[7] = 24");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args), PAGODA_ERR_INVALID_ARGUMENT,
+                        "slot_mapping[7] = 24");
     assert_memory_equal(before, s->k_cache, s->cache_bytes);
     assert_memory_equal(before, s->v_cache, s->cache_bytes);
     free(before);
@@ -144,19 +122,17 @@ static void test_slot_out_of_range(void **state) {
 
 static void test_bad_descriptors(void **state) {
     (void)state;
-    kv_setup_t *s = calloc(1, sizeof *s);
-    assert_non_null(s);
+    kv_setup_t *s = test_xcalloc(1, sizeof *s);
     setup_make(s, PAGODA_DTYPE_BF16, 30);
-    const pagoda_backend_iface_t *t = test_cpu_iface();
     const pagoda_op_kv_write_t good = s->args;
     pagoda_op_kv_write_t a;
 
-#define EXPECT_BAD(field, value, status, needle)                                                  \
-    do {                                                                                          \
-        a = good;                                                                                 \
-        a.field = value;                                                                          \
-        expect_failure(t->kernels->supports(t->self, 0, PAGODA_OP_KV_WRITE, &a), status, needle); \
-        expect_failure(launch(&a), status, needle);                                               \
+#define EXPECT_BAD(field, value, status, needle)                                        \
+    do {                                                                                \
+        a = good;                                                                       \
+        a.field = value;                                                                \
+        test_expect_failure(test_cpu_supports(PAGODA_OP_KV_WRITE, &a), status, needle); \
+        test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &a), status, needle);   \
     } while (0)
 
     EXPECT_BAD(block_size, 0, PAGODA_ERR_INVALID_ARGUMENT, "block_size 0");
@@ -174,11 +150,14 @@ static void test_bad_descriptors(void **state) {
 
     a = good;
     a.slot_mapping = NULL;
-    expect_failure(launch(&a), PAGODA_ERR_INVALID_ARGUMENT, "slot_mapping is NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "slot_mapping is NULL");
     a = good;
     a.v_cache = NULL;
-    expect_failure(launch(&a), PAGODA_ERR_INVALID_ARGUMENT, "v_cache is NULL");
-    expect_failure(launch(NULL), PAGODA_ERR_INVALID_ARGUMENT, "NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "v_cache is NULL");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, NULL), PAGODA_ERR_INVALID_ARGUMENT,
+                        "NULL");
 
     /* No tokens: nothing to read, so NULL pointers are fine. */
     a = good;
@@ -186,7 +165,7 @@ static void test_bad_descriptors(void **state) {
     a.k = a.v = NULL;
     a.k_cache = a.v_cache = NULL;
     a.slot_mapping = NULL;
-    TEST_ASSERT_OK(launch(&a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &a));
     setup_free(s);
     free(s);
 }

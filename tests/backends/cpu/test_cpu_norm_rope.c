@@ -17,36 +17,6 @@ static const double kPi = 3.14159265358979323846;
 static const pagoda_dtype_t kWeightTypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16,
                                               PAGODA_DTYPE_F16};
 
-static pagoda_status_t launch(pagoda_op_t op, const void *args) {
-    const pagoda_backend_iface_t *iface = test_cpu_iface();
-    pagoda_backend_stream_t *stream = test_stream_create(iface);
-    pagoda_status_t s = iface->kernels->launch(iface->self, stream, op, args);
-    test_stream_destroy(iface, stream);
-    return s;
-}
-
-static pagoda_status_t supports(pagoda_op_t op, const void *args) {
-    const pagoda_backend_iface_t *iface = test_cpu_iface();
-    return iface->kernels->supports(iface->self, 0, op, args);
-}
-
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    assert_non_null(p);
-    return p;
-}
-
-static void expect_status(pagoda_op_t op, const void *args, pagoda_status_t want,
-                          const char *mention) {
-    pagoda_clear_error();
-    pagoda_status_t s = supports(op, args);
-    if (s != want)
-        fail_msg("supports returned %s, expected %s (%s)", pagoda_status_string(s),
-                 pagoda_status_string(want), pagoda_last_error_message());
-    if (strstr(pagoda_last_error_message(), mention) == NULL)
-        fail_msg("message '%s' does not mention '%s'", pagoda_last_error_message(), mention);
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* RMSNorm                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -59,17 +29,17 @@ static void rmsnorm_case_amp(test_rng_t *rng, int64_t rows, int64_t dim, pagoda_
     const int64_t ld = strided ? dim + 3 : dim;
     const size_t n = (size_t)(rows * ld);
     const float eps = 1e-5f;
-    float *x = xmalloc(sizeof(float) * n);
-    float *x0 = xmalloc(sizeof(float) * n);
-    float *res = with_residual ? xmalloc(sizeof(float) * n) : NULL;
-    float *res0 = with_residual ? xmalloc(sizeof(float) * n) : NULL;
-    float *out_buf = alias == OUT_SEPARATE ? xmalloc(sizeof(float) * n) : NULL;
-    float *w_src = xmalloc(sizeof(float) * (size_t)dim);
-    void *w = xmalloc(pagoda_dtype_size(wt) * (size_t)dim);
-    double *w_kept = xmalloc(sizeof(double) * (size_t)dim);
-    double *ref = xmalloc(sizeof(double) * (size_t)(rows * dim));
-    double *ref_res = xmalloc(sizeof(double) * (size_t)(rows * dim));
-    float *got = xmalloc(sizeof(float) * (size_t)(rows * dim));
+    float *x = test_xmalloc(sizeof(float) * n);
+    float *x0 = test_xmalloc(sizeof(float) * n);
+    float *res = with_residual ? test_xmalloc(sizeof(float) * n) : NULL;
+    float *res0 = with_residual ? test_xmalloc(sizeof(float) * n) : NULL;
+    float *out_buf = alias == OUT_SEPARATE ? test_xmalloc(sizeof(float) * n) : NULL;
+    float *w_src = test_xmalloc(sizeof(float) * (size_t)dim);
+    void *w = test_xmalloc(pagoda_dtype_size(wt) * (size_t)dim);
+    double *w_kept = test_xmalloc(sizeof(double) * (size_t)dim);
+    double *ref = test_xmalloc(sizeof(double) * (size_t)(rows * dim));
+    double *ref_res = test_xmalloc(sizeof(double) * (size_t)(rows * dim));
+    float *got = test_xmalloc(sizeof(float) * (size_t)(rows * dim));
 
     for (size_t i = 0; i < n; ++i) x[i] = SENTINEL;
     test_fill_uniform(rng, w_src, (size_t)dim, 0.5f, 1.5f);
@@ -112,7 +82,7 @@ static void rmsnorm_case_amp(test_rng_t *rng, int64_t rows, int64_t dim, pagoda_
     a.weight = w;
     a.out = out;
     a.ldo = strided ? ld : 0;
-    TEST_ASSERT_OK(launch(PAGODA_OP_RMSNORM, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_RMSNORM, &a));
 
     for (int64_t r = 0; r < rows; ++r) {
         memcpy(got + r * dim, out + r * ld, sizeof(float) * (size_t)dim);
@@ -187,18 +157,18 @@ static void test_rmsnorm_rejects(void **state) {
     a.rows = 2;
     a.dim = 8;
     a.eps = 1e-6f;
-    TEST_ASSERT_OK(supports(PAGODA_OP_RMSNORM, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_RMSNORM, &a));
     a.weight_dtype = PAGODA_DTYPE_I32;
-    expect_status(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_UNSUPPORTED, "weight_dtype");
+    test_cpu_expect_rejected(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_UNSUPPORTED, "weight_dtype");
     a.weight_dtype = PAGODA_DTYPE_F32;
     a.eps = -1.0f;
-    expect_status(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "eps");
+    test_cpu_expect_rejected(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "eps");
     a.eps = 1e-6f;
     a.ld_residual = 7;
-    expect_status(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "ld_residual = 7");
+    test_cpu_expect_rejected(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "ld_residual = 7");
     a.ld_residual = 0;
     a.dim = 0;
-    expect_status(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "dim = 0");
+    test_cpu_expect_rejected(PAGODA_OP_RMSNORM, &a, PAGODA_ERR_INVALID_ARGUMENT, "dim = 0");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -237,10 +207,10 @@ static void rope_case(test_rng_t *rng, rope_case_t c) {
     const int64_t rot = c.rot_dim ? c.rot_dim : c.head_dim;
     const int64_t stride = c.n_heads * c.head_dim + c.pad;
     const size_t n = (size_t)(c.n_tokens * stride);
-    float *x = xmalloc(sizeof(float) * n);
-    float *x0 = xmalloc(sizeof(float) * n);
-    int32_t *pos = xmalloc(sizeof(int32_t) * (size_t)c.n_tokens);
-    double *ref = xmalloc(sizeof(double) * n);
+    float *x = test_xmalloc(sizeof(float) * n);
+    float *x0 = test_xmalloc(sizeof(float) * n);
+    int32_t *pos = test_xmalloc(sizeof(int32_t) * (size_t)c.n_tokens);
+    double *ref = test_xmalloc(sizeof(double) * n);
 
     test_fill_uniform(rng, x, n, -1.0f, 1.0f);
     memcpy(x0, x, sizeof(float) * n);
@@ -277,8 +247,8 @@ static void rope_case(test_rng_t *rng, rope_case_t c) {
     a.low_freq_factor = c.low;
     a.high_freq_factor = c.high;
     a.original_max_position = c.original_max_position;
-    TEST_ASSERT_OK(supports(PAGODA_OP_ROPE, &a));
-    TEST_ASSERT_OK(launch(PAGODA_OP_ROPE, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &a));
 
     const double err = test_rel_error(x, ref, n);
     if (!(err <= TOL))
@@ -362,7 +332,7 @@ static void test_rope_position_zero(void **state) {
     a.x = x;
     a.positions = pos;
     a.theta = 10000.0f;
-    TEST_ASSERT_OK(launch(PAGODA_OP_ROPE, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &a));
     assert_memory_equal(x, x0, sizeof x);
 }
 
@@ -375,37 +345,38 @@ static void test_rope_rejects(void **state) {
     a.n_heads = 2;
     a.head_dim = 8;
     a.theta = 10000.0f;
-    TEST_ASSERT_OK(supports(PAGODA_OP_ROPE, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &a));
     a.rot_dim = 3;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "rot_dim = 3");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "rot_dim = 3");
     a.rot_dim = 10;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "rot_dim = 10");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "rot_dim = 10");
     a.rot_dim = 0;
     a.layout = (pagoda_rope_layout_t)7;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_UNSUPPORTED, "layout = 7");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_UNSUPPORTED, "layout = 7");
     a.layout = PAGODA_ROPE_INTERLEAVED;
     a.scaling = (pagoda_rope_scaling_t)9;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_UNSUPPORTED, "scaling = 9");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_UNSUPPORTED, "scaling = 9");
     a.scaling = PAGODA_ROPE_SCALING_NONE;
     a.theta = 0.0f;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "theta");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "theta");
     a.theta = 500000.0f;
     a.token_stride = 15;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "token_stride = 15");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "token_stride = 15");
     a.token_stride = 0;
     a.scaling = PAGODA_ROPE_SCALING_LINEAR;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "factor");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "factor");
     a.scaling = PAGODA_ROPE_SCALING_LLAMA3;
     a.factor = 8.0f;
     a.low_freq_factor = 4.0f;
     a.high_freq_factor = 4.0f;
     a.original_max_position = 8192;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "high_freq_factor");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "high_freq_factor");
     a.low_freq_factor = 1.0f;
     a.original_max_position = 0;
-    expect_status(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT, "original_max_position");
+    test_cpu_expect_rejected(PAGODA_OP_ROPE, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                             "original_max_position");
     a.original_max_position = 8192;
-    TEST_ASSERT_OK(supports(PAGODA_OP_ROPE, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &a));
 }
 
 int main(void) {

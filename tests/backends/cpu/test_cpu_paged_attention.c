@@ -41,22 +41,6 @@ typedef struct attn_fixture {
     float *q, *out;                  /* [total_q][q_stride] */
 } attn_fixture_t;
 
-static const pagoda_backend_iface_t *iface(void) { return test_cpu_iface(); }
-
-static pagoda_status_t launch(pagoda_op_t op, const void *args) {
-    const pagoda_backend_iface_t *t = iface();
-    pagoda_backend_stream_t *stream = test_stream_create(t);
-    pagoda_status_t s = t->kernels->launch(t->self, stream, op, args);
-    test_stream_destroy(t, stream);
-    return s;
-}
-
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    assert_non_null(p);
-    return p;
-}
-
 /* Builds the cache, the tables and the queries for `c`; the seed makes every case different. */
 static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     memset(f, 0, sizeof *f);
@@ -74,7 +58,7 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     }
     f->max_blocks_per_seq += 1; /* a trailing unused entry per row */
     f->num_blocks = needed + 3;
-    int32_t *perm = xcalloc((size_t)f->num_blocks, sizeof *perm);
+    int32_t *perm = test_xcalloc((size_t)f->num_blocks, sizeof *perm);
     for (int64_t i = 0; i < f->num_blocks; ++i) perm[i] = (int32_t)i;
     for (int64_t i = f->num_blocks - 1; i > 0; --i) {
         int64_t j = test_rng_int(&rng, 0, i);
@@ -82,7 +66,7 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
         perm[i] = perm[j];
         perm[j] = t;
     }
-    f->block_tables = xcalloc((size_t)(c->n_seqs * f->max_blocks_per_seq), sizeof(int32_t));
+    f->block_tables = test_xcalloc((size_t)(c->n_seqs * f->max_blocks_per_seq), sizeof(int32_t));
     int64_t next = 0;
     for (int s = 0; s < c->n_seqs; ++s) {
         int64_t nb = (c->ctx_lens[s] + bs - 1) / bs;
@@ -92,8 +76,8 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     }
     free(perm);
 
-    f->context_lens = xcalloc((size_t)c->n_seqs, sizeof(int32_t));
-    f->query_start = xcalloc((size_t)c->n_seqs + 1, sizeof(int32_t));
+    f->context_lens = test_xcalloc((size_t)c->n_seqs, sizeof(int32_t));
+    f->query_start = test_xcalloc((size_t)c->n_seqs + 1, sizeof(int32_t));
     for (int s = 0; s < c->n_seqs; ++s) {
         f->context_lens[s] = c->ctx_lens[s];
         f->query_start[s + 1] = f->query_start[s] + c->q_lens[s];
@@ -105,21 +89,21 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     /* Caches full of NaN (all-ones bits in every dtype). */
     f->elem_bytes = pagoda_dtype_size(c->dtype);
     f->cache_bytes = (size_t)(f->num_blocks * bs * row) * f->elem_bytes;
-    f->k_cache = xcalloc(f->cache_bytes, 1);
-    f->v_cache = xcalloc(f->cache_bytes, 1);
+    f->k_cache = test_xcalloc(f->cache_bytes, 1);
+    f->v_cache = test_xcalloc(f->cache_bytes, 1);
     memset(f->k_cache, 0xFF, f->cache_bytes);
     memset(f->v_cache, 0xFF, f->cache_bytes);
 
     /* The context's K/V, with one padding token (slot -1, its own garbage) after every fifth. */
     const int64_t n_pad = f->total_ctx / 5 + 1, n_write = f->total_ctx + n_pad;
-    float *k_in = xcalloc((size_t)(n_write * row), sizeof(float));
-    float *v_in = xcalloc((size_t)(n_write * row), sizeof(float));
-    int64_t *slots = xcalloc((size_t)n_write, sizeof(int64_t));
+    float *k_in = test_xcalloc((size_t)(n_write * row), sizeof(float));
+    float *v_in = test_xcalloc((size_t)(n_write * row), sizeof(float));
+    int64_t *slots = test_xcalloc((size_t)n_write, sizeof(int64_t));
     test_fill_uniform(&rng, k_in, (size_t)(n_write * row), -1.0f, 1.0f);
     test_fill_uniform(&rng, v_in, (size_t)(n_write * row), -1.0f, 1.0f);
-    f->k_kept = xcalloc((size_t)(f->total_ctx * row), sizeof(double));
-    f->v_kept = xcalloc((size_t)(f->total_ctx * row), sizeof(double));
-    void *scratch = xcalloc((size_t)row, sizeof(float));
+    f->k_kept = test_xcalloc((size_t)(f->total_ctx * row), sizeof(double));
+    f->v_kept = test_xcalloc((size_t)(f->total_ctx * row), sizeof(double));
+    void *scratch = test_xcalloc((size_t)row, sizeof(float));
     int64_t w = 0;
     for (int s = 0; s < c->n_seqs; ++s) {
         for (int64_t pos = 0; pos < c->ctx_lens[s]; ++pos) {
@@ -150,14 +134,14 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     kw.k_cache = f->k_cache;
     kw.v_cache = f->v_cache;
     kw.slot_mapping = slots;
-    TEST_ASSERT_OK(launch(PAGODA_OP_KV_WRITE, &kw));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &kw));
     free(k_in);
     free(v_in);
     free(slots);
 
     f->q_stride = (int64_t)c->n_q_heads * c->head_dim + c->stride_pad;
-    f->q = xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
-    f->out = xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
+    f->q = test_xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
+    f->out = test_xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
     test_fill_uniform(&rng, f->q, (size_t)(f->total_q * f->q_stride), -2.0f, 2.0f);
 }
 
@@ -212,9 +196,9 @@ static double attn_error(const attn_fixture_t *f) {
     const int64_t d = c->head_dim, row = (int64_t)c->n_kv_heads * d;
     const int64_t group = c->n_q_heads / c->n_kv_heads, q_row = (int64_t)c->n_q_heads * d;
     const double scale = 1.0 / sqrt((double)c->head_dim);
-    double *ref = xcalloc((size_t)(f->total_q * q_row), sizeof(double));
-    float *got = xcalloc((size_t)(f->total_q * q_row), sizeof(float));
-    double *p = xcalloc((size_t)f->total_ctx + 1, sizeof(double));
+    double *ref = test_xcalloc((size_t)(f->total_q * q_row), sizeof(double));
+    float *got = test_xcalloc((size_t)(f->total_q * q_row), sizeof(float));
+    double *p = test_xcalloc((size_t)f->total_ctx + 1, sizeof(double));
     for (int s = 0; s < c->n_seqs; ++s) {
         const int64_t ctx = c->ctx_lens[s], q_len = c->q_lens[s];
         const double *ks = f->k_kept + f->ctx_start[s] * row,
@@ -255,9 +239,8 @@ static void run_case(const attn_case_t *c, uint64_t seed) {
     attn_fixture_t f;
     attn_build(&f, c, seed);
     pagoda_op_paged_attention_t a = attn_args(&f);
-    const pagoda_backend_iface_t *t = iface();
-    TEST_ASSERT_OK(t->kernels->supports(t->self, 0, PAGODA_OP_PAGED_ATTENTION, &a));
-    TEST_ASSERT_OK(launch(PAGODA_OP_PAGED_ATTENTION, &a));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_PAGED_ATTENTION, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &a));
     const double err = attn_error(&f);
     const double bound = c->dtype == PAGODA_DTYPE_F32 ? 1e-5 : 1e-2;
     attn_free(&f);
@@ -268,6 +251,14 @@ static void run_case(const attn_case_t *c, uint64_t seed) {
 }
 
 static const pagoda_dtype_t kDtypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+
+/* run_case with each cache dtype in turn, on seeds seed, seed + 1 and seed + 2. */
+static void run_case_each_dtype(attn_case_t c, uint64_t seed) {
+    for (size_t i = 0; i < 3; ++i) {
+        c.dtype = kDtypes[i];
+        run_case(&c, seed + i);
+    }
+}
 
 /* Many sequences decoding one token each; contexts of one token, just below, at and past block
  * boundaries, and long ones. */
@@ -286,10 +277,7 @@ static void test_decode_batch(void **state) {
                      0,
                      0,
                      1};
-    for (size_t i = 0; i < 3; ++i) {
-        c.dtype = kDtypes[i];
-        run_case(&c, 100 + i);
-    }
+    run_case_each_dtype(c, 100);
 }
 
 /* A prompt chunk that attends to earlier chunks, and a whole prompt at once. */
@@ -323,14 +311,8 @@ static void test_prefill(void **state) {
                                      0,
                                      0,
                                      0};
-    for (size_t i = 0; i < 3; ++i) {
-        attn_case_t c = chunk;
-        c.dtype = kDtypes[i];
-        run_case(&c, 200 + i);
-        c = prompt;
-        c.dtype = kDtypes[i];
-        run_case(&c, 210 + i);
-    }
+    run_case_each_dtype(chunk, 200);
+    run_case_each_dtype(prompt, 210);
     run_case(&long_prompt, 220);
 }
 
@@ -351,10 +333,7 @@ static void test_mixed_batch(void **state) {
                      0,
                      5,
                      1};
-    for (size_t i = 0; i < 3; ++i) {
-        c.dtype = kDtypes[i];
-        run_case(&c, 300 + i);
-    }
+    run_case_each_dtype(c, 300);
 }
 
 /* GQA ratios 1, 2, 4, 8 and MQA (one KV head for all query heads). */
@@ -450,23 +429,12 @@ static void test_non_causal(void **state) {
     (void)state;
     attn_case_t c = {"not causal",     3, {5, 1, 17}, {30, 9, 17}, 4, 1, 40, 8,
                      PAGODA_DTYPE_F32, 0, 0,          0,           0};
-    for (size_t i = 0; i < 3; ++i) {
-        c.dtype = kDtypes[i];
-        run_case(&c, 800 + i);
-    }
+    run_case_each_dtype(c, 800);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Invalid and unsupported launches                                                            */
 /* ------------------------------------------------------------------------------------------ */
-
-static void expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle) {
-    const char *msg = pagoda_last_error_message();
-    if (got != want)
-        fail_msg("expected %s, got %s (%s)", pagoda_status_string(want), pagoda_status_string(got),
-                 msg);
-    if (strstr(msg, needle) == NULL) fail_msg("message '%s' does not mention '%s'", msg, needle);
-}
 
 /* A valid small launch to break one field at a time. */
 static const attn_case_t kSmall = {"small",          3, {1, 4, 1}, {20, 40, 3}, 4, 2, 16, 8,
@@ -474,19 +442,17 @@ static const attn_case_t kSmall = {"small",          3, {1, 4, 1}, {20, 40, 3}, 
 
 static void expect_launch_failure(const pagoda_op_paged_attention_t *a, pagoda_status_t want,
                                   const char *needle) {
-    expect_failure(launch(PAGODA_OP_PAGED_ATTENTION, a), want, needle);
+    test_expect_failure(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, a), want, needle);
 }
 
 /* Descriptor errors, found by supports() (pointers NULL) and by launch() alike. */
 static void expect_descriptor_failure(const pagoda_op_paged_attention_t *a, pagoda_status_t want,
                                       const char *needle) {
-    const pagoda_backend_iface_t *t = iface();
     pagoda_op_paged_attention_t shape = *a;
     shape.q = shape.k_cache = shape.v_cache = NULL;
     shape.out = NULL;
     shape.block_tables = shape.context_lens = shape.query_start = NULL;
-    expect_failure(t->kernels->supports(t->self, 0, PAGODA_OP_PAGED_ATTENTION, &shape), want,
-                   needle);
+    test_expect_failure(test_cpu_supports(PAGODA_OP_PAGED_ATTENTION, &shape), want, needle);
     expect_launch_failure(a, want, needle);
 }
 
@@ -578,7 +544,7 @@ static void test_bad_batches(void **state) {
     expect_launch_failure(&a, PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
 
     /* After all that the launch still works. */
-    TEST_ASSERT_OK(launch(PAGODA_OP_PAGED_ATTENTION, &good));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &good));
     assert_true(attn_error(&f) <= 1e-5);
     attn_free(&f);
 }
@@ -592,7 +558,7 @@ static void test_unread_table_entries(void **state) {
     attn_build(&f, &c, 902);
     for (int j = 0; j < 7; ++j) f.block_tables[j] = -1; /* keys 0..55; the window starts at 60 */
     pagoda_op_paged_attention_t a = attn_args(&f);
-    TEST_ASSERT_OK(launch(PAGODA_OP_PAGED_ATTENTION, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &a));
     assert_true(attn_error(&f) <= 1e-5);
     attn_free(&f);
 }

@@ -10,25 +10,11 @@
 
 #define SENTINEL 4242.0f
 
-static pagoda_status_t launch(pagoda_op_t op, const void *args) {
-    const pagoda_backend_iface_t *iface = test_cpu_iface();
-    pagoda_backend_stream_t *stream = test_stream_create(iface);
-    pagoda_status_t s = iface->kernels->launch(iface->self, stream, op, args);
-    test_stream_destroy(iface, stream);
-    return s;
-}
-
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    assert_non_null(p);
-    return p;
-}
-
 static void argmax_case(test_rng_t *rng, int64_t rows, int64_t cols, int64_t ldx, int ties) {
     const int64_t ld = ldx ? ldx : cols;
-    float *x = xmalloc(sizeof(float) * (size_t)(rows * ld));
-    int32_t *out = xmalloc(sizeof(int32_t) * (size_t)rows);
-    int32_t *want = xmalloc(sizeof(int32_t) * (size_t)rows);
+    float *x = test_xmalloc(sizeof(float) * (size_t)(rows * ld));
+    int32_t *out = test_xmalloc(sizeof(int32_t) * (size_t)rows);
+    int32_t *want = test_xmalloc(sizeof(int32_t) * (size_t)rows);
     for (int64_t i = 0; i < rows * ld; ++i) x[i] = 1000.0f; /* padding beats every value */
     for (int64_t r = 0; r < rows; ++r) {
         float *row = x + r * ld;
@@ -52,7 +38,7 @@ static void argmax_case(test_rng_t *rng, int64_t rows, int64_t cols, int64_t ldx
     a.x = x;
     a.ldx = ldx;
     a.out = out;
-    TEST_ASSERT_OK(launch(PAGODA_OP_ARGMAX, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ARGMAX, &a));
     for (int64_t r = 0; r < rows; ++r)
         if (out[r] != want[r])
             fail_msg("argmax rows=%lld cols=%lld ties=%d row %lld: got %d, want %d",
@@ -77,10 +63,10 @@ static void test_argmax(void **state) {
 static void softmax_case(test_rng_t *rng, int64_t rows, int64_t cols, float scale, float lo,
                          float hi, int alias, int64_t pad) {
     const int64_t ld = cols + pad;
-    float *x = xmalloc(sizeof(float) * (size_t)(rows * ld));
-    float *out_buf = alias ? NULL : xmalloc(sizeof(float) * (size_t)(rows * ld));
-    double *ref = xmalloc(sizeof(double) * (size_t)(rows * cols));
-    float *got = xmalloc(sizeof(float) * (size_t)(rows * cols));
+    float *x = test_xmalloc(sizeof(float) * (size_t)(rows * ld));
+    float *out_buf = alias ? NULL : test_xmalloc(sizeof(float) * (size_t)(rows * ld));
+    double *ref = test_xmalloc(sizeof(double) * (size_t)(rows * cols));
+    float *got = test_xmalloc(sizeof(float) * (size_t)(rows * cols));
     for (int64_t i = 0; i < rows * ld; ++i) x[i] = SENTINEL;
     for (int64_t r = 0; r < rows; ++r) test_fill_uniform(rng, x + r * ld, (size_t)cols, lo, hi);
     if (out_buf)
@@ -104,7 +90,7 @@ static void softmax_case(test_rng_t *rng, int64_t rows, int64_t cols, float scal
     a.ldx = pad ? ld : 0;
     a.out = out;
     a.ldo = pad ? ld : 0;
-    TEST_ASSERT_OK(launch(PAGODA_OP_SOFTMAX, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_SOFTMAX, &a));
 
     for (int64_t r = 0; r < rows; ++r) {
         double total = 0.0;
@@ -152,32 +138,24 @@ static void test_softmax(void **state) {
 
 static void test_rowwise_rejects(void **state) {
     (void)state;
-    const pagoda_backend_iface_t *iface = test_cpu_iface();
     pagoda_op_softmax_t s;
     memset(&s, 0, sizeof s);
     s.struct_size = sizeof s;
     s.rows = 1;
     s.cols = 4;
-    TEST_ASSERT_OK(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_SOFTMAX, &s));
     s.scale = INFINITY;
-    pagoda_clear_error();
-    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s),
-                     PAGODA_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(pagoda_last_error_message(), "scale"));
+    test_cpu_expect_rejected(PAGODA_OP_SOFTMAX, &s, PAGODA_ERR_INVALID_ARGUMENT, "scale");
     s.scale = 1.0f;
     s.ldo = 3;
-    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_SOFTMAX, &s),
-                     PAGODA_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(pagoda_last_error_message(), "ldo = 3"));
+    test_cpu_expect_rejected(PAGODA_OP_SOFTMAX, &s, PAGODA_ERR_INVALID_ARGUMENT, "ldo = 3");
 
     pagoda_op_argmax_t a;
     memset(&a, 0, sizeof a);
     a.struct_size = sizeof a;
     a.rows = 1;
     a.cols = (int64_t)INT32_MAX + 1;
-    assert_int_equal(iface->kernels->supports(iface->self, 0, PAGODA_OP_ARGMAX, &a),
-                     PAGODA_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(pagoda_last_error_message(), "cols"));
+    test_cpu_expect_rejected(PAGODA_OP_ARGMAX, &a, PAGODA_ERR_INVALID_ARGUMENT, "cols");
 }
 
 int main(void) {
