@@ -108,6 +108,32 @@ static void test_copies_streams_events(void **state) {
     assert_int_equal(cuda->copy(cuda->self, s1, a, b, 16, (pagoda_copy_kind_t)42),
                      PAGODA_ERR_INVALID_ARGUMENT);
 
+    /* Queries never block; after a synchronisation both report completion. */
+    uint32_t complete = 0;
+    TEST_ASSERT_OK(cuda->stream_query(cuda->self, s2, &complete));
+    assert_int_equal(complete, 1);
+    complete = 0;
+    TEST_ASSERT_OK(cuda->event_query(cuda->self, done, &complete));
+    assert_int_equal(complete, 1);
+
+    /* Timing events measure a copy; an event without timing cannot. */
+    pagoda_backend_event_t *t0 = NULL, *t1 = NULL;
+    TEST_ASSERT_OK(cuda->event_create(cuda->self, 0, PAGODA_EVENT_TIMING, &t0));
+    TEST_ASSERT_OK(cuda->event_create(cuda->self, 0, PAGODA_EVENT_TIMING, &t1));
+    TEST_ASSERT_OK(cuda->event_record(cuda->self, t0, s1));
+    TEST_ASSERT_OK(cuda->copy(cuda->self, s1, b, a, bytes, PAGODA_COPY_DEVICE_TO_DEVICE));
+    TEST_ASSERT_OK(cuda->event_record(cuda->self, t1, s1));
+    TEST_ASSERT_OK(cuda->event_synchronize(cuda->self, t1));
+    float ms = -1.0f;
+    TEST_ASSERT_OK(cuda->event_elapsed(cuda->self, t0, t1, &ms));
+    assert_true(ms >= 0.0f);
+    assert_int_not_equal(cuda->event_elapsed(cuda->self, t0, done, &ms), PAGODA_OK);
+    cuda->event_destroy(cuda->self, t0);
+    cuda->event_destroy(cuda->self, t1);
+    pagoda_backend_event_t *bad = NULL;
+    assert_int_equal(cuda->event_create(cuda->self, 0, 0x80, &bad), PAGODA_ERR_INVALID_ARGUMENT);
+    assert_null(bad);
+
     cuda->event_destroy(cuda->self, done);
     test_stream_destroy(cuda, s1);
     test_stream_destroy(cuda, s2);
@@ -281,7 +307,12 @@ static void test_nccl_one_rank(void **state) {
     assert_int_equal(coll->all_reduce(cuda->self, comm, stream, a, a, n, PAGODA_DTYPE_INVALID,
                                       PAGODA_REDUCE_SUM),
                      PAGODA_ERR_UNSUPPORTED);
+    pagoda_status_t async = PAGODA_ERR_INTERNAL;
+    TEST_ASSERT_OK(coll->comm_get_async_error(cuda->self, comm, &async));
+    assert_int_equal(async, PAGODA_OK);
     TEST_ASSERT_OK(coll->comm_abort(cuda->self, comm));
+    TEST_ASSERT_OK(coll->comm_get_async_error(cuda->self, comm, &async));
+    assert_int_equal(async, PAGODA_ERR_BACKEND);
     assert_int_equal(coll->all_reduce(cuda->self, comm, stream, a, a, n, PAGODA_DTYPE_F32,
                                       PAGODA_REDUCE_SUM),
                      PAGODA_ERR_BACKEND);
