@@ -11,6 +11,8 @@ packages=(
     libuv1-dev nlohmann-json3-dev libpcre2-dev           # server, JSON, tokenizer patterns
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)
+    python3                                              # test fixtures (make_random_model.py)
+    clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
 )
 
 missing=()

@@ -1,0 +1,260 @@
+#include "model/gguf_model.hpp"
+
+#include <set>
+
+#include "common/error.hpp"
+#include "model/llama_tensors.hpp"
+
+namespace pagoda::model {
+
+namespace {
+
+struct SupportedArchitecture {
+    const char *name;  // general.architecture, and the prefix of its keys
+    Architecture architecture;
+    // llama.cpp's converter permutes llama's Q/K rows so that RoPE rotates adjacent pairs; it
+    // leaves qwen2's alone, which keep Hugging Face's half-split rotation.
+    pagoda_rope_layout_t rope_layout;
+    bool attention_bias;
+};
+
+constexpr SupportedArchitecture kSupported[] = {
+    {"llama", Architecture::Llama, PAGODA_ROPE_INTERLEAVED, false},
+    {"qwen2", Architecture::Qwen2, PAGODA_ROPE_HALF_SPLIT, true},
+};
+
+std::string supported_list() {
+    std::string s;
+    for (const auto &a : kSupported) s += std::string(s.empty() ? "" : ", ") + a.name;
+    return s;
+}
+
+const SupportedArchitecture &find_architecture(const GgufFile &file, std::string *name) {
+    *name = file.get_string("general.architecture");
+    for (const auto &a : kSupported)
+        if (*name == a.name) return a;
+    throw Error(PAGODA_ERR_UNSUPPORTED, file.path() + ": architecture '" + *name +
+                                            "' is not supported (supported: " + supported_list() +
+                                            ")");
+}
+
+// Sizes and counts: u32 in the file; bounded to int32 so that products of two stay in int64.
+int64_t read_count(const GgufFile &file, const std::string &key) {
+    const uint32_t v = file.get_u32(key);
+    if (v > uint32_t(INT32_MAX))
+        throw Error(PAGODA_ERR_FORMAT, file.path() + ": key '" + key + "' = " + std::to_string(v) +
+                                           " is out of range (at most " +
+                                           std::to_string(INT32_MAX) + ")");
+    return v;
+}
+
+// GGUF names and canonical names, both ways: the whole-model tensors, then the per-layer suffixes
+// ("blk.N." and "model.layers.N." prefixes).
+struct NamePair {
+    const char *gguf;
+    const char *canonical;
+};
+constexpr NamePair kModelNames[] = {
+    {"token_embd.weight", "model.embed_tokens.weight"},
+    {"output_norm.weight", "model.norm.weight"},
+    {"output.weight", "lm_head.weight"},
+};
+constexpr NamePair kLayerNames[] = {
+    {"attn_norm.weight", "input_layernorm.weight"},
+    {"attn_q.weight", "self_attn.q_proj.weight"},
+    {"attn_k.weight", "self_attn.k_proj.weight"},
+    {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_output.weight", "self_attn.o_proj.weight"},
+    {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    {"ffn_up.weight", "mlp.up_proj.weight"},
+    {"ffn_down.weight", "mlp.down_proj.weight"},
+};
+
+// Splits "<prefix>N.<rest>" into N and rest; false unless N is a plain decimal (no sign, no
+// leading zero) small enough for an int32.
+bool split_layer(std::string_view name, std::string_view prefix, int64_t *layer,
+                 std::string_view *rest) {
+    if (name.substr(0, prefix.size()) != prefix) return false;
+    name.remove_prefix(prefix.size());
+    size_t digits = 0;
+    while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 9 || (digits > 1 && name[0] == '0')) return false;
+    if (digits >= name.size() || name[digits] != '.') return false;
+    *layer = std::stoll(std::string(name.substr(0, digits)));
+    *rest = name.substr(digits + 1);
+    return true;
+}
+
+// "" when the name means nothing to us.
+std::string canonical_name(std::string_view gguf) {
+    for (const auto &n : kModelNames)
+        if (gguf == n.gguf) return n.canonical;
+    int64_t layer = 0;
+    std::string_view rest;
+    if (!split_layer(gguf, "blk.", &layer, &rest)) return "";
+    for (const auto &n : kLayerNames)
+        if (rest == n.gguf) return "model.layers." + std::to_string(layer) + "." + n.canonical;
+    return "";
+}
+
+std::string gguf_name(std::string_view canonical) {
+    for (const auto &n : kModelNames)
+        if (canonical == n.canonical) return n.gguf;
+    int64_t layer = 0;
+    std::string_view rest;
+    if (split_layer(canonical, "model.layers.", &layer, &rest))
+        for (const auto &n : kLayerNames)
+            if (rest == n.canonical) return "blk." + std::to_string(layer) + "." + n.gguf;
+    return std::string(canonical);
+}
+
+}  // namespace
+
+ModelConfig gguf_model_config(const GgufFile &file) {
+    std::string arch_name;
+    const SupportedArchitecture &arch = find_architecture(file, &arch_name);
+    const std::string k = arch_name + ".";
+    const std::string &path = file.path();
+
+    ModelConfig c;
+    c.architecture = arch.architecture;
+    c.architecture_name = arch_name;
+    c.max_position = read_count(file, k + "context_length");
+    c.hidden_size = read_count(file, k + "embedding_length");
+    c.n_layers = read_count(file, k + "block_count");
+    c.intermediate_size = read_count(file, k + "feed_forward_length");
+    c.n_heads = read_count(file, k + "attention.head_count");
+    c.n_kv_heads = file.has(k + "attention.head_count_kv")
+                       ? read_count(file, k + "attention.head_count_kv")
+                       : c.n_heads;
+    c.rms_norm_eps = file.get_f32(k + "attention.layer_norm_rms_epsilon");
+    if (file.has(k + "attention.key_length"))
+        c.head_dim = read_count(file, k + "attention.key_length");
+    else if (c.n_heads > 0) {
+        if (c.hidden_size % c.n_heads != 0)
+            throw Error(PAGODA_ERR_FORMAT,
+                        path + ": key '" + k + "embedding_length' = " +
+                            std::to_string(c.hidden_size) + " is not a multiple of '" + k +
+                            "attention.head_count' = " + std::to_string(c.n_heads));
+        c.head_dim = c.hidden_size / c.n_heads;
+    }
+
+    c.rope.layout = arch.rope_layout;
+    if (file.has(k + "rope.freq_base")) c.rope.theta = file.get_f32(k + "rope.freq_base");
+    if (file.has(k + "rope.dimension_count")) {
+        const int64_t rot = read_count(file, k + "rope.dimension_count");
+        if (rot != c.head_dim)
+            throw Error(PAGODA_ERR_UNSUPPORTED,
+                        path + ": key '" + k + "rope.dimension_count' = " + std::to_string(rot) +
+                            " rotates part of each head (head_dim " + std::to_string(c.head_dim) +
+                            "); partial rotary embeddings are not supported");
+    }
+    if (file.has(k + "rope.scaling.type")) {
+        const std::string type = file.get_string(k + "rope.scaling.type");
+        if (type == "linear") {
+            c.rope.scaling = PAGODA_ROPE_SCALING_LINEAR;
+            c.rope.factor = file.get_f32(k + "rope.scaling.factor");
+        } else if (type != "none") {
+            throw Error(PAGODA_ERR_UNSUPPORTED, path + ": key '" + k + "rope.scaling.type' = '" +
+                                                    type + "' is not supported (supported: none, linear)");
+        }
+    }
+    // Llama 3.1 GGUFs carry their RoPE scaling as per-frequency factors in this tensor.
+    if (file.find_tensor("rope_freqs.weight") != nullptr)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    path + ": tensor 'rope_freqs.weight' (RoPE frequency factors) is not supported");
+
+    // The vocabulary's length is the vocab size; a stated vocab_size must agree with it.
+    const bool has_tokens = file.has("tokenizer.ggml.tokens");
+    if (has_tokens) {
+        const uint64_t n = file.get_string_array_length("tokenizer.ggml.tokens");
+        if (n > uint64_t(INT32_MAX))
+            throw Error(PAGODA_ERR_FORMAT, path + ": key 'tokenizer.ggml.tokens' has too many tokens");
+        c.vocab_size = int64_t(n);
+    }
+    if (file.has(k + "vocab_size")) {
+        const int64_t stated = read_count(file, k + "vocab_size");
+        if (has_tokens && stated != c.vocab_size)
+            throw Error(PAGODA_ERR_FORMAT, path + ": key '" + k + "vocab_size' = " +
+                                               std::to_string(stated) + " but tokenizer.ggml.tokens has " +
+                                               std::to_string(c.vocab_size) + " tokens");
+        c.vocab_size = stated;
+    } else if (!has_tokens) {
+        throw Error(PAGODA_ERR_FORMAT, path + ": missing required key '" + k +
+                                           "vocab_size' (and no tokenizer.ggml.tokens to count)");
+    }
+    c.bos_token_id = gguf_special_token_id(file, "tokenizer.ggml.bos_token_id", size_t(c.vocab_size));
+    const int32_t eos = gguf_special_token_id(file, "tokenizer.ggml.eos_token_id", size_t(c.vocab_size));
+    if (eos >= 0) c.eos_token_ids = {eos};
+
+    c.attention_bias = arch.attention_bias;
+    c.tie_word_embeddings = file.find_tensor("output.weight") == nullptr;
+    validate(c, path);
+    return c;
+}
+
+TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
+    const std::string &path = file.path();
+    // Each layer has at least 9 tensors; checking first keeps a huge block_count from making
+    // llama_expected_tensors build a huge list.
+    constexpr int64_t kLayerTensors = 9;
+    if (config.n_layers > int64_t(file.tensors().size()) / kLayerTensors)
+        throw Error(PAGODA_ERR_FORMAT,
+                    path + ": key '" + config.architecture_name + ".block_count' = " +
+                        std::to_string(config.n_layers) + " layers need at least " +
+                        std::to_string(config.n_layers * kLayerTensors) +
+                        " tensors, but the file has " + std::to_string(file.tensors().size()));
+
+    const std::vector<ExpectedTensor> expected = llama_expected_tensors(config);
+    std::set<std::string> wanted;
+    for (const auto &e : expected) wanted.insert(e.name);
+
+    TensorTable table;
+    for (const GgufTensor &t : file.tensors()) {
+        TensorRef ref;
+        ref.name = canonical_name(t.name);
+        if (ref.name.empty())
+            throw Error(PAGODA_ERR_UNSUPPORTED, path + ": tensor '" + t.name + "' is not part of a " +
+                                                    config.architecture_name +
+                                                    " model as Pagoda knows it");
+        if (wanted.count(ref.name) == 0)
+            throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + t.name + "' (" + ref.name +
+                                               ") does not belong in this model (" +
+                                               std::to_string(config.n_layers) + " layers" +
+                                               (config.attention_bias ? "" : ", no attention biases") +
+                                               ")");
+        ref.type = t.type;
+        ref.shape.assign(t.dims.rbegin(), t.dims.rend());  // GGUF lists the innermost first
+        ref.data = t.data;
+        ref.bytes = t.bytes;
+        ref.file = path;
+        table.add(std::move(ref));
+    }
+
+    for (const ExpectedTensor &e : expected) {
+        const TensorRef *t = table.find(e.name);
+        if (t == nullptr)
+            throw Error(PAGODA_ERR_FORMAT, path + ": missing tensor '" + gguf_name(e.name) + "' (" +
+                                               e.name + ")");
+        if (t->shape != e.shape)
+            throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + gguf_name(e.name) + "' (" + e.name +
+                                               ") has shape " + shape_string(t->shape) +
+                                               " but the config implies " + shape_string(e.shape) +
+                                               " (outermost first)");
+    }
+    return table;
+}
+
+GgufModel open_gguf_model(const std::string &path) {
+    GgufModel m{GgufFile(path), {}, {}, {}};
+    m.config = gguf_model_config(m.file);
+    m.tensors = gguf_tensor_table(m.file, m.config);
+    m.vocabulary = read_gguf_vocabulary(m.file);
+    return m;
+}
+
+}  // namespace pagoda::model

@@ -1,0 +1,53 @@
+#include "model/gguf_vocabulary.hpp"
+
+#include "common/error.hpp"
+
+namespace pagoda::model {
+
+namespace {
+
+template <typename T>
+void check_length(const GgufFile &file, const char *key, const std::vector<T> &v, size_t n) {
+    if (v.size() != n)
+        throw Error(PAGODA_ERR_FORMAT, file.path() + ": key '" + key + "' has " +
+                                           std::to_string(v.size()) + " entries for " +
+                                           std::to_string(n) + " tokens");
+}
+
+}  // namespace
+
+int32_t gguf_special_token_id(const GgufFile &file, const char *key, size_t vocab_size) {
+    if (!file.has(key)) return -1;
+    const uint32_t id = file.get_u32(key);
+    if (id == UINT32_MAX) return -1;
+    if (id >= vocab_size)
+        throw Error(PAGODA_ERR_FORMAT, file.path() + ": key '" + key + "' = " + std::to_string(id) +
+                                           " is outside the vocabulary of " +
+                                           std::to_string(vocab_size) + " tokens");
+    return int32_t(id);
+}
+
+GgufVocabulary read_gguf_vocabulary(const GgufFile &file) {
+    GgufVocabulary v;
+    if (!file.has("tokenizer.ggml.tokens")) return v;
+    v.tokens = file.get_string_array("tokenizer.ggml.tokens");
+    const size_t n = v.tokens.size();
+    if (file.has("tokenizer.ggml.model")) v.model = file.get_string("tokenizer.ggml.model");
+    if (file.has("tokenizer.ggml.pre")) v.pre = file.get_string("tokenizer.ggml.pre");
+    if (file.has("tokenizer.ggml.scores")) {
+        v.scores = file.get_f32_array("tokenizer.ggml.scores");
+        check_length(file, "tokenizer.ggml.scores", v.scores, n);
+    }
+    if (file.has("tokenizer.ggml.token_type")) {
+        v.token_types = file.get_i32_array("tokenizer.ggml.token_type");
+        check_length(file, "tokenizer.ggml.token_type", v.token_types, n);
+    }
+    if (file.has("tokenizer.ggml.merges")) v.merges = file.get_string_array("tokenizer.ggml.merges");
+    v.bos_token_id = gguf_special_token_id(file, "tokenizer.ggml.bos_token_id", n);
+    v.eos_token_id = gguf_special_token_id(file, "tokenizer.ggml.eos_token_id", n);
+    v.unknown_token_id = gguf_special_token_id(file, "tokenizer.ggml.unknown_token_id", n);
+    v.padding_token_id = gguf_special_token_id(file, "tokenizer.ggml.padding_token_id", n);
+    return v;
+}
+
+}  // namespace pagoda::model

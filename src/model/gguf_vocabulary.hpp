@@ -1,0 +1,35 @@
+// The tokenizer a GGUF file carries in its `tokenizer.ggml.*` keys, as plain data for the
+// tokenizer to build from. Nothing here interprets the pieces.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/gguf_file.hpp"
+
+namespace pagoda::model {
+
+struct GgufVocabulary {
+    std::string model;                 // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2" (BPE)
+    std::string pre;                   // tokenizer.ggml.pre: the pre-tokenizer's name; "" if absent
+    std::vector<std::string> tokens;   // piece of each id
+    std::vector<float> scores;         // per id; empty when the file has none
+    std::vector<int32_t> token_types;  // per id (1 normal, 2 unknown, 3 control, 6 byte, ...); may be empty
+    std::vector<std::string> merges;   // "a b" pairs, BPE only; may be empty
+    int32_t bos_token_id = -1;         // -1 = none
+    int32_t eos_token_id = -1;
+    int32_t unknown_token_id = -1;
+    int32_t padding_token_id = -1;
+};
+
+// Reads the vocabulary; an empty one (no tokenizer.ggml.tokens) when the file has none. Throws
+// Error(PAGODA_ERR_FORMAT) naming the key when scores or types disagree in length with the
+// tokens, or a special token id lies outside the vocabulary.
+GgufVocabulary read_gguf_vocabulary(const GgufFile &file);
+
+// A special token id key (tokenizer.ggml.bos_token_id, ...): -1 when absent or 0xFFFFFFFF
+// (converters write that for "none"); throws FORMAT naming the key when >= vocab_size.
+int32_t gguf_special_token_id(const GgufFile &file, const char *key, size_t vocab_size);
+
+}  // namespace pagoda::model

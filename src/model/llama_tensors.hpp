@@ -1,0 +1,27 @@
+// The weights a Llama-family config implies: every tensor's canonical (Hugging Face) name and the
+// shape it must have. Both loaders check their tensor tables against this one list, so a GGUF and
+// a safetensors checkpoint of the same model are held to the same contract.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_config.hpp"
+
+namespace pagoda::model {
+
+struct ExpectedTensor {
+    std::string name;            // canonical: "model.layers.3.self_attn.q_proj.weight"
+    std::vector<int64_t> shape;  // outermost first, as TensorRef::shape
+};
+
+// In a stable order: embeddings, then each layer's tensors, then the final norm and lm_head.
+// lm_head is absent when config.tie_word_embeddings; Q/K/V biases present when
+// config.attention_bias. Assumes `config` passed validate().
+std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config);
+
+// "[4096, 11008]", for messages.
+std::string shape_string(const std::vector<int64_t> &shape);
+
+}  // namespace pagoda::model
