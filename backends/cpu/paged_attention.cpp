@@ -6,9 +6,13 @@
 // GQA group of query heads sharing that head, so each cached row is read once per group. Items
 // cover decode (many sequences, one token each) and prefill (one sequence, many tokens) alike.
 // Keys are visited in tiles with an online softmax, so scratch does not grow with the context.
+// When there are too few items to keep every thread busy (small decode batches, MQA), each
+// item's keys are split into partitions attended separately and merged afterwards.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <new>
 #include <string>
@@ -27,6 +31,18 @@ namespace {
 // power-of-two block size, a tile never splits such a block.
 constexpr int64_t kTile = 128;
 
+// Splitting (flash-decoding, see plan_split): an item's keys are split when there are fewer than
+// kItemsPerThread items per thread, into partitions of at least kMinPartition keys (a multiple
+// of kTile, so partitions end on tile boundaries), which keeps the merge a small part of the
+// work and leaves short contexts unsplit.
+constexpr int64_t kItemsPerThread = 4;
+constexpr int64_t kMinPartition = 256;
+
+// Scratch areas start on cache lines, so the query rows copied there load aligned.
+constexpr int64_t kLineFloats = 16;
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
 // Positions [first, last] of the keys a query may see.
 struct KeyRange {
     int64_t first;
@@ -35,7 +51,8 @@ struct KeyRange {
 
 // ops.h: query i of a chunk of q_len sits at position context_len − q_len + i; causal queries see
 // keys up to their own position, others the whole context; a sliding window also hides keys
-// more than sliding_window − 1 positions behind the query.
+// more than sliding_window − 1 positions behind the query. The range is never empty: the
+// query's own position is in it.
 KeyRange visible_keys(const pagoda_op_paged_attention_t &a, int64_t context_len, int64_t q_len,
                       int64_t i) {
     const int64_t pos = context_len - q_len + i;
@@ -45,17 +62,20 @@ KeyRange visible_keys(const pagoda_op_paged_attention_t &a, int64_t context_len,
     return keys;
 }
 
-// One worker's scratch: a tile of scores and the running softmax state of one GQA group.
+// One worker's scratch: the group's queries, a tile of scores and the running softmax state.
 struct GroupScratch {
     static int64_t floats(int64_t group, int64_t head_dim) {
-        return group * (kTile + head_dim + 2);
+        return round_up(group * head_dim, kLineFloats) * 2 + round_up(group * kTile, kLineFloats) +
+               round_up(2 * group, kLineFloats);
     }
     GroupScratch(float *base, int64_t group, int64_t head_dim)
-        : scores(base),
-          acc(scores + group * kTile),
-          max(acc + group * head_dim),
+        : q(base),
+          scores(q + round_up(group * head_dim, kLineFloats)),
+          acc(scores + round_up(group * kTile, kLineFloats)),
+          max(acc + round_up(group * head_dim, kLineFloats)),
           sum(max + group) {}
 
+    float *q;       // [group][head_dim], the group's query rows, aligned
     float *scores;  // [group][kTile]
     float *acc;     // [group][head_dim], Σ weight·v before dividing by the sum
     float *max;     // [group], running max of the scores
@@ -70,63 +90,226 @@ struct Launch {
     int64_t group;  // query heads per KV head
     int64_t q_stride;
     int64_t out_stride;
+    // Split-K (see plan_split): keys per partition and partition slots per item. Unsplit,
+    // max_parts = 1 and one partition holds any item's keys.
+    int64_t partition;
+    int64_t max_parts;
+    // When split: per (item, slot) the unnormalised accumulator [group][head_dim], then the
+    // max and the sum of each head: partial_floats() floats.
+    float *partials;
+
+    int64_t partial_floats() const { return group * (a.head_dim + 2); }
 };
 
-// Calls fn(key, count, block, offset) for each run of keys in [begin, end) that lies in one
-// block: keys key..key+count−1 are at offsets offset.. of physical block `block`.
-template <typename Fn>
-void for_each_block_run(const Launch &l, const int32_t *table, int64_t begin, int64_t end,
-                        Fn &&fn) {
-    const int64_t bs = l.a.block_size;
-    for (int64_t key = begin; key < end;) {
-        const int64_t offset = key % bs;
-        const int64_t count = std::min(end - key, bs - offset);
-        fn(key, count, int64_t(table[key / bs]), offset);
-        key += count;
-    }
-}
+// An item's query token and KV head, the keys the token sees and the table row that finds them.
+struct ItemKeys {
+    int64_t token;
+    int64_t kv_head;
+    KeyRange keys;
+    const int32_t *table;
+};
 
-// Attention of query token `token` for the query heads of `kv_head`'s group.
-void attend(const Launch &l, int64_t token, int64_t kv_head, GroupScratch &sc) {
+ItemKeys item_keys(const Launch &l, int64_t item) {
     const pagoda_op_paged_attention_t &a = l.a;
+    ItemKeys it;
+    it.token = item / a.n_kv_heads;
+    it.kv_head = item % a.n_kv_heads;
     const int64_t seq =
-        std::upper_bound(a.query_start, a.query_start + a.n_seqs + 1, int32_t(token)) -
+        std::upper_bound(a.query_start, a.query_start + a.n_seqs + 1, int32_t(it.token)) -
         a.query_start - 1;
     const int64_t q_len = int64_t(a.query_start[seq + 1]) - a.query_start[seq];
-    const KeyRange keys = visible_keys(a, a.context_lens[seq], q_len, token - a.query_start[seq]);
-    const int32_t *table = a.block_tables + seq * a.max_blocks_per_seq;
-    const int64_t g = l.group, d = a.head_dim;
-    const float *q = static_cast<const float *>(a.q) + token * l.q_stride + kv_head * g * d;
-    const auto *k_cache = static_cast<const unsigned char *>(a.k_cache);
-    const auto *v_cache = static_cast<const unsigned char *>(a.v_cache);
+    it.keys = visible_keys(a, a.context_lens[seq], q_len, it.token - a.query_start[seq]);
+    it.table = a.block_tables + seq * a.max_blocks_per_seq;
+    return it;
+}
 
+// Keys key..key+count−1 of one tile, all in one block: their K and V rows are contiguous.
+struct BlockRun {
+    int64_t key;
+    int64_t count;
+    const unsigned char *k;
+    const unsigned char *v;
+};
+
+// The run of keys from `key` to the end of its block or `end`, whichever comes first.
+BlockRun block_run(const Launch &l, const ItemKeys &it, int64_t key, int64_t end) {
+    const int64_t bs = l.a.block_size, offset = key % bs, block = it.table[key / bs];
+    return {key, std::min(end - key, bs - offset),
+            l.layout.row_ptr(static_cast<const unsigned char *>(l.a.k_cache), block, it.kv_head,
+                             offset),
+            l.layout.row_ptr(static_cast<const unsigned char *>(l.a.v_cache), block, it.kv_head,
+                             offset)};
+}
+
+// Splits keys [begin, end) into runs that each lie in one block; returns how many.
+int64_t block_runs(const Launch &l, const ItemKeys &it, int64_t begin, int64_t end,
+                   BlockRun *runs) {
+    int64_t n = 0;
+    for (int64_t key = begin; key < end; key += runs[n++].count)
+        runs[n] = block_run(l, it, key, end);
+    return n;
+}
+
+// How far ahead of its reads a kernel call prefetches: about 8 KiB of rows, measured best for
+// 16-token blocks of f32 (one run ahead) and bf16 (two runs ahead) alike.
+constexpr int64_t kPrefetchBytes = 8192;
+
+// The keys of one tile as block runs; rows are read K of every run, then V of every run.
+struct TileRuns {
+    BlockRun runs[kTile];
+    int64_t n = 0;
+    // Read number e of the tile (e < 2n): K of run e, then V of run e − n.
+    RowPrefetch read(int64_t e, int64_t row_bytes) const {
+        const BlockRun &r = runs[e < n ? e : e - n];
+        return {e < n ? r.k : r.v, r.count * row_bytes};
+    }
+};
+
+// Online softmax (Milakov & Gimelshein 2018) of the group's queries over keys [begin, end):
+// leaves the running max, sum and unnormalised accumulator in `sc`.
+void attend_keys(const Launch &l, const ItemKeys &it, int64_t begin, int64_t end,
+                 GroupScratch &sc) {
+    const pagoda_op_paged_attention_t &a = l.a;
+    const int64_t g = l.group, d = a.head_dim;
+    const int64_t row_bytes = d * int64_t(l.layout.elem_bytes);
     std::fill(sc.max, sc.max + g, -INFINITY);
     std::fill(sc.sum, sc.sum + g, 0.0f);
     std::fill(sc.acc, sc.acc + g * d, 0.0f);
-    for (int64_t tile = keys.first; tile <= keys.last;) {
-        const int64_t tile_end = std::min(keys.last + 1, (tile / kTile + 1) * kTile);
-        for_each_block_run(l, table, tile, tile_end,
-                           [&](int64_t key, int64_t count, int64_t block, int64_t offset) {
-                               l.rows.scores(
-                                   q, g, d, l.layout.row_ptr(k_cache, block, kv_head, offset),
-                                   a.cache_dtype, count, a.scale, sc.scores + (key - tile), kTile);
-                           });
-        l.rows.softmax_tile(sc.scores, kTile, g, tile_end - tile, sc.max, sc.sum, sc.acc, d);
-        for_each_block_run(l, table, tile, tile_end,
-                           [&](int64_t key, int64_t count, int64_t block, int64_t offset) {
-                               l.rows.accumulate(sc.scores + (key - tile), kTile, g, d,
-                                                 l.layout.row_ptr(v_cache, block, kv_head, offset),
-                                                 a.cache_dtype, count, sc.acc);
-                           });
-        tile = tile_end;
-    }
 
-    float *out = static_cast<float *>(a.out) + token * l.out_stride + kv_head * g * d;
+    // Each kernel call prefetches the run read `ahead` runs after its own (in this tile or the
+    // next), because the block table scatters consecutive runs where the hardware prefetcher
+    // cannot follow.
+    const int64_t ahead =
+        std::clamp<int64_t>(kPrefetchBytes / (a.block_size * row_bytes), 1, kTile);
+    auto tile_end = [&](int64_t tile) { return std::min(end, (tile / kTile + 1) * kTile); };
+    TileRuns tiles[2];
+    TileRuns *cur = &tiles[0], *next = &tiles[1];
+    cur->n = block_runs(l, it, begin, tile_end(begin), cur->runs);
+    for (int64_t tile = begin; tile < end;) {
+        const int64_t next_tile = tile_end(tile);
+        next->n =
+            next_tile < end ? block_runs(l, it, next_tile, tile_end(next_tile), next->runs) : 0;
+        const int64_t n = cur->n;
+        auto prefetch = [&](int64_t e) {
+            e += ahead;
+            if (e < 2 * n) return cur->read(e, row_bytes);
+            e -= 2 * n;
+            return e < 2 * next->n ? next->read(e, row_bytes) : RowPrefetch{nullptr, 0};
+        };
+        for (int64_t i = 0; i < n; ++i) {
+            const BlockRun &r = cur->runs[i];
+            l.rows.scores(sc.q, g, d, r.k, a.cache_dtype, r.count, a.scale,
+                          sc.scores + (r.key - tile), kTile, prefetch(i));
+        }
+        l.rows.softmax_tile(sc.scores, kTile, g, next_tile - tile, sc.max, sc.sum, sc.acc, d);
+        for (int64_t i = 0; i < n; ++i) {
+            const BlockRun &r = cur->runs[i];
+            l.rows.accumulate(sc.scores + (r.key - tile), kTile, g, d, r.v, a.cache_dtype,
+                              r.count, sc.acc, prefetch(n + i));
+        }
+        std::swap(cur, next);
+        tile = next_tile;
+    }
+}
+
+// Work unit `unit`: partition `unit % max_parts` of item `unit / max_parts`, counted from the
+// item's first key. Unsplit, the result goes straight to `out`; split, to the item's partials.
+void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
+    const pagoda_op_paged_attention_t &a = l.a;
+    const int64_t item = unit / l.max_parts, slot = unit % l.max_parts;
+    const ItemKeys it = item_keys(l, item);
+    const int64_t part = it.keys.first / l.partition + slot;
+    const int64_t begin = std::max(it.keys.first, part * l.partition);
+    const int64_t end = std::min(it.keys.last + 1, (part + 1) * l.partition);
+    if (begin >= end) return;  // the item has fewer partitions than slots
+
+    const int64_t g = l.group, d = a.head_dim;
+    const float *q = static_cast<const float *>(a.q) + it.token * l.q_stride + it.kv_head * g * d;
+    std::memcpy(sc.q, q, size_t(g * d) * sizeof(float));
+    attend_keys(l, it, begin, end, sc);
+
+    if (l.max_parts > 1) {
+        float *p = l.partials + unit * l.partial_floats();
+        std::memcpy(p, sc.acc, size_t(g * d) * sizeof(float));
+        std::memcpy(p + g * d, sc.max, size_t(g) * sizeof(float));
+        std::memcpy(p + g * d + g, sc.sum, size_t(g) * sizeof(float));
+        return;
+    }
+    float *out = static_cast<float *>(a.out) + it.token * l.out_stride + it.kv_head * g * d;
     for (int64_t r = 0; r < g; ++r) {
         // At least the query's own key is visible, so the sum is positive.
         const float inv = 1.0f / sc.sum[r];
         for (int64_t i = 0; i < d; ++i) out[r * d + i] = sc.acc[r * d + i] * inv;
     }
+}
+
+// Combines an item's partitions (flash-decoding's log-sum-exp merge: Dao et al. 2023,
+// "Flash-Decoding for long-context inference"): with M the largest partition max, partition p
+// weighs exp(m_p − M), so out = Σ_p exp(m_p − M)·acc_p / Σ_p exp(m_p − M)·l_p.
+void merge_partitions(const Launch &l, int64_t item) {
+    const pagoda_op_paged_attention_t &a = l.a;
+    const ItemKeys it = item_keys(l, item);
+    const int64_t n_parts = it.keys.last / l.partition - it.keys.first / l.partition + 1;
+    const int64_t g = l.group, d = a.head_dim, stride = l.partial_floats();
+    const float *parts = l.partials + item * l.max_parts * stride;
+    float *out = static_cast<float *>(a.out) + it.token * l.out_stride + it.kv_head * g * d;
+    for (int64_t r = 0; r < g; ++r) {
+        float m = -INFINITY;
+        for (int64_t p = 0; p < n_parts; ++p) m = std::max(m, parts[p * stride + g * d + r]);
+        float *o = out + r * d;
+        std::fill(o, o + d, 0.0f);
+        float sum = 0.0f;
+        for (int64_t p = 0; p < n_parts; ++p) {
+            const float *part = parts + p * stride;
+            // Every partition holds at least one key, so its max is finite.
+            const float w = std::exp(part[g * d + r] - m);
+            sum += w * part[g * d + g + r];
+            for (int64_t i = 0; i < d; ++i) o[i] += w * part[r * d + i];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t i = 0; i < d; ++i) o[i] *= inv;
+    }
+}
+
+// How a launch divides its items' keys: partitions of `partition` keys, aligned to multiples
+// of it, and `max_parts` partition slots per item (1 when not split).
+struct SplitPlan {
+    int64_t partition;
+    int64_t max_parts;
+};
+
+// Splits only when there are fewer than kItemsPerThread items per thread, into enough
+// partitions that the work units fill every thread that many times over.
+SplitPlan plan_split(const pagoda_op_paged_attention_t &a, int64_t n_items, int64_t threads) {
+    // The longest context, and the most keys one query sees: the last query of a causal chunk,
+    // the first of a non-causal one (a window moves its start forward).
+    int64_t longest_context = 0, most_keys = 0;
+    for (int64_t s = 0; s < a.n_seqs; ++s) {
+        const int64_t q_len = int64_t(a.query_start[s + 1]) - a.query_start[s];
+        if (q_len == 0) continue;
+        longest_context = std::max<int64_t>(longest_context, a.context_lens[s]);
+        for (int64_t i : {int64_t(0), q_len - 1}) {
+            const KeyRange keys = visible_keys(a, a.context_lens[s], q_len, i);
+            most_keys = std::max(most_keys, keys.last - keys.first + 1);
+        }
+    }
+    const SplitPlan unsplit{round_up(longest_context, kTile), 1};
+    if (threads <= 1 || n_items >= kItemsPerThread * threads) return unsplit;
+    const int64_t parts = (kItemsPerThread * threads + n_items - 1) / n_items;
+    const int64_t partition =
+        std::max(kMinPartition, round_up((most_keys + parts - 1) / parts, kTile));
+    if (partition >= most_keys) return unsplit;
+    // Every query of a sequence sees keys between the first query's first and the context's
+    // end, so these bound the partitions any of them touches.
+    int64_t max_parts = 1;
+    for (int64_t s = 0; s < a.n_seqs; ++s) {
+        const int64_t q_len = int64_t(a.query_start[s + 1]) - a.query_start[s];
+        if (q_len == 0) continue;
+        const int64_t first = visible_keys(a, a.context_lens[s], q_len, 0).first;
+        max_parts =
+            std::max(max_parts, (a.context_lens[s] - 1) / partition - first / partition + 1);
+    }
+    return {partition, max_parts};
 }
 
 // The data-dependent checks: query offsets, context lengths and the block-table entries the
@@ -241,38 +424,54 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
                         std::string("paged_attention: ") + null + " is NULL");
 
     const int64_t row = a.n_q_heads * a.head_dim;
-    const Launch launch{
-        a,
-        cpu.features().avx2_fma_f16c ? attention_rows_avx2() : attention_rows_portable(),
-        KvCacheLayout{a.n_kv_heads, a.block_size, a.head_dim,
-                      a.cache_dtype == PAGODA_DTYPE_F32 ? 4u : 2u},
-        a.n_q_heads / a.n_kv_heads,
-        a.q_token_stride ? a.q_token_stride : row,
-        a.out_token_stride ? a.out_token_stride : row};
-
-    // One scratch area per worker, allocated once per launch. The pool runs one index per
-    // worker; each pulls items from a shared counter, which also balances causal prefill, where
-    // later tokens see more keys.
     const int64_t n_items = n_tokens * a.n_kv_heads;
-    const int64_t n_workers = std::min<int64_t>(cpu.threads(), n_items);
+    const SplitPlan split = plan_split(a, n_items, cpu.threads());
+    Launch launch{a,
+                  cpu.features().avx2_fma_f16c ? attention_rows_avx2() : attention_rows_portable(),
+                  KvCacheLayout{a.n_kv_heads, a.block_size, a.head_dim,
+                                a.cache_dtype == PAGODA_DTYPE_F32 ? 4u : 2u},
+                  a.n_q_heads / a.n_kv_heads,
+                  a.q_token_stride ? a.q_token_stride : row,
+                  a.out_token_stride ? a.out_token_stride : row,
+                  split.partition,
+                  split.max_parts,
+                  nullptr};
+
+    // One scratch area per worker and, when split, the partitions' results: allocated once per
+    // launch. The pool runs one index per worker; each pulls work units (an item, or one
+    // partition of one) from a shared counter, which also balances causal prefill, where later
+    // tokens see more keys. The merges wait for every partition.
+    const int64_t max_parts = split.max_parts, n_units = n_items * max_parts;
+    const int64_t n_workers = std::min<int64_t>(cpu.threads(), n_units);
     const int64_t per_worker = GroupScratch::floats(launch.group, a.head_dim);
+    const int64_t partial_floats = max_parts > 1 ? n_units * launch.partial_floats() : 0;
     std::vector<float> scratch;
     try {
-        scratch.resize(size_t(n_workers * per_worker));
+        scratch.resize(size_t(n_workers * per_worker + partial_floats + kLineFloats));
     } catch (const std::bad_alloc &) {
         return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
                         "paged_attention: no memory for " + std::to_string(n_workers) +
                             " scratch areas of " + std::to_string(per_worker) + " floats");
     }
-    std::atomic<int64_t> next_item{0};
+    // Areas start on cache lines (the spare kLineFloats floats make room): aligned query rows,
+    // and no line shared between workers.
+    float *areas = scratch.data();
+    while (reinterpret_cast<uintptr_t>(areas) % (kLineFloats * sizeof(float)) != 0) ++areas;
+    launch.partials = areas + n_workers * per_worker;
+
+    std::atomic<int64_t> next_unit{0};
     cpu.pool().parallel_for(n_workers, 1, [&](int64_t begin, int64_t end) {
         for (int64_t w = begin; w < end; ++w) {
-            GroupScratch sc(scratch.data() + w * per_worker, launch.group, a.head_dim);
-            for (int64_t item;
-                 (item = next_item.fetch_add(1, std::memory_order_relaxed)) < n_items;)
-                attend(launch, item / a.n_kv_heads, item % a.n_kv_heads, sc);
+            GroupScratch sc(areas + w * per_worker, launch.group, a.head_dim);
+            for (int64_t unit;
+                 (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < n_units;)
+                attend(launch, unit, sc);
         }
     });
+    if (max_parts > 1)
+        cpu.pool().parallel_for(n_items, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t item = begin; item < end; ++item) merge_partitions(launch, item);
+        });
     return PAGODA_OK;
 }
 

@@ -13,10 +13,21 @@
 
 namespace pagoda::cpu {
 
+// Cache rows a kernel prefetches while it works: `bytes` bytes at `next`, a run of rows the
+// caller reads a little later. Consecutive runs sit in blocks scattered through the cache, so
+// the hardware prefetcher cannot find the next one. A kernel touches the line at `next + o` as it
+// reads byte `o` of its own run, which spreads the prefetches over its work and keeps the
+// rows arriving a fixed distance ahead of use. `bytes = 0` prefetches nothing.
+struct RowPrefetch {
+    const void *next;
+    int64_t bytes;
+};
+
 struct AttentionRowKernels {
     // scores[r·ld + j] = scale · (q_r · k_j) for the `n` cache rows k_j starting at `k`.
     void (*scores)(const float *q, int64_t n_heads, int64_t head_dim, const void *k,
-                   pagoda_dtype_t dtype, int64_t n, float scale, float *scores, int64_t ld);
+                   pagoda_dtype_t dtype, int64_t n, float scale, float *scores, int64_t ld,
+                   RowPrefetch prefetch);
 
     // One online-softmax step over a tile of `n` scores per head (Milakov & Gimelshein 2018,
     // "Online normalizer calculation for softmax"): raises the running max m[r], rescales the
@@ -27,7 +38,8 @@ struct AttentionRowKernels {
 
     // acc_r += Σ_j weights[r·ld + j] · v_j for the `n` cache rows v_j starting at `v`.
     void (*accumulate)(const float *weights, int64_t ld, int64_t n_heads, int64_t head_dim,
-                       const void *v, pagoda_dtype_t dtype, int64_t n, float *acc);
+                       const void *v, pagoda_dtype_t dtype, int64_t n, float *acc,
+                       RowPrefetch prefetch);
 };
 
 const AttentionRowKernels &attention_rows_portable();

@@ -563,6 +563,24 @@ static void test_unread_table_entries(void **state) {
     attn_free(&f);
 }
 
+/* Few (token, KV head) items over long contexts, so the launch splits each item's keys into
+ * partitions and merges them (flash-decoding): partitions ending inside a block and a tile,
+ * sequences with fewer partitions than others, a window starting inside a partition, and a
+ * non-causal chunk whose queries share their partitions. Splitting needs more than one thread,
+ * as the tests run by default. */
+static void test_split_contexts(void **state) {
+    (void)state;
+    const attn_case_t cases[] = {
+        {"split: MQA decode", 1, {1}, {1000}, 4, 1, 64, 16, PAGODA_DTYPE_F32, 1, 0, 0, 1},
+        {"split: uneven contexts", 2, {1, 1}, {700, 130}, 6, 2, 64, 16, PAGODA_DTYPE_F32, 1, 0, 0,
+         0},
+        {"split: window", 1, {1}, {900}, 8, 1, 40, 48, PAGODA_DTYPE_F32, 1, 300, 0, 1},
+        {"split: non-causal chunk", 1, {3}, {600}, 2, 1, 128, 32, PAGODA_DTYPE_F32, 0, 0, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        run_case_each_dtype(cases[i], 1000 + 10 * i);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_batch),         cmocka_unit_test(test_prefill),
@@ -570,7 +588,7 @@ int main(void) {
         cmocka_unit_test(test_block_sizes),          cmocka_unit_test(test_head_dims),
         cmocka_unit_test(test_sliding_window),       cmocka_unit_test(test_non_causal),
         cmocka_unit_test(test_bad_descriptors),      cmocka_unit_test(test_bad_batches),
-        cmocka_unit_test(test_unread_table_entries),
+        cmocka_unit_test(test_unread_table_entries), cmocka_unit_test(test_split_contexts),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     pagoda_backends_unload_all();
