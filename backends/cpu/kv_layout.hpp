@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cpu_backend.hpp"
+#include "dtypes.hpp"
 #include "names.hpp"
 #include "pagoda/ops.h"
 
@@ -75,7 +76,7 @@ inline pagoda_status_t check_kv_cache(CpuBackend &cpu, const char *op,
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         p + "num_blocks " + std::to_string(num_blocks) + " is negative");
     // Byte offsets into the cache must not overflow.
-    const size_t elem = dtype == PAGODA_DTYPE_F32 ? 4 : 2;
+    const size_t elem = plugin::dtype_size(pagoda_dtype_t(dtype));  // checked above
     int64_t bytes = 0;
     if (__builtin_mul_overflow(n_kv_heads, head_dim, &bytes) ||
         __builtin_mul_overflow(bytes, block_size * int64_t(elem), &bytes) ||

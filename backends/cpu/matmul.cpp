@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <climits>
 #include <new>
-#include <vector>
 
 #include "dense_checks.hpp"
 #include "gemv.hpp"
 #include "kernels.hpp"
+#include "scratch.hpp"
 #include "widen.hpp"
 
 namespace pagoda::cpu {
@@ -105,9 +105,9 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
 
     // bf16/f16: widen a panel of W rows (in parallel: it is memory work), then sgemm on it.
     const int64_t panel_rows = std::min(p.n, std::max<int64_t>(16, kPanelElems / p.k / 16 * 16));
-    std::vector<float> panel;
+    float *panel = nullptr;
     try {
-        panel.resize(size_t(panel_rows * p.k));
+        panel = thread_scratch<struct MatmulPanelScratch>(size_t(panel_rows * p.k));
     } catch (const std::bad_alloc &) {
         return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, std::string(kOp) + ": no memory for a " +
                                                       std::to_string(panel_rows) + " x " +
@@ -120,9 +120,9 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
             for (int64_t r = begin; r < end; ++r)
                 widen_to_f32(cpu.features(),
                              static_cast<const char *>(p.w) + (j0 + r) * p.ldw * w_bytes, p.w_dtype,
-                             p.k, panel.data() + r * p.k);
+                             p.k, panel + r * p.k);
         });
-        sgemm_panel(p, j0, rows, panel.data(), p.k, beta);
+        sgemm_panel(p, j0, rows, panel, p.k, beta);
     }
     return PAGODA_OK;
 }

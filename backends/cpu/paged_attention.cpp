@@ -17,9 +17,9 @@
 #include <new>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "kernels.hpp"
+#include "scratch.hpp"
 #include "kv_layout.hpp"
 #include "paged_attention_rows.hpp"
 
@@ -437,17 +437,18 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
                   split.max_parts,
                   nullptr};
 
-    // One scratch area per worker and, when split, the partitions' results: allocated once per
-    // launch. The pool runs one index per worker; each pulls work units (an item, or one
+    // One scratch area per worker and, when split, the partitions' results, in the launching
+    // thread's reusable scratch (scratch.hpp). The pool runs one index per worker; each pulls work units (an item, or one
     // partition of one) from a shared counter, which also balances causal prefill, where later
     // tokens see more keys. The merges wait for every partition.
     const int64_t max_parts = split.max_parts, n_units = n_items * max_parts;
     const int64_t n_workers = std::min<int64_t>(cpu.threads(), n_units);
     const int64_t per_worker = GroupScratch::floats(launch.group, a.head_dim);
     const int64_t partial_floats = max_parts > 1 ? n_units * launch.partial_floats() : 0;
-    std::vector<float> scratch;
+    float *scratch = nullptr;
     try {
-        scratch.resize(size_t(n_workers * per_worker + partial_floats + kLineFloats));
+        scratch = thread_scratch<struct PagedAttentionScratch>(
+            size_t(n_workers * per_worker + partial_floats + kLineFloats));
     } catch (const std::bad_alloc &) {
         return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
                         "paged_attention: no memory for " + std::to_string(n_workers) +
@@ -455,7 +456,7 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
     }
     // Areas start on cache lines (the spare kLineFloats floats make room): aligned query rows,
     // and no line shared between workers.
-    float *areas = scratch.data();
+    float *areas = scratch;
     while (reinterpret_cast<uintptr_t>(areas) % (kLineFloats * sizeof(float)) != 0) ++areas;
     launch.partials = areas + n_workers * per_worker;
 

@@ -270,29 +270,21 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     });
 }
 
-pagoda_status_t group_start(void *self) {
+// ncclGroupStart / ncclGroupEnd: no communicator, so a failure names the current device.
+pagoda_status_t group_call(void *self, ncclResult_t (*call)(), const char *name) {
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
-        if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) {
+        if (ncclResult_t r = call(); r != ncclSuccess) {
             int current = 0;
             (void)cudaGetDevice(&current);
-            return fail_nccl(cuda, r, "ncclGroupStart", nullptr, current);
+            return fail_nccl(cuda, r, name, nullptr, current);
         }
         return PAGODA_OK;
     });
 }
 
-pagoda_status_t group_end(void *self) {
-    CudaBackend &cuda = self_of(self);
-    return guarded(cuda, [&] {
-        if (ncclResult_t r = ncclGroupEnd(); r != ncclSuccess) {
-            int current = 0;
-            (void)cudaGetDevice(&current);
-            return fail_nccl(cuda, r, "ncclGroupEnd", nullptr, current);
-        }
-        return PAGODA_OK;
-    });
-}
+pagoda_status_t group_start(void *self) { return group_call(self, ncclGroupStart, "ncclGroupStart"); }
+pagoda_status_t group_end(void *self) { return group_call(self, ncclGroupEnd, "ncclGroupEnd"); }
 
 pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
                                      pagoda_status_t *error) {
