@@ -9,6 +9,7 @@ packages=(
     libopenblas-dev                                      # CPU backend GEMMs
     libcmocka-dev                                        # unit tests
     libuv1-dev nlohmann-json3-dev libpcre2-dev           # server, JSON, tokenizer patterns
+    libicu-dev                                           # tokenizer Unicode normalization (NFC)
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)
     python3                                              # test fixtures (make_random_model.py)

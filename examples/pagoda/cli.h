@@ -29,6 +29,11 @@ typedef struct cli_command {
 
 /* Subcommands. */
 int cli_devices(int argc, char **argv);
+int cli_generate(int argc, char **argv);
+int cli_tokenize(int argc, char **argv);
+
+/* The bundled stories260K GGUF (installed, or in the source tree); NULL when neither exists. */
+const char *cli_default_model(void);
 
 /* Prints "pagoda: <what>: <STATUS>: <thread's error message>" to stderr; returns
  * CLI_EXIT_FAILED so that callers can `return cli_fail(...)`. */

@@ -1,6 +1,8 @@
 /* pagoda: the command-line front end of libpagoda, built on the public API only.
  *
  *     pagoda devices [--json]     list backends and their devices
+ *     pagoda generate [--model PATH] --prompt TEXT [options]
+ *     pagoda tokenize (--model PATH | --tokenizer PATH) --text TEXT [--json]
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -12,6 +14,8 @@
 static const cli_command_t commands[] = {
     {"devices", "List the backends found and their devices (--json for machine-readable output)",
      cli_devices},
+    {"generate", "Generate text with a model (default: the bundled stories260K)", cli_generate},
+    {"tokenize", "Print the token ids of a text", cli_tokenize},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -21,6 +21,19 @@
 #define PAGODA_API
 #endif
 
+/** \brief A model opened from a GGUF file or a Hugging Face folder (model.h). */
+typedef struct pagoda_model pagoda_model_t;
+/** \brief Text to token ids and back (tokenizer.h). */
+typedef struct pagoda_tokenizer pagoda_tokenizer_t;
+/** \brief Devices arranged on named axes (mesh.h). */
+typedef struct pagoda_mesh pagoda_mesh_t;
+/** \brief Where each layer runs and how prefill is sliced; made by the planner. */
+typedef struct pagoda_plan pagoda_plan_t;
+/** \brief A paged KV block pool on the mesh's devices (kv_cache.h). */
+typedef struct pagoda_kv_cache pagoda_kv_cache_t;
+/** \brief The serving loop over a model, a mesh and a KV cache (engine.h). */
+typedef struct pagoda_engine pagoda_engine_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -11,5 +11,10 @@
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 #include "pagoda/backend.h"
+#include "pagoda/model.h"
+#include "pagoda/tokenizer.h"
+#include "pagoda/mesh.h"
+#include "pagoda/kv_cache.h"
+#include "pagoda/engine.h"
 
 #endif /* PAGODA_PAGODA_H */

@@ -143,6 +143,10 @@ ModelConfig gguf_model_config(const GgufFile &file) {
         c.head_dim = c.hidden_size / c.n_heads;
     }
 
+    // Mistral-style local attention; absent or 0 means every earlier token is visible.
+    if (file.has(k + "attention.sliding_window"))
+        c.sliding_window = read_count(file, k + "attention.sliding_window");
+
     c.rope.layout = arch.rope_layout;
     if (file.has(k + "rope.freq_base")) c.rope.theta = file.get_f32(k + "rope.freq_base");
     if (file.has(k + "rope.dimension_count")) {

@@ -47,6 +47,12 @@ GgufVocabulary read_gguf_vocabulary(const GgufFile &file) {
     v.eos_token_id = gguf_special_token_id(file, "tokenizer.ggml.eos_token_id", n);
     v.unknown_token_id = gguf_special_token_id(file, "tokenizer.ggml.unknown_token_id", n);
     v.padding_token_id = gguf_special_token_id(file, "tokenizer.ggml.padding_token_id", n);
+    auto flag = [&](const char *key) -> int8_t {
+        return file.has(key) ? int8_t(file.get_bool(key) ? 1 : 0) : int8_t(-1);
+    };
+    v.add_bos_token = flag("tokenizer.ggml.add_bos_token");
+    v.add_eos_token = flag("tokenizer.ggml.add_eos_token");
+    v.add_space_prefix = flag("tokenizer.ggml.add_space_prefix");
     return v;
 }
 

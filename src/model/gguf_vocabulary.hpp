@@ -21,6 +21,10 @@ struct GgufVocabulary {
     int32_t eos_token_id = -1;
     int32_t unknown_token_id = -1;
     int32_t padding_token_id = -1;
+    // Optional switches (1 true, 0 false, -1 absent: the tokenizer picks its model's default).
+    int8_t add_bos_token = -1;     // tokenizer.ggml.add_bos_token
+    int8_t add_eos_token = -1;     // tokenizer.ggml.add_eos_token
+    int8_t add_space_prefix = -1;  // tokenizer.ggml.add_space_prefix (SentencePiece's dummy prefix)
 };
 
 // Reads the vocabulary; an empty one (no tokenizer.ggml.tokens) when the file has none. Throws

@@ -1,0 +1,235 @@
+/**
+ * \file engine.h
+ * \brief The engine: continuous batching of many requests over a model and a paged KV cache.
+ */
+#ifndef PAGODA_ENGINE_H
+#define PAGODA_ENGINE_H
+
+#include "pagoda/common.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup engine Engine
+ * \brief Requests are submitted at any time and return an id at once. Each
+ *        pagoda_engine_step() schedules every runnable request under a token budget (new prompts
+ *        and running decodes in one batch), runs the model once over the batch with paged
+ *        attention, samples one token per sequence and queues the outputs; requests join and
+ *        leave between steps. Outputs are read with pagoda_engine_poll() or a callback.
+ *
+ * Threads: pagoda_engine_submit_text(), pagoda_engine_submit_tokens(), pagoda_engine_abort()
+ * and pagoda_engine_poll() are safe from any thread; pagoda_engine_step() runs on one thread at
+ * a time.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief Why a request ended; ::PAGODA_FINISH_NONE while it runs. */
+typedef enum pagoda_finish_reason {
+    PAGODA_FINISH_NONE = 0,        /**< Still running: more outputs will come. */
+    PAGODA_FINISH_LENGTH = 1,      /**< `max_tokens` generated, or the model's context is full. */
+    PAGODA_FINISH_STOP_TOKEN = 2,  /**< An end-of-sequence or stop token id was generated. */
+    PAGODA_FINISH_STOP_STRING = 3, /**< A stop string appeared in the text. */
+    PAGODA_FINISH_ABORTED = 4,     /**< pagoda_engine_abort() was called. */
+    PAGODA_FINISH_ERROR = 5        /**< It failed; ::pagoda_output_t::status and `error` say why. */
+} pagoda_finish_reason_t;
+
+/** \brief ::pagoda_request_options_t::flags: generate past end-of-sequence tokens. */
+#define PAGODA_REQUEST_IGNORE_EOS 1u
+/** \brief ::pagoda_request_options_t::flags: keep special tokens in the output text. */
+#define PAGODA_REQUEST_KEEP_SPECIAL_TEXT 2u
+/** \brief ::pagoda_request_options_t::flags: end the text with the stop string that matched. */
+#define PAGODA_REQUEST_INCLUDE_STOP_STRING 4u
+/** \brief ::pagoda_request_options_t::flags: do not add BOS (or the template's tokens) to a text prompt. */
+#define PAGODA_REQUEST_NO_SPECIAL_TOKENS 8u
+
+/** \brief A request's sampling and stopping. Initialise with pagoda_request_options_default(). */
+typedef struct pagoda_request_options {
+    uint32_t struct_size;          /**< sizeof(pagoda_request_options_t) as the caller knows it. */
+    uint32_t flags;                /**< PAGODA_REQUEST_* bits. */
+    int32_t max_tokens;            /**< Tokens to generate at most; default 256. */
+    float temperature;             /**< 0 = greedy; default 1. */
+    int32_t top_k;                 /**< Keep the k most likely; 0 = all (default). */
+    float top_p;                   /**< Nucleus mass; 1 = all (default). */
+    float min_p;                   /**< Drop tokens below min_p × the top probability; 0 = off. */
+    float repetition_penalty;      /**< Divides positive logits of seen tokens (multiplies negative); 1 = off. */
+    float presence_penalty;        /**< Subtracted once from generated tokens' logits; 0 = off. */
+    float frequency_penalty;       /**< Subtracted per occurrence of generated tokens; 0 = off. */
+    uint64_t seed;                 /**< Random seed; with the same seed a request draws the same tokens. */
+    const int32_t *stop_token_ids; /**< Extra ids that end the request (copied at submit). */
+    size_t n_stop_token_ids;       /**< Entries of `stop_token_ids`. */
+    const char *const *stop_strings; /**< NUL-terminated strings that end the request (copied). */
+    size_t n_stop_strings;         /**< Entries of `stop_strings`. */
+    int32_t logprobs;              /**< Per generated token, the top-n log-probabilities; -1 = none (default), 0 = the chosen token's only. */
+    int32_t prompt_logprobs;       /**< Per prompt token, its log-probability and the top-n; -1 = none (default). */
+} pagoda_request_options_t;
+
+/** \brief A token and its log-probability under the model's distribution (before sampling options). */
+typedef struct pagoda_logprob {
+    int32_t token_id; /**< The token. */
+    float logprob;    /**< Natural log of its probability. */
+} pagoda_logprob_t;
+
+/**
+ * \brief What a request produced since its previous output. Filled by pagoda_engine_poll();
+ *        the pointers stay valid until the next poll on the same engine.
+ */
+typedef struct pagoda_output {
+    uint32_t struct_size;                /**< Set by the caller to sizeof(pagoda_output_t). */
+    uint64_t request_id;                 /**< The id submit returned. */
+    pagoda_finish_reason_t finish_reason; /**< NONE while running; set on the request's last output. */
+    pagoda_status_t status;              /**< ::PAGODA_OK unless `finish_reason` is ERROR. */
+    const char *error;                   /**< The failure's message when ERROR, else `""`. */
+    const int32_t *token_ids;            /**< New tokens. */
+    size_t n_tokens;                     /**< Entries of `token_ids`. */
+    const char *text;                    /**< New text, UTF-8, whole characters only, NUL-terminated. */
+    size_t text_len;                     /**< Bytes of `text`. */
+    const float *logprobs;               /**< Per new token its log-probability, or NULL (not asked). */
+    const pagoda_logprob_t *top_logprobs; /**< `[n_tokens][n_top_logprobs]`, most likely first, or NULL. */
+    int32_t n_top_logprobs;              /**< Entries per token in `top_logprobs`. */
+    size_t n_prompt_tokens;              /**< Tokens in the prompt. */
+    size_t n_generated;                  /**< Tokens generated so far, these included. */
+    /** Per prompt position its token's log-probability given the tokens before it (NaN for
+     *  position 0, which has none); in the first output only, when asked, else NULL. */
+    const float *prompt_logprobs;
+    /** `[n_prompt_tokens][n_prompt_top_logprobs]` (position 0: ids -1), or NULL. */
+    const pagoda_logprob_t *prompt_top_logprobs;
+    int32_t n_prompt_top_logprobs;       /**< Entries per position in `prompt_top_logprobs`. */
+} pagoda_output_t;
+
+/** \brief Called with each output as pagoda_engine_step() produces it, on the stepping thread.
+ *  The output is valid during the call only. When set, outputs are not queued for polling. */
+typedef void (*pagoda_output_fn)(void *user, const pagoda_output_t *output);
+
+/** \brief How the engine batches. Initialise with pagoda_engine_options_default(). */
+typedef struct pagoda_engine_options {
+    uint32_t struct_size;           /**< sizeof(pagoda_engine_options_t) as the caller knows it. */
+    int32_t max_num_seqs;           /**< Sequences in one step at most; default 256. */
+    int32_t max_num_batched_tokens; /**< Tokens in one step at most (prompt tokens plus one per
+                                         decode); default 2048. A longer prompt runs in chunks. */
+    pagoda_output_fn on_output;     /**< Output callback, or NULL to queue outputs for polling. */
+    void *on_output_user;           /**< Passed to `on_output`. */
+} pagoda_engine_options_t;
+
+/**
+ * \brief Fills `options` with the defaults.
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_engine_options_default(pagoda_engine_options_t *options);
+
+/**
+ * \brief Fills `options` with the defaults: temperature 1, 256 tokens, no penalties, seed 0.
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_request_options_default(pagoda_request_options_t *options);
+
+/**
+ * \brief Makes an engine serving `model` on `mesh` with `cache`.
+ * \param[in] model the model.
+ * \param[in] mesh the devices; the cache must live on them.
+ * \param[in] plan NULL (one stage on one device).
+ * \param[in] cache the KV cache, made for this model; it must outlive the engine and serve one
+ *            engine at a time.
+ * \param[in] options NULL for the defaults.
+ * \param[out] out the engine; release with pagoda_engine_destroy().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a cache made for another model or mesh,
+ *         or already serving an engine); ::PAGODA_ERR_UNSUPPORTED (an op or dtype the backend
+ *         lacks, a plan); ::PAGODA_ERR_OUT_OF_MEMORY.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
+                                                const pagoda_mesh_t *mesh,
+                                                const pagoda_plan_t *plan,
+                                                pagoda_kv_cache_t *cache,
+                                                const pagoda_engine_options_t *options,
+                                                pagoda_engine_t **out);
+
+/**
+ * \brief Aborts every request and releases the engine; its KV blocks return to the cache.
+ * \param[in] engine the handle, or NULL.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine);
+
+/**
+ * \brief Submits a text prompt, tokenized with the model's tokenizer (adding BOS or the
+ *        template's tokens unless ::PAGODA_REQUEST_NO_SPECIAL_TOKENS).
+ * \param[in] engine the engine.
+ * \param[in] text UTF-8 prompt.
+ * \param[in] text_len bytes of `text`.
+ * \param[in] options NULL for the defaults.
+ * \param[out] request_id the new request's id (never 0).
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for bad options, an empty prompt or one
+ *         longer than the model's context or the whole cache; ::PAGODA_ERR_NOT_FOUND when the
+ *         model has no tokenizer.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_submit_text(pagoda_engine_t *engine, const char *text,
+                                                     size_t text_len,
+                                                     const pagoda_request_options_t *options,
+                                                     uint64_t *request_id);
+
+/**
+ * \brief Submits a prompt of token ids.
+ * \param[in] engine the engine.
+ * \param[in] ids the prompt (copied).
+ * \param[in] n_ids entries of `ids`, at least 1.
+ * \param[in] options NULL for the defaults.
+ * \param[out] request_id the new request's id (never 0).
+ * \return as pagoda_engine_submit_text(), and ::PAGODA_ERR_INVALID_ARGUMENT for an id outside
+ *         the vocabulary.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_submit_tokens(pagoda_engine_t *engine,
+                                                       const int32_t *ids, size_t n_ids,
+                                                       const pagoda_request_options_t *options,
+                                                       uint64_t *request_id);
+
+/**
+ * \brief Ends a request now: frees its KV blocks and queues its last output (ABORTED).
+ * \param[in] engine the engine.
+ * \param[in] request_id the request.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when no such request is live (finished requests
+ *         are not).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t request_id);
+
+/**
+ * \brief Runs one iteration: schedule, run the model over the batch, sample, emit.
+ * \param[in] engine the engine.
+ * \return ::PAGODA_OK (also when there was nothing to do); ::PAGODA_ERR_BACKEND when the
+ *         device failed, after which every running request has ended with ERROR.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine);
+
+/**
+ * \brief Whether any request is waiting or running.
+ * \param[in] engine the engine.
+ * \return 1 or 0 (0 for an invalid handle).
+ * \since 0.1
+ */
+PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine);
+
+/**
+ * \brief Takes the oldest queued output.
+ * \param[in] engine the engine.
+ * \param[in,out] output `struct_size` set by the caller; filled on ::PAGODA_OK. Its pointers
+ *                stay valid until the next poll on this engine.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_EMPTY when none is queued (the message is not set).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output);
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_ENGINE_H */

@@ -1,0 +1,100 @@
+/**
+ * \file kv_cache.h
+ * \brief The paged KV cache: a pool of fixed-size blocks on a device, lent to sequences.
+ */
+#ifndef PAGODA_KV_CACHE_H
+#define PAGODA_KV_CACHE_H
+
+#include "pagoda/common.h"
+#include "pagoda/dtype.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup kv_cache KV cache
+ * \brief Keys and values of every layer live in blocks of `block_size` tokens (PagedAttention).
+ *        A sequence holds a table of block ids and grows one block at a time, so memory follows
+ *        the tokens actually held rather than a reservation for the longest possible answer.
+ *
+ * The engine allocates and frees blocks; the host sizes the pool and reads statistics.
+ * pagoda_kv_cache_get_stats() is safe from any thread.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief How to size a KV cache. Initialise with pagoda_kv_cache_options_default(). */
+typedef struct pagoda_kv_cache_options {
+    uint32_t struct_size;    /**< sizeof(pagoda_kv_cache_options_t) as the caller knows it. */
+    int32_t block_size;      /**< Tokens per block, 1–128; 0 = 16. */
+    pagoda_dtype_t dtype;    /**< F32, F16 or BF16; ::PAGODA_DTYPE_INVALID (0) = F32 on CPU, F16 on GPU. */
+    int64_t num_blocks;      /**< Blocks in the pool; 0 = as many as `memory_bytes` allows. */
+    uint64_t memory_bytes;   /**< Budget when `num_blocks` is 0; 0 = a quarter of the device's free
+                                  memory, at most enough for 64 full-length sequences. */
+} pagoda_kv_cache_options_t;
+
+/** \brief A KV cache's state; filled by pagoda_kv_cache_get_stats(). */
+typedef struct pagoda_kv_cache_stats {
+    uint32_t struct_size;     /**< Set by the caller to sizeof(pagoda_kv_cache_stats_t). */
+    int32_t block_size;       /**< Tokens per block. */
+    int64_t blocks_total;     /**< Blocks in the pool. */
+    int64_t blocks_used;      /**< Blocks lent to sequences. */
+    int64_t blocks_free;      /**< Blocks available: `blocks_total - blocks_used`. */
+    int64_t slots_used;       /**< Token slots holding keys and values (≤ `blocks_used · block_size`). */
+    int64_t sequences;        /**< Sequences holding blocks. */
+    uint64_t bytes_per_block; /**< Device bytes one block takes across all layers (K and V). */
+} pagoda_kv_cache_stats_t;
+
+/**
+ * \brief Fills `options` with the defaults.
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_kv_cache_options_default(pagoda_kv_cache_options_t *options);
+
+/**
+ * \brief Allocates a KV cache for `model` on `mesh`'s device.
+ * \param[in] model the model whose layers it holds (head counts and sizes).
+ * \param[in] mesh the devices; this version uses the first.
+ * \param[in] plan NULL (the planner's plans come later; NULL means one stage on one device).
+ * \param[in] options NULL for the defaults.
+ * \param[out] out the cache; release with pagoda_kv_cache_destroy() after the engines using it.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a block size or dtype out of range or
+ *         a budget smaller than one block; ::PAGODA_ERR_OUT_OF_MEMORY when the device cannot
+ *         hold the pool; ::PAGODA_ERR_UNSUPPORTED for a plan (not yet) or a dtype the backend's
+ *         attention cannot read.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
+                                                  const pagoda_mesh_t *mesh,
+                                                  const pagoda_plan_t *plan,
+                                                  const pagoda_kv_cache_options_t *options,
+                                                  pagoda_kv_cache_t **out);
+
+/**
+ * \brief Releases a KV cache. Engines using it must have been destroyed.
+ * \param[in] cache the handle, or NULL.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_kv_cache_destroy(pagoda_kv_cache_t *cache);
+
+/**
+ * \brief Reads the cache's statistics.
+ * \param[in] cache the handle.
+ * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
+ * \return ::PAGODA_OK or ::PAGODA_ERR_INVALID_ARGUMENT.
+ * \par Thread safety
+ * Safe from any thread, also while an engine steps.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_kv_cache_get_stats(const pagoda_kv_cache_t *cache,
+                                                 pagoda_kv_cache_stats_t *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_KV_CACHE_H */

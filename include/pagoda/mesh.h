@@ -1,0 +1,80 @@
+/**
+ * \file mesh.h
+ * \brief Meshes: the devices a model is served on, arranged on named axes.
+ */
+#ifndef PAGODA_MESH_H
+#define PAGODA_MESH_H
+
+#include "pagoda/common.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup mesh Meshes
+ * \brief Devices are named `<backend>:<index>` (`cpu:0`, `cuda:3`); a list joins them with
+ *        commas and ranges (`cuda:0-3,cuda:6`). Backends are discovered on first use when none
+ *        is loaded. This version serves on one device; meshes of several devices are described
+ *        and validated, and the planner will place work on them.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief How to build a mesh. Initialise with pagoda_mesh_options_default(). */
+typedef struct pagoda_mesh_options {
+    uint32_t struct_size; /**< sizeof(pagoda_mesh_options_t) as the caller knows it. */
+    const char *devices;  /**< Device list; NULL or `""` = `"cpu:0"`. */
+    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"`; NULL or `""` = one axis over all devices. */
+} pagoda_mesh_options_t;
+
+/**
+ * \brief Fills `options` with the defaults (`cpu:0`, no axes).
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_mesh_options_default(pagoda_mesh_options_t *options);
+
+/**
+ * \brief Builds a mesh.
+ * \param[in] options NULL for the defaults.
+ * \param[out] out the mesh; release with pagoda_mesh_destroy().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a malformed list or axes whose product
+ *         is not the device count; ::PAGODA_ERR_NOT_FOUND for a backend that is not loaded (the
+ *         message lists those that are) or a device it does not have.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *options,
+                                              pagoda_mesh_t **out);
+
+/**
+ * \brief Releases a mesh. Engines and caches made on it keep what they need alive.
+ * \param[in] mesh the handle, or NULL.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_mesh_destroy(pagoda_mesh_t *mesh);
+
+/**
+ * \brief Number of devices in the mesh.
+ * \param[in] mesh the handle.
+ * \return the count; 0 for an invalid handle.
+ * \since 0.1
+ */
+PAGODA_API size_t pagoda_mesh_device_count(const pagoda_mesh_t *mesh);
+
+/**
+ * \brief The name of the mesh's `index`-th device, such as `"cpu:0"`.
+ * \param[in] mesh the handle.
+ * \param[in] index from 0 to pagoda_mesh_device_count() - 1.
+ * \return a string valid as long as the mesh; NULL for an invalid handle or index.
+ * \since 0.1
+ */
+PAGODA_API const char *pagoda_mesh_device_name(const pagoda_mesh_t *mesh, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_MESH_H */

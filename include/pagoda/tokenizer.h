@@ -1,0 +1,154 @@
+/**
+ * \file tokenizer.h
+ * \brief Tokenizers: text to token ids and back, from a `tokenizer.json` or a model's vocabulary.
+ */
+#ifndef PAGODA_TOKENIZER_H
+#define PAGODA_TOKENIZER_H
+
+#include "pagoda/common.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup tokenizer Tokenizers
+ * \brief Byte-level BPE (GPT-2, Llama 3, Qwen2) and SentencePiece-style BPE (Llama 2, Mistral)
+ *        as Hugging Face's `tokenizer.json` describes them, and the `llama` and `gpt2`
+ *        vocabularies GGUF files carry.
+ *
+ * A tokenizer is immutable once opened: every function here is safe from any thread.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief pagoda_tokenizer_encode() flag: add the BOS/EOS or template tokens the tokenizer's post-processor adds. */
+#define PAGODA_TOKENIZE_ADD_SPECIAL 1u
+/**
+ * \brief pagoda_tokenizer_encode() flag: text that spells a special token (`<|eot_id|>`) becomes
+ *        that token.
+ *
+ * Without it, special tokens (a tokenizer.json's added tokens marked `special`, a GGUF file's
+ * control tokens) are encoded as plain text, which is what untrusted user text needs; added tokens
+ * that are not special are always recognized. Hugging Face's `encode(text)` parses special tokens:
+ * ::PAGODA_TOKENIZE_ADD_SPECIAL | ::PAGODA_TOKENIZE_PARSE_SPECIAL gives the ids it gives.
+ */
+#define PAGODA_TOKENIZE_PARSE_SPECIAL 2u
+
+/**
+ * \brief pagoda_tokenizer_decode() flag: leave special tokens (BOS, EOS, control tokens) out of the
+ *        text. Without it they appear as they are spelled (`<s>`), as in Hugging Face's decode.
+ */
+#define PAGODA_DETOKENIZE_SKIP_SPECIAL 1u
+
+/** \brief What a tokenizer is; filled by pagoda_tokenizer_get_info(). */
+typedef struct pagoda_tokenizer_info {
+    uint32_t struct_size;  /**< Set by the caller to sizeof(pagoda_tokenizer_info_t). */
+    int32_t vocab_size;    /**< Ids are in [0, vocab_size), added tokens included. */
+    int32_t bos_token_id;  /**< Beginning of sequence; -1 when there is none. */
+    int32_t eos_token_id;  /**< End of sequence (the first, when there are several); -1 when none. */
+    int32_t unk_token_id;  /**< Unknown token; -1 when none. */
+    int32_t pad_token_id;  /**< Padding; -1 when none. */
+    char model[16];        /**< `"bpe"` (byte-level) or `"spm"` (SentencePiece-style), NUL-terminated. */
+} pagoda_tokenizer_info_t;
+
+/**
+ * \brief Opens a Hugging Face tokenizer: a `tokenizer.json` file, or a folder holding one
+ *        (then its `tokenizer_config.json` is read too, for the BOS/EOS choice).
+ * \param[in] path the file or folder.
+ * \param[out] out the tokenizer; release with pagoda_tokenizer_destroy().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when there is no such file; ::PAGODA_ERR_FORMAT
+ *         for malformed JSON or a missing field (the message names it); ::PAGODA_ERR_UNSUPPORTED
+ *         for a model type, normalizer, pre-tokenizer or decoder this build does not implement.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_open(const char *path, pagoda_tokenizer_t **out);
+
+/**
+ * \brief The tokenizer a model carries (its GGUF vocabulary, or its folder's `tokenizer.json`).
+ * \param[in] model an open model.
+ * \param[out] out a new handle; release with pagoda_tokenizer_destroy(). It stays valid after
+ *             the model is destroyed.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when the model has no tokenizer.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *model,
+                                                       pagoda_tokenizer_t **out);
+
+/**
+ * \brief Releases a tokenizer.
+ * \param[in] tokenizer the handle, or NULL.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_tokenizer_destroy(pagoda_tokenizer_t *tokenizer);
+
+/**
+ * \brief Describes a tokenizer.
+ * \param[in] tokenizer the handle.
+ * \param[in,out] info `struct_size` set by the caller; the rest is filled (the first
+ *                `struct_size` bytes only, for callers built against an older, smaller struct).
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT when `info` is
+ *         NULL.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_get_info(const pagoda_tokenizer_t *tokenizer,
+                                                 pagoda_tokenizer_info_t *info);
+
+/**
+ * \brief Text to token ids.
+ * \param[in] tokenizer the handle.
+ * \param[in] text UTF-8 text (invalid sequences are encoded as their bytes where the model has
+ *            byte tokens, else as the unknown token).
+ * \param[in] text_len bytes of `text`.
+ * \param[in] flags PAGODA_TOKENIZE_* bits.
+ * \param[out] ids the ids; release with pagoda_free(). NULL when `*n_ids` is 0.
+ * \param[out] n_ids how many.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for NULL
+ *         pointers or unknown flags.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_encode(const pagoda_tokenizer_t *tokenizer,
+                                                   const char *text, size_t text_len,
+                                                   uint32_t flags, int32_t **ids, size_t *n_ids);
+
+/**
+ * \brief Token ids to text, as Hugging Face's `decode` gives it.
+ * \param[in] tokenizer the handle.
+ * \param[in] ids the ids.
+ * \param[in] n_ids how many.
+ * \param[in] flags PAGODA_DETOKENIZE_* bits.
+ * \param[out] text NUL-terminated UTF-8 (bytes that do not form valid UTF-8 become U+FFFD);
+ *             release with pagoda_free(). Hugging Face's `clean_up_tokenization_spaces` is not
+ *             applied (it edits text, such as " ." to ".", that the model produced).
+ * \param[out] text_len bytes of `text` before the NUL; may be NULL.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an id
+ *         outside the vocabulary.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_decode(const pagoda_tokenizer_t *tokenizer,
+                                                   const int32_t *ids, size_t n_ids,
+                                                   uint32_t flags, char **text, size_t *text_len);
+
+/**
+ * \brief The bytes one token stands for (a byte token gives its byte; SentencePiece's `▁`
+ *        becomes a space; byte-level BPE's symbols become their bytes).
+ * \param[in] tokenizer the handle.
+ * \param[in] id the token.
+ * \param[out] buffer where to write; may be NULL when `capacity` is 0.
+ * \param[in] capacity bytes available in `buffer`.
+ * \param[out] length bytes the piece has (it is written only when it fits).
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an id
+ *         outside the vocabulary or a buffer too small (`*length` then says what is needed).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_token_to_piece(const pagoda_tokenizer_t *tokenizer,
+                                                           int32_t id, char *buffer,
+                                                           size_t capacity, size_t *length);
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_TOKENIZER_H */

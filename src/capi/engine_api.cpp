@@ -1,0 +1,215 @@
+// engine.h: making engines, submitting and aborting requests, stepping, polling outputs.
+#include <cmath>
+
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "pagoda/engine.h"
+
+using pagoda::fail;
+using pagoda::guarded;
+using pagoda::engine::Output;
+using pagoda::engine::RequestConfig;
+
+namespace {
+
+pagoda_engine_options_t default_engine_options() {
+    pagoda_engine_options_t o{};
+    o.struct_size = sizeof(o);
+    o.max_num_seqs = 256;
+    o.max_num_batched_tokens = 2048;
+    return o;
+}
+
+pagoda_request_options_t default_request_options() {
+    pagoda_request_options_t o{};
+    o.struct_size = sizeof(o);
+    o.max_tokens = 256;
+    o.temperature = 1.0f;
+    o.top_p = 1.0f;
+    o.repetition_penalty = 1.0f;
+    o.logprobs = -1;
+    o.prompt_logprobs = -1;
+    return o;
+}
+
+// The C options with everything they point to copied.
+RequestConfig request_config(const pagoda_request_options_t *options) {
+    pagoda_request_options_t o = pagoda::read_sized(options, default_request_options(), "options");
+    RequestConfig c;
+    c.flags = o.flags;
+    c.max_tokens = o.max_tokens;
+    c.sampling.temperature = o.temperature;
+    c.sampling.top_k = o.top_k;
+    c.sampling.top_p = o.top_p;
+    c.sampling.min_p = o.min_p;
+    c.sampling.repetition_penalty = o.repetition_penalty;
+    c.sampling.presence_penalty = o.presence_penalty;
+    c.sampling.frequency_penalty = o.frequency_penalty;
+    c.sampling.logprobs = o.logprobs;
+    c.seed = o.seed;
+    c.prompt_logprobs = o.prompt_logprobs;
+    if (o.n_stop_token_ids > 0 && o.stop_token_ids == nullptr)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_token_ids is NULL but n_stop_token_ids is not 0");
+    c.stop_token_ids.assign(o.stop_token_ids, o.stop_token_ids + o.n_stop_token_ids);
+    if (o.n_stop_strings > 0 && o.stop_strings == nullptr)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_strings is NULL but n_stop_strings is not 0");
+    for (size_t i = 0; i < o.n_stop_strings; ++i) {
+        if (o.stop_strings[i] == nullptr)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_strings[" + std::to_string(i) + "] is NULL");
+        c.stop_strings.emplace_back(o.stop_strings[i]);
+    }
+    return c;
+}
+
+// The public view of an output; its pointers borrow `out`.
+pagoda_output_t public_output(const Output &out) {
+    pagoda_output_t p{};
+    p.struct_size = sizeof(p);
+    p.request_id = out.request_id;
+    p.finish_reason = out.finish_reason;
+    p.status = out.status;
+    p.error = out.error.c_str();
+    p.token_ids = out.token_ids.data();
+    p.n_tokens = out.token_ids.size();
+    p.text = out.text.c_str();
+    p.text_len = out.text.size();
+    if (out.has_logprobs) {
+        p.logprobs = out.logprobs.data();
+        p.top_logprobs = out.n_top_logprobs > 0 ? out.top_logprobs.data() : nullptr;
+        p.n_top_logprobs = out.n_top_logprobs;
+    }
+    p.n_prompt_tokens = out.n_prompt_tokens;
+    p.n_generated = out.n_generated;
+    if (out.has_prompt_logprobs) {
+        p.prompt_logprobs = out.prompt_logprobs.data();
+        p.prompt_top_logprobs = out.n_prompt_top_logprobs > 0 ? out.prompt_top_logprobs.data() : nullptr;
+        p.n_prompt_top_logprobs = out.n_prompt_top_logprobs;
+    }
+    return p;
+}
+
+}  // namespace
+
+extern "C" {
+
+PAGODA_API void pagoda_engine_options_default(pagoda_engine_options_t *options) {
+    if (options != nullptr) *options = default_engine_options();
+}
+
+PAGODA_API void pagoda_request_options_default(pagoda_request_options_t *options) {
+    if (options != nullptr) *options = default_request_options();
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
+                                                const pagoda_mesh_t *mesh,
+                                                const pagoda_plan_t *plan,
+                                                pagoda_kv_cache_t *cache,
+                                                const pagoda_engine_options_t *options,
+                                                pagoda_engine_t **out) {
+    return guarded("pagoda_engine_create", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        const pagoda_model *m = pagoda::require_handle(model, "model");
+        const pagoda_mesh *me = pagoda::require_handle(mesh, "mesh");
+        pagoda_kv_cache *kv = pagoda::require_handle(cache, "cache");
+        if (plan != nullptr) fail(PAGODA_ERR_UNSUPPORTED, "plans are not supported yet: pass NULL");
+        if (kv->model != m->impl)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache was made for another model");
+        if (&kv->impl->device() != me->impl->devices().front().get())
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache lives on " + kv->impl->device().name() +
+                                                  ", not on this mesh's device");
+        pagoda_engine_options_t o = pagoda::read_sized(options, default_engine_options(), "options");
+        pagoda::engine::EngineConfig config;
+        config.max_num_seqs = o.max_num_seqs;
+        config.max_num_batched_tokens = o.max_num_batched_tokens;
+        if (o.on_output != nullptr)
+            config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
+                pagoda_output_t p = public_output(produced);
+                fn(user, &p);
+            };
+        bool expected = false;
+        if (!kv->engaged.compare_exchange_strong(expected, true))
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache already serves another engine");
+        try {
+            auto engine = std::make_unique<pagoda_engine>();
+            engine->impl = std::make_unique<pagoda::engine::Engine>(m->impl, kv->impl, std::move(config));
+            engine->cache = kv;
+            *out = engine.release();
+        } catch (...) {
+            kv->engaged.store(false);
+            throw;
+        }
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine) {
+    if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return;
+    pagoda_kv_cache *kv = engine->cache;
+    delete engine;
+    if (kv != nullptr && kv->magic == pagoda_kv_cache::kMagic) kv->engaged.store(false);
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_submit_text(pagoda_engine_t *engine, const char *text,
+                                                     size_t text_len,
+                                                     const pagoda_request_options_t *options,
+                                                     uint64_t *request_id) {
+    return guarded("pagoda_engine_submit_text", [&] {
+        pagoda_engine *e = pagoda::require_handle(engine, "engine");
+        if (text == nullptr && text_len > 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "text is NULL");
+        if (request_id == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "request_id is NULL");
+        *request_id = e->impl->submit_text(std::string_view(text ? text : "", text_len),
+                                           request_config(options));
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_submit_tokens(pagoda_engine_t *engine, const int32_t *ids,
+                                                       size_t n_ids,
+                                                       const pagoda_request_options_t *options,
+                                                       uint64_t *request_id) {
+    return guarded("pagoda_engine_submit_tokens", [&] {
+        pagoda_engine *e = pagoda::require_handle(engine, "engine");
+        if (ids == nullptr && n_ids > 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "ids is NULL");
+        if (request_id == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "request_id is NULL");
+        *request_id = e->impl->submit_tokens(std::span<const int32_t>(ids, n_ids), request_config(options));
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t request_id) {
+    return guarded("pagoda_engine_abort", [&] {
+        pagoda::require_handle(engine, "engine")->impl->abort(request_id);
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine) {
+    return guarded("pagoda_engine_step", [&] {
+        pagoda::require_handle(engine, "engine")->impl->step();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine) {
+    if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
+    return engine->impl->has_work() ? 1 : 0;
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output) {
+    pagoda_status_t status = guarded("pagoda_engine_poll", [&] {
+        pagoda_engine *e = pagoda::require_handle(engine, "engine");
+        if (output == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "output is NULL");
+        if (output->struct_size < 2 * sizeof(uint32_t))
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "output->struct_size is not set: set it to sizeof(pagoda_output_t)");
+        std::lock_guard lock(e->poll_mutex);
+        Output next;
+        if (!e->impl->poll(next)) return PAGODA_ERR_EMPTY;
+        e->polled = std::move(next);
+        pagoda::write_sized(output, public_output(e->polled), "output");
+        return PAGODA_OK;
+    });
+    return status;
+}
+
+}  // extern "C"

@@ -1,0 +1,91 @@
+// The structs behind the opaque handles of model.h, mesh.h, kv_cache.h and engine.h. Each
+// begins with a magic word so entry points can reject NULL, stray and destroyed pointers.
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/error.hpp"
+#include "engine/engine.hpp"
+#include "kv/kv_cache.hpp"
+#include "model/model.hpp"
+#include "runtime/mesh.hpp"
+
+struct pagoda_model {
+    static constexpr uint32_t kMagic = 0x4c444f4du;  // "MODL"
+    uint32_t magic = kMagic;
+    std::shared_ptr<const pagoda::model::Model> impl;
+    ~pagoda_model() { magic = 0; }
+};
+
+struct pagoda_mesh {
+    static constexpr uint32_t kMagic = 0x4853454du;  // "MESH"
+    uint32_t magic = kMagic;
+    std::shared_ptr<const pagoda::runtime::Mesh> impl;
+    ~pagoda_mesh() { magic = 0; }
+};
+
+struct pagoda_kv_cache {
+    static constexpr uint32_t kMagic = 0x4548434bu;  // "KCHE"
+    uint32_t magic = kMagic;
+    std::shared_ptr<pagoda::kv::KvCache> impl;
+    std::shared_ptr<const pagoda::model::Model> model;  // the model it was sized for
+    std::atomic<bool> engaged{false};                    // an engine is using it
+    ~pagoda_kv_cache() { magic = 0; }
+};
+
+struct pagoda_engine {
+    static constexpr uint32_t kMagic = 0x4e49474eu;  // "NGIN"
+    uint32_t magic = kMagic;
+    std::unique_ptr<pagoda::engine::Engine> impl;
+    pagoda_kv_cache *cache = nullptr;
+    std::mutex poll_mutex;          // polls from several threads take turns on `polled`
+    pagoda::engine::Output polled;  // what the last poll handed out; its memory backs the pointers
+    ~pagoda_engine() { magic = 0; }
+};
+
+namespace pagoda {
+
+// The handle, or throws Error(INVALID_HANDLE) naming `what`.
+template <typename Handle>
+Handle *require_handle(Handle *h, const char *what) {
+    if (h == nullptr) throw Error(PAGODA_ERR_INVALID_HANDLE, std::string(what) + " is NULL");
+    if (h->magic != Handle::kMagic)
+        throw Error(PAGODA_ERR_INVALID_HANDLE, std::string(what) + " is not a live handle of its kind");
+    return h;
+}
+
+// Copies `full` into the caller's struct, no further than the caller's struct_size, so a host
+// built against an older, shorter struct is never written past its end.
+template <typename Struct>
+void write_sized(Struct *dst, const Struct &full, const char *what) {
+    if (dst == nullptr) throw Error(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+    uint32_t size = dst->struct_size;
+    if (size < 2 * sizeof(uint32_t))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    std::string(what) + "->struct_size is " + std::to_string(size) + ": set it to sizeof");
+    if (size > sizeof(Struct)) size = sizeof(Struct);
+    std::memcpy(static_cast<void *>(dst), &full, size);
+    dst->struct_size = size;
+}
+
+// The caller's options over `defaults`: fields past the caller's struct_size keep their default.
+// NULL gives the defaults.
+template <typename Struct>
+Struct read_sized(const Struct *src, Struct defaults, const char *what) {
+    if (src == nullptr) return defaults;
+    uint32_t size = src->struct_size;
+    if (size < sizeof(uint32_t))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    std::string(what) + "->struct_size is " + std::to_string(size) +
+                        ": initialise it with its _default() function");
+    if (size > sizeof(Struct)) size = sizeof(Struct);
+    std::memcpy(static_cast<void *>(&defaults), src, size);
+    defaults.struct_size = sizeof(Struct);
+    return defaults;
+}
+
+}  // namespace pagoda

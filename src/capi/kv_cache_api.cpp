@@ -1,0 +1,114 @@
+// kv_cache.h: sizing and allocating the paged KV cache, and its statistics.
+#include <algorithm>
+
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "pagoda/kv_cache.h"
+
+using pagoda::fail;
+using pagoda::guarded;
+
+namespace {
+
+pagoda_kv_cache_options_t default_kv_options() {
+    pagoda_kv_cache_options_t o{};
+    o.struct_size = sizeof(o);
+    return o;
+}
+
+// The pool's geometry from the options: block size, dtype, and a block count from the budget.
+pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
+                                    const pagoda::runtime::Device &device,
+                                    const pagoda_kv_cache_options_t &o) {
+    pagoda::kv::KvGeometry g;
+    g.n_layers = c.n_layers;
+    g.n_kv_heads = c.n_kv_heads;
+    g.head_dim = c.head_dim;
+    g.block_size = o.block_size == 0 ? 16 : o.block_size;
+    if (g.block_size < 1 || g.block_size > 128)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, "block_size must be 1-128 (got " + std::to_string(o.block_size) + ")");
+    switch (o.dtype) {
+        case PAGODA_DTYPE_INVALID:
+            g.dtype = device.info().kind == PAGODA_DEVICE_GPU ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_F32;
+            break;
+        case PAGODA_DTYPE_F32:
+        case PAGODA_DTYPE_F16:
+        case PAGODA_DTYPE_BF16: g.dtype = o.dtype; break;
+        default:
+            fail(PAGODA_ERR_INVALID_ARGUMENT, std::string("dtype must be F32, F16 or BF16 (got ") +
+                                                  pagoda_dtype_name(o.dtype) + ")");
+    }
+    if (o.num_blocks < 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "num_blocks is negative");
+    const uint64_t per_block = g.bytes_per_block_all_layers();
+    if (o.num_blocks > 0) {
+        g.num_blocks = o.num_blocks;
+    } else {
+        uint64_t budget = o.memory_bytes;
+        if (budget == 0) {
+            // A quarter of what is free, but no more than 64 sequences of full context need.
+            uint64_t full_context = static_cast<uint64_t>((c.max_position + g.block_size - 1) / g.block_size) * 64;
+            budget = std::min<uint64_t>(device.info().free_memory / 4, full_context * per_block);
+        }
+        g.num_blocks = static_cast<int64_t>(budget / per_block);
+        if (g.num_blocks < 1)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "a memory budget of " + std::to_string(budget) +
+                                                  " bytes holds no block (one takes " +
+                                                  std::to_string(per_block) + " bytes)");
+    }
+    if (g.num_blocks > INT32_MAX) fail(PAGODA_ERR_INVALID_ARGUMENT, "num_blocks is past 2^31 - 1");
+    return g;
+}
+
+}  // namespace
+
+extern "C" {
+
+PAGODA_API void pagoda_kv_cache_options_default(pagoda_kv_cache_options_t *options) {
+    if (options != nullptr) *options = default_kv_options();
+}
+
+PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
+                                                  const pagoda_mesh_t *mesh,
+                                                  const pagoda_plan_t *plan,
+                                                  const pagoda_kv_cache_options_t *options,
+                                                  pagoda_kv_cache_t **out) {
+    return guarded("pagoda_kv_cache_create", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        const pagoda_model *m = pagoda::require_handle(model, "model");
+        const pagoda_mesh *me = pagoda::require_handle(mesh, "mesh");
+        if (plan != nullptr) fail(PAGODA_ERR_UNSUPPORTED, "plans are not supported yet: pass NULL");
+        pagoda_kv_cache_options_t o = pagoda::read_sized(options, default_kv_options(), "options");
+        const auto &device = me->impl->devices().front();
+        pagoda::kv::KvGeometry g = geometry_for(m->impl->config(), *device, o);
+        auto cache = std::make_unique<pagoda_kv_cache>();
+        cache->impl = std::make_shared<pagoda::kv::KvCache>(device, g);
+        cache->model = m->impl;
+        *out = cache.release();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API void pagoda_kv_cache_destroy(pagoda_kv_cache_t *cache) {
+    if (cache != nullptr && cache->magic == pagoda_kv_cache::kMagic) delete cache;
+}
+
+PAGODA_API pagoda_status_t pagoda_kv_cache_get_stats(const pagoda_kv_cache_t *cache,
+                                                 pagoda_kv_cache_stats_t *stats) {
+    return guarded("pagoda_kv_cache_get_stats", [&] {
+        pagoda::kv::KvCacheStats s = pagoda::require_handle(cache, "cache")->impl->stats();
+        pagoda_kv_cache_stats_t full{};
+        full.struct_size = sizeof(full);
+        full.block_size = s.block_size;
+        full.blocks_total = s.blocks_total;
+        full.blocks_used = s.blocks_used;
+        full.blocks_free = s.blocks_total - s.blocks_used;
+        full.slots_used = s.slots_used;
+        full.sequences = s.sequences;
+        full.bytes_per_block = s.bytes_per_block;
+        pagoda::write_sized(stats, full, "stats");
+        return PAGODA_OK;
+    });
+}
+
+}  // extern "C"

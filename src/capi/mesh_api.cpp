@@ -1,0 +1,54 @@
+// mesh.h: building meshes from device lists and axes.
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "pagoda/mesh.h"
+
+using pagoda::fail;
+using pagoda::guarded;
+
+namespace {
+
+pagoda_mesh_options_t default_mesh_options() {
+    pagoda_mesh_options_t o{};
+    o.struct_size = sizeof(o);
+    return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+PAGODA_API void pagoda_mesh_options_default(pagoda_mesh_options_t *options) {
+    if (options != nullptr) *options = default_mesh_options();
+}
+
+PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *options,
+                                              pagoda_mesh_t **out) {
+    return guarded("pagoda_mesh_create", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        pagoda_mesh_options_t o = pagoda::read_sized(options, default_mesh_options(), "options");
+        auto mesh = std::make_unique<pagoda_mesh>();
+        mesh->impl = std::make_shared<const pagoda::runtime::Mesh>(o.devices ? o.devices : "",
+                                                                   o.axes ? o.axes : "");
+        *out = mesh.release();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API void pagoda_mesh_destroy(pagoda_mesh_t *mesh) {
+    if (mesh != nullptr && mesh->magic == pagoda_mesh::kMagic) delete mesh;
+}
+
+PAGODA_API size_t pagoda_mesh_device_count(const pagoda_mesh_t *mesh) {
+    if (mesh == nullptr || mesh->magic != pagoda_mesh::kMagic) return 0;
+    return mesh->impl->devices().size();
+}
+
+PAGODA_API const char *pagoda_mesh_device_name(const pagoda_mesh_t *mesh, size_t index) {
+    if (mesh == nullptr || mesh->magic != pagoda_mesh::kMagic) return nullptr;
+    if (index >= mesh->impl->devices().size()) return nullptr;
+    return mesh->impl->devices()[index]->name().c_str();
+}
+
+}  // extern "C"

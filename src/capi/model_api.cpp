@@ -1,0 +1,176 @@
+// model.h: opening models (blocking, or on a background thread that can be polled and
+// cancelled), describing them and releasing them.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "capi/guard.hpp"
+#include "capi/handles.hpp"
+#include "capi/tokenizer_handle.hpp"
+#include "pagoda/model.h"
+
+using pagoda::fail;
+using pagoda::guarded;
+
+namespace {
+
+pagoda_model_options_t default_model_options() {
+    pagoda_model_options_t o{};
+    o.struct_size = sizeof(o);
+    return o;
+}
+
+// Adapts the C callback (returning nonzero to go on) to the core's ProgressFn.
+pagoda::model::ProgressFn progress_of(const pagoda_model_options_t &o) {
+    if (o.progress == nullptr) return {};
+    return [fn = o.progress, user = o.progress_user](double fraction, const char *stage) {
+        return fn(user, static_cast<float>(fraction), stage) != 0;
+    };
+}
+
+}  // namespace
+
+// The background open of pagoda_model_load_start.
+struct pagoda_model_loader {
+    static constexpr uint32_t kMagic = 0x44414f4cu;  // "LOAD"
+    uint32_t magic = kMagic;
+    std::atomic<float> fraction{0.0f};
+    std::atomic<bool> done{false};
+    std::atomic<bool> cancel{false};
+    std::thread thread;
+    // Set by the thread before `done`.
+    pagoda_status_t status = PAGODA_OK;
+    std::string message;
+    std::shared_ptr<const pagoda::model::Model> model;
+    ~pagoda_model_loader() { magic = 0; }
+};
+
+extern "C" {
+
+PAGODA_API void pagoda_model_options_default(pagoda_model_options_t *options) {
+    if (options != nullptr) *options = default_model_options();
+}
+
+PAGODA_API pagoda_status_t pagoda_model_open(const char *path, const pagoda_model_options_t *options,
+                                             pagoda_model_t **out) {
+    return guarded("pagoda_model_open", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        if (path == nullptr || *path == '\0') fail(PAGODA_ERR_INVALID_ARGUMENT, "path is NULL or empty");
+        pagoda_model_options_t o = pagoda::read_sized(options, default_model_options(), "options");
+        auto model = std::make_unique<pagoda_model>();
+        model->impl = pagoda::model::open_model(path, progress_of(o), nullptr);
+        *out = model.release();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_model_load_start(const char *path,
+                                                   const pagoda_model_options_t *options,
+                                                   pagoda_model_loader_t **out) {
+    return guarded("pagoda_model_load_start", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        if (path == nullptr || *path == '\0') fail(PAGODA_ERR_INVALID_ARGUMENT, "path is NULL or empty");
+        pagoda_model_options_t o = pagoda::read_sized(options, default_model_options(), "options");
+        auto loader = std::make_unique<pagoda_model_loader>();
+        pagoda_model_loader *l = loader.get();
+        pagoda::model::ProgressFn user = progress_of(o);
+        l->thread = std::thread([l, p = std::string(path), user] {
+            pagoda::model::ProgressFn track = [l, &user](double fraction, const char *stage) {
+                l->fraction.store(static_cast<float>(fraction));
+                return user ? user(fraction, stage) : true;
+            };
+            l->status = guarded("pagoda_model_load", [&] {
+                l->model = pagoda::model::open_model(p, track, &l->cancel);
+                return PAGODA_OK;
+            });
+            if (l->status != PAGODA_OK) l->message = pagoda_last_error_message();
+            else l->fraction.store(1.0f);
+            l->done.store(true);
+        });
+        *out = loader.release();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_model_loader_progress(const pagoda_model_loader_t *loader,
+                                                        float *fraction, int *done) {
+    return guarded("pagoda_model_loader_progress", [&] {
+        if (loader == nullptr || loader->magic != pagoda_model_loader::kMagic)
+            fail(PAGODA_ERR_INVALID_HANDLE, "loader is not a live loader");
+        if (fraction == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "fraction is NULL");
+        *fraction = loader->fraction.load();
+        if (done != nullptr) *done = loader->done.load() ? 1 : 0;
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API void pagoda_model_loader_cancel(pagoda_model_loader_t *loader) {
+    if (loader != nullptr && loader->magic == pagoda_model_loader::kMagic) loader->cancel.store(true);
+}
+
+PAGODA_API pagoda_status_t pagoda_model_loader_finish(pagoda_model_loader_t *loader,
+                                                      pagoda_model_t **out) {
+    return guarded("pagoda_model_loader_finish", [&] {
+        if (out != nullptr) *out = nullptr;
+        if (loader == nullptr || loader->magic != pagoda_model_loader::kMagic)
+            fail(PAGODA_ERR_INVALID_HANDLE, "loader is not a live loader");
+        std::unique_ptr<pagoda_model_loader> owned(loader);
+        owned->thread.join();
+        if (owned->status != PAGODA_OK) throw pagoda::Error(owned->status, owned->message);
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL (the model was released)");
+        auto model = std::make_unique<pagoda_model>();
+        model->impl = std::move(owned->model);
+        *out = model.release();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API void pagoda_model_destroy(pagoda_model_t *model) {
+    if (model != nullptr && model->magic == pagoda_model::kMagic) delete model;
+}
+
+PAGODA_API pagoda_status_t pagoda_model_get_info(const pagoda_model_t *model, pagoda_model_info_t *info) {
+    return guarded("pagoda_model_get_info", [&] {
+        const auto &m = *pagoda::require_handle(model, "model")->impl;
+        const pagoda::model::ModelConfig &c = m.config();
+        pagoda_model_info_t full{};
+        full.struct_size = sizeof(full);
+        std::strncpy(full.architecture, pagoda::model::architecture_name(c.architecture),
+                     sizeof(full.architecture) - 1);
+        full.vocab_size = c.vocab_size;
+        full.hidden_size = c.hidden_size;
+        full.intermediate_size = c.intermediate_size;
+        full.n_layers = c.n_layers;
+        full.n_heads = c.n_heads;
+        full.n_kv_heads = c.n_kv_heads;
+        full.head_dim = c.head_dim;
+        full.max_position = c.max_position;
+        full.n_parameters = m.parameter_count();
+        full.bos_token_id = c.bos_token_id;
+        full.eos_token_id = c.eos_token_ids.empty() ? -1 : c.eos_token_ids.front();
+        pagoda::write_sized(info, full, "info");
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *model,
+                                                       pagoda_tokenizer_t **out) {
+    return guarded("pagoda_tokenizer_from_model", [&] {
+        if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
+        *out = nullptr;
+        const auto &m = *pagoda::require_handle(model, "model")->impl;
+        if (!m.tokenizer()) fail(PAGODA_ERR_NOT_FOUND, m.source() + " carries no tokenizer");
+        *out = pagoda::make_tokenizer_handle(m.tokenizer());
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API const char *pagoda_model_path(const pagoda_model_t *model) {
+    if (model == nullptr || model->magic != pagoda_model::kMagic) return nullptr;
+    return model->impl->source().c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,87 @@
+// The serving loop: requests come in from any thread; each step schedules a batch, runs the
+// model once over it, samples, and queues outputs. Owns the forward pass and the request
+// states; borrows the KV cache.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/request.hpp"
+#include "engine/scheduler.hpp"
+#include "exec/llama_forward.hpp"
+#include "kv/kv_cache.hpp"
+#include "model/model.hpp"
+#include "runtime/device.hpp"
+
+namespace pagoda::engine {
+
+struct EngineConfig {
+    int32_t max_num_seqs = 256;
+    int32_t max_num_batched_tokens = 2048;
+    // When set, outputs go here on the stepping thread instead of the poll queue.
+    std::function<void(const Output &)> on_output;
+};
+
+class Engine {
+public:
+    Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
+           EngineConfig config);
+    ~Engine();
+
+    // Thread-safe. Throw Error(INVALID_ARGUMENT) naming the problem.
+    uint64_t submit_tokens(std::span<const int32_t> prompt, RequestConfig config);
+    uint64_t submit_text(std::string_view text, RequestConfig config);
+    // Thread-safe; waits for a running step to end. Throws NOT_FOUND for no live request `id`.
+    void abort(uint64_t id);
+    // One iteration. A device failure ends every scheduled request with ERROR and rethrows.
+    void step();
+    // Thread-safe.
+    bool has_work() const noexcept { return live_requests_.load() > 0; }
+    // Thread-safe: the oldest queued output, or false.
+    bool poll(Output &out);
+
+    const kv::KvCache &cache() const noexcept { return *cache_; }
+
+private:
+    void admit_incoming();
+    void run_batch(const Schedule &schedule);
+    void finish(Request &r, pagoda_finish_reason_t reason, Output &out);
+    void emit(Output out);
+    void fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
+                  const std::string &message);
+    void remove(Request *r);
+
+    std::shared_ptr<const model::Model> model_;
+    std::shared_ptr<kv::KvCache> cache_;
+    EngineConfig config_;
+    runtime::Stream stream_;
+    exec::LlamaForward forward_;
+    Scheduler scheduler_;
+    std::vector<int32_t> eos_ids_;
+
+    // Submissions from any thread, moved into the step's state at the next step.
+    std::mutex incoming_mutex_;
+    std::vector<std::unique_ptr<Request>> incoming_;
+    uint64_t next_id_ = 1;
+    std::atomic<int64_t> live_requests_{0};
+
+    // The step's state; abort also takes this lock.
+    std::mutex step_mutex_;
+    std::map<uint64_t, std::unique_ptr<Request>> requests_;
+    std::deque<Request *> waiting_;
+    std::vector<Request *> running_;
+    std::vector<float> logits_;
+
+    std::mutex output_mutex_;
+    std::deque<Output> outputs_;
+};
+
+}  // namespace pagoda::engine

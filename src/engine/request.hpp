@@ -1,0 +1,71 @@
+// A request as the engine tracks it: its tokens (prompt, then generated), how many of them the
+// KV cache holds, its sampling state, and what it has produced since its last output.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pagoda/engine.h"
+#include "sample/sampler.hpp"
+#include "sample/stop_strings.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace pagoda::engine {
+
+// pagoda_request_options_t with everything it points to copied.
+struct RequestConfig {
+    uint32_t flags = 0;
+    int32_t max_tokens = 256;
+    sample::SamplingParams sampling;
+    uint64_t seed = 0;
+    std::vector<int32_t> stop_token_ids;
+    std::vector<std::string> stop_strings;
+    int32_t prompt_logprobs = -1;
+};
+
+// What a request produced in one step, owned until it is polled.
+struct Output {
+    uint64_t request_id = 0;
+    pagoda_finish_reason_t finish_reason = PAGODA_FINISH_NONE;
+    pagoda_status_t status = PAGODA_OK;
+    std::string error;
+    std::vector<int32_t> token_ids;
+    std::string text;
+    bool has_logprobs = false;
+    std::vector<float> logprobs;
+    std::vector<pagoda_logprob_t> top_logprobs;
+    int32_t n_top_logprobs = 0;
+    size_t n_prompt_tokens = 0;
+    size_t n_generated = 0;
+    bool has_prompt_logprobs = false;
+    std::vector<float> prompt_logprobs;
+    std::vector<pagoda_logprob_t> prompt_top_logprobs;
+    int32_t n_prompt_top_logprobs = 0;
+};
+
+struct Request {
+    uint64_t id = 0;
+    RequestConfig config;
+    std::vector<int32_t> tokens;  // prompt, then generated
+    size_t n_prompt = 0;
+    int64_t n_computed = 0;       // leading tokens whose keys and values the cache holds
+    int64_t max_total_tokens = 0; // prompt + generated may not pass this (context, cache)
+
+    sample::TokenHistory history;
+    sample::Rng rng;
+    std::optional<tok::Detokenizer> detokenizer;  // absent when the model has no tokenizer
+    std::optional<sample::StopStringMatcher> stop_matcher;
+
+    // Prompt log-probabilities, filled chunk by chunk and sent with the first output.
+    std::vector<float> prompt_logprobs;
+    std::vector<pagoda_logprob_t> prompt_top_logprobs;
+    bool prompt_logprobs_sent = false;
+
+    size_t n_generated() const { return tokens.size() - n_prompt; }
+    int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+    bool wants_prompt_logprobs() const { return config.prompt_logprobs >= 0 && !prompt_logprobs_sent; }
+};
+
+}  // namespace pagoda::engine

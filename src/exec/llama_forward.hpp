@@ -1,0 +1,40 @@
+// The forward pass of a Llama-family decoder (Llama, Mistral, Qwen2) on one device, through the
+// backend's ops: embedding → per layer [RMSNorm → Q/K/V (+bias) → RoPE → KV write → paged
+// attention → O → add+RMSNorm → gate/up → SiLU·mul → down] → final norm → LM head, for a batch
+// of sequences of any mix of prefill chunks and decode tokens.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "exec/forward_batch.hpp"
+#include "kv/kv_geometry.hpp"
+#include "model/model.hpp"
+#include "runtime/device.hpp"
+
+namespace pagoda::exec {
+
+class LlamaForward {
+public:
+    // Places the weights on `stream`'s device: used in place from the mapped file when the device
+    // runs kernels on host weights, uploaded otherwise. Throws UNSUPPORTED naming the tensor
+    // and op when the backend cannot run an op on a weight's dtype.
+    LlamaForward(std::shared_ptr<const model::Model> model, const runtime::Stream &stream);
+    ~LlamaForward();
+    LlamaForward(const LlamaForward &) = delete;
+    LlamaForward &operator=(const LlamaForward &) = delete;
+
+    // Runs `batch`, reading and writing the KV pools (`pools[layer]`, shaped by `geometry`),
+    // and writes the logits of batch.logit_rows, in that order, to `logits` (host,
+    // [logit_rows.size(), vocab_size] f32). Synchronizes before returning.
+    void run(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+             const std::vector<kv::LayerPools> &pools, float *logits);
+
+    const model::Model &model() const noexcept;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace pagoda::exec

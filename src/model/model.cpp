@@ -1,0 +1,297 @@
+// open_model: a GGUF file or a Hugging Face folder behind one Model. The format-specific subclass
+// keeps its loader alive, since the tensors point into the loader's mappings. Opening also pages
+// the weights in (so the reported fraction measures the real disk work, and the first forward
+// pass does not stall on page faults) and widens block-quantized tensors to F32.
+#include "model/model.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "model/gguf_model.hpp"
+#include "model/gguf_vocabulary.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "model/hf_checkpoint.hpp"
+
+namespace pagoda::model {
+
+namespace {
+
+// Stage names, as the progress callback sees them.
+constexpr const char *kReadingMetadata = "reading metadata";
+constexpr const char *kCheckingTensors = "checking tensors";
+constexpr const char *kPagingIn = "paging in weights";
+constexpr const char *kWidening = "widening Q8_0";
+
+// Share of the fraction the metadata and checking stages take; the bytes of paging in and
+// widening share the rest in proportion to their size.
+constexpr double kMetadataShare = 0.02;
+constexpr double kCheckingShare = 0.03;
+// Report at least this often while paging in one large tensor.
+constexpr uint64_t kReportBytes = 16ull << 20;
+
+// Reports progress and enforces cancellation, the same way at every report.
+class OpeningProgress {
+public:
+    OpeningProgress(const std::string &path, const ProgressFn &fn, const std::atomic<bool> *cancel)
+        : path_(path), fn_(fn), cancel_(cancel) {}
+
+    void report(double fraction, const char *stage) {
+        // Rounding of the byte shares must never make the fraction step back or overshoot.
+        fraction_ = std::clamp(fraction, fraction_, 1.0);
+        if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) cancelled();
+        if (fn_ && !fn_(fraction_, stage)) cancelled();
+    }
+
+private:
+    [[noreturn]] void cancelled() const {
+        throw Error(PAGODA_ERR_CANCELLED, path_ + ": opening cancelled");
+    }
+
+    const std::string &path_;
+    const ProgressFn &fn_;
+    const std::atomic<bool> *cancel_;
+    double fraction_ = 0.0;
+};
+
+// F32 memory for widened tensors, aligned for SIMD loads as a mapping's tensors would be.
+struct FreeDeleter {
+    void operator()(float *p) const noexcept { std::free(p); }
+};
+using WidenedBuffer = std::unique_ptr<float[], FreeDeleter>;
+
+WidenedBuffer allocate_f32(uint64_t elements, const std::string &what) {
+    constexpr size_t kAlign = 64;
+    const uint64_t bytes = (elements * sizeof(float) + kAlign - 1) / kAlign * kAlign;
+    void *p = std::aligned_alloc(kAlign, size_t(bytes));
+    if (p == nullptr)
+        throw Error(PAGODA_ERR_OUT_OF_MEMORY,
+                    what + ": no memory to widen " + std::to_string(elements) + " values to F32");
+    return WidenedBuffer(static_cast<float *>(p));
+}
+
+// IEEE binary16 to float (Q8_0's per-block scale).
+float half_to_float(uint16_t h) {
+    const uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    float v;
+    if (exp == 0)
+        v = std::ldexp(float(mant), -24);
+    else if (exp == 31)
+        v = mant != 0 ? NAN : INFINITY;
+    else
+        v = std::ldexp(float(mant | 0x400), int(exp) - 25);
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+    std::memcpy(&v, &bits, 4);
+    return v;
+}
+
+// GGML's Q8_0: blocks of 34 bytes, an f16 scale `d` then 32 int8 `q`; value i = d · q[i].
+void widen_q8_0(const unsigned char *src, uint64_t elements, float *dst) {
+    constexpr uint64_t kBlock = 32, kBlockBytes = 34;
+    for (uint64_t b = 0; b < elements / kBlock; ++b) {
+        const unsigned char *block = src + b * kBlockBytes;
+        uint16_t d16;
+        std::memcpy(&d16, block, 2);
+        const float d = half_to_float(d16);
+        const auto *q = reinterpret_cast<const int8_t *>(block + 2);
+        for (uint64_t i = 0; i < kBlock; ++i) dst[b * kBlock + i] = d * float(q[i]);
+    }
+}
+
+uint64_t element_count(const TensorRef &t) {
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= uint64_t(d);
+    return n;
+}
+
+bool needs_widening(TensorType t) {
+    return t == TensorType::Q8_0;
+}
+
+// The tensor types the backends' ops take as weights (F32, F16, BF16) pass as they are; Q8_0 is
+// widened; anything else cannot be a weight.
+void check_weight_type(const TensorRef &t) {
+    switch (t.type) {
+    case TensorType::F32:
+    case TensorType::F16:
+    case TensorType::BF16:
+    case TensorType::Q8_0:
+        return;
+    case TensorType::I32:
+    case TensorType::I64:
+        break;
+    }
+    throw Error(PAGODA_ERR_UNSUPPORTED, t.file + ": tensor '" + t.name + "' has type " +
+                                            tensor_type_name(t.type) +
+                                            ", which is not a weight type (F32, F16, BF16, Q8_0)");
+}
+
+// Touches one byte per page of every tensor (after asking the kernel to read ahead), so the page
+// cache holds the weights when opening returns and the fraction follows the real reads.
+void page_in(const TensorTable &tensors, OpeningProgress &progress, double begin, double share,
+             uint64_t total_bytes) {
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE) > 0 ? ::sysconf(_SC_PAGESIZE) : 4096);
+    uint64_t done = 0;
+    auto fraction = [&] {
+        return begin + share * double(done) / double(std::max<uint64_t>(total_bytes, 1));
+    };
+    for (const auto &[name, t] : tensors.all()) {
+        const auto start = reinterpret_cast<uintptr_t>(t.data);
+        const uintptr_t aligned = start / page * page;
+        // Advice only: a failure costs speed, not correctness.
+        (void)::madvise(reinterpret_cast<void *>(aligned), size_t(start + t.bytes - aligned),
+                        MADV_WILLNEED);
+        // One read per page the tensor touches, the first and last partial pages included.
+        const uintptr_t end = start + t.bytes;
+        uint64_t since_report = 0;
+        unsigned char sink = 0;
+        for (uintptr_t p = aligned; p < end; p += page) {
+            const uintptr_t at = std::max(p, start);
+            sink = static_cast<unsigned char>(
+                sink ^ *reinterpret_cast<const volatile unsigned char *>(at));
+            since_report += std::min<uint64_t>(p + page, end) - at;
+            if (since_report >= kReportBytes) {
+                done += since_report;
+                since_report = 0;
+                progress.report(fraction(), kPagingIn);
+            }
+        }
+        (void)sink;
+        done += since_report;
+        progress.report(fraction(), kPagingIn);
+    }
+}
+
+// What both formats share: the fields open_model fills, and memory for widened tensors.
+class LoadedModel : public Model {
+public:
+    void describe(const std::string &source, SourceFormat format, const ModelConfig &config) {
+        source_ = source;
+        format_ = format;
+        config_ = config;
+    }
+    void set_tokenizer(std::shared_ptr<const tok::Tokenizer> tokenizer) { tokenizer_ = std::move(tokenizer); }
+    void set_weights(TensorTable tensors, uint64_t parameters, std::vector<WidenedBuffer> widened) {
+        tensors_ = std::move(tensors);
+        parameter_count_ = parameters;
+        widened_ = std::move(widened);
+    }
+
+private:
+    std::vector<WidenedBuffer> widened_;  // what widened tensors in tensors_ point into
+};
+
+class GgufBackedModel final : public LoadedModel {
+public:
+    explicit GgufBackedModel(GgufModel gguf) : gguf_(std::move(gguf)) {}
+    const GgufVocabulary *gguf_vocabulary() const noexcept override { return &gguf_.vocabulary; }
+    const GgufModel &gguf() const noexcept { return gguf_; }
+
+private:
+    GgufModel gguf_;  // owns the mapping the tensors point into
+};
+
+class HfBackedModel final : public LoadedModel {
+public:
+    explicit HfBackedModel(HfCheckpoint checkpoint) : checkpoint_(std::move(checkpoint)) {}
+    const HfCheckpoint &checkpoint() const noexcept { return checkpoint_; }
+
+private:
+    HfCheckpoint checkpoint_;  // owns the shards' mappings the tensors point into
+};
+
+// Pages in, widens and counts the tensors of `model`, whose loader made the table `loaded`
+// pointing into its mappings.
+void finish_opening(LoadedModel &model, const TensorTable &loaded, OpeningProgress &progress) {
+    uint64_t page_bytes = 0, widen_bytes = 0;
+    for (const auto &[name, t] : loaded.all()) {
+        check_weight_type(t);
+        page_bytes += t.bytes;
+        // Widening writes four bytes per value: weigh it by what it writes.
+        if (needs_widening(t.type)) widen_bytes += element_count(t) * sizeof(float);
+    }
+    const double begin = kMetadataShare + kCheckingShare;
+    const double total = double(std::max<uint64_t>(page_bytes + widen_bytes, 1));
+    const double page_share = (1.0 - begin) * double(page_bytes) / total;
+    page_in(loaded, progress, begin, page_share, page_bytes);
+
+    // Rebuild the table with widened tensors pointing into memory the model owns. Q8_0 matmul
+    // kernels may follow; until then a Q8_0 tensor costs 4/1.0625 times its file size in memory.
+    uint64_t parameters = 0, widened_bytes = 0;
+    std::vector<WidenedBuffer> widened;
+    TensorTable table;
+    for (const auto &[name, t] : loaded.all()) {
+        const uint64_t n = element_count(t);
+        parameters += n;
+        if (!needs_widening(t.type)) {
+            table.add(t);
+            continue;
+        }
+        WidenedBuffer buffer = allocate_f32(n, t.file + ": tensor '" + t.name + "'");
+        widen_q8_0(static_cast<const unsigned char *>(t.data), n, buffer.get());
+        TensorRef ref = t;
+        ref.type = TensorType::F32;
+        ref.data = buffer.get();
+        ref.bytes = n * sizeof(float);
+        widened.push_back(std::move(buffer));
+        table.add(std::move(ref));
+        widened_bytes += n * sizeof(float);
+        progress.report(begin + page_share +
+                            (1.0 - begin - page_share) * double(widened_bytes) /
+                                double(std::max<uint64_t>(widen_bytes, 1)),
+                        kWidening);
+    }
+    model.set_weights(std::move(table), parameters, std::move(widened));
+    progress.report(1.0, widen_bytes > 0 ? kWidening : kPagingIn);
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> open_model(const std::string &path, const ProgressFn &progress,
+                                        const std::atomic<bool> *cancel) {
+    OpeningProgress report(path, progress, cancel);
+    report.report(0.0, kReadingMetadata);
+
+    std::error_code ec;
+    const bool folder = std::filesystem::is_directory(path, ec);
+    if (folder) {
+        // HfCheckpoint reads config.json and checks the tensors in one step.
+        auto model = std::make_shared<HfBackedModel>(HfCheckpoint(path));
+        report.report(kMetadataShare + kCheckingShare, kCheckingTensors);
+        model->describe(path, SourceFormat::HuggingFace, model->checkpoint().config());
+        // A folder without tokenizer.json serves token ids only.
+        if (std::filesystem::is_regular_file(std::filesystem::path(path) / "tokenizer.json", ec))
+            model->set_tokenizer(tok::Tokenizer::from_file(path));
+        finish_opening(*model, model->checkpoint().tensors(), report);
+        return model;
+    }
+
+    GgufFile file(path);  // NOT_FOUND when `path` is neither a folder nor a file
+    ModelConfig config = gguf_model_config(file);
+    report.report(kMetadataShare, kReadingMetadata);
+    TensorTable tensors = gguf_tensor_table(file, config);
+    GgufVocabulary vocabulary = read_gguf_vocabulary(file);
+    report.report(kMetadataShare + kCheckingShare, kCheckingTensors);
+    // Moving the file moves its mapping's handle, not the mapped memory the tensors point into.
+    auto model = std::make_shared<GgufBackedModel>(
+        GgufModel{std::move(file), std::move(config), std::move(tensors), std::move(vocabulary)});
+    model->describe(path, SourceFormat::Gguf, model->gguf().config);
+    // A file without tokenizer.ggml.* keys serves token ids only.
+    if (!model->gguf().vocabulary.tokens.empty())
+        model->set_tokenizer(tok::Tokenizer::from_gguf(model->gguf().vocabulary, path));
+    finish_opening(*model, model->gguf().tensors, report);
+    return model;
+}
+
+}  // namespace pagoda::model

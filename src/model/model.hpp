@@ -1,0 +1,56 @@
+// An opened model, whatever its file format: config, weights under canonical (Hugging Face)
+// names, and the tokenizer it carries. Immutable once open; shared by every engine that serves it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "model/model_config.hpp"
+#include "model/tensor_table.hpp"
+
+namespace pagoda::tok {
+class Tokenizer;
+}
+
+namespace pagoda::model {
+
+struct GgufVocabulary;
+
+enum class SourceFormat { Gguf, HuggingFace };
+
+// Called as opening advances: fraction in [0, 1] and what is being done. Returning false cancels.
+using ProgressFn = std::function<bool(double fraction, const char *stage)>;
+
+class Model {
+public:
+    virtual ~Model() = default;
+    const std::string &source() const noexcept { return source_; }
+    SourceFormat format() const noexcept { return format_; }
+    const ModelConfig &config() const noexcept { return config_; }
+    // Every tensor is F32, F16 or BF16 here (block-quantized ones were widened at open).
+    const TensorTable &tensors() const noexcept { return tensors_; }
+    // NULL when the model carries no tokenizer.
+    const std::shared_ptr<const tok::Tokenizer> &tokenizer() const noexcept { return tokenizer_; }
+    uint64_t parameter_count() const noexcept { return parameter_count_; }
+    // The vocabulary a GGUF file carries, for building its tokenizer; NULL for other formats.
+    virtual const GgufVocabulary *gguf_vocabulary() const noexcept { return nullptr; }
+
+protected:
+    Model() = default;
+    std::string source_;
+    SourceFormat format_ = SourceFormat::Gguf;
+    ModelConfig config_;
+    TensorTable tensors_;
+    std::shared_ptr<const tok::Tokenizer> tokenizer_;
+    uint64_t parameter_count_ = 0;
+};
+
+// Opens a GGUF file or a Hugging Face folder. Reports progress through `progress` (may be
+// empty) and stops with Error(PAGODA_ERR_CANCELLED) when it returns false or `*cancel` turns
+// true. Other errors as open_gguf_model and HfCheckpoint throw them.
+std::shared_ptr<const Model> open_model(const std::string &path, const ProgressFn &progress,
+                                        const std::atomic<bool> *cancel);
+
+}  // namespace pagoda::model

@@ -1,0 +1,101 @@
+#include "runtime/device.hpp"
+
+#include <utility>
+
+#include "common/error.hpp"
+#include "pagoda/ops.h"
+
+namespace pagoda::runtime {
+
+namespace {
+
+std::string last_message() {
+    std::string m = pagoda_last_error_message();
+    return m.empty() ? "no message" : m;
+}
+
+}  // namespace
+
+Device::Device(const pagoda_backend *backend, int32_t index)
+    : backend_(checked_backend(backend)), iface_(nullptr), index_(index) {
+    if (backend_ == nullptr) throw Error(PAGODA_ERR_INVALID_HANDLE, "backend handle is not a live backend");
+    iface_ = backend_->iface;
+    name_ = backend_->name + ":" + std::to_string(index);
+    int32_t count = 0;
+    check(iface_->device_count(iface_->self, &count), "counting devices");
+    if (index < 0 || index >= count)
+        throw Error(PAGODA_ERR_NOT_FOUND, "device " + name_ + " does not exist (backend '" +
+                                              backend_->name + "' has " + std::to_string(count) +
+                                              " device(s))");
+    info_.struct_size = sizeof(info_);
+    check(iface_->device_info(iface_->self, index, &info_), "reading device info");
+}
+
+void Device::check(pagoda_status_t status, const char *what) const {
+    if (status == PAGODA_OK) return;
+    throw Error(status == PAGODA_ERR_OUT_OF_MEMORY ? status : PAGODA_ERR_BACKEND,
+                name_ + ": " + what + " failed: " + last_message());
+}
+
+void *Device::alloc(size_t bytes, const std::string &what) const {
+    void *ptr = nullptr;
+    pagoda_status_t s = iface_->buffer_alloc(iface_->self, index_, bytes, &ptr);
+    if (s != PAGODA_OK)
+        throw Error(s == PAGODA_ERR_OUT_OF_MEMORY ? s : PAGODA_ERR_BACKEND,
+                    name_ + ": allocating " + std::to_string(bytes) + " bytes for " + what +
+                        " failed: " + last_message());
+    return ptr;
+}
+
+void Device::free(void *ptr) const noexcept {
+    if (ptr != nullptr) iface_->buffer_free(iface_->self, index_, ptr);
+}
+
+DeviceBuffer::DeviceBuffer(const Device &device, size_t bytes, const std::string &what)
+    : device_(&device), ptr_(device.alloc(bytes, what)), bytes_(bytes) {}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+    if (this != &other) {
+        reset();
+        device_ = std::exchange(other.device_, nullptr);
+        ptr_ = std::exchange(other.ptr_, nullptr);
+        bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+}
+
+void DeviceBuffer::reset() noexcept {
+    if (device_ != nullptr) device_->free(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+}
+
+Stream::Stream(const Device &device) : device_(&device) {
+    device.check(device.iface().stream_create(device.iface().self, device.index(), &stream_),
+                 "creating a stream");
+}
+
+Stream::~Stream() {
+    if (stream_ != nullptr) device_->iface().stream_destroy(device_->iface().self, stream_);
+}
+
+void Stream::launch(pagoda_op_t op, const void *args) const {
+    const pagoda_backend_iface_t &f = device_->iface();
+    pagoda_status_t s = f.kernels->launch(f.self, stream_, op, args);
+    if (s != PAGODA_OK)
+        throw Error(PAGODA_ERR_BACKEND, device_->name() + ": " + pagoda_op_name(op) +
+                                            " failed: " + last_message());
+}
+
+void Stream::copy(void *dst, const void *src, size_t bytes, pagoda_copy_kind_t kind) const {
+    if (bytes == 0) return;
+    device_->check(device_->iface().copy(device_->iface().self, stream_, dst, src, bytes, kind),
+                   "copying");
+}
+
+void Stream::synchronize() const {
+    device_->check(device_->iface().stream_synchronize(device_->iface().self, stream_),
+                   "synchronizing a stream");
+}
+
+}  // namespace pagoda::runtime

@@ -1,0 +1,104 @@
+#include "runtime/mesh.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "backend/registry.hpp"
+#include "common/error.hpp"
+
+namespace pagoda::runtime {
+
+namespace {
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        size_t end = s.find(sep, start);
+        parts.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) return parts;
+        start = end + 1;
+    }
+}
+
+// A non-negative decimal that fits int32, or -1.
+int32_t parse_count(const std::string &s) {
+    int32_t v = -1;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty() || v < 0) return -1;
+    return v;
+}
+
+bool valid_name(const std::string &s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+[[noreturn]] void bad(const std::string &message) { throw Error(PAGODA_ERR_INVALID_ARGUMENT, message); }
+
+}  // namespace
+
+std::vector<DeviceName> parse_device_list(const std::string &list) {
+    std::vector<DeviceName> out;
+    for (const std::string &item : split(list, ',')) {
+        size_t colon = item.find(':');
+        if (colon == std::string::npos)
+            bad("device '" + item + "' in \"" + list + "\" is not <backend>:<index> (as cpu:0)");
+        std::string backend = item.substr(0, colon), range = item.substr(colon + 1);
+        if (!valid_name(backend)) bad("device '" + item + "': backend name must be [a-z0-9_]+");
+        size_t dash = range.find('-');
+        int32_t first = parse_count(range.substr(0, dash));
+        int32_t last = dash == std::string::npos ? first : parse_count(range.substr(dash + 1));
+        if (first < 0 || last < 0 || last < first)
+            bad("device '" + item + "': the index must be N or a range N-M with N <= M");
+        for (int32_t i = first; i <= last; ++i) {
+            for (const DeviceName &d : out)
+                if (d.backend == backend && d.index == i)
+                    bad("device " + backend + ":" + std::to_string(i) + " is listed twice in \"" + list + "\"");
+            out.push_back({backend, i});
+        }
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, int32_t>> parse_axes(const std::string &axes, size_t device_count) {
+    std::vector<std::pair<std::string, int32_t>> out;
+    if (axes.empty()) {
+        out.emplace_back("dp", static_cast<int32_t>(device_count));
+        return out;
+    }
+    size_t product = 1;
+    for (const std::string &item : split(axes, ',')) {
+        size_t eq = item.find('=');
+        std::string name = item.substr(0, eq);
+        int32_t size = eq == std::string::npos ? -1 : parse_count(item.substr(eq + 1));
+        if (!valid_name(name) || size < 1)
+            bad("axis '" + item + "' in \"" + axes + "\" is not <name>=<size> (as tp=4)");
+        for (const auto &a : out)
+            if (a.first == name) bad("axis '" + name + "' is named twice in \"" + axes + "\"");
+        out.emplace_back(name, size);
+        product *= static_cast<size_t>(size);
+    }
+    if (product != device_count)
+        bad("axes \"" + axes + "\" span " + std::to_string(product) + " devices but the mesh has " +
+            std::to_string(device_count));
+    return out;
+}
+
+Mesh::Mesh(const std::string &devices, const std::string &axes) {
+    std::vector<DeviceName> names = parse_device_list(devices.empty() ? "cpu:0" : devices);
+    BackendRegistry &registry = BackendRegistry::instance();
+    if (registry.count() == 0) registry.discover(default_backend_search_path());
+    for (const DeviceName &n : names) {
+        pagoda_backend *b = registry.find(n.backend);
+        if (b == nullptr)
+            throw Error(PAGODA_ERR_NOT_FOUND, "device " + n.backend + ":" + std::to_string(n.index) +
+                                                  ": no backend named '" + n.backend +
+                                                  "' is loaded (loaded: " + registry.names() + ")");
+        devices_.push_back(std::make_shared<const Device>(b, n.index));
+    }
+    axes_ = parse_axes(axes, devices_.size());
+}
+
+}  // namespace pagoda::runtime

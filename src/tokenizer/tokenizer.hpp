@@ -1,0 +1,71 @@
+// The tokenizer contract the rest of the core uses. Implementations: Hugging Face tokenizer.json
+// (byte-level BPE, SentencePiece-style BPE) and GGUF vocabularies (llama, gpt2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pagoda::model {
+struct GgufVocabulary;
+}
+
+namespace pagoda::tok {
+
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+
+    // A tokenizer.json file, or a folder holding tokenizer.json (and tokenizer_config.json).
+    // Throws Error: NOT_FOUND, FORMAT (naming the field), UNSUPPORTED (naming the component).
+    static std::shared_ptr<const Tokenizer> from_file(const std::string &path);
+    // The vocabulary a GGUF file carries; `source` names the file in messages.
+    static std::shared_ptr<const Tokenizer> from_gguf(const model::GgufVocabulary &vocabulary,
+                                                      const std::string &source);
+
+    // flags: PAGODA_TOKENIZE_* (tokenizer.h).
+    virtual std::vector<int32_t> encode(std::string_view text, uint32_t flags) const = 0;
+    // flags: PAGODA_DETOKENIZE_*. Throws INVALID_ARGUMENT for an id outside the vocabulary.
+    // Invalid UTF-8 in the result becomes U+FFFD, as Hugging Face's decode does.
+    virtual std::string decode(std::span<const int32_t> ids, uint32_t flags) const = 0;
+    // The raw bytes of one token (may be part of a UTF-8 sequence).
+    virtual std::string token_to_piece(int32_t id) const = 0;
+    // Control and added special tokens.
+    virtual bool is_special(int32_t id) const = 0;
+    // A byte-fallback token ("<0xNN>"): how a run of them decodes is known only once the run
+    // ends (an invalid run becomes one U+FFFD per byte), so the Detokenizer waits for its end.
+    virtual bool is_byte_fallback(int32_t id) const { return false; }
+
+    virtual int32_t vocab_size() const = 0;
+    virtual int32_t bos_token_id() const = 0;  // -1 = none
+    virtual int32_t eos_token_id() const = 0;  // -1 = none
+    virtual int32_t unk_token_id() const = 0;  // -1 = none
+    virtual int32_t pad_token_id() const = 0;  // -1 = none
+    virtual const char *model_name() const = 0;  // "bpe" or "spm"
+};
+
+// Turns generated ids into text as they arrive: emits only complete UTF-8, and the same text in
+// the end as decode() of all ids (SentencePiece's leading space included or dropped as decode
+// does). `prompt` gives the context the first generated token decodes after.
+class Detokenizer {
+public:
+    Detokenizer(std::shared_ptr<const Tokenizer> tokenizer, std::span<const int32_t> prompt,
+                uint32_t flags);
+    ~Detokenizer();
+    Detokenizer(Detokenizer &&) noexcept;
+    Detokenizer &operator=(Detokenizer &&) noexcept;
+
+    // The text that `id` completes; "" while a UTF-8 sequence is still open.
+    std::string push(int32_t id);
+    // Whatever is held back at the end (an unfinished sequence, as U+FFFD).
+    std::string flush();
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace pagoda::tok

@@ -1,0 +1,546 @@
+/* The engine through the public API on the real stories260K: greedy text as llama.cpp writes
+ * it, batches equal to runs alone (also with chunked prefill and preemption), sampling that a
+ * seed reproduces, stop conditions, log-probabilities, aborts, bad input, and a KV cache that
+ * is empty again after every test. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define MODEL_PATH PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
+#define MAX_REQUESTS 64
+#define MAX_TOKENS 512
+
+static const char *const kStory =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+    "park. One day, she saw a big, red ball.";
+
+/* One request's outputs, gathered. */
+typedef struct result {
+    uint64_t id;
+    int32_t tokens[MAX_TOKENS];
+    float logprobs[MAX_TOKENS];
+    size_t n_tokens;
+    char text[4096];
+    size_t text_len;
+    size_t n_outputs;
+    pagoda_finish_reason_t finish;
+    float *prompt_logprobs;       /* owned copy, when asked */
+    pagoda_logprob_t *prompt_top; /* owned copy, when asked */
+    size_t n_prompt;
+} result_t;
+
+typedef struct fixture {
+    pagoda_model_t *model;
+    pagoda_mesh_t *mesh;
+    pagoda_kv_cache_t *cache;
+    pagoda_engine_t *engine;
+    result_t results[MAX_REQUESTS];
+    size_t n_results;
+} fixture_t;
+
+static int64_t blocks_used(const pagoda_kv_cache_t *cache) {
+    pagoda_kv_cache_stats_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(cache, &s));
+    return s.blocks_used;
+}
+
+/* A model, mesh, cache of `num_blocks` blocks of `block_size`, and an engine batching at most
+ * `max_tokens` tokens per step. */
+static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t max_tokens) {
+    fixture_t *f = test_xcalloc(1, sizeof *f);
+    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &f->model));
+    TEST_ASSERT_OK(pagoda_mesh_create(NULL, &f->mesh));
+    pagoda_kv_cache_options_t ko;
+    pagoda_kv_cache_options_default(&ko);
+    ko.num_blocks = num_blocks;
+    ko.block_size = block_size;
+    TEST_ASSERT_OK(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &f->cache));
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    if (max_tokens > 0) eo.max_num_batched_tokens = max_tokens;
+    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, &eo, &f->engine));
+    return f;
+}
+
+/* Every test ends here: nothing left running, no block lent, everything released. */
+static void destroy_fixture(fixture_t *f) {
+    assert_int_equal(pagoda_engine_has_work(f->engine), 0);
+    assert_int_equal(blocks_used(f->cache), 0);
+    pagoda_engine_destroy(f->engine);
+    assert_int_equal(blocks_used(f->cache), 0);
+    pagoda_kv_cache_destroy(f->cache);
+    pagoda_mesh_destroy(f->mesh);
+    pagoda_model_destroy(f->model);
+    for (size_t i = 0; i < f->n_results; i++) {
+        free(f->results[i].prompt_logprobs);
+        free(f->results[i].prompt_top);
+    }
+    free(f);
+}
+
+static result_t *result_for(fixture_t *f, uint64_t id) {
+    for (size_t i = 0; i < f->n_results; i++)
+        if (f->results[i].id == id) return &f->results[i];
+    assert_true(f->n_results < MAX_REQUESTS);
+    result_t *r = &f->results[f->n_results++];
+    r->id = id;
+    return r;
+}
+
+static void gather(fixture_t *f, const pagoda_output_t *o) {
+    result_t *r = result_for(f, o->request_id);
+    assert_int_equal(r->finish, PAGODA_FINISH_NONE); /* nothing after the last output */
+    assert_true(r->n_tokens + o->n_tokens <= MAX_TOKENS);
+    memcpy(r->tokens + r->n_tokens, o->token_ids, o->n_tokens * sizeof(int32_t));
+    if (o->logprobs) memcpy(r->logprobs + r->n_tokens, o->logprobs, o->n_tokens * sizeof(float));
+    r->n_tokens += o->n_tokens;
+    assert_int_equal(o->n_generated, r->n_tokens);
+    assert_true(r->text_len + o->text_len < sizeof r->text);
+    memcpy(r->text + r->text_len, o->text, o->text_len);
+    r->text_len += o->text_len;
+    assert_int_equal(strlen(o->text), o->text_len);
+    r->finish = o->finish_reason;
+    r->n_outputs++;
+    if (o->prompt_logprobs) {
+        assert_null(r->prompt_logprobs); /* once, in the first output */
+        r->n_prompt = o->n_prompt_tokens;
+        r->prompt_logprobs = test_xmalloc(o->n_prompt_tokens * sizeof(float));
+        memcpy(r->prompt_logprobs, o->prompt_logprobs, o->n_prompt_tokens * sizeof(float));
+        size_t n_top = o->n_prompt_tokens * (size_t)o->n_prompt_top_logprobs;
+        r->prompt_top = test_xmalloc(n_top * sizeof(pagoda_logprob_t));
+        memcpy(r->prompt_top, o->prompt_top_logprobs, n_top * sizeof(pagoda_logprob_t));
+    }
+}
+
+static void drain(fixture_t *f) {
+    pagoda_output_t o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    pagoda_status_t s;
+    while ((s = pagoda_engine_poll(f->engine, &o)) == PAGODA_OK) gather(f, &o);
+    assert_int_equal(s, PAGODA_ERR_EMPTY);
+}
+
+/* Steps until no request is left; fails after `max_steps`. */
+static void run_all(fixture_t *f, int max_steps) {
+    int steps = 0;
+    while (pagoda_engine_has_work(f->engine)) {
+        TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+        drain(f);
+        assert_true(++steps <= max_steps);
+    }
+    drain(f);
+}
+
+static pagoda_request_options_t greedy(int32_t max_tokens) {
+    pagoda_request_options_t o;
+    pagoda_request_options_default(&o);
+    o.temperature = 0.0f;
+    o.max_tokens = max_tokens;
+    return o;
+}
+
+static uint64_t submit_text(fixture_t *f, const char *text, const pagoda_request_options_t *o) {
+    uint64_t id = 0;
+    TEST_ASSERT_OK(pagoda_engine_submit_text(f->engine, text, strlen(text), o, &id));
+    assert_true(id != 0);
+    return id;
+}
+
+/* The must-show: "Once upon a time", greedy, 40 tokens, gives SOURCE.md's text. */
+static void test_greedy_story(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_request_options_t o = greedy(40);
+    uint64_t id = submit_text(f, "Once upon a time", &o);
+    run_all(f, 100);
+    result_t *r = result_for(f, id);
+    assert_int_equal(r->n_tokens, 40);
+    assert_int_equal(r->finish, PAGODA_FINISH_LENGTH);
+    char full[4200];
+    snprintf(full, sizeof full, "Once upon a time%.*s", (int)r->text_len, r->text);
+    assert_string_equal(full, kStory);
+    /* One output per generated token: the text streams. */
+    assert_int_equal(r->n_outputs, 40);
+    destroy_fixture(f);
+}
+
+/* SOURCE.md's ids: greedy from BOS alone. */
+static void test_greedy_from_bos_ids(void **state) {
+    (void)state;
+    static const int32_t expected[] = {403, 407, 261, 378, 432, 383, 286, 261, 376, 298};
+    fixture_t *f = make_fixture(64, 16, 0);
+    pagoda_request_options_t o = greedy(10);
+    const int32_t bos = 1;
+    uint64_t id;
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, &bos, 1, &o, &id));
+    run_all(f, 50);
+    result_t *r = result_for(f, id);
+    assert_int_equal(r->n_tokens, 10);
+    for (int i = 0; i < 10; i++) assert_int_equal(r->tokens[i], expected[i]);
+    destroy_fixture(f);
+}
+
+static const char *const kPrompts[16] = {
+    "Once upon a time",          "The little dog",
+    "Tom and his mom went to",   "One day, a big bird",
+    "Lily wanted to",            "The sun was",
+    "There was a boy named Tim", "She saw a",
+    "The cat",                   "A girl had a red",
+    "They played with the",      "In the park, there",
+    "Ben",                       "The old man gave",
+    "Sue and Max were friends.", "It was a sunny day. The",
+};
+
+/* Each prompt alone, then all together (under several batching limits): the same tokens. */
+static void run_batch_equals_alone(int64_t num_blocks, int32_t block_size, int32_t max_batched,
+                                   int32_t max_tokens) {
+    result_t *alone = test_xcalloc(16, sizeof *alone);
+    for (int i = 0; i < 16; i++) {
+        fixture_t *f = make_fixture(256, 16, 0);
+        pagoda_request_options_t o = greedy(max_tokens);
+        uint64_t id = submit_text(f, kPrompts[i], &o);
+        run_all(f, 10 * max_tokens);
+        alone[i] = *result_for(f, id);
+        destroy_fixture(f);
+    }
+    fixture_t *f = make_fixture(num_blocks, block_size, max_batched);
+    uint64_t ids[16];
+    for (int i = 0; i < 16; i++) {
+        /* Different lengths on purpose: requests leave the batch at different steps. */
+        pagoda_request_options_t o = greedy(max_tokens - (i % 4));
+        ids[i] = submit_text(f, kPrompts[i], &o);
+    }
+    run_all(f, 100 * max_tokens);
+    for (int i = 0; i < 16; i++) {
+        result_t *r = result_for(f, ids[i]);
+        assert_int_equal(r->n_tokens, (size_t)(max_tokens - (i % 4)));
+        for (size_t t = 0; t < r->n_tokens; t++)
+            if (r->tokens[t] != alone[i].tokens[t])
+                fail_msg("prompt %d ('%s'), token %zu: %d in the batch, %d alone", i, kPrompts[i],
+                         t, r->tokens[t], alone[i].tokens[t]);
+    }
+    destroy_fixture(f);
+    free(alone);
+}
+
+static void test_batch_of_16_equals_alone(void **state) {
+    (void)state;
+    run_batch_equals_alone(512, 16, 0, 32);
+}
+
+/* A budget of 7 tokens per step: prompts are cut into chunks that attend to earlier chunks. */
+static void test_chunked_prefill_equals_alone(void **state) {
+    (void)state;
+    run_batch_equals_alone(512, 16, 7, 24);
+}
+
+/* 24 blocks of 4 tokens cannot hold 16 growing sequences: the latest are preempted and
+ * recomputed, and still write what they write alone. */
+static void test_preemption_equals_alone(void **state) {
+    (void)state;
+    run_batch_equals_alone(24, 4, 0, 40);
+}
+
+/* The same seed draws the same tokens, in a batch or alone; another seed draws others. */
+static void test_seeded_sampling(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_request_options_t o;
+    pagoda_request_options_default(&o);
+    o.max_tokens = 48;
+    o.temperature = 1.0f;
+    o.top_k = 0;
+    o.top_p = 1.0f;
+    o.seed = 1234;
+    o.flags = PAGODA_REQUEST_IGNORE_EOS;
+    uint64_t a = submit_text(f, "Once upon a time", &o);
+    uint64_t b = submit_text(f, "Once upon a time", &o);
+    o.seed = 99;
+    uint64_t c = submit_text(f, "Once upon a time", &o);
+    run_all(f, 200);
+    result_t *ra = result_for(f, a), *rb = result_for(f, b), *rc = result_for(f, c);
+    assert_int_equal(ra->n_tokens, 48);
+    assert_memory_equal(ra->tokens, rb->tokens, 48 * sizeof(int32_t));
+    assert_true(memcmp(ra->tokens, rc->tokens, 48 * sizeof(int32_t)) != 0);
+    destroy_fixture(f);
+}
+
+/* A stop string cuts the text before it; a stop token id ends without text; EOS ends unless
+ * ignored. */
+static void test_stop_conditions(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_request_options_t o = greedy(40);
+    const char *stops[] = {"Lily"};
+    o.stop_strings = stops;
+    o.n_stop_strings = 1;
+    uint64_t s1 = submit_text(f, "Once upon a time", &o);
+    o = greedy(40);
+    const int32_t stop_id = 261; /* the story's third token */
+    o.stop_token_ids = &stop_id;
+    o.n_stop_token_ids = 1;
+    uint64_t s2 = submit_text(f, "Once upon a time", &o);
+    run_all(f, 100);
+    result_t *r1 = result_for(f, s1), *r2 = result_for(f, s2);
+    assert_int_equal(r1->finish, PAGODA_FINISH_STOP_STRING);
+    r1->text[r1->text_len] = '\0';
+    assert_string_equal(r1->text, ", there was a little girl named ");
+    assert_int_equal(r2->finish, PAGODA_FINISH_STOP_TOKEN);
+    assert_int_equal(r2->tokens[r2->n_tokens - 1], stop_id);
+    destroy_fixture(f);
+}
+
+/* Prompt log-probabilities are the model's own: scoring a prompt that is the greedy story gives,
+ * at each generated position, the greedy token as the top-1 with the logprob generation saw. */
+static void test_prompt_logprobs_match_generation(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 5); /* chunks of 5: rows span several steps */
+    pagoda_request_options_t o = greedy(12);
+    o.logprobs = 0;
+    const int32_t bos = 1;
+    uint64_t g;
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, &bos, 1, &o, &g));
+    run_all(f, 100);
+    result_t gen = *result_for(f, g);
+    assert_int_equal(gen.n_tokens, 12);
+
+    int32_t prompt[13];
+    prompt[0] = bos;
+    memcpy(prompt + 1, gen.tokens, 12 * sizeof(int32_t));
+    o = greedy(1);
+    o.prompt_logprobs = 3;
+    uint64_t p;
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, prompt, 13, &o, &p));
+    run_all(f, 100);
+    result_t *r = result_for(f, p);
+    assert_non_null(r->prompt_logprobs);
+    assert_int_equal(r->n_prompt, 13);
+    assert_true(isnan(r->prompt_logprobs[0]));
+    assert_int_equal(r->prompt_top[0].token_id, -1);
+    for (int i = 1; i < 13; i++) {
+        const pagoda_logprob_t *top = r->prompt_top + i * 3;
+        assert_int_equal(top[0].token_id, prompt[i]);
+        assert_true(top[0].logprob >= top[1].logprob && top[1].logprob >= top[2].logprob);
+        assert_true(fabsf(r->prompt_logprobs[i] - top[0].logprob) < 1e-6f);
+        assert_true(fabsf(r->prompt_logprobs[i] - gen.logprobs[i - 1]) < 1e-4f);
+        assert_true(r->prompt_logprobs[i] <= 0.0f);
+    }
+    destroy_fixture(f);
+}
+
+/* Aborts while waiting, mid-prefill and mid-decode end the request with ABORTED and free its
+ * blocks at once; a second abort finds nothing. */
+static void test_abort(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 4, 3);
+    pagoda_request_options_t o = greedy(30);
+    uint64_t waiting = submit_text(f, "Once upon a time", &o);
+    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, waiting));
+    uint64_t prefilling = submit_text(f, "There was a boy named Tim who liked to run", &o);
+    uint64_t decoding = submit_text(f, "The", &o);
+    TEST_ASSERT_OK(pagoda_engine_step(f->engine)); /* 3 tokens: a chunk of the long prompt */
+    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, prefilling));
+    for (int i = 0; i < 4; i++) TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    assert_true(blocks_used(f->cache) > 0);
+    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, decoding));
+    assert_int_equal(blocks_used(f->cache), 0);
+    assert_int_equal(pagoda_engine_abort(f->engine, decoding), PAGODA_ERR_NOT_FOUND);
+    drain(f);
+    assert_int_equal(result_for(f, waiting)->finish, PAGODA_FINISH_ABORTED);
+    assert_int_equal(result_for(f, prefilling)->finish, PAGODA_FINISH_ABORTED);
+    assert_int_equal(result_for(f, decoding)->finish, PAGODA_FINISH_ABORTED);
+    assert_true(result_for(f, decoding)->n_tokens > 0);
+    destroy_fixture(f);
+}
+
+/* Destroying an engine with requests in flight returns every block. */
+static void test_destroy_with_requests_in_flight(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(128, 16, 0);
+    pagoda_request_options_t o = greedy(30);
+    for (int i = 0; i < 4; i++) submit_text(f, kPrompts[i], &o);
+    TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    assert_true(blocks_used(f->cache) > 0);
+    pagoda_engine_destroy(f->engine);
+    assert_int_equal(blocks_used(f->cache), 0);
+    /* The cache serves a new engine. */
+    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, NULL, &f->engine));
+    destroy_fixture(f);
+}
+
+/* Bad requests and misuse get a status and a message naming the problem. */
+static void test_bad_input(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(8, 16, 0); /* 128 tokens of cache */
+    uint64_t id;
+    pagoda_request_options_t o = greedy(4);
+    const int32_t ids[] = {1, 512};
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 2, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "outside the vocabulary");
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 0, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "empty");
+    int32_t long_prompt[200];
+    for (int i = 0; i < 200; i++) long_prompt[i] = 300;
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, long_prompt, 200, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "KV cache 128 tokens");
+    o.temperature = -1.0f;
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "temperature");
+    o = greedy(0);
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "max_tokens");
+    o = greedy(4);
+    o.top_p = 0.0f;
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "top_p");
+    o = greedy(4);
+    const char *stops[] = {""};
+    o.stop_strings = stops;
+    o.n_stop_strings = 1;
+    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+                        PAGODA_ERR_INVALID_ARGUMENT, "stop string");
+    test_expect_failure(pagoda_engine_abort(f->engine, 424242), PAGODA_ERR_NOT_FOUND, "424242");
+    test_expect_failure(pagoda_engine_step(NULL), PAGODA_ERR_INVALID_HANDLE, "engine");
+
+    /* One cache, one engine. */
+    pagoda_engine_t *second = NULL;
+    test_expect_failure(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, NULL, &second),
+                        PAGODA_ERR_INVALID_ARGUMENT, "already serves");
+    assert_null(second);
+    /* A cache sized for another model. */
+    pagoda_model_t *other = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &other));
+    test_expect_failure(pagoda_engine_create(other, f->mesh, NULL, f->cache, NULL, &second),
+                        PAGODA_ERR_INVALID_ARGUMENT, "another model");
+    pagoda_model_destroy(other);
+
+    pagoda_kv_cache_options_t ko;
+    pagoda_kv_cache_options_default(&ko);
+    pagoda_kv_cache_t *cache = NULL;
+    ko.block_size = 129;
+    test_expect_failure(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &cache),
+                        PAGODA_ERR_INVALID_ARGUMENT, "block_size");
+    pagoda_kv_cache_options_default(&ko);
+    ko.memory_bytes = 10;
+    test_expect_failure(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &cache),
+                        PAGODA_ERR_INVALID_ARGUMENT, "holds no block");
+    assert_null(cache);
+    destroy_fixture(f);
+}
+
+static void test_mesh_and_model_errors(void **state) {
+    (void)state;
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    pagoda_mesh_t *mesh = NULL;
+    mo.devices = "tpu:0";
+    test_expect_failure(pagoda_mesh_create(&mo, &mesh), PAGODA_ERR_NOT_FOUND, "no backend named 'tpu'");
+    mo.devices = "cpu:7";
+    test_expect_failure(pagoda_mesh_create(&mo, &mesh), PAGODA_ERR_NOT_FOUND, "cpu:7");
+    mo.devices = "cpu";
+    test_expect_failure(pagoda_mesh_create(&mo, &mesh), PAGODA_ERR_INVALID_ARGUMENT, "<backend>:<index>");
+    mo.devices = "cpu:0";
+    mo.axes = "tp=2";
+    test_expect_failure(pagoda_mesh_create(&mo, &mesh), PAGODA_ERR_INVALID_ARGUMENT, "span 2 devices");
+    mo.axes = NULL;
+    TEST_ASSERT_OK(pagoda_mesh_create(&mo, &mesh));
+    assert_int_equal(pagoda_mesh_device_count(mesh), 1);
+    assert_string_equal(pagoda_mesh_device_name(mesh, 0), "cpu:0");
+    assert_null(pagoda_mesh_device_name(mesh, 1));
+    pagoda_mesh_destroy(mesh);
+
+    pagoda_model_t *model = NULL;
+    test_expect_failure(pagoda_model_open("/nonexistent/x.gguf", NULL, &model), PAGODA_ERR_NOT_FOUND,
+                        "/nonexistent/x.gguf");
+    assert_null(model);
+    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &model));
+    pagoda_model_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TEST_ASSERT_OK(pagoda_model_get_info(model, &info));
+    assert_string_equal(info.architecture, "llama");
+    assert_int_equal(info.vocab_size, 512);
+    assert_int_equal(info.n_layers, 5);
+    assert_int_equal(info.n_kv_heads, 4);
+    assert_int_equal(info.bos_token_id, 1);
+    assert_int_equal(info.eos_token_id, 2);
+    assert_string_equal(pagoda_model_path(model), MODEL_PATH);
+    pagoda_model_destroy(model);
+}
+
+/* Progress by callback (increasing, ending at 1) and by polling a background open; both cancel. */
+typedef struct progress_log {
+    float last;
+    int calls;
+    int cancel_at;
+} progress_log_t;
+
+static int on_progress(void *user, float fraction, const char *stage) {
+    progress_log_t *log = user;
+    assert_non_null(stage);
+    assert_true(fraction >= log->last && fraction <= 1.0f);
+    log->last = fraction;
+    return ++log->calls != log->cancel_at;
+}
+
+static void test_model_progress_and_cancel(void **state) {
+    (void)state;
+    progress_log_t log = {0.0f, 0, -1};
+    pagoda_model_options_t mo;
+    pagoda_model_options_default(&mo);
+    mo.progress = on_progress;
+    mo.progress_user = &log;
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, &mo, &model));
+    assert_true(log.calls >= 2);
+    assert_true(log.last == 1.0f);
+    pagoda_model_destroy(model);
+
+    progress_log_t cancelling = {0.0f, 0, 2};
+    mo.progress_user = &cancelling;
+    test_expect_failure(pagoda_model_open(MODEL_PATH, &mo, &model), PAGODA_ERR_CANCELLED, "cancel");
+    assert_null(model);
+
+    pagoda_model_loader_t *loader = NULL;
+    TEST_ASSERT_OK(pagoda_model_load_start(MODEL_PATH, NULL, &loader));
+    float fraction = 0.0f;
+    int done = 0;
+    while (!done) TEST_ASSERT_OK(pagoda_model_loader_progress(loader, &fraction, &done));
+    assert_true(fraction == 1.0f);
+    TEST_ASSERT_OK(pagoda_model_loader_finish(loader, &model));
+    assert_non_null(model);
+    pagoda_model_destroy(model);
+
+    TEST_ASSERT_OK(pagoda_model_load_start(MODEL_PATH, NULL, &loader));
+    pagoda_model_loader_cancel(loader);
+    pagoda_status_t s = pagoda_model_loader_finish(loader, &model);
+    /* The open may have finished before the cancel arrived; otherwise it says it was cancelled. */
+    if (s != PAGODA_OK) test_expect_failure(s, PAGODA_ERR_CANCELLED, "cancel");
+    pagoda_model_destroy(model);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_greedy_story),
+        cmocka_unit_test(test_greedy_from_bos_ids),
+        cmocka_unit_test(test_batch_of_16_equals_alone),
+        cmocka_unit_test(test_chunked_prefill_equals_alone),
+        cmocka_unit_test(test_preemption_equals_alone),
+        cmocka_unit_test(test_seeded_sampling),
+        cmocka_unit_test(test_stop_conditions),
+        cmocka_unit_test(test_prompt_logprobs_match_generation),
+        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_destroy_with_requests_in_flight),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_mesh_and_model_errors),
+        cmocka_unit_test(test_model_progress_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,159 @@
+// The Detokenizer on every tokenizer we have: for random id sequences (with many byte tokens, so
+// UTF-8 characters and byte-fallback runs break across pushes), what push() and flush() give
+// together equals decode() of the whole, each piece is valid UTF-8, and after a prompt the text
+// is what the ids add to the prompt's text.
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/gguf_file.hpp"
+#include "model/gguf_vocabulary.hpp"
+#include "pagoda/tokenizer.h"
+#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/utf8.hpp"
+
+// Last: cmocka defines macros (fail) that would rename members in the headers above.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+using pagoda::tok::Detokenizer;
+using pagoda::tok::Tokenizer;
+
+namespace {
+
+std::shared_ptr<const Tokenizer> stories() {
+    const std::string path = PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf";
+    const pagoda::model::GgufFile file(path);
+    return Tokenizer::from_gguf(pagoda::model::read_gguf_vocabulary(file), path);
+}
+
+std::shared_ptr<const Tokenizer> hf(const char *name) {
+    return Tokenizer::from_file(std::string(PAGODA_TOKENIZERS_DIR) + "/" + name);
+}
+
+// Ids whose piece is a single byte: byte-fallback tokens, or byte-level symbols of bytes >= 0x80.
+std::vector<int32_t> single_byte_ids(const Tokenizer &t) {
+    std::vector<int32_t> ids;
+    for (int32_t id = 0; id < t.vocab_size(); ++id) {
+        const std::string piece = t.token_to_piece(id);
+        if (piece.size() == 1 && (t.is_byte_fallback(id) || static_cast<unsigned char>(piece[0]) >= 0x80))
+            ids.push_back(id);
+    }
+    return ids;
+}
+
+std::string run(const std::shared_ptr<const Tokenizer> &t, const std::vector<int32_t> &prompt,
+                const std::vector<int32_t> &ids, uint32_t flags) {
+    Detokenizer d(t, prompt, flags);
+    std::string text;
+    for (int32_t id : ids) {
+        const std::string piece = d.push(id);
+        assert_true(pagoda::tok::is_valid_utf8(piece));
+        text += piece;
+    }
+    const std::string rest = d.flush();
+    assert_true(pagoda::tok::is_valid_utf8(rest));
+    return text + rest;
+}
+
+void check_random_sequences(const std::shared_ptr<const Tokenizer> &t, uint32_t seed) {
+    std::mt19937 rng(seed);
+    const std::vector<int32_t> bytes = single_byte_ids(*t);
+    assert_true(bytes.size() >= 64);
+    std::uniform_int_distribution<int32_t> any_id(0, t->vocab_size() - 1);
+    std::uniform_int_distribution<size_t> any_byte(0, bytes.size() - 1);
+    std::uniform_int_distribution<int> length(0, 40), coin(0, 9);
+    const std::vector<int32_t> prompt = t->encode("Once upon a time", PAGODA_TOKENIZE_ADD_SPECIAL);
+    for (int round = 0; round < 300; ++round) {
+        std::vector<int32_t> ids(size_t(length(rng)));
+        for (int32_t &id : ids) id = coin(rng) < 4 ? bytes[any_byte(rng)] : any_id(rng);
+        for (uint32_t flags : {0u, uint32_t(PAGODA_DETOKENIZE_SKIP_SPECIAL)}) {
+            if (run(t, {}, ids, flags) != t->decode(ids, flags))
+                fail_msg("round %d flags %u: streamed text differs from decode()", round, flags);
+            // After a prompt: the text the ids add to the prompt's own.
+            std::vector<int32_t> all = prompt;
+            all.insert(all.end(), ids.begin(), ids.end());
+            const std::string before = t->decode(prompt, flags), whole = t->decode(all, flags);
+            assert_true(whole.compare(0, before.size(), before) == 0);
+            if (run(t, prompt, ids, flags) != whole.substr(before.size()))
+                fail_msg("round %d flags %u: streamed text after the prompt differs", round, flags);
+        }
+    }
+}
+
+void test_stories(void **) {
+    const auto t = stories();
+    check_random_sequences(t, 1);
+    // "▁time" after a prompt is " time", though decode() of it alone drops the space.
+    const std::vector<int32_t> prompt = t->encode("Once upon a", PAGODA_TOKENIZE_ADD_SPECIAL);
+    Detokenizer d(t, prompt, 0);
+    assert_string_equal(d.push(378).c_str(), " time");
+    assert_string_equal(t->decode(std::vector<int32_t>{378}, 0).c_str(), "time");
+}
+
+void test_llama3(void **) { check_random_sequences(hf("llama3"), 2); }
+void test_qwen3(void **) { check_random_sequences(hf("qwen3"), 3); }
+void test_llama2(void **) { check_random_sequences(hf("llama2"), 4); }
+
+// A character split over byte tokens comes out whole when its last byte arrives.
+void test_split_character(void **) {
+    const auto t = hf("llama2");
+    std::vector<int32_t> ids;  // "🚀" spelled in byte tokens
+    for (unsigned char byte : std::string("🚀"))
+        for (int32_t id = 0; id < t->vocab_size(); ++id)
+            if (t->is_byte_fallback(id) && t->token_to_piece(id) == std::string(1, char(byte))) ids.push_back(id);
+    assert_int_equal(ids.size(), 4);
+    Detokenizer d(t, {}, 0);
+    std::string text;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const std::string piece = d.push(ids[i]);
+        if (i + 1 < ids.size()) assert_string_equal(piece.c_str(), "");
+        text += piece;
+    }
+    text += d.flush();
+    assert_string_equal(text.c_str(), t->decode(ids, 0).c_str());
+    assert_string_equal(text.c_str(), "🚀");
+}
+
+// An unfinished character at the end comes out as U+FFFD from flush().
+void test_flush_unfinished(void **) {
+    const auto t = hf("llama3");
+    const std::vector<int32_t> ids = t->encode("é", 0);
+    std::vector<int32_t> first_byte;
+    for (int32_t id = 0; id < t->vocab_size() && first_byte.empty(); ++id)
+        if (t->token_to_piece(id) == "\xC3") first_byte.push_back(id);
+    assert_int_equal(first_byte.size(), 1);
+    Detokenizer d(t, {}, 0);
+    assert_string_equal(d.push(first_byte[0]).c_str(), "");
+    assert_string_equal(d.flush().c_str(), "\xEF\xBF\xBD");
+    // A bad id is refused and changes nothing.
+    Detokenizer e(t, {}, 0);
+    bool threw = false;
+    try {
+        e.push(t->vocab_size());
+    } catch (const std::exception &) {
+        threw = true;
+    }
+    assert_true(threw);
+    assert_string_equal(e.push(ids[0]).c_str(), "é");
+}
+
+}  // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stories),
+        cmocka_unit_test(test_llama3),
+        cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_llama2),
+        cmocka_unit_test(test_split_character),
+        cmocka_unit_test(test_flush_unfinished),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
