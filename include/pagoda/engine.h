@@ -99,7 +99,8 @@ typedef struct pagoda_output {
     int32_t n_prompt_top_logprobs;       /**< Entries per position in `prompt_top_logprobs`. */
 } pagoda_output_t;
 
-/** \brief Called with each output as pagoda_engine_step() produces it, on the stepping thread.
+/** \brief Called with each output once pagoda_engine_step() (or pagoda_engine_abort()) has
+ *  produced it, on that call's thread, outside the engine's lock: it may submit and abort.
  *  The output is valid during the call only. When set, outputs are not queued for polling. */
 typedef void (*pagoda_output_fn)(void *user, const pagoda_output_t *output);
 

@@ -121,18 +121,23 @@ void Engine::abort(uint64_t id) {
             finish(**it, PAGODA_FINISH_ABORTED, out);
             incoming_.erase(it);
             --live_requests_;
-            emit(std::move(out));
+            deliver({std::move(out)});
             return;
         }
     }
-    std::lock_guard lock(step_mutex_);
-    auto it = requests_.find(id);
-    if (it == requests_.end())
-        throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
-    Output out;
-    finish(*it->second, PAGODA_FINISH_ABORTED, out);
-    remove(it->second.get());
-    emit(std::move(out));
+    std::vector<Output> produced;
+    {
+        std::lock_guard lock(step_mutex_);
+        auto it = requests_.find(id);
+        if (it == requests_.end())
+            throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
+        Output out;
+        finish(*it->second, PAGODA_FINISH_ABORTED, out);
+        remove(it->second.get());
+        emit(std::move(out));
+        produced.swap(produced_);
+    }
+    deliver(std::move(produced));
 }
 
 void Engine::admit_incoming() {
@@ -174,13 +179,40 @@ void Engine::finish(Request &r, pagoda_finish_reason_t reason, Output &out) {
     }
 }
 
-void Engine::emit(Output out) {
-    if (config_.on_output) {
-        config_.on_output(out);
+void Engine::emit(Output out) { produced_.push_back(std::move(out)); }
+
+namespace {
+
+// The outputs a thread is handing to an engine's callback right now. An abort made from inside
+// that callback appends to them, so its ABORTED output comes after the request's earlier ones.
+struct Delivery {
+    const Engine *engine = nullptr;
+    std::vector<Output> *queue = nullptr;
+};
+thread_local Delivery current_delivery;
+
+}  // namespace
+
+// Outside the step lock, so a callback may submit, abort or poll.
+void Engine::deliver(std::vector<Output> produced) {
+    if (!config_.on_output) {
+        std::lock_guard lock(output_mutex_);
+        for (Output &out : produced) outputs_.push_back(std::move(out));
         return;
     }
-    std::lock_guard lock(output_mutex_);
-    outputs_.push_back(std::move(out));
+    if (current_delivery.engine == this) {
+        for (Output &out : produced) current_delivery.queue->push_back(std::move(out));
+        return;
+    }
+    Delivery outer = current_delivery;
+    current_delivery = {this, &produced};
+    try {
+        for (size_t i = 0; i < produced.size(); ++i) config_.on_output(produced[i]);
+    } catch (...) {
+        current_delivery = outer;
+        throw;
+    }
+    current_delivery = outer;
 }
 
 bool Engine::poll(Output &out) {
@@ -204,7 +236,23 @@ void Engine::fail_all(const std::vector<Request *> &requests, pagoda_status_t st
 }
 
 void Engine::step() {
-    std::lock_guard lock(step_mutex_);
+    std::vector<Output> produced;
+    try {
+        std::lock_guard lock(step_mutex_);
+        step_locked();
+        produced.swap(produced_);
+    } catch (...) {
+        {
+            std::lock_guard lock(step_mutex_);
+            produced.swap(produced_);
+        }
+        deliver(std::move(produced));
+        throw;
+    }
+    deliver(std::move(produced));
+}
+
+void Engine::step_locked() {
     admit_incoming();
     Schedule schedule = scheduler_.schedule(waiting_, running_, *cache_);
     if (schedule.chunks.empty()) {

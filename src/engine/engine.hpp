@@ -54,7 +54,10 @@ private:
     void admit_incoming();
     void run_batch(const Schedule &schedule);
     void finish(Request &r, pagoda_finish_reason_t reason, Output &out);
+    void step_locked();
+    // Queues an output of this step (under the step lock); deliver() hands them out after.
     void emit(Output out);
+    void deliver(std::vector<Output> produced);
     void fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
                   const std::string &message);
     void remove(Request *r);
@@ -79,6 +82,7 @@ private:
     std::deque<Request *> waiting_;
     std::vector<Request *> running_;
     std::vector<float> logits_;
+    std::vector<Output> produced_;  // this step's outputs, delivered once the lock is released
 
     std::mutex output_mutex_;
     std::deque<Output> outputs_;

@@ -10,9 +10,15 @@ namespace pagoda::tok {
 
 namespace {
 
-char32_t code_point_before(std::string_view text, size_t pos) {
+// Where the code point ending at `pos` starts (pos - 1 for an invalid byte).
+size_t previous_boundary(std::string_view text, size_t pos) {
     size_t begin = pos - 1;
     while (begin > 0 && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80 && pos - begin < 4) --begin;
+    return utf8_sequence_length(text, begin) == pos - begin ? begin : pos - 1;
+}
+
+char32_t code_point_before(std::string_view text, size_t pos) {
+    const size_t begin = previous_boundary(text, pos);
     return utf8_sequence_length(text, begin) == pos - begin ? utf8_decode_at(text, begin) : 0xFFFD;
 }
 
@@ -41,7 +47,7 @@ void AddedTokens::split(std::string_view text, bool normalized, bool parse_speci
                         std::vector<TextSegment> &out) const {
     size_t text_begin = 0;  // where the pending text stretch starts
     auto push_text = [&](size_t end) {
-        if (end > text_begin) out.push_back({text.substr(text_begin, end - text_begin), -1, false});
+        if (end > text_begin) out.push_back({text.substr(text_begin, end - text_begin), -1});
     };
     for (size_t pos = 0; pos < text.size();) {
         const AddedToken *found = nullptr;
@@ -62,14 +68,12 @@ void AddedTokens::split(std::string_view text, bool normalized, bool parse_speci
         }
         size_t begin = pos, end = pos + found->content.size();
         if (found->lstrip)
-            while (begin > text_begin && is_white_space(code_point_before(text, begin))) {
-                const char32_t c = code_point_before(text, begin);
-                begin -= c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-            }
+            while (begin > text_begin && is_white_space(code_point_before(text, begin)))
+                begin = previous_boundary(text, begin);
         if (found->rstrip)
             while (end < text.size() && is_white_space(code_point_at(text, end))) end += utf8_step(text, end);
         push_text(begin);
-        out.push_back({text.substr(pos, found->content.size()), found->id, false});
+        out.push_back({text.substr(pos, found->content.size()), found->id});
         text_begin = pos = end;
     }
     push_text(text.size());

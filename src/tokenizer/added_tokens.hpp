@@ -24,7 +24,6 @@ struct AddedToken {
 struct TextSegment {
     std::string_view text;
     int32_t token = -1;  // the added token's id, or -1 for text
-    bool at_text_start = false;  // the text begins the input
 };
 
 class AddedTokens {

@@ -109,15 +109,4 @@ bool is_valid_utf8(std::string_view bytes) {
     return true;
 }
 
-size_t utf8_complete_prefix(std::string_view text) {
-    // A sequence is at most 4 bytes, so only the last 3 can start an unfinished one.
-    const size_t from = text.size() > 3 ? text.size() - 3 : 0;
-    for (size_t pos = from; pos < text.size(); ++pos) {
-        bool complete = false;
-        const size_t n = valid_prefix(text, pos, complete);
-        if (!complete && n > 0 && pos + n == text.size()) return pos;
-    }
-    return text.size();
-}
-
 }  // namespace pagoda::tok

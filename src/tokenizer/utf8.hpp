@@ -29,10 +29,6 @@ std::string utf8_lossy(std::string_view bytes);
 
 bool is_valid_utf8(std::string_view bytes);
 
-// The bytes of `text` up to where a sequence starts that is cut short at the end (but could still
-// be completed by more bytes): text.size() when the text ends cleanly.
-size_t utf8_complete_prefix(std::string_view text);
-
 inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
 }  // namespace pagoda::tok

@@ -3,6 +3,8 @@
  * seed reproduces, stop conditions, log-probabilities, aborts, bad input, and a KV cache that
  * is empty again after every test. */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -526,6 +528,114 @@ static void test_model_progress_and_cancel(void **state) {
     pagoda_model_destroy(model);
 }
 
+/* The callback sees every output, may abort another request from inside, and nothing is
+ * queued for polling. */
+typedef struct callback_log {
+    pagoda_engine_t *engine;
+    uint64_t victim;
+    int outputs;
+    int finished;
+    int aborted_victim;
+    uint64_t finished_ids[4];
+} callback_log_t;
+
+static void on_output(void *user, const pagoda_output_t *o) {
+    callback_log_t *log = user;
+    log->outputs++;
+    for (int i = 0; i < log->finished; i++)
+        if (log->finished_ids[i] == o->request_id) fail_msg("output after request %llu finished",
+                                                            (unsigned long long)o->request_id);
+    if (o->finish_reason != PAGODA_FINISH_NONE) log->finished_ids[log->finished++] = o->request_id;
+    if (o->request_id != log->victim && !log->aborted_victim && log->victim != 0) {
+        log->aborted_victim = 1;
+        TEST_ASSERT_OK(pagoda_engine_abort(log->engine, log->victim));
+    }
+}
+
+static void test_output_callback(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_engine_destroy(f->engine);
+    callback_log_t log = {0};
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.on_output = on_output;
+    eo.on_output_user = &log;
+    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, &eo, &f->engine));
+    log.engine = f->engine;
+    pagoda_request_options_t o = greedy(10);
+    submit_text(f, "Once upon a time", &o);
+    log.victim = submit_text(f, "The little dog", &o);
+    int steps = 0;
+    while (pagoda_engine_has_work(f->engine) && steps++ < 100) TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    assert_int_equal(log.aborted_victim, 1);
+    assert_int_equal(log.finished, 2);
+    /* 10 tokens of the first; the victim's first token, then its abort, in that order. */
+    assert_int_equal(log.outputs, 12);
+    pagoda_output_t out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    assert_int_equal(pagoda_engine_poll(f->engine, &out), PAGODA_ERR_EMPTY);
+    destroy_fixture(f);
+}
+
+/* Submits and polls from another thread while this one steps: every request finishes with the
+ * tokens it writes alone. */
+typedef struct producer {
+    fixture_t *f;
+    uint64_t ids[8];
+    int finished;
+} producer_t;
+
+static void *produce(void *arg) {
+    producer_t *p = arg;
+    pagoda_request_options_t o = greedy(12);
+    for (int i = 0; i < 8; i++) {
+        TEST_ASSERT_OK(pagoda_engine_submit_text(p->f->engine, kPrompts[i], strlen(kPrompts[i]), &o,
+                                                 &p->ids[i]));
+        for (int spin = 0; spin < 1000; spin++) sched_yield();
+    }
+    pagoda_output_t out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    while (p->finished < 8) {
+        if (pagoda_engine_poll(p->f->engine, &out) == PAGODA_OK) {
+            gather(p->f, &out);
+            if (out.finish_reason != PAGODA_FINISH_NONE) p->finished++;
+        } else {
+            sched_yield();
+        }
+    }
+    return NULL;
+}
+
+static void test_submit_and_poll_from_another_thread(void **state) {
+    (void)state;
+    fixture_t *alone = make_fixture(256, 16, 0);
+    uint64_t alone_ids[8];
+    pagoda_request_options_t o = greedy(12);
+    for (int i = 0; i < 8; i++) alone_ids[i] = submit_text(alone, kPrompts[i], &o);
+    run_all(alone, 200);
+
+    fixture_t *f = make_fixture(256, 16, 0);
+    producer_t p = {.f = f};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, produce, &p), 0);
+    /* Step until the producer has seen all eight finish. */
+    while (__atomic_load_n(&p.finished, __ATOMIC_SEQ_CST) < 8) {
+        TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+        sched_yield();
+    }
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    for (int i = 0; i < 8; i++) {
+        result_t *a = result_for(alone, alone_ids[i]), *b = result_for(f, p.ids[i]);
+        assert_int_equal(b->n_tokens, 12);
+        assert_memory_equal(a->tokens, b->tokens, 12 * sizeof(int32_t));
+    }
+    destroy_fixture(alone);
+    destroy_fixture(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_greedy_story),
@@ -541,6 +651,8 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mesh_and_model_errors),
         cmocka_unit_test(test_model_progress_and_cancel),
+        cmocka_unit_test(test_output_callback),
+        cmocka_unit_test(test_submit_and_poll_from_another_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

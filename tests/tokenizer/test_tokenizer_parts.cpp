@@ -77,6 +77,13 @@ void test_merge_order(void **) {
     t = TempTokenizer(bpe_json({"a", "aa"}, R"(["a a"])")).open();
     assert_true(t->encode("aaa", 0) == (Ids{1, 0}));
     assert_true(t->encode("aaaa", 0) == (Ids{1, 1}));
+    // A piece splits into words before each "▁" only when no token joins a character to a
+    // following "▁": here "a▁" does, and merges first, so the piece must stay whole.
+    const std::vector<std::string> meta = {"\xE2\x96\x81", "a", "\xE2\x96\x81" "a", "a\xE2\x96\x81"};
+    t = TempTokenizer(bpe_json(meta, R"([["a", "▁"], ["▁", "a"]])")).open();
+    assert_true(t->encode("\xE2\x96\x81" "a" "\xE2\x96\x81" "a", 0) == (Ids{0, 3, 1}));
+    t = TempTokenizer(bpe_json({"\xE2\x96\x81", "a", "\xE2\x96\x81" "a"}, R"([["▁", "a"]])")).open();
+    assert_true(t->encode("\xE2\x96\x81" "a" "\xE2\x96\x81" "a" "\xE2\x96\x81\xE2\x96\x81" "a", 0) == (Ids{2, 2, 0, 2}));
 }
 
 void test_ignore_merges(void **) {
