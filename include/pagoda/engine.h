@@ -82,7 +82,7 @@ typedef struct pagoda_output {
     pagoda_finish_reason_t finish_reason; /**< NONE while running; set on the request's last output. */
     pagoda_status_t status;              /**< ::PAGODA_OK unless `finish_reason` is ERROR. */
     const char *error;                   /**< The failure's message when ERROR, else `""`. */
-    const int32_t *token_ids;            /**< New tokens. */
+    const int32_t *token_ids;            /**< New tokens; NULL when `n_tokens` is 0. */
     size_t n_tokens;                     /**< Entries of `token_ids`. */
     const char *text;                    /**< New text, UTF-8, whole characters only, NUL-terminated. */
     size_t text_len;                     /**< Bytes of `text`. */

@@ -98,7 +98,7 @@ static void gather(fixture_t *f, const pagoda_output_t *o) {
     result_t *r = result_for(f, o->request_id);
     assert_int_equal(r->finish, PAGODA_FINISH_NONE); /* nothing after the last output */
     assert_true(r->n_tokens + o->n_tokens <= MAX_TOKENS);
-    memcpy(r->tokens + r->n_tokens, o->token_ids, o->n_tokens * sizeof(int32_t));
+    if (o->n_tokens > 0) memcpy(r->tokens + r->n_tokens, o->token_ids, o->n_tokens * sizeof(int32_t));
     if (o->logprobs) memcpy(r->logprobs + r->n_tokens, o->logprobs, o->n_tokens * sizeof(float));
     r->n_tokens += o->n_tokens;
     assert_int_equal(o->n_generated, r->n_tokens);
