@@ -22,6 +22,12 @@ public:
     // A tokenizer.json file, or a folder holding tokenizer.json (and tokenizer_config.json).
     // Throws Error: NOT_FOUND, FORMAT (naming the field), UNSUPPORTED (naming the component).
     static std::shared_ptr<const Tokenizer> from_file(const std::string &path);
+    // tokenizer.json's text (and tokenizer_config.json's, or NULL); the paths name them in
+    // messages. What from_file runs once it has read the files.
+    static std::shared_ptr<const Tokenizer> from_json_text(std::string_view tokenizer_json,
+                                                           const std::string &json_path,
+                                                           const std::string *config_json,
+                                                           const std::string &config_path);
     // The vocabulary a GGUF file carries; `source` names the file in messages.
     static std::shared_ptr<const Tokenizer> from_gguf(const model::GgufVocabulary &vocabulary,
                                                       const std::string &source);

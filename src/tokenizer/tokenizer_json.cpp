@@ -287,7 +287,16 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_file(const std::string &path) {
         if (is_file(path + "/tokenizer_config.json")) config_path = path + "/tokenizer_config.json";
     }
     if (!is_file(json_path)) throw Error(PAGODA_ERR_NOT_FOUND, json_path + ": no such file");
-    const json root = model::parse_json_text(read_text_file(json_path), json_path);
+    const std::string config_text = config_path.empty() ? std::string() : read_text_file(config_path);
+    return from_json_text(read_text_file(json_path), json_path,
+                          config_path.empty() ? nullptr : &config_text, config_path);
+}
+
+std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view tokenizer_json,
+                                                           const std::string &json_path,
+                                                           const std::string *config_json,
+                                                           const std::string &config_path) {
+    const json root = model::parse_json_text(tokenizer_json, json_path);
     const Field top{root, json_path + ":"};
     if (!root.is_object()) top.wrong_type("an object");
 
@@ -339,6 +348,13 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_file(const std::string &path) {
             added.push_back(std::move(t));
         }
     }
+    // Ids index a table: gaps are allowed, but one far past the entries would make it huge
+    // for nothing (a corrupt file, not a vocabulary).
+    const size_t entries = vocab.size() + added.size();
+    if (static_cast<size_t>(vocab_end) > 2 * entries + 1024)
+        top.fail(PAGODA_ERR_FORMAT, "has token id " + std::to_string(vocab_end - 1) + " but only " +
+                                        std::to_string(entries) +
+                                        " tokens: ids must number the vocabulary from 0");
     parts.tokens.resize(vocab_end);
     parts.defined.resize(vocab_end, false);
     for (const auto &[token, id] : vocab) {
@@ -360,8 +376,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_file(const std::string &path) {
     // The special tokens: tokenizer_config.json names them; without it, the template's first.
     if (!parts.post_template.before().empty()) parts.bos = parts.post_template.before().front();
     if (!options.unk_token.empty()) parts.unk = lookup.find(options.unk_token);
-    if (!config_path.empty()) {
-        const json config_root = model::parse_json_text(read_text_file(config_path), config_path);
+    if (config_json != nullptr) {
+        const json config_root = model::parse_json_text(*config_json, config_path);
         const Field config{config_root, config_path + ":"};
         if (!config_root.is_object()) config.wrong_type("an object");
         auto id_of = [&](const char *key) {
