@@ -420,3 +420,128 @@ FROZEN_FIELD(pagoda_op_copy_blocks_t, src_num_blocks, 56, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_num_blocks, 64, 8);
 FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 72);
 
+
+/* ---- Serving API (model.h, tokenizer.h, mesh.h, kv_cache.h, engine.h) -------------------- */
+
+/* pagoda_model_options_t (model.h) */
+FROZEN_FIELD(pagoda_model_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_model_options_t, progress, 8, 8);
+FROZEN_FIELD(pagoda_model_options_t, progress_user, 16, 8);
+FROZEN_MIN_SIZE(pagoda_model_options_t, 24);
+
+/* pagoda_model_info_t (model.h) */
+FROZEN_FIELD(pagoda_model_info_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_model_info_t, architecture, 4, 32);
+FROZEN_FIELD(pagoda_model_info_t, vocab_size, 40, 8);
+FROZEN_FIELD(pagoda_model_info_t, hidden_size, 48, 8);
+FROZEN_FIELD(pagoda_model_info_t, intermediate_size, 56, 8);
+FROZEN_FIELD(pagoda_model_info_t, n_layers, 64, 8);
+FROZEN_FIELD(pagoda_model_info_t, n_heads, 72, 8);
+FROZEN_FIELD(pagoda_model_info_t, n_kv_heads, 80, 8);
+FROZEN_FIELD(pagoda_model_info_t, head_dim, 88, 8);
+FROZEN_FIELD(pagoda_model_info_t, max_position, 96, 8);
+FROZEN_FIELD(pagoda_model_info_t, n_parameters, 104, 8);
+FROZEN_FIELD(pagoda_model_info_t, bos_token_id, 112, 4);
+FROZEN_FIELD(pagoda_model_info_t, eos_token_id, 116, 4);
+FROZEN_MIN_SIZE(pagoda_model_info_t, 120);
+
+/* pagoda_tokenizer_info_t (tokenizer.h) */
+FROZEN_FIELD(pagoda_tokenizer_info_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, vocab_size, 4, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, bos_token_id, 8, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, eos_token_id, 12, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, unk_token_id, 16, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, pad_token_id, 20, 4);
+FROZEN_FIELD(pagoda_tokenizer_info_t, model, 24, 16);
+FROZEN_MIN_SIZE(pagoda_tokenizer_info_t, 40);
+FROZEN_VALUE(PAGODA_TOKENIZE_ADD_SPECIAL, 1u);
+FROZEN_VALUE(PAGODA_TOKENIZE_PARSE_SPECIAL, 2u);
+FROZEN_VALUE(PAGODA_DETOKENIZE_SKIP_SPECIAL, 1u);
+
+/* pagoda_mesh_options_t (mesh.h) */
+FROZEN_FIELD(pagoda_mesh_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_mesh_options_t, devices, 8, 8);
+FROZEN_FIELD(pagoda_mesh_options_t, axes, 16, 8);
+FROZEN_MIN_SIZE(pagoda_mesh_options_t, 24);
+
+/* pagoda_kv_cache_options_t (kv_cache.h) */
+FROZEN_FIELD(pagoda_kv_cache_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_kv_cache_options_t, block_size, 4, 4);
+FROZEN_FIELD(pagoda_kv_cache_options_t, dtype, 8, 4);
+FROZEN_FIELD(pagoda_kv_cache_options_t, num_blocks, 16, 8);
+FROZEN_MIN_SIZE(pagoda_kv_cache_options_t, 32);
+
+/* pagoda_kv_cache_stats_t (kv_cache.h) */
+FROZEN_FIELD(pagoda_kv_cache_stats_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, block_size, 4, 4);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, blocks_total, 8, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, blocks_used, 16, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, blocks_free, 24, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, slots_used, 32, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, sequences, 40, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, bytes_per_block, 48, 8);
+FROZEN_MIN_SIZE(pagoda_kv_cache_stats_t, 56);
+
+/* pagoda_request_options_t (engine.h) */
+FROZEN_FIELD(pagoda_request_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_request_options_t, flags, 4, 4);
+FROZEN_FIELD(pagoda_request_options_t, max_tokens, 8, 4);
+FROZEN_FIELD(pagoda_request_options_t, temperature, 12, 4);
+FROZEN_FIELD(pagoda_request_options_t, top_k, 16, 4);
+FROZEN_FIELD(pagoda_request_options_t, top_p, 20, 4);
+FROZEN_FIELD(pagoda_request_options_t, min_p, 24, 4);
+FROZEN_FIELD(pagoda_request_options_t, repetition_penalty, 28, 4);
+FROZEN_FIELD(pagoda_request_options_t, presence_penalty, 32, 4);
+FROZEN_FIELD(pagoda_request_options_t, frequency_penalty, 36, 4);
+FROZEN_FIELD(pagoda_request_options_t, seed, 40, 8);
+FROZEN_FIELD(pagoda_request_options_t, stop_token_ids, 48, 8);
+FROZEN_FIELD(pagoda_request_options_t, n_stop_token_ids, 56, 8);
+FROZEN_FIELD(pagoda_request_options_t, stop_strings, 64, 8);
+FROZEN_FIELD(pagoda_request_options_t, n_stop_strings, 72, 8);
+FROZEN_FIELD(pagoda_request_options_t, logprobs, 80, 4);
+FROZEN_FIELD(pagoda_request_options_t, prompt_logprobs, 84, 4);
+FROZEN_MIN_SIZE(pagoda_request_options_t, 88);
+
+/* pagoda_logprob_t (engine.h) */
+FROZEN_FIELD(pagoda_logprob_t, token_id, 0, 4);
+FROZEN_FIELD(pagoda_logprob_t, logprob, 4, 4);
+FROZEN_MIN_SIZE(pagoda_logprob_t, 8);
+
+/* pagoda_output_t (engine.h) */
+FROZEN_FIELD(pagoda_output_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_output_t, request_id, 8, 8);
+FROZEN_FIELD(pagoda_output_t, finish_reason, 16, 4);
+FROZEN_FIELD(pagoda_output_t, status, 20, 4);
+FROZEN_FIELD(pagoda_output_t, error, 24, 8);
+FROZEN_FIELD(pagoda_output_t, token_ids, 32, 8);
+FROZEN_FIELD(pagoda_output_t, n_tokens, 40, 8);
+FROZEN_FIELD(pagoda_output_t, text, 48, 8);
+FROZEN_FIELD(pagoda_output_t, text_len, 56, 8);
+FROZEN_FIELD(pagoda_output_t, logprobs, 64, 8);
+FROZEN_FIELD(pagoda_output_t, top_logprobs, 72, 8);
+FROZEN_FIELD(pagoda_output_t, n_top_logprobs, 80, 4);
+FROZEN_FIELD(pagoda_output_t, n_prompt_tokens, 88, 8);
+FROZEN_FIELD(pagoda_output_t, n_generated, 96, 8);
+FROZEN_FIELD(pagoda_output_t, prompt_logprobs, 104, 8);
+FROZEN_FIELD(pagoda_output_t, prompt_top_logprobs, 112, 8);
+FROZEN_FIELD(pagoda_output_t, n_prompt_top_logprobs, 120, 4);
+FROZEN_MIN_SIZE(pagoda_output_t, 128);
+
+/* pagoda_engine_options_t (engine.h) */
+FROZEN_FIELD(pagoda_engine_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_engine_options_t, max_num_seqs, 4, 4);
+FROZEN_FIELD(pagoda_engine_options_t, on_output, 16, 8);
+FROZEN_FIELD(pagoda_engine_options_t, on_output_user, 24, 8);
+FROZEN_MIN_SIZE(pagoda_engine_options_t, 32);
+
+/* pagoda_finish_reason_t (engine.h) */
+FROZEN_VALUE(PAGODA_FINISH_NONE, 0);
+FROZEN_VALUE(PAGODA_FINISH_LENGTH, 1);
+FROZEN_VALUE(PAGODA_FINISH_STOP_TOKEN, 2);
+FROZEN_VALUE(PAGODA_FINISH_STOP_STRING, 3);
+FROZEN_VALUE(PAGODA_FINISH_ABORTED, 4);
+FROZEN_VALUE(PAGODA_FINISH_ERROR, 5);
+FROZEN_VALUE(PAGODA_REQUEST_IGNORE_EOS, 1u);
+FROZEN_VALUE(PAGODA_REQUEST_KEEP_SPECIAL_TEXT, 2u);
+FROZEN_VALUE(PAGODA_REQUEST_INCLUDE_STOP_STRING, 4u);
+FROZEN_VALUE(PAGODA_REQUEST_NO_SPECIAL_TOKENS, 8u);
