@@ -1,0 +1,270 @@
+#include "random_gguf.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace pagoda::bench {
+
+namespace {
+
+// GGUF's tags: metadata value types and ggml tensor types.
+constexpr uint32_t kGgufU32 = 4, kGgufF32 = 6, kGgufString = 8;
+constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30;
+constexpr uint64_t kAlignment = 32;  // GGUF's default; no general.alignment key needed
+
+uint64_t align_up(uint64_t x) { return (x + kAlignment - 1) / kAlignment * kAlignment; }
+
+// splitmix64 (Steele et al., "Fast splittable pseudorandom number generators", 2014): one add
+// and two multiplies per 64 bits, plenty for weights whose values nobody reads.
+struct SplitMix64 {
+    uint64_t state;
+    uint64_t next() {
+        uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+};
+
+// Round to nearest, ties to even, as a converter would store a trained model's weights.
+uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t biased = (x >> 23) & 0xFFu;
+    uint32_t mant = x & 0x7FFFFFu;
+    if (biased == 0xFF) return uint16_t(sign | 0x7C00u | (mant ? 0x200u : 0u));
+    const int32_t exp = int32_t(biased) - 127 + 15;
+    if (exp >= 31) return uint16_t(sign | 0x7C00u);
+    if (exp <= 0) {  // an f16 subnormal: value / 2^-24, rounded
+        if (exp < -10) return uint16_t(sign);
+        mant |= 0x800000u;
+        const uint32_t shift = uint32_t(14 - exp);
+        uint32_t half = mant >> shift;
+        const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1u))) ++half;
+        return uint16_t(sign | half);
+    }
+    uint32_t half = (uint32_t(exp) << 10) | (mant >> 13);
+    const uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // a carry into the exponent is right
+    return uint16_t(sign | half);
+}
+
+uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    return uint16_t((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);  // finite values only, as here
+}
+
+struct TensorSpec {
+    std::string name;
+    std::vector<uint64_t> dims;  // innermost first, as GGUF lists them
+    double fan_in;               // 0: an RMSNorm gain, all ones
+    uint64_t elements() const {
+        uint64_t n = 1;
+        for (uint64_t d : dims) n *= d;
+        return n;
+    }
+};
+
+std::vector<TensorSpec> llama_tensors(const RandomModelShape &s) {
+    const uint64_t h = uint64_t(s.hidden), f = uint64_t(s.ffn), v = uint64_t(s.vocab);
+    const uint64_t head_dim = h / uint64_t(s.heads);
+    const uint64_t q = uint64_t(s.heads) * head_dim, kv = uint64_t(s.kv_heads) * head_dim;
+    std::vector<TensorSpec> t;
+    t.push_back({"token_embd.weight", {h, v}, double(h)});
+    for (int64_t l = 0; l < s.layers; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        t.push_back({p + "attn_norm.weight", {h}, 0});
+        t.push_back({p + "attn_q.weight", {h, q}, double(h)});
+        t.push_back({p + "attn_k.weight", {h, kv}, double(h)});
+        t.push_back({p + "attn_v.weight", {h, kv}, double(h)});
+        t.push_back({p + "attn_output.weight", {q, h}, double(q)});
+        t.push_back({p + "ffn_norm.weight", {h}, 0});
+        t.push_back({p + "ffn_gate.weight", {h, f}, double(h)});
+        t.push_back({p + "ffn_up.weight", {h, f}, double(h)});
+        t.push_back({p + "ffn_down.weight", {f, h}, double(f)});
+    }
+    t.push_back({"output_norm.weight", {h}, 0});
+    return t;  // no output.weight: tied to token_embd
+}
+
+// Buffered writes to one file; every failure names the file.
+class Output {
+public:
+    explicit Output(const std::string &path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+        if (!file_) fail("cannot open for writing");
+    }
+    ~Output() {
+        if (file_) std::fclose(file_);
+    }
+    void bytes(const void *p, size_t n) {
+        if (n != 0 && std::fwrite(p, 1, n, file_) != n) fail("write failed");
+        position_ += n;
+    }
+    void u32(uint32_t v) { bytes(&v, 4); }
+    void u64(uint64_t v) { bytes(&v, 8); }
+    void f32(float v) { bytes(&v, 4); }
+    void string(const std::string &s) {
+        u64(s.size());
+        bytes(s.data(), s.size());
+    }
+    void pad_to(uint64_t offset) {
+        static const unsigned char zeros[kAlignment] = {};
+        while (position_ < offset) bytes(zeros, size_t(std::min<uint64_t>(offset - position_, kAlignment)));
+    }
+    uint64_t position() const { return position_; }
+    void close() {
+        const int rc = std::fclose(file_);
+        file_ = nullptr;
+        if (rc != 0) fail("close failed");
+    }
+
+private:
+    [[noreturn]] void fail(const char *what) {
+        throw std::runtime_error(path_ + ": " + what + " (" + std::strerror(errno) + ")");
+    }
+    std::string path_;
+    std::FILE *file_;
+    uint64_t position_ = 0;
+};
+
+uint32_t ggml_type(pagoda_dtype_t dtype) {
+    switch (dtype) {
+    case PAGODA_DTYPE_F32: return kGgmlF32;
+    case PAGODA_DTYPE_F16: return kGgmlF16;
+    case PAGODA_DTYPE_BF16: return kGgmlBF16;
+    default: break;
+    }
+    throw std::invalid_argument("random model weights must be f32, f16 or bf16, not dtype " +
+                                std::to_string(int(dtype)));
+}
+
+size_t element_bytes(pagoda_dtype_t dtype) { return dtype == PAGODA_DTYPE_F32 ? 4 : 2; }
+
+// Writes `t`'s values in `dtype`, a chunk at a time so that memory stays small for any model.
+void write_values(Output &out, const TensorSpec &t, pagoda_dtype_t dtype, SplitMix64 &rng) {
+    constexpr size_t kChunk = size_t(1) << 18;
+    const float scale = t.fan_in > 0 ? float(1.0 / std::sqrt(t.fan_in)) : 0.0f;
+    std::vector<float> values(kChunk);
+    std::vector<unsigned char> encoded(kChunk * 4);
+    for (uint64_t done = 0, total = t.elements(); done < total;) {
+        const size_t n = size_t(std::min<uint64_t>(kChunk, total - done));
+        if (scale == 0.0f) {
+            std::fill(values.begin(), values.begin() + long(n), 1.0f);
+        } else {
+            // 24 random bits per value, two values per draw, mapped to [-scale, scale).
+            constexpr float kUnit = 1.0f / float(1u << 23);
+            for (size_t i = 0; i < n; i += 2) {
+                const uint64_t r = rng.next();
+                values[i] = (float(uint32_t(r >> 40)) * kUnit - 1.0f) * scale;
+                if (i + 1 < n) values[i + 1] = (float(uint32_t(r >> 8) & 0xFFFFFFu) * kUnit - 1.0f) * scale;
+            }
+        }
+        if (dtype == PAGODA_DTYPE_F32) {
+            std::memcpy(encoded.data(), values.data(), n * 4);
+        } else {
+            auto *h = reinterpret_cast<uint16_t *>(encoded.data());
+            for (size_t i = 0; i < n; ++i)
+                h[i] = dtype == PAGODA_DTYPE_F16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
+        }
+        out.bytes(encoded.data(), n * element_bytes(dtype));
+        done += n;
+    }
+}
+
+}  // namespace
+
+RandomModelShape random_model_shape(const std::string &spec) {
+    if (spec == "110m") return {"110m", 768, 12, 12, 12, 2048, 32000, 1024};
+    if (spec == "tiny") return {"tiny", 64, 2, 4, 4, 128, 256, 512};
+    throw std::invalid_argument("unknown random model '" + spec + "' (known: 110m, tiny)");
+}
+
+void write_random_gguf(const std::string &path, const RandomModelShape &shape,
+                       pagoda_dtype_t dtype, uint64_t seed) {
+    const uint32_t type = ggml_type(dtype);
+    const std::vector<TensorSpec> tensors = llama_tensors(shape);
+    const uint32_t head_dim = uint32_t(shape.hidden / shape.heads);
+
+    Output out(path);
+    out.bytes("GGUF", 4);
+    out.u32(3);
+    out.u64(tensors.size());
+    constexpr uint64_t kKeys = 12;
+    out.u64(kKeys);
+    auto key_u32 = [&](const std::string &k, int64_t v) {
+        out.string(k);
+        out.u32(kGgufU32);
+        out.u32(uint32_t(v));
+    };
+    out.string("general.architecture");
+    out.u32(kGgufString);
+    out.string("llama");
+    out.string("general.name");
+    out.u32(kGgufString);
+    out.string("pagoda-bench random " + shape.name);
+    key_u32("llama.context_length", shape.context);
+    key_u32("llama.embedding_length", shape.hidden);
+    key_u32("llama.block_count", shape.layers);
+    key_u32("llama.feed_forward_length", shape.ffn);
+    key_u32("llama.attention.head_count", shape.heads);
+    key_u32("llama.attention.head_count_kv", shape.kv_heads);
+    key_u32("llama.rope.dimension_count", head_dim);
+    key_u32("llama.vocab_size", shape.vocab);  // stands in for the absent vocabulary's length
+    out.string("llama.attention.layer_norm_rms_epsilon");
+    out.u32(kGgufF32);
+    out.f32(1e-5f);
+    out.string("llama.rope.freq_base");
+    out.u32(kGgufF32);
+    out.f32(10000.0f);
+
+    uint64_t offset = 0;
+    for (const TensorSpec &t : tensors) {
+        out.string(t.name);
+        out.u32(uint32_t(t.dims.size()));
+        for (uint64_t d : t.dims) out.u64(d);
+        out.u32(type);
+        out.u64(offset);
+        offset = align_up(offset + t.elements() * element_bytes(dtype));
+    }
+    const uint64_t data_start = align_up(out.position());
+    out.pad_to(data_start);
+    SplitMix64 rng{seed};
+    for (const TensorSpec &t : tensors) {
+        out.pad_to(align_up(out.position()));  // data_start is aligned, so this aligns the offset
+        write_values(out, t, dtype, rng);
+    }
+    out.close();
+}
+
+TempGgufFile::TempGgufFile() {
+    const char *dir = std::getenv("TMPDIR");
+    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/pagoda-bench-XXXXXX.gguf";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    const int fd = mkstemps(name.data(), 5);  // 5: the ".gguf" suffix
+    if (fd < 0)
+        throw std::runtime_error("cannot create a temporary file like " + pattern + " (" +
+                                 std::strerror(errno) + ")");
+    ::close(fd);
+    path_ = name.data();
+    exists_ = true;
+}
+
+void TempGgufFile::remove() {
+    if (exists_) ::unlink(path_.c_str());
+    exists_ = false;
+}
+
+}  // namespace pagoda::bench

@@ -1,0 +1,54 @@
+// Random-weight Llama models for benchmarks: a named shape, written as a GGUF v3 file that
+// Pagoda's loader accepts (llama.* keys, llama.cpp tensor names, no vocabulary), into a
+// temporary file that goes away with its owner. Throughput does not depend on the weights'
+// values, so a model of the right shape measures what a trained one of that shape would.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pagoda/dtype.h"
+
+namespace pagoda::bench {
+
+// A Llama-family shape. Embeddings are tied (no output.weight), as in llama2.c's stories models.
+struct RandomModelShape {
+    std::string name;
+    int64_t hidden = 0;
+    int64_t layers = 0;
+    int64_t heads = 0;
+    int64_t kv_heads = 0;
+    int64_t ffn = 0;
+    int64_t vocab = 0;
+    int64_t context = 0;
+};
+
+// "110m": Karpathy's stories110M (hidden 768, 12 layers, 12 heads, FFN 2048, vocab 32000,
+// context 1024). "tiny": hidden 64, 2 layers, 4 heads, FFN 128, vocab 256, context 512.
+// Throws std::invalid_argument naming the spec and the known ones for anything else.
+RandomModelShape random_model_shape(const std::string &spec);
+
+// Writes `shape` to `path` as GGUF v3 with weights of `dtype` (F32, F16 or BF16): matrices
+// uniform in ±1/sqrt(fan_in) from a PRNG seeded with `seed`, RMSNorm gains 1. Throws
+// std::runtime_error naming the path on an I/O failure, std::invalid_argument for another dtype.
+void write_random_gguf(const std::string &path, const RandomModelShape &shape,
+                       pagoda_dtype_t dtype, uint64_t seed);
+
+// A fresh empty file "<dir>/pagoda-bench-XXXXXX.gguf" in $TMPDIR (or /tmp), removed when the
+// object goes (or earlier through remove(), e.g. once the file is mapped).
+class TempGgufFile {
+public:
+    TempGgufFile();
+    ~TempGgufFile() { remove(); }
+    TempGgufFile(const TempGgufFile &) = delete;
+    TempGgufFile &operator=(const TempGgufFile &) = delete;
+
+    const std::string &path() const { return path_; }
+    void remove();
+
+private:
+    std::string path_;
+    bool exists_ = false;
+};
+
+}  // namespace pagoda::bench
