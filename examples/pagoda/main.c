@@ -16,6 +16,8 @@ static const cli_command_t commands[] = {
      cli_devices},
     {"generate", "Generate text with a model (default: the bundled stories260K)", cli_generate},
     {"tokenize", "Print the token ids of a text", cli_tokenize},
+    {"plan", "Plan pipeline stages and prompt slicing of a model on a mesh", cli_plan},
+    {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -15,6 +15,7 @@
 #include "pagoda/tokenizer.h"
 #include "pagoda/mesh.h"
 #include "pagoda/kv_cache.h"
+#include "pagoda/plan.h"
 #include "pagoda/engine.h"
 
 #endif /* PAGODA_PAGODA_H */

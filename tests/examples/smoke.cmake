@@ -1,4 +1,4 @@
-# cmake -DCHECK=<devices|devices_json|usage|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
+# cmake -DCHECK=<devices|devices_json|usage|generate|plan|simulate|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
 #       -DVERSION=<x.y.z> -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -123,6 +123,63 @@ elseif(CHECK STREQUAL "generate")
   expect_match("/nonexistent/model.gguf" "${ERR}" "generate names a missing model")
   run(1 ${PAGODA} generate --prompt-ids 1,99999 --max-tokens 2)
   expect_match("outside the vocabulary" "${ERR}" "generate rejects an id outside the vocabulary")
+
+elseif(CHECK STREQUAL "plan")
+  # Stage partitioning of the bundled model over one node of two devices, as JSON that reads
+  # back: a stage list covering every layer, embedding first and head last.
+  set(model ${SOURCE_DIR}/tests/fixtures/models/stories260K/stories260K.gguf)
+  run(0 ${PAGODA} plan --model ${model} --mesh 1x2 --json)
+  string(JSON format GET "${OUT}" format)
+  string(JSON n_stages LENGTH "${OUT}" stages)
+  math(EXPR last "${n_stages} - 1")
+  string(JSON first GET "${OUT}" stages 0 first_layer)
+  string(JSON end GET "${OUT}" stages ${last} end_layer)
+  string(JSON emb GET "${OUT}" stages 0 has_embedding)
+  string(JSON head GET "${OUT}" stages ${last} has_head)
+  if(NOT format STREQUAL "pagoda-plan" OR NOT first EQUAL 0 OR NOT end EQUAL 5 OR NOT emb OR NOT head)
+    message(FATAL_ERROR "pagoda plan --json: unexpected plan ${OUT}")
+  endif()
+  # Throughput over 2 micro-batches with TeraPipe slicing of a 512-token prompt on 1x4.
+  run(0 ${PAGODA} plan --model ${model} --mesh 1x4 --objective throughput --micro-batches 2
+    --stages 2 --prompt-len 512 --json)
+  string(JSON n_stages LENGTH "${OUT}" stages)
+  string(JSON slicing TYPE "${OUT}" slicing)
+  if(NOT n_stages EQUAL 2 OR NOT slicing STREQUAL "OBJECT")
+    message(FATAL_ERROR "pagoda plan with --stages 2 --prompt-len 512: ${OUT}")
+  endif()
+  run(2 ${PAGODA} plan --mesh 1x2)
+  expect_match("--model and --config" "${ERR}" "plan without a model")
+  run(1 ${PAGODA} plan --model ${model} --mesh 1x3)
+  expect_match("power of two" "${ERR}" "plan names the unsupported mesh")
+
+elseif(CHECK STREQUAL "simulate")
+  # AlpaServe's two-model example (section 3.1): Poisson 1.5 req/s per model, 0.4 s per request.
+  # Replication (one GPU each) gives a mean latency of 0.70 s, a 2-stage pipeline holding both
+  # 0.55 s (the paper's figures).
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/simulate)
+  file(MAKE_DIRECTORY ${dir})
+  file(WRITE ${dir}/replication.json [=[
+{"models": [{"name": "a"}, {"name": "b"}],
+ "groups": [{"devices": [0], "pipeline": 1, "tensor": 1, "replicas": [{"model": "a", "stage_seconds": [0.4]}]},
+            {"devices": [1], "pipeline": 1, "tensor": 1, "replicas": [{"model": "b", "stage_seconds": [0.4]}]}]}
+]=])
+  file(WRITE ${dir}/pipeline.json [=[
+{"models": [{"name": "a"}, {"name": "b"}],
+ "groups": [{"devices": [0, 1], "pipeline": 2, "tensor": 1,
+             "replicas": [{"model": "a", "stage_seconds": [0.2, 0.2]}, {"model": "b", "stage_seconds": [0.2, 0.2]}]}]}
+]=])
+  foreach(kind replication pipeline)
+    run(0 ${PAGODA} simulate --placement ${dir}/${kind}.json --rate 1.5 --duration 200000 --json)
+    string(JSON mean_${kind} GET "${OUT}" latency mean)
+  endforeach()
+  message(STATUS "mean latency: replication ${mean_replication} s (paper 0.70), pipeline ${mean_pipeline} s (paper 0.55)")
+  if(mean_replication LESS 0.68 OR mean_replication GREATER 0.72 OR mean_pipeline LESS 0.535
+     OR mean_pipeline GREATER 0.565)
+    message(FATAL_ERROR "the two-model example's means are off the paper's 0.70 / 0.55 s")
+  endif()
+  file(WRITE ${dir}/bad.json "{\"models\": [}")
+  run(1 ${PAGODA} simulate --placement ${dir}/bad.json)
+  expect_match("byte" "${ERR}" "simulate names where the JSON breaks")
 
 elseif(CHECK STREQUAL "hello_backends")
   run(0 ${HELLO})

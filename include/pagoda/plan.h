@@ -1,0 +1,294 @@
+/**
+ * \file plan.h
+ * \brief Plans: where each layer of a model runs on a mesh, and how a long prompt is sliced.
+ */
+#ifndef PAGODA_PLAN_H
+#define PAGODA_PLAN_H
+
+#include "pagoda/common.h"
+#include "pagoda/status.h"
+
+/**
+ * \defgroup plan Plans
+ * \brief The planner cuts a model's decoder layers into pipeline stages, gives each stage a
+ *        sub-mesh of an N × M device mesh (N nodes of M devices) and runs the stage
+ *        tensor-parallel over it (Alpa's inter-operator pass), keeping every device within its
+ *        memory; optionally it also slices a long prompt's prefill across the stages (TeraPipe).
+ *        Costs come from an analytic roofline of a device preset, or from layer times measured
+ *        on a real backend and stored in a cost file.
+ *
+ * A plan is data: it can be written as JSON, read back, and inspected through getters.
+ *
+ * \par Sub-mesh shapes
+ * A stage runs on (1, 2^p) devices of one node, with 2^p ≤ M, or on (n, M) whole nodes; any
+ * such multiset that adds up to N·M devices tiles the mesh, so M must be a power of two. The
+ * first stage also holds the embedding and the last the LM head.
+ *
+ * \par Objectives
+ * ::PAGODA_PLAN_LATENCY minimises the time of one batch through every stage, Σ t_i.
+ * ::PAGODA_PLAN_THROUGHPUT minimises the time of B micro-batches, Σ t_i + (B − 1)·max t_i.
+ * t_i counts a stage's compute, its tensor-parallel all-reduces and the send to the next stage.
+ *
+ * \par JSON schema (version 1)
+ * \code{.json}
+ * {
+ *   "format": "pagoda-plan", "version": 1,
+ *   "model": {"hidden": 8192, "intermediate": 28672, "layers": 80, "heads": 64,
+ *             "kv_heads": 8, "head_dim": 128, "vocab": 128256, "tied_embeddings": false},
+ *   "device": "h100",                  // the device spec the costs used
+ *   "cost_source": "analytic",         // or "measured:<cost file path>"
+ *   "mesh": {"nodes": 8, "devices_per_node": 8},
+ *   "objective": "latency",            // or "throughput"
+ *   "micro_batches": 1,                // B
+ *   "requested_stages": 0,             // 0 = the planner chose the count
+ *   "requested_tensor_parallel": 0,    // 0 = the planner chose per stage
+ *   "epsilon_seconds": 0,              // t_max candidates closer than this were skipped
+ *   "workload": {"tokens": 2048, "context": 0, "kv_tokens": 0, "logit_rows": 1},
+ *   "stages": [                        // in pipeline order; cover layers [0, layers) and all devices
+ *     {"first_layer": 0, "end_layer": 10,        // decoder layers [first_layer, end_layer)
+ *      "nodes": 1, "devices": 8,                 // the sub-mesh
+ *      "tensor_parallel": 8,                     // = nodes × devices
+ *      "has_embedding": true, "has_head": false,
+ *      "seconds": 0.0123,                        // t_i for one workload step
+ *      "memory_bytes": 2.1e10}                   // per device
+ *   ],
+ *   "latency_seconds": 0.098,          // Σ t_i
+ *   "max_stage_seconds": 0.0123,       // the bottleneck stage
+ *   "throughput_per_second": 81.3,     // workload steps per second in steady state = 1 / max
+ *   "objective_seconds": 0.098,        // the minimised objective
+ *   "slicing": null                    // or, when a prompt length was given:
+ *   // {"prompt_tokens": 8192, "granularity": 8, "stages": 8,
+ *   //  "optimal": {"slices": [1024, ...], "latency_seconds": ..., "total_slice_seconds": ...,
+ *   //              "max_slice_seconds": ...},
+ *   //  "best_uniform": {same fields, for the best split into equal slices},
+ *   //  "speedup_over_uniform": 1.07}
+ * }
+ * \endcode
+ * Times are seconds, memory bytes. Readers reject another "format" or "version", missing
+ * fields, and stages that do not cover the layers and the mesh exactly.
+ *
+ * \par Cost files
+ * A cost file (JSON, `"format": "pagoda-costs"`) holds layer times measured on a backend: t(l, 0)
+ * for every l on a grid and the fitted context term a0 + a1·l + a2·c + a3·l·c (TeraPipe Eq. 9),
+ * keyed by backend, device and model shape. `pagoda-bench-plan --profile-out FILE` writes one.
+ * @{
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief What the stage partition minimises. */
+typedef enum pagoda_plan_objective {
+    PAGODA_PLAN_LATENCY = 0,    /**< One batch through the pipeline: Σ t_i. */
+    PAGODA_PLAN_THROUGHPUT = 1  /**< B micro-batches: Σ t_i + (B − 1)·max t_i. */
+} pagoda_plan_objective_t;
+
+/** \brief How to plan. Initialise with pagoda_plan_options_default(). */
+typedef struct pagoda_plan_options {
+    uint32_t struct_size;      /**< sizeof(pagoda_plan_options_t) as the caller knows it. */
+    int32_t objective;         /**< A ::pagoda_plan_objective_t; default ::PAGODA_PLAN_LATENCY. */
+    int32_t micro_batches;     /**< B for ::PAGODA_PLAN_THROUGHPUT; default 1. */
+    int32_t stages;            /**< Exactly this many stages; 0 = the planner's choice (default). */
+    int32_t tensor_parallel;   /**< Every stage on this many devices; 0 = the planner's choice (default). */
+    const char *device;        /**< Device preset: `"h100"` or `"cpu"`; NULL = `"cpu"`. */
+    const char *cost_file;     /**< Measured layer costs for the model's shape; NULL = analytic (default). */
+    const char *mesh_shape;    /**< `"NxM"` (nodes × devices per node); NULL = one node of the mesh's devices. */
+    int64_t step_tokens;       /**< New tokens per pipeline step, sizing stage times; default 2048. */
+    int64_t context_tokens;    /**< Cached tokens before them; default 0. */
+    int64_t kv_tokens;         /**< KV-cache tokens every layer reserves; default 0. */
+    int64_t prompt_tokens;     /**< > 0: also slice a prompt this long across the stages; default 0. */
+    int64_t granularity;       /**< Slices are multiples of this many tokens; default 8. */
+    double epsilon_seconds;    /**< Skip bottleneck candidates closer than this (≤ B·ε, K·ε from optimal); default 0 = exact. */
+} pagoda_plan_options_t;
+
+/** \brief One pipeline stage of a plan. */
+typedef struct pagoda_plan_stage {
+    uint32_t struct_size;     /**< Set by the caller to sizeof(pagoda_plan_stage_t). */
+    int64_t first_layer;      /**< First decoder layer of the stage. */
+    int64_t end_layer;        /**< One past its last decoder layer. */
+    int32_t nodes;            /**< Sub-mesh: nodes it spans. */
+    int32_t devices;          /**< Sub-mesh: devices per node it uses. */
+    int32_t tensor_parallel;  /**< Devices the stage's layers are split over (nodes × devices). */
+    int32_t has_embedding;    /**< 1 when the stage runs the token embedding (the first stage). */
+    int32_t has_head;         /**< 1 when the stage runs the final norm and LM head (the last stage). */
+    double seconds;           /**< Predicted time for one workload step, the send to the next stage included. */
+    double memory_bytes;      /**< Predicted memory per device: weights, KV reservation, activations. */
+} pagoda_plan_stage_t;
+
+/** \brief A plan's predicted totals. */
+typedef struct pagoda_plan_summary {
+    uint32_t struct_size;          /**< Set by the caller to sizeof(pagoda_plan_summary_t). */
+    size_t n_stages;               /**< Pipeline stages. */
+    double latency_seconds;        /**< One step through every stage (Σ t_i). */
+    double max_stage_seconds;      /**< The slowest stage. */
+    double throughput_per_second;  /**< Steps per second in steady state (1 / max_stage_seconds). */
+    double objective_seconds;      /**< The value the planner minimised. */
+    size_t n_slices;               /**< Prompt slices; 0 when no prompt length was given. */
+    double sliced_prefill_seconds; /**< Prefill latency with the optimal slices (TeraPipe Eq. 5). */
+    double uniform_prefill_seconds;/**< Prefill latency with the best equal slices. */
+} pagoda_plan_summary_t;
+
+/**
+ * \brief Fills `options` with the defaults listed with each field.
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_plan_options_default(pagoda_plan_options_t *options);
+
+/**
+ * \brief Plans an opened model on a mesh.
+ * \param[in] model the model (only its configuration is read).
+ * \param[in] mesh the mesh, or NULL when `options->mesh_shape` gives the shape; with a mesh
+ *            and no shape the plan uses one node of all the mesh's devices.
+ * \param[in] options NULL for the defaults.
+ * \param[out] out the plan; release with pagoda_plan_destroy(). Untouched on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a bad model or mesh;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for an option out of range (the message names it);
+ *         ::PAGODA_ERR_NOT_FOUND for an unknown device preset or a cost file without the
+ *         model's shape; ::PAGODA_ERR_IO or ::PAGODA_ERR_FORMAT for an unreadable cost file;
+ *         ::PAGODA_ERR_UNSUPPORTED when no layout fits the devices' memory or M is not a power
+ *         of two.
+ * \par Thread safety
+ * Safe from any thread; the handles are only read.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const pagoda_mesh_t *mesh,
+                                              const pagoda_plan_options_t *options, pagoda_plan_t **out);
+
+/**
+ * \brief Plans a model described by a Hugging Face `config.json`, without its weights.
+ * \param[in] config_path the config.json file.
+ * \param[in] options as for pagoda_plan_create(); `options->mesh_shape` is required.
+ * \param[out] out the plan; release with pagoda_plan_destroy(). Untouched on failure.
+ * \return as pagoda_plan_create(), plus ::PAGODA_ERR_IO for an unreadable file and
+ *         ::PAGODA_ERR_FORMAT or ::PAGODA_ERR_UNSUPPORTED for a config it cannot use.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_create_from_config(const char *config_path,
+                                                          const pagoda_plan_options_t *options,
+                                                          pagoda_plan_t **out);
+
+/**
+ * \brief Releases a plan.
+ * \param[in] plan the handle, or NULL.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_plan_destroy(pagoda_plan_t *plan);
+
+/**
+ * \brief Writes a plan as JSON (the schema above).
+ * \param[in] plan the plan.
+ * \param[out] json a NUL-terminated UTF-8 string; release with pagoda_free().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `json`.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_to_json(const pagoda_plan_t *plan, char **json);
+
+/**
+ * \brief Reads a plan written by pagoda_plan_to_json().
+ * \param[in] json the text (NUL-terminated).
+ * \param[out] out the plan; release with pagoda_plan_destroy(). Untouched on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT naming the field at fault (as a path such as
+ *         `stages[2].end_layer`); ::PAGODA_ERR_INVALID_ARGUMENT for NULL arguments.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_from_json(const char *json, pagoda_plan_t **out);
+
+/**
+ * \brief The plan's predicted totals.
+ * \param[in] plan the plan.
+ * \param[in,out] summary set its `struct_size` first; fields past it are not written.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for NULL or a
+ *         bad `struct_size`.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_get_summary(const pagoda_plan_t *plan, pagoda_plan_summary_t *summary);
+
+/**
+ * \brief One stage of the plan.
+ * \param[in] plan the plan.
+ * \param[in] index from 0 to `n_stages` − 1 (pagoda_plan_get_summary()).
+ * \param[in,out] stage set its `struct_size` first; fields past it are not written.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an index
+ *         out of range, NULL or a bad `struct_size`.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_get_stage(const pagoda_plan_t *plan, size_t index,
+                                                 pagoda_plan_stage_t *stage);
+
+/**
+ * \brief The length of one prompt slice, in tokens.
+ * \param[in] plan the plan.
+ * \param[in] index from 0 to `n_slices` − 1 (pagoda_plan_get_summary()).
+ * \return the length; 0 for an invalid handle or index.
+ * \since 0.1
+ */
+PAGODA_API int64_t pagoda_plan_slice_length(const pagoda_plan_t *plan, size_t index);
+
+/**
+ * \name Serving simulation of a multi-model placement (AlpaServe)
+ * A placement cuts a cluster into device groups, each running one (pipeline, tensor)
+ * configuration and holding replicas of several models; the simulator serves Gamma-distributed
+ * requests on it (per-group FCFS queues, dispatch to the group that finishes a request first,
+ * rejection at arrival of requests that would miss their SLO) and reports SLO attainment.
+ * The placement's JSON schema is documented in src/plan/placement.hpp and by
+ * `pagoda simulate --help`:
+ * \code{.json}
+ * {"models": [{"name": "a", "slo": 2.0}],            // "slo" (seconds) is optional
+ *  "groups": [{"devices": [0, 1], "pipeline": 2, "tensor": 1,
+ *              "replicas": [{"model": "a", "stage_seconds": [0.2, 0.2],
+ *                            "stage_bytes": [6.7e9, 6.7e9]}]}]}   // "stage_bytes" optional
+ * \endcode
+ * @{
+ */
+
+/** Options of pagoda_placement_simulate(); fill with pagoda_simulate_options_default(). */
+typedef struct pagoda_simulate_options {
+    uint32_t struct_size;     /**< sizeof(pagoda_simulate_options_t), set by the default function. */
+    double rate_per_model;    /**< Requests per second for every model (default 1). */
+    double total_rate;        /**< When > 0: requests per second over all models, split evenly;
+                                   overrides `rate_per_model` (default 0). */
+    double cv;                /**< Coefficient of variation of inter-arrival times; 1 = Poisson (default 1). */
+    double slo_seconds;       /**< SLO of models whose placement entry gives none; 0 = none (default 0). */
+    double duration_seconds;  /**< Simulated time (default 3600). */
+    uint64_t seed;            /**< Same seed, same requests (default 1). */
+    double overhead_seconds;  /**< Added to every request's latency (default 0). */
+    int32_t reject_late;      /**< Nonzero: reject at arrival what would miss its SLO (default 1). */
+} pagoda_simulate_options_t;
+
+/**
+ * \brief Fills `options` with the defaults listed with each field.
+ * \param[out] options the struct to fill; its `struct_size` is set.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_simulate_options_default(pagoda_simulate_options_t *options);
+
+/**
+ * \brief Simulates serving Gamma-distributed requests on a placement.
+ * \param[in] placement_json the placement (schema above), NUL-terminated.
+ * \param[in] options NULL for the defaults.
+ * \param[out] result_json one JSON object: "requests", "served", "rejected", "within_slo",
+ *             "slo_attainment", "rejected_share", "latency" {"mean", "p50", "p90", "p99", "max"}
+ *             (seconds, served requests), "group_utilisation" (per group), "horizon_seconds",
+ *             "per_model" [{"name", "requests", "within_slo", "rejected"}]; release with
+ *             pagoda_free(). Untouched on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT for malformed JSON or a field of the wrong type
+ *         (the message names the byte or the field's path); ::PAGODA_ERR_INVALID_ARGUMENT for an
+ *         inconsistent placement or an option out of range (the message names it) or NULLs.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
+                                                     const pagoda_simulate_options_t *options,
+                                                     char **result_json);
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+/** @} */
+
+#endif /* PAGODA_PLAN_H */

@@ -1,0 +1,146 @@
+#include "plan/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace pagoda::plan {
+
+namespace {
+
+void check_tp(int32_t tp) {
+    if (tp < 1) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "tensor-parallel degree " + std::to_string(tp) + ", want >= 1");
+}
+
+}  // namespace
+
+CostModel::CostModel(const ModelShape &shape, const DeviceSpec &device) : shape_(shape), device_(device) {
+    validate(shape_);
+    validate(device_);
+}
+
+CostModel::CostModel(const MeasuredLayerCosts &costs)
+    : shape_(costs.shape), device_(costs.device_spec), measured_(costs) {
+    validate(costs);
+}
+
+double CostModel::layer_flops(int64_t tokens, int64_t context) const {
+    const double l = double(tokens), c = double(context);
+    // 2 FLOPs per multiply-add over every weight of the layer, per token.
+    const double matmul = 2.0 * l * (shape_.layer_parameters() - 2.0 * double(shape_.hidden));
+    // QKᵀ and AV: each query sees the cached prefix and, causally, the slice up to itself.
+    const double attention = 4.0 * l * (c + (l + 1.0) / 2.0) * double(shape_.heads * shape_.head_dim);
+    return matmul + attention;
+}
+
+double CostModel::layer_traffic_bytes(int64_t tokens, int64_t context) const {
+    const double l = double(tokens), c = double(context);
+    const double kv_read = (c + l) * kv_bytes_per_token_per_layer();
+    const double acts = l * double(4 * shape_.hidden + 2 * shape_.intermediate) * device_.activation_bytes;
+    return layer_weight_bytes() + kv_read + acts;
+}
+
+double CostModel::all_reduce_seconds(double bytes, int32_t tp, bool inter_node) const {
+    check_tp(tp);
+    if (tp == 1) return 0.0;
+    const double bw = inter_node ? device_.inter_node_bandwidth : device_.intra_node_bandwidth;
+    const double latency = inter_node ? device_.inter_node_latency : device_.intra_node_latency;
+    const double steps = 2.0 * double(tp - 1);
+    return steps / double(tp) * bytes / bw + steps * latency;
+}
+
+double CostModel::layer_seconds(int64_t tokens, int64_t context, int32_t tp, bool across_nodes) const {
+    check_tp(tp);
+    // Megatron splits attention heads and the FFN; each half ends in an all-reduce of [l, H].
+    const double reduce = 2.0 * all_reduce_seconds(double(tokens * shape_.hidden) * device_.activation_bytes,
+                                                   tp, across_nodes);
+    if (measured_) return measured_->seconds(tokens, context) / double(tp) + reduce;
+    const double compute = layer_flops(tokens, context) / double(tp) / device_.peak_flops;
+    const double memory = layer_traffic_bytes(tokens, context) / double(tp) / device_.memory_bandwidth;
+    return std::max(compute, memory) + device_.layer_overhead + reduce;
+}
+
+double CostModel::embedding_seconds(int64_t tokens, int32_t tp, bool across_nodes) const {
+    check_tp(tp);
+    // A gather of rows; vocabulary-parallel over tp devices, combined by one all-reduce.
+    const double rows = double(tokens * shape_.hidden);
+    return rows * (device_.weight_bytes + device_.activation_bytes) / double(tp) / device_.memory_bandwidth +
+           all_reduce_seconds(rows * device_.activation_bytes, tp, across_nodes);
+}
+
+double CostModel::head_seconds(int64_t rows, int32_t tp, bool across_nodes) const {
+    check_tp(tp);
+    const double flops = 2.0 * double(rows) * double(shape_.hidden) * double(shape_.vocab);
+    const double bytes = head_weight_bytes() + double(rows * shape_.vocab) * 4.0;
+    const double local = std::max(flops / device_.peak_flops, bytes / device_.memory_bandwidth) / double(tp);
+    // The vocabulary-split logits are gathered: about one all-reduce's volume of f32 rows.
+    return local + device_.layer_overhead +
+           all_reduce_seconds(double(rows * shape_.vocab) * 4.0 / 2.0, tp, across_nodes);
+}
+
+double CostModel::layer_weight_bytes() const { return shape_.layer_parameters() * device_.weight_bytes; }
+
+double CostModel::embedding_weight_bytes() const {
+    return double(shape_.vocab * shape_.hidden) * device_.weight_bytes;
+}
+
+double CostModel::head_weight_bytes() const {
+    return double(shape_.vocab * shape_.hidden + shape_.hidden) * device_.weight_bytes;
+}
+
+double CostModel::kv_bytes_per_token_per_layer() const {
+    return 2.0 * double(shape_.kv_heads * shape_.head_dim) * device_.kv_bytes;
+}
+
+double CostModel::activation_bytes(int64_t tokens, int32_t tp) const {
+    check_tp(tp);
+    const double q_kv = double((shape_.heads + 2 * shape_.kv_heads) * shape_.head_dim);
+    const double per_token = 2.0 * double(shape_.hidden) + (q_kv + 2.0 * double(shape_.intermediate)) / double(tp);
+    return double(tokens) * per_token * device_.activation_bytes;
+}
+
+double CostModel::send_seconds(int64_t tokens, bool inter_node) const {
+    const double bytes = double(tokens * shape_.hidden) * device_.activation_bytes;
+    return inter_node ? bytes / device_.inter_node_bandwidth + device_.inter_node_latency
+                      : bytes / device_.intra_node_bandwidth + device_.intra_node_latency;
+}
+
+void validate(const ServingWorkload &w) {
+    if (w.tokens < 1) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "workload: tokens is " + std::to_string(w.tokens) + ", want >= 1");
+    if (w.logit_rows < 1)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "workload: logit_rows is " + std::to_string(w.logit_rows) + ", want >= 1");
+    if (w.context < 0) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "workload: context is " + std::to_string(w.context) + ", want >= 0");
+    if (w.kv_tokens < 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "workload: kv_tokens is " + std::to_string(w.kv_tokens) + ", want >= 0");
+}
+
+StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &mesh, const ServingWorkload &w) {
+    validate(w);
+    StageCostTable t;
+    t.shapes = submesh_shapes(mesh);
+    const int64_t layers = model.shape().layers;
+    for (const SubmeshShape &s : t.shapes) {
+        const int32_t tp = s.device_count();
+        const bool across = s.nodes > 1;
+        // KV heads shard up to their count; past it they are replicated.
+        const double kv_shards = double(std::min<int64_t>(tp, model.shape().kv_heads));
+        const double secs = model.layer_seconds(w.tokens, w.context, tp, across);
+        const double bytes = model.layer_weight_bytes() / double(tp) +
+                             double(w.kv_tokens) * model.kv_bytes_per_token_per_layer() / kv_shards;
+        t.layer_seconds.emplace_back(size_t(layers), secs);
+        t.layer_bytes.emplace_back(size_t(layers), bytes);
+        t.embedding_seconds.push_back(model.embedding_seconds(w.tokens, tp, across));
+        t.embedding_bytes.push_back(model.embedding_weight_bytes() / double(tp));
+        t.head_seconds.push_back(model.head_seconds(w.logit_rows, tp, across));
+        t.head_bytes.push_back(model.head_weight_bytes() / double(tp) +
+                               double(w.logit_rows * model.shape().vocab) * 4.0 / double(tp));
+        t.activation_bytes.push_back(model.activation_bytes(w.tokens, tp));
+        t.send_seconds_intra_node.push_back(model.send_seconds(w.tokens, false));
+        t.send_seconds_inter_node.push_back(model.send_seconds(w.tokens, true));
+    }
+    t.device_memory_bytes = model.device().memory_bytes;
+    return t;
+}
+
+}  // namespace pagoda::plan

@@ -1,0 +1,78 @@
+// How long a model's pieces take and how much memory they hold on a device kind, at a tensor-
+// parallel degree: the numbers the planners optimise over. Layer times come from a roofline
+// (FLOPs against peak, bytes against bandwidth) or from measurements of the real backend
+// (MeasuredLayerCosts, TeraPipe Eq. 9); communication always comes from the link model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "plan/device_spec.hpp"
+#include "plan/measured_costs.hpp"
+#include "plan/model_shape.hpp"
+#include "plan/stage_partition.hpp"
+
+namespace pagoda::plan {
+
+class CostModel {
+public:
+    // Analytic: everything from the roofline of `device`.
+    CostModel(const ModelShape &shape, const DeviceSpec &device);
+    // Measured: layer times from `costs` (divided by t beyond one device, plus the all-reduces),
+    // the rest from costs.device_spec.
+    explicit CostModel(const MeasuredLayerCosts &costs);
+
+    const ModelShape &shape() const noexcept { return shape_; }
+    const DeviceSpec &device() const noexcept { return device_; }
+    bool measured() const noexcept { return measured_.has_value(); }
+    const std::optional<MeasuredLayerCosts> &measurements() const noexcept { return measured_; }
+
+    // One decoder layer for `tokens` new tokens after `context` cached ones, split `tp` ways
+    // (Megatron: two all-reduces of the layer's output per layer), over the network when the
+    // tp devices span nodes.
+    double layer_seconds(int64_t tokens, int64_t context, int32_t tp, bool across_nodes = false) const;
+    double embedding_seconds(int64_t tokens, int32_t tp, bool across_nodes = false) const;
+    // The final norm and LM head for `rows` logit rows (usually one per sequence).
+    double head_seconds(int64_t rows, int32_t tp, bool across_nodes = false) const;
+
+    // The roofline's inputs for one layer.
+    double layer_flops(int64_t tokens, int64_t context) const;
+    double layer_traffic_bytes(int64_t tokens, int64_t context) const;
+
+    // Memory of the whole piece (divide by the shard count for one device's part).
+    double layer_weight_bytes() const;
+    double embedding_weight_bytes() const;
+    double head_weight_bytes() const;  // a tied head still needs its copy on the last stage
+    double kv_bytes_per_token_per_layer() const;
+    // Transient bytes per device while a layer runs `tokens` tokens split `tp` ways.
+    double activation_bytes(int64_t tokens, int32_t tp) const;
+
+    // Moving the activations of `tokens` tokens from one stage to the next.
+    double send_seconds(int64_t tokens, bool inter_node) const;
+    // Ring all-reduce of `bytes` across `tp` devices: 2(t−1)/t · bytes / bandwidth plus
+    // 2(t−1) message latencies; 0 for one device.
+    double all_reduce_seconds(double bytes, int32_t tp, bool inter_node) const;
+
+private:
+    ModelShape shape_;
+    DeviceSpec device_;
+    std::optional<MeasuredLayerCosts> measured_;
+};
+
+// What one pipeline step of the served batch looks like, for sizing stage costs.
+struct ServingWorkload {
+    int64_t tokens = 1;       // new tokens in the step (e.g. the prompt's length for prefill)
+    int64_t context = 0;      // tokens already cached before them
+    int64_t kv_tokens = 0;    // KV-cache tokens each layer reserves (all sequences together)
+    int64_t logit_rows = 1;   // rows the LM head computes
+};
+
+// The stage partitioner's table for `model` on `mesh`: every Alpa sub-mesh shape, each stage
+// tensor-parallel over all of its devices. Throws as submesh_shapes and validate(ServingWorkload).
+StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &mesh,
+                                     const ServingWorkload &workload);
+
+// Throws Error(INVALID_ARGUMENT) naming the field: tokens and logit_rows ≥ 1, the rest ≥ 0.
+void validate(const ServingWorkload &workload);
+
+}  // namespace pagoda::plan

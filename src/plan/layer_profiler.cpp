@@ -1,0 +1,162 @@
+#include "plan/layer_profiler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "common/error.hpp"
+#include "exec/forward_batch.hpp"
+#include "exec/llama_forward.hpp"
+#include "kv/kv_cache.hpp"
+#include "pagoda/dtype.h"
+
+namespace pagoda::plan {
+
+namespace {
+
+// One sequence in a KV cache sized for 2·L tokens, and timed forward passes over it.
+class ProfileRig {
+public:
+    ProfileRig(std::shared_ptr<const model::Model> model, std::shared_ptr<const runtime::Device> device,
+               const ProfileOptions &o)
+        : config_(model->config()),
+          stream_(*device),
+          forward_(model, stream_),
+          cache_(device, geometry(config_, o)),
+          logits_(size_t(config_.vocab_size)) {}
+
+    // Seconds of one forward of `tokens` new tokens at positions [context, context + tokens).
+    // The cache must already hold `context` tokens (fill() did it); the slots written are the
+    // same on every call, so repeats need no cleanup.
+    double time(int64_t tokens, int64_t context) {
+        const exec::ForwardBatch batch = make_batch(tokens, context);
+        const auto start = std::chrono::steady_clock::now();
+        forward_.run(batch, cache_.geometry(), cache_.pools(), logits_.data());
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    // Writes K/V for positions [0, context).
+    void fill(int64_t context) {
+        if (context > 0) time(context, 0);
+    }
+
+private:
+    static kv::KvGeometry geometry(const model::ModelConfig &c, const ProfileOptions &o) {
+        kv::KvGeometry g;
+        g.dtype = PAGODA_DTYPE_F32;
+        g.block_size = o.block_size;
+        g.num_blocks = (2 * o.max_tokens + o.block_size - 1) / o.block_size + 1;
+        g.n_layers = c.n_layers;
+        g.n_kv_heads = c.n_kv_heads;
+        g.head_dim = c.head_dim;
+        return g;
+    }
+
+    exec::ForwardBatch make_batch(int64_t tokens, int64_t context) {
+        const uint64_t seq = 1;
+        if (!cache_.reserve(seq, context + tokens))
+            throw Error(PAGODA_ERR_INTERNAL, "profiler: KV cache too small for " + std::to_string(context + tokens) + " tokens");
+        const std::vector<int32_t> &table = cache_.table(seq);
+        const int32_t bs = cache_.geometry().block_size;
+        exec::ForwardBatch b;
+        for (int64_t i = 0; i < tokens; ++i) {
+            const int64_t pos = context + i;
+            b.token_ids.push_back(int32_t((pos * 7919) % config_.vocab_size));
+            b.positions.push_back(int32_t(pos));
+            b.slot_mapping.push_back(int64_t(table[size_t(pos / bs)]) * bs + pos % bs);
+        }
+        b.query_start = {0, int32_t(tokens)};
+        b.context_lens = {int32_t(context + tokens)};
+        b.max_context_len = int32_t(context + tokens);
+        b.max_blocks_per_seq = int32_t(table.size());
+        b.block_tables = table;
+        b.logit_rows = {int32_t(tokens - 1)};
+        return b;
+    }
+
+    model::ModelConfig config_;
+    runtime::Stream stream_;
+    exec::LlamaForward forward_;
+    kv::KvCache cache_;
+    std::vector<float> logits_;
+};
+
+}  // namespace
+
+void validate(const ProfileOptions &o) {
+    if (o.max_tokens <= 0 || o.granularity <= 0 || o.grid <= 0 || o.repeats <= 0 || o.warmup < 0 ||
+        o.block_size <= 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "profile options: max_tokens, granularity, grid, repeats and block_size must be positive");
+    if (o.max_tokens % o.granularity != 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profile options: max_tokens " + std::to_string(o.max_tokens) +
+                                                     " is not a multiple of granularity " +
+                                                     std::to_string(o.granularity));
+    if (o.max_tokens % o.grid != 0 || (o.max_tokens / o.grid) % o.granularity != 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profile options: max_tokens / grid (" +
+                                                     std::to_string(o.max_tokens) + " / " + std::to_string(o.grid) +
+                                                     ") must be a multiple of granularity " +
+                                                     std::to_string(o.granularity));
+    if (o.grid < 2) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profile options: grid must be at least 2 to fit 4 coefficients");
+}
+
+MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model,
+                                       std::shared_ptr<const runtime::Device> device,
+                                       const std::string &backend, const std::string &description,
+                                       const DeviceSpec &spec, const ProfileOptions &o) {
+    validate(o);
+    if (!model || !device) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
+    ProfileRig rig(model, device, o);
+    const double layers = double(model->config().n_layers);
+    // The fastest of the repeats: on a shared machine interference only ever adds time.
+    auto measure = [&](int64_t tokens, int64_t context) {
+        for (int32_t i = 0; i < o.warmup; ++i) rig.time(tokens, context);
+        double best = INFINITY;
+        for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(tokens, context));
+        return best / layers;
+    };
+
+    MeasuredLayerCosts out;
+    out.backend = backend;
+    out.device = description;
+    out.dtype = "f32";
+    out.shape = model_shape(model->config());
+    out.device_spec = spec;
+    out.granularity = o.granularity;
+    for (int64_t l = o.granularity; l <= o.max_tokens; l += o.granularity)
+        out.no_context_seconds.push_back(measure(l, 0));
+
+    // The context grid; every third point is held out to judge the fit.
+    const int64_t step = o.max_tokens / o.grid;
+    std::vector<ContextSample> fit_set, holdout;
+    std::vector<double> holdout_totals;
+    int64_t index = 0;
+    for (int64_t c = step; c <= o.max_tokens; c += step) {
+        rig.fill(c);
+        for (int64_t l = step; l <= o.max_tokens; l += step, ++index) {
+            // t(l, 0) again, next to t(l, c), so drift in the machine's speed cancels from the
+            // overhead (rewriting positions [0, l) stores the same K/V as before).
+            const double total = measure(l, c);
+            const double base = measure(l, 0);
+            const ContextSample s{l, c, total - base};
+            if (index % 3 == 2) {
+                holdout.push_back(s);
+                holdout_totals.push_back(total);
+            } else {
+                fit_set.push_back(s);
+            }
+        }
+    }
+    out.fit = fit_context_term(fit_set);
+    out.fit_samples = int64_t(fit_set.size());
+    out.holdout_samples = int64_t(holdout.size());
+    out.context_fit_error = context_fit_error(out.fit, holdout);
+    double rel = 0;
+    for (size_t i = 0; i < holdout.size(); ++i)
+        rel += std::fabs(out.seconds(holdout[i].tokens, holdout[i].context) - holdout_totals[i]) / holdout_totals[i];
+    out.total_fit_error = holdout.empty() ? 0.0 : rel / double(holdout.size());
+    return out;
+}
+
+}  // namespace pagoda::plan

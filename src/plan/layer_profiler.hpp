@@ -1,0 +1,42 @@
+// Measures a model's decoder-layer time on a real backend, the way TeraPipe profiles (§3.3,
+// Eq. 9): t(l, 0) for every l on a granularity grid, then t(l, c) on a coarser (l, c) grid to
+// fit the context term a0 + a1·l + a2·c + a3·l·c (each overhead against a t(l, 0) timed next to
+// it), a third of the grid held out to report the fit's error. Whole forward passes are timed
+// (one sequence, logits for its last token only) and divided by the layer count, so the
+// embedding and LM head are spread over the layers:
+// profile a model with a small vocabulary to keep that share negligible.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/model.hpp"
+#include "plan/device_spec.hpp"
+#include "plan/measured_costs.hpp"
+#include "runtime/device.hpp"
+
+namespace pagoda::plan {
+
+struct ProfileOptions {
+    int64_t max_tokens = 512;   // L: the largest slice and the largest context profiled
+    int64_t granularity = 8;    // t(l, 0) is measured for l = g, 2g, …, L
+    int32_t grid = 8;           // the context grid has grid × grid points, l and c in L/grid steps
+    int32_t repeats = 3;        // timed runs per point; the fastest is kept
+    int32_t warmup = 1;         // untimed runs before them
+    int32_t block_size = 16;    // KV-cache block size
+};
+
+// Throws Error(INVALID_ARGUMENT) naming the option at fault (L not a multiple of g, L/grid not
+// a multiple of g, non-positive values).
+void validate(const ProfileOptions &options);
+
+// Profiles `model` on `device`. `backend` and `description` name what was measured in the
+// result; `spec` supplies the memory and link numbers the measurements do not cover. Throws
+// what the forward pass and KV allocation throw (BACKEND, OUT_OF_MEMORY), and as validate().
+MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model,
+                                       std::shared_ptr<const runtime::Device> device,
+                                       const std::string &backend, const std::string &description,
+                                       const DeviceSpec &spec, const ProfileOptions &options);
+
+}  // namespace pagoda::plan

@@ -1,0 +1,227 @@
+#include "plan/measured_costs.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+
+namespace pagoda::plan {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char *kFormat = "pagoda-costs";
+constexpr int kVersion = 1;
+
+json shape_json(const ModelShape &s) {
+    return {{"hidden", s.hidden}, {"intermediate", s.intermediate}, {"layers", s.layers},
+            {"heads", s.heads},   {"kv_heads", s.kv_heads},         {"head_dim", s.head_dim},
+            {"vocab", s.vocab},   {"tied_embeddings", s.tied_embeddings}};
+}
+
+json spec_json(const DeviceSpec &d) {
+    return {{"name", d.name},
+            {"peak_flops", d.peak_flops},
+            {"memory_bandwidth", d.memory_bandwidth},
+            {"memory_bytes", d.memory_bytes},
+            {"intra_node_bandwidth", d.intra_node_bandwidth},
+            {"inter_node_bandwidth", d.inter_node_bandwidth},
+            {"intra_node_latency", d.intra_node_latency},
+            {"inter_node_latency", d.inter_node_latency},
+            {"devices_per_node", d.devices_per_node},
+            {"weight_bytes", d.weight_bytes},
+            {"kv_bytes", d.kv_bytes},
+            {"activation_bytes", d.activation_bytes},
+            {"layer_overhead", d.layer_overhead}};
+}
+
+json entry_json(const MeasuredLayerCosts &c) {
+    return {{"backend", c.backend},
+            {"device", c.device},
+            {"dtype", c.dtype},
+            {"shape", shape_json(c.shape)},
+            {"device_spec", spec_json(c.device_spec)},
+            {"granularity", c.granularity},
+            {"no_context_seconds", c.no_context_seconds},
+            {"fit", {{"a0", c.fit.a0}, {"a1", c.fit.a1}, {"a2", c.fit.a2}, {"a3", c.fit.a3}}},
+            {"context_fit_error", c.context_fit_error},
+            {"total_fit_error", c.total_fit_error},
+            {"fit_samples", c.fit_samples},
+            {"holdout_samples", c.holdout_samples}};
+}
+
+// Reads field `key` of `obj` as T, or throws FORMAT naming `where.key`.
+template <typename T>
+T field(const json &obj, const char *key, const std::string &where) {
+    if (!obj.is_object() || !obj.contains(key))
+        throw Error(PAGODA_ERR_FORMAT, where + ": missing \"" + key + "\"");
+    const json &v = obj.at(key);
+    const bool ok = std::is_same_v<T, std::string> ? v.is_string()
+                    : std::is_same_v<T, bool>      ? v.is_boolean()
+                    : std::is_integral_v<T>        ? v.is_number_integer()
+                                                   : v.is_number();
+    if (!ok) throw Error(PAGODA_ERR_FORMAT, where + ": \"" + key + "\" has the wrong type (" + v.type_name() + ")");
+    return v.get<T>();
+}
+
+ModelShape parse_shape(const json &j, const std::string &where) {
+    ModelShape s;
+    s.hidden = field<int64_t>(j, "hidden", where);
+    s.intermediate = field<int64_t>(j, "intermediate", where);
+    s.layers = field<int64_t>(j, "layers", where);
+    s.heads = field<int64_t>(j, "heads", where);
+    s.kv_heads = field<int64_t>(j, "kv_heads", where);
+    s.head_dim = field<int64_t>(j, "head_dim", where);
+    s.vocab = field<int64_t>(j, "vocab", where);
+    s.tied_embeddings = field<bool>(j, "tied_embeddings", where);
+    return s;
+}
+
+DeviceSpec parse_spec(const json &j, const std::string &where) {
+    DeviceSpec d;
+    d.name = field<std::string>(j, "name", where);
+    d.peak_flops = field<double>(j, "peak_flops", where);
+    d.memory_bandwidth = field<double>(j, "memory_bandwidth", where);
+    d.memory_bytes = field<double>(j, "memory_bytes", where);
+    d.intra_node_bandwidth = field<double>(j, "intra_node_bandwidth", where);
+    d.inter_node_bandwidth = field<double>(j, "inter_node_bandwidth", where);
+    d.intra_node_latency = field<double>(j, "intra_node_latency", where);
+    d.inter_node_latency = field<double>(j, "inter_node_latency", where);
+    d.devices_per_node = field<int32_t>(j, "devices_per_node", where);
+    d.weight_bytes = field<double>(j, "weight_bytes", where);
+    d.kv_bytes = field<double>(j, "kv_bytes", where);
+    d.activation_bytes = field<double>(j, "activation_bytes", where);
+    d.layer_overhead = field<double>(j, "layer_overhead", where);
+    return d;
+}
+
+MeasuredLayerCosts parse_entry(const json &j, const std::string &where) {
+    MeasuredLayerCosts c;
+    c.backend = field<std::string>(j, "backend", where);
+    c.device = field<std::string>(j, "device", where);
+    c.dtype = field<std::string>(j, "dtype", where);
+    if (!j.contains("shape")) throw Error(PAGODA_ERR_FORMAT, where + ": missing \"shape\"");
+    c.shape = parse_shape(j.at("shape"), where + ".shape");
+    if (!j.contains("device_spec")) throw Error(PAGODA_ERR_FORMAT, where + ": missing \"device_spec\"");
+    c.device_spec = parse_spec(j.at("device_spec"), where + ".device_spec");
+    c.granularity = field<int64_t>(j, "granularity", where);
+    if (!j.contains("no_context_seconds") || !j.at("no_context_seconds").is_array())
+        throw Error(PAGODA_ERR_FORMAT, where + ": \"no_context_seconds\" must be an array");
+    size_t i = 0;
+    for (const json &v : j.at("no_context_seconds")) {
+        if (!v.is_number())
+            throw Error(PAGODA_ERR_FORMAT, where + ".no_context_seconds[" + std::to_string(i) + "] is not a number");
+        c.no_context_seconds.push_back(v.get<double>());
+        ++i;
+    }
+    if (!j.contains("fit")) throw Error(PAGODA_ERR_FORMAT, where + ": missing \"fit\"");
+    const json &f = j.at("fit");
+    c.fit = {field<double>(f, "a0", where + ".fit"), field<double>(f, "a1", where + ".fit"),
+             field<double>(f, "a2", where + ".fit"), field<double>(f, "a3", where + ".fit")};
+    c.context_fit_error = field<double>(j, "context_fit_error", where);
+    c.total_fit_error = field<double>(j, "total_fit_error", where);
+    c.fit_samples = field<int64_t>(j, "fit_samples", where);
+    c.holdout_samples = field<int64_t>(j, "holdout_samples", where);
+    try {
+        validate(c);
+    } catch (const Error &e) {
+        throw Error(PAGODA_ERR_FORMAT, where + ": " + e.what());
+    }
+    return c;
+}
+
+bool same_key(const MeasuredLayerCosts &a, const MeasuredLayerCosts &b) {
+    return a.backend == b.backend && a.device == b.device && a.shape == b.shape;
+}
+
+}  // namespace
+
+double MeasuredLayerCosts::seconds(int64_t tokens, int64_t context) const {
+    const int64_t n = int64_t(no_context_seconds.size());
+    // Grid point i holds l = (i+1)·g; interpolate linearly between neighbours.
+    const double x = double(tokens) / double(granularity) - 1.0;
+    double base;
+    if (x <= 0) base = no_context_seconds.front();  // below the grid: the flat region (Fig. 3)
+    else if (n == 1) base = no_context_seconds.front() * (x + 1.0);
+    else {
+        const int64_t i = std::min<int64_t>(int64_t(x), n - 2);
+        const double w = x - double(i);
+        base = no_context_seconds[size_t(i)] * (1 - w) + no_context_seconds[size_t(i) + 1] * w;
+    }
+    return std::max(0.0, base + fit(tokens, context));
+}
+
+void validate(const MeasuredLayerCosts &c) {
+    validate(c.shape);
+    validate(c.device_spec);
+    if (c.granularity <= 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: granularity is " + std::to_string(c.granularity));
+    if (c.no_context_seconds.empty())
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: no_context_seconds is empty");
+    for (size_t i = 0; i < c.no_context_seconds.size(); ++i)
+        if (!(c.no_context_seconds[i] >= 0) || std::isinf(c.no_context_seconds[i]))
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: no_context_seconds[" + std::to_string(i) +
+                                                         "] is " + std::to_string(c.no_context_seconds[i]));
+    for (double a : {c.fit.a0, c.fit.a1, c.fit.a2, c.fit.a3})
+        if (!std::isfinite(a)) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: a fit coefficient is not finite");
+}
+
+std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(PAGODA_ERR_IO, "cannot read the cost file " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const json doc = json::parse(text.str(), nullptr, false);
+    if (doc.is_discarded()) throw Error(PAGODA_ERR_FORMAT, path + ": not valid JSON");
+    if (field<std::string>(doc, "format", path) != kFormat)
+        throw Error(PAGODA_ERR_FORMAT, path + ": \"format\" is not \"" + kFormat + "\"");
+    const int64_t version = field<int64_t>(doc, "version", path);
+    if (version != kVersion)
+        throw Error(PAGODA_ERR_FORMAT, path + ": version " + std::to_string(version) + " (this library reads " +
+                                           std::to_string(kVersion) + ")");
+    if (!doc.contains("entries") || !doc.at("entries").is_array())
+        throw Error(PAGODA_ERR_FORMAT, path + ": \"entries\" must be an array");
+    std::vector<MeasuredLayerCosts> out;
+    for (const json &e : doc.at("entries"))
+        out.push_back(parse_entry(e, path + ": entries[" + std::to_string(out.size()) + "]"));
+    return out;
+}
+
+void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs) {
+    validate(costs);
+    std::vector<MeasuredLayerCosts> entries;
+    if (std::ifstream(path).good()) entries = read_cost_file(path);
+    bool replaced = false;
+    for (MeasuredLayerCosts &e : entries)
+        if (same_key(e, costs)) {
+            e = costs;
+            replaced = true;
+        }
+    if (!replaced) entries.push_back(costs);
+    json doc = {{"format", kFormat}, {"version", kVersion}, {"entries", json::array()}};
+    for (const MeasuredLayerCosts &e : entries) doc["entries"].push_back(entry_json(e));
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << doc.dump(1) << "\n";
+    if (!out) throw Error(PAGODA_ERR_IO, "cannot write the cost file " + path);
+}
+
+MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,
+                                       const std::string &backend, const std::string &device) {
+    const std::vector<MeasuredLayerCosts> entries = read_cost_file(path);
+    std::string held;
+    for (const MeasuredLayerCosts &e : entries) {
+        if (e.shape == shape && (backend.empty() || e.backend == backend) && (device.empty() || e.device == device))
+            return e;
+        held += (held.empty() ? "" : "; ") + e.backend + " / " + e.device + " / " + e.shape.key();
+    }
+    throw Error(PAGODA_ERR_NOT_FOUND, path + ": no measurement for model shape " + shape.key() +
+                                          (backend.empty() ? "" : " on backend " + backend) +
+                                          (device.empty() ? "" : " device " + device) + " (the file holds: " +
+                                          (held.empty() ? "nothing" : held) + ")");
+}
+
+}  // namespace pagoda::plan

@@ -1,0 +1,52 @@
+// A decoder layer's time measured on a real backend (TeraPipe Eq. 9): t(l, 0) for every l on
+// a granularity grid plus a fitted context term, with the fit's error, and the file that keeps
+// such measurements keyed by backend, device and model shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/context_fit.hpp"
+#include "plan/device_spec.hpp"
+#include "plan/model_shape.hpp"
+
+namespace pagoda::plan {
+
+struct MeasuredLayerCosts {
+    std::string backend;  // "cpu"
+    std::string device;   // what was measured, e.g. "cpu:0 AMD EPYC, 2 threads"
+    std::string dtype;    // the weights' dtype, e.g. "f32"
+    ModelShape shape;
+    DeviceSpec device_spec;  // memory and links, for what was not measured (all-reduce, memory)
+    int64_t granularity = 0;                 // no_context_seconds[i] = t((i+1)·granularity, 0)
+    std::vector<double> no_context_seconds;  // per layer
+    ContextFit fit;                          // per layer
+    double context_fit_error = 0;  // relative error of the fitted overhead on held-out points
+    double total_fit_error = 0;    // mean relative error of t(l, c) on held-out points
+    int64_t fit_samples = 0;
+    int64_t holdout_samples = 0;
+
+    // Seconds of one layer: t(l, 0) (interpolated between grid points, extrapolated past the
+    // last from the last two) plus the context term.
+    double seconds(int64_t tokens, int64_t context) const;
+    int64_t max_tokens() const { return granularity * int64_t(no_context_seconds.size()); }
+};
+
+// Throws Error(INVALID_ARGUMENT) naming the field at fault.
+void validate(const MeasuredLayerCosts &costs);
+
+// Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...]}, an
+// entry holding every field above ("shape" and "device_spec" as objects, "fit" as
+// {"a0","a1","a2","a3"}). Reading throws Error(IO) naming the path when it cannot be read and
+// Error(FORMAT) naming the path and the field for malformed content.
+std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path);
+// Adds `costs` to the file at `path` (created if missing), replacing an entry with the same
+// backend, device and shape. Throws Error(IO) naming the path when it cannot be written.
+void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs);
+// The entry for `shape` (and `backend`/`device` unless empty); throws Error(NOT_FOUND) listing
+// what the file holds.
+MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,
+                                       const std::string &backend = "", const std::string &device = "");
+
+}  // namespace pagoda::plan

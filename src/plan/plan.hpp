@@ -1,0 +1,63 @@
+// A plan: how a model is laid out on a mesh (Alpa stages with their sub-meshes and tensor-
+// parallel degrees) and how a long prompt's prefill is sliced across those stages (TeraPipe),
+// with the predicted times and memory. It is data with a stable meaning: the engine will execute
+// it, and it round-trips through JSON (plan_json.hpp) unchanged.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/cost_model.hpp"
+#include "plan/model_shape.hpp"
+#include "plan/stage_partition.hpp"
+#include "plan/terapipe_slicing.hpp"
+
+namespace pagoda::plan {
+
+// What to plan, beyond the model's shape.
+struct PlanRequest {
+    MeshShape mesh;
+    std::string device = "cpu";      // a device preset; ignored when cost_file is set
+    std::string cost_file;           // measured layer costs (measured_costs.hpp); "" = analytic
+    PartitionOptions partition;
+    ServingWorkload workload;        // sizes stage costs and memory
+    int64_t prompt_tokens = 0;       // > 0: also slice a prompt of this length (TeraPipe)
+    int64_t granularity = 8;
+};
+
+struct PlanSlicing {
+    int64_t prompt_tokens = 0;
+    int64_t granularity = 0;
+    int32_t stages = 0;
+    Slicing optimal;
+    Slicing best_uniform;
+};
+
+struct Plan {
+    ModelShape shape;
+    std::string device;        // the device spec's name
+    std::string cost_source;   // "analytic" or "measured:<cost file>"
+    MeshShape mesh;
+    PartitionOptions partition_options;
+    ServingWorkload workload;
+    StagePartition partition;
+    std::optional<PlanSlicing> slicing;
+};
+
+// Plans `shape` as `request` asks. Throws Error: INVALID_ARGUMENT naming the option at fault,
+// NOT_FOUND for an unknown device preset or a cost file without this shape, IO/FORMAT for an
+// unreadable cost file, UNSUPPORTED when nothing fits the devices' memory.
+Plan make_plan(const ModelShape &shape, const PlanRequest &request);
+
+// One stage's time for `tokens` new tokens after `context` cached ones: its layers, plus the
+// embedding or LM head it holds, plus the send to the next stage. The slicer plans with the
+// slowest stage (TeraPipe's stages are identical; ours need not be).
+double stage_slice_seconds(const CostModel &model, const Plan &plan, const Stage &stage, int64_t tokens,
+                           int64_t context);
+
+// "8x8" → {8, 8}. Throws Error(INVALID_ARGUMENT) naming the text for anything else.
+MeshShape parse_mesh_shape(const std::string &text);
+
+}  // namespace pagoda::plan
