@@ -49,6 +49,8 @@ std::vector<double> inverse_frequencies(const pagoda_op_rope_t &a, int64_t rot_d
             }
         }
     }
+    if (a.freq_factors != nullptr)
+        for (size_t i = 0; i < inv.size(); ++i) inv[i] /= double(a.freq_factors[i]);
     return inv;
 }
 
@@ -146,6 +148,12 @@ pagoda_status_t run_rope(CpuBackend &cpu, const pagoda_op_rope_t &a) {
     PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "x", a.x));
     PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "positions", a.positions));
     const int64_t rot_dim = rot_dim_of(a);
+    if (a.freq_factors != nullptr)
+        for (int64_t i = 0; i < rot_dim / 2; ++i)
+            if (!(std::isfinite(a.freq_factors[i]) && a.freq_factors[i] > 0.0f))
+                return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                                std::string(kOp) + ": freq_factors[" + std::to_string(i) + "] = " +
+                                    float_text(a.freq_factors[i]) + " must be finite and positive");
     std::vector<double> inv_freq;
     try {
         inv_freq = inverse_frequencies(a, rot_dim);

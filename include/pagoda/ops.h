@@ -173,6 +173,9 @@ typedef struct pagoda_op_rope {
     float low_freq_factor;           /**< LLAMA3 only. */
     float high_freq_factor;          /**< LLAMA3 only. */
     int64_t original_max_position;   /**< LLAMA3 only: the pre-training context length. */
+    /** `[rot_dim / 2]` f32 divisors of each `inv_freq[i]`, applied after `scaling`, or NULL for
+     *  none. Llama 3.1+ GGUF files carry their scaling this way (`rope_freqs.weight`). */
+    const float *freq_factors;
 } pagoda_op_rope_t;
 
 /** \brief `out[r, i] = silu(gate[r, i]) · up[r, i]`, with `silu(z) = z / (1 + e^(−z))`. */

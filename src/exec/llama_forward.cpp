@@ -225,6 +225,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     r.low_freq_factor = float(c.rope.low_freq_factor);
     r.high_freq_factor = float(c.rope.high_freq_factor);
     r.original_max_position = c.rope.original_max_position;
+    r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
     r.x = qp;
     r.n_heads = c.n_heads;
     stream.launch(PAGODA_OP_ROPE, &r);

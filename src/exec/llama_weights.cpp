@@ -1,6 +1,7 @@
 #include "exec/llama_weights.hpp"
 
 #include "common/error.hpp"
+#include "model/llama_tensors.hpp"
 #include "names.hpp"
 #include "pagoda/ops.h"
 
@@ -99,6 +100,7 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
     }
     final_norm_ = place("model.norm.weight");
     lm_head_ = c.tie_word_embeddings ? embed_tokens_ : place("lm_head.weight");
+    if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor)) rope_freqs_ = place(*f);
     check_ops();
     // Uploads read the mapped file asynchronously; waiting here surfaces their failures now.
     stream_.synchronize();

@@ -43,6 +43,8 @@ public:
     const DeviceTensor &final_norm() const noexcept { return final_norm_; }
     // model.embed_tokens.weight itself when the model ties its LM head to the embeddings.
     const DeviceTensor &lm_head() const noexcept { return lm_head_; }
+    // RoPE frequency divisors (GGUF rope_freqs.weight); absent (false) for most models.
+    const DeviceTensor &rope_freqs() const noexcept { return rope_freqs_; }
 
 private:
     DeviceTensor place(const model::TensorRef &t);
@@ -55,7 +57,7 @@ private:
     // Device copies of weights (none when kernels read the mapped file) and widened biases.
     std::vector<runtime::DeviceBuffer> uploads_;
     runtime::DeviceBuffer zero_id_;  // the id EMBEDDING looks up when widening a bias
-    DeviceTensor embed_tokens_, final_norm_, lm_head_;
+    DeviceTensor embed_tokens_, final_norm_, lm_head_, rope_freqs_;
     std::vector<LlamaLayerWeights> layers_;
 };
 

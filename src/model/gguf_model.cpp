@@ -58,6 +58,9 @@ constexpr NamePair kModelNames[] = {
     {"token_embd.weight", "model.embed_tokens.weight"},
     {"output_norm.weight", "model.norm.weight"},
     {"output.weight", "lm_head.weight"},
+    // Llama 3.1+ RoPE scaling as per-frequency divisors. Hugging Face has no such tensor (its
+    // config.json states the scaling), so the canonical name is Pagoda's own.
+    {"rope_freqs.weight", kRopeFreqsTensor},
 };
 constexpr NamePair kLayerNames[] = {
     {"attn_norm.weight", "input_layernorm.weight"},
@@ -167,10 +170,6 @@ ModelConfig gguf_model_config(const GgufFile &file) {
                                                     type + "' is not supported (supported: none, linear)");
         }
     }
-    // Llama 3.1 GGUFs carry their RoPE scaling as per-frequency factors in this tensor.
-    if (file.find_tensor("rope_freqs.weight") != nullptr)
-        throw Error(PAGODA_ERR_UNSUPPORTED,
-                    path + ": tensor 'rope_freqs.weight' (RoPE frequency factors) is not supported");
 
     // The vocabulary's length is the vocab size; a stated vocab_size must agree with it.
     const bool has_tokens = file.has("tokenizer.ggml.tokens");
@@ -225,7 +224,7 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
             throw Error(PAGODA_ERR_UNSUPPORTED, path + ": tensor '" + t.name + "' is not part of a " +
                                                     config.architecture_name +
                                                     " model as Pagoda knows it");
-        if (wanted.count(ref.name) == 0)
+        if (wanted.count(ref.name) == 0 && ref.name != std::string(kRopeFreqsTensor))
             throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + t.name + "' (" + ref.name +
                                                ") does not belong in this model (" +
                                                std::to_string(config.n_layers) + " layers" +
@@ -239,6 +238,15 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
         table.add(std::move(ref));
     }
 
+    // Optional: one f32 divisor per rotated pair.
+    if (const TensorRef *f = table.find(kRopeFreqsTensor)) {
+        const std::vector<int64_t> want{config.head_dim / 2};
+        if (f->type != TensorType::F32 || f->shape != want)
+            throw Error(PAGODA_ERR_FORMAT, path + ": tensor 'rope_freqs.weight' is " +
+                                               tensor_type_name(f->type) + " " + shape_string(f->shape) +
+                                               "; RoPE frequency factors must be F32 " +
+                                               shape_string(want) + " (head_dim / 2)");
+    }
     for (const ExpectedTensor &e : expected) {
         const TensorRef *t = table.find(e.name);
         if (t == nullptr)

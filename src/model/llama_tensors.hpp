@@ -21,6 +21,10 @@ struct ExpectedTensor {
 // config.attention_bias. Assumes `config` passed validate().
 std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config);
 
+// An optional tensor beyond that list: RoPE frequency divisors, F32 [head_dim / 2], as Llama 3.1+
+// GGUF files carry them (rope_freqs.weight). Hugging Face has no such tensor, so the name is ours.
+inline constexpr const char *kRopeFreqsTensor = "model.rope_freqs.weight";
+
 // "[4096, 11008]", for messages.
 std::string shape_string(const std::vector<int64_t> &shape);
 

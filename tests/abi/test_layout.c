@@ -322,7 +322,8 @@ FROZEN_FIELD(pagoda_op_rope_t, factor, 76, 4);
 FROZEN_FIELD(pagoda_op_rope_t, low_freq_factor, 80, 4);
 FROZEN_FIELD(pagoda_op_rope_t, high_freq_factor, 84, 4);
 FROZEN_FIELD(pagoda_op_rope_t, original_max_position, 88, 8);
-FROZEN_MIN_SIZE(pagoda_op_rope_t, 96);
+FROZEN_FIELD(pagoda_op_rope_t, freq_factors, 96, 8);
+FROZEN_MIN_SIZE(pagoda_op_rope_t, 104);
 
 /* pagoda_op_silu_mul_t (ops.h) */
 FROZEN_FIELD(pagoda_op_silu_mul_t, struct_size, 0, 4);

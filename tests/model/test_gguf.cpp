@@ -490,9 +490,10 @@ void test_unexpected_tensors(void **) {
     GgufWriter u = pagoda::test::tiny_llama();
     u.add_f32_tensor("mystery.weight", {16});
     expect_error(u.bytes(), PAGODA_ERR_UNSUPPORTED, {"mystery.weight"});
+    // RoPE frequency factors must be one F32 per rotated pair (head_dim 8: 4).
     GgufWriter r = pagoda::test::tiny_llama();
-    r.add_f32_tensor("rope_freqs.weight", {4});
-    expect_error(r.bytes(), PAGODA_ERR_UNSUPPORTED, {"rope_freqs.weight"});
+    r.add_f32_tensor("rope_freqs.weight", {3});
+    expect_error(r.bytes(), PAGODA_ERR_FORMAT, {"rope_freqs.weight", "[3]", "head_dim / 2"});
     // A huge block_count fails before anything is built for it.
     GgufWriter b = pagoda::test::tiny_llama("llama.block_count");
     b.add_u32("llama.block_count", 4000);

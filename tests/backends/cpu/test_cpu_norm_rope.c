@@ -183,11 +183,12 @@ typedef struct rope_case {
     int32_t max_position;
     float theta, factor, low, high;
     int64_t original_max_position;
+    const float *freq_factors; /* per-pair divisors, or NULL */
 } rope_case_t;
 
 /* Written from the op's description and Meta's llama3 apply_scaling, independently of the
  * backend. */
-static double ref_inv_freq(const rope_case_t *c, int64_t rot, int64_t i) {
+static double ref_scaled_inv_freq(const rope_case_t *c, int64_t rot, int64_t i) {
     double f = 1.0 / pow((double)c->theta, (double)(2 * i) / (double)rot);
     if (c->scaling == PAGODA_ROPE_SCALING_LINEAR) return f / c->factor;
     if (c->scaling == PAGODA_ROPE_SCALING_LLAMA3) {
@@ -201,6 +202,12 @@ static double ref_inv_freq(const rope_case_t *c, int64_t rot, int64_t i) {
         return (1.0 - smooth) * f / c->factor + smooth * f;
     }
     return f;
+}
+
+/* The scaled frequency, then divided by the pair's factor when the case has factors. */
+static double ref_inv_freq(const rope_case_t *c, int64_t rot, int64_t i) {
+    const double f = ref_scaled_inv_freq(c, rot, i);
+    return c->freq_factors ? f / (double)c->freq_factors[i] : f;
 }
 
 static void rope_case(test_rng_t *rng, rope_case_t c) {
@@ -247,6 +254,7 @@ static void rope_case(test_rng_t *rng, rope_case_t c) {
     a.low_freq_factor = c.low;
     a.high_freq_factor = c.high;
     a.original_max_position = c.original_max_position;
+    a.freq_factors = c.freq_factors;
     TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &a));
     TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &a));
 
@@ -283,34 +291,43 @@ static void test_rope(void **state) {
         const pagoda_rope_layout_t lay = layouts[l];
         /* Llama 2 style: full rotation, small and long contexts */
         rope_case_t c1 = {lay, PAGODA_ROPE_SCALING_NONE, 7, 4, 64, 0, 0, 4096, 10000.0f, 0, 0, 0,
-                          0};
+                          0, NULL};
         rope_case(&rng, c1);
         rope_case_t c2 = {lay, PAGODA_ROPE_SCALING_NONE, 5, 3, 128, 0, 5, 131072, 10000.0f, 0, 0, 0,
-                          0};
+                          0, NULL};
         rope_case(&rng, c2);
         /* partial rotation (GPT-NeoX / Phi style), odd head count, padded tokens */
         rope_case_t c3 = {lay, PAGODA_ROPE_SCALING_NONE, 9, 5, 80, 32, 3, 2048, 10000.0f, 0, 0, 0,
-                          0};
+                          0, NULL};
         rope_case(&rng, c3);
-        rope_case_t c4 = {lay, PAGODA_ROPE_SCALING_NONE, 3, 2, 10, 2, 0, 100, 10000.0f, 0, 0, 0, 0};
+        rope_case_t c4 = {lay, PAGODA_ROPE_SCALING_NONE, 3, 2, 10, 2, 0, 100, 10000.0f, 0, 0, 0, 0, NULL};
         rope_case(&rng, c4);
         /* linear scaling */
         rope_case_t c5 = {
-            lay, PAGODA_ROPE_SCALING_LINEAR, 6, 4, 64, 0, 0, 16384, 10000.0f, 4.0f, 0, 0, 0};
+            lay, PAGODA_ROPE_SCALING_LINEAR, 6, 4, 64, 0, 0, 16384, 10000.0f, 4.0f, 0, 0, 0, NULL};
         rope_case(&rng, c5);
         /* Llama 3.1: every band of the scaling is hit with head_dim 128, theta 500000 */
         rope_case_t c6 = {
             lay, PAGODA_ROPE_SCALING_LLAMA3, 11, 8, 128, 0, 0, 131071, 500000.0f, 8.0f, 1.0f, 4.0f,
-            8192};
+            8192, NULL};
         rope_case(&rng, c6);
         rope_case_t c7 = {
             lay, PAGODA_ROPE_SCALING_LLAMA3, 4, 3, 64, 48, 2, 100000, 500000.0f, 32.0f, 1.0f, 4.0f,
-            8192};
+            8192, NULL};
         rope_case(&rng, c7);
         /* rot_dim past the backend's per-block frequency count, many tokens across the pool */
         rope_case_t c8 = {
-            lay, PAGODA_ROPE_SCALING_NONE, 200, 2, 600, 520, 0, 60000, 1000000.0f, 0, 0, 0, 0};
+            lay, PAGODA_ROPE_SCALING_NONE, 200, 2, 600, 520, 0, 60000, 1000000.0f, 0, 0, 0, 0, NULL};
         rope_case(&rng, c8);
+        /* Per-pair divisors (GGUF rope_freqs.weight), alone and on top of llama3 scaling */
+        float factors[64];
+        for (int i = 0; i < 64; ++i) factors[i] = test_rng_uniform(&rng, 0.5f, 8.0f);
+        rope_case_t c9 = {lay, PAGODA_ROPE_SCALING_NONE, 5, 4, 128, 0, 0, 131071, 500000.0f,
+                          0, 0, 0, 0, factors};
+        rope_case(&rng, c9);
+        rope_case_t c10 = {lay, PAGODA_ROPE_SCALING_LLAMA3, 4, 2, 64, 0, 0, 65536, 500000.0f,
+                           8.0f, 1.0f, 4.0f, 8192, factors};
+        rope_case(&rng, c10);
     }
 }
 
@@ -377,6 +394,15 @@ static void test_rope_rejects(void **state) {
                              "original_max_position");
     a.original_max_position = 8192;
     TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &a));
+    /* A frequency divisor that is zero or not finite is refused at launch, naming the pair. */
+    float x[16] = {0};
+    int32_t pos[1] = {3};
+    float factors[4] = {1.0f, 2.0f, 0.0f, 1.0f};
+    a.x = x;
+    a.positions = pos;
+    a.freq_factors = factors;
+    test_expect_failure(test_cpu_launch(PAGODA_OP_ROPE, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "freq_factors[2]");
 }
 
 int main(void) {
