@@ -64,6 +64,15 @@ typedef struct pagoda_request_options {
     size_t n_stop_strings;         /**< Entries of `stop_strings`. */
     int32_t logprobs;              /**< Per generated token, the top-n log-probabilities; -1 = none (default), 0 = the chosen token's only. */
     int32_t prompt_logprobs;       /**< Per prompt token, its log-probability and the top-n; -1 = none (default). */
+    int32_t n;                     /**< Sequences to return; default 1. They share the prompt's KV blocks. */
+    int32_t best_of;               /**< Sequences to generate, the `n` with the highest cumulative
+                                        log-probability returned; 0 = `n` (default). */
+    int32_t beam_width;            /**< > 0: beam search of this width instead of sampling; returns the
+                                        `n` best beams (`n` ≤ width). Default 0. */
+    float length_penalty;          /**< Beam scores are cumulative logprob / length^this; default 1. */
+    int32_t early_stopping;        /**< Beam search ends when `beam_width` hypotheses are done (1), or
+                                        when no running beam can beat them (0, default; vLLM's "False"). */
+    int32_t priority;              /**< Lower runs first among waiting requests; ties FCFS. Default 0. */
 } pagoda_request_options_t;
 
 /** \brief A token and its log-probability under the model's distribution (before sampling options). */
@@ -97,6 +106,10 @@ typedef struct pagoda_output {
     /** `[n_prompt_tokens][n_prompt_top_logprobs]` (position 0: ids -1), or NULL. */
     const pagoda_logprob_t *prompt_top_logprobs;
     int32_t n_prompt_top_logprobs;       /**< Entries per position in `prompt_top_logprobs`. */
+    int32_t sequence_index;              /**< Which of the request's `n` sequences (0 when n = 1). For
+                                              beam search, its rank among the returned beams. */
+    float cumulative_logprob;            /**< Sum of the sequence's token log-probabilities so far. */
+    int32_t request_finished;            /**< 1 on the request's very last output (all sequences done). */
 } pagoda_output_t;
 
 /** \brief Called with each output once pagoda_engine_step() (or pagoda_engine_abort()) has
@@ -112,21 +125,83 @@ typedef struct pagoda_engine_options {
                                          decode); default 2048. A longer prompt runs in chunks. */
     pagoda_output_fn on_output;     /**< Output callback, or NULL to queue outputs for polling. */
     void *on_output_user;           /**< Passed to `on_output`. */
+    int32_t preemption;             /**< A ::pagoda_preemption_t; default ::PAGODA_PREEMPT_AUTO. */
+    int32_t kv_reservation;         /**< A ::pagoda_kv_reservation_t; default ::PAGODA_KV_PAGED. */
 } pagoda_engine_options_t;
 
-/**
- * \brief Fills `options` with the defaults.
- * \param[out] options the struct to fill; its `struct_size` is set.
- * \since 0.1
- */
-PAGODA_API void pagoda_engine_options_default(pagoda_engine_options_t *options);
+/** \brief What the engine does when running sequences need KV blocks and none are free: it
+ *  preempts the latest-arrived request, all of its sequences at once. */
+typedef enum pagoda_preemption {
+    PAGODA_PREEMPT_AUTO = 0,      /**< vLLM's rule: recompute single-sequence requests, swap the others. */
+    PAGODA_PREEMPT_RECOMPUTE = 1, /**< Free the blocks; prefill prompt and generated tokens again later
+                                       (requests with several sequences are swapped regardless). */
+    PAGODA_PREEMPT_SWAP = 2       /**< Copy the blocks to host swap space and back when resumed. */
+} pagoda_preemption_t;
+
+/** \brief How KV memory is lent to requests. */
+typedef enum pagoda_kv_reservation {
+    PAGODA_KV_PAGED = 0,     /**< Block by block as tokens arrive (PagedAttention). */
+    PAGODA_KV_CONTIGUOUS = 1 /**< Baseline for comparisons: blocks for prompt + `max_tokens` reserved
+                                  at admission, as Orca(Max)/FasterTransformer reserve them. */
+} pagoda_kv_reservation_t;
+
+/** \brief The engine's counters; filled by pagoda_engine_get_stats(). */
+typedef struct pagoda_engine_stats {
+    uint32_t struct_size;          /**< Set by the caller to sizeof(pagoda_engine_stats_t). */
+    int64_t requests_waiting;      /**< Submitted, not yet running (preempted by recompute included). */
+    int64_t requests_running;      /**< Holding KV blocks on the device. */
+    int64_t requests_swapped;      /**< Preempted by swap, waiting to come back. */
+    int64_t requests_finished;     /**< Ended, for any reason, since the engine was made. */
+    int64_t preemptions_recompute; /**< Preemptions by recompute so far. */
+    int64_t preemptions_swap;      /**< Preemptions by swap so far. */
+    int64_t steps;                 /**< Steps that ran the model. */
+    int64_t prompt_tokens;         /**< Prompt tokens computed (recomputed ones and prefix-cache hits excluded). */
+    int64_t generated_tokens;      /**< Tokens sampled. */
+    int64_t batched_sequences;     /**< Sum over steps of the sequences in the batch (mean batch = this / steps). */
+} pagoda_engine_stats_t;
 
 /**
- * \brief Fills `options` with the defaults: temperature 1, 256 tokens, no penalties, seed 0.
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Reads the engine's counters.
+ * \param[in] engine the engine.
+ * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE or ::PAGODA_ERR_INVALID_ARGUMENT.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
-PAGODA_API void pagoda_request_options_default(pagoda_request_options_t *options);
+PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine,
+                                                   pagoda_engine_stats_t *stats);
+
+/**
+ * \brief Fills the first `size` bytes of `options` with the defaults.
+ *
+ * Call it as pagoda_engine_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_engine_options_init(pagoda_engine_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_engine_options_init() with the caller's struct size. */
+#define pagoda_engine_options_default(options) pagoda_engine_options_init((options), sizeof *(options))
+
+/**
+ * \brief Fills the first `size` bytes of `options` with the defaults: temperature 1, 256
+ * tokens, n = 1, no penalties, seed 0.
+ *
+ * Call it as pagoda_request_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_request_options_init() with the caller's struct size. */
+#define pagoda_request_options_default(options) pagoda_request_options_init((options), sizeof *(options))
 
 /**
  * \brief Makes an engine serving `model` on `mesh` with `cache`.

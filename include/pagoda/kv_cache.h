@@ -32,6 +32,10 @@ typedef struct pagoda_kv_cache_options {
     int64_t num_blocks;      /**< Blocks in the pool; 0 = as many as `memory_bytes` allows. */
     uint64_t memory_bytes;   /**< Budget when `num_blocks` is 0; 0 = a quarter of the device's free
                                   memory, at most enough for 64 full-length sequences. */
+    uint64_t swap_bytes;     /**< Host memory for blocks swapped out of the device (preemption by
+                                  swap); 0 = as much as the device pool, at most 4 GiB. */
+    int32_t prefix_caching;  /**< 1 = keep full blocks of finished prompts and reuse them for
+                                  requests that share the prefix (default); 0 = off. */
 } pagoda_kv_cache_options_t;
 
 /** \brief A KV cache's state; filled by pagoda_kv_cache_get_stats(). */
@@ -39,19 +43,33 @@ typedef struct pagoda_kv_cache_stats {
     uint32_t struct_size;     /**< Set by the caller to sizeof(pagoda_kv_cache_stats_t). */
     int32_t block_size;       /**< Tokens per block. */
     int64_t blocks_total;     /**< Blocks in the pool. */
-    int64_t blocks_used;      /**< Blocks lent to sequences. */
-    int64_t blocks_free;      /**< Blocks available: `blocks_total - blocks_used`. */
+    int64_t blocks_used;      /**< Blocks held by at least one sequence. */
+    int64_t blocks_free;      /**< Blocks holding nothing: `blocks_total - blocks_used - blocks_cached`. */
     int64_t slots_used;       /**< Token slots holding keys and values (≤ `blocks_used · block_size`). */
     int64_t sequences;        /**< Sequences holding blocks. */
     uint64_t bytes_per_block; /**< Device bytes one block takes across all layers (K and V). */
+    int64_t blocks_cached;    /**< Blocks no sequence holds that keep a cached prefix (evicted LRU when needed). */
+    int64_t slots_wasted;     /**< Internal waste: slots of used blocks that hold no token. */
+    int64_t swap_blocks_total;/**< Blocks of host swap space. */
+    int64_t swap_blocks_used; /**< Host blocks holding swapped-out sequences. */
+    int64_t prefix_queries;   /**< Full prompt blocks looked up in the prefix cache so far. */
+    int64_t prefix_hits;      /**< Of those, found (and verified against their tokens). */
 } pagoda_kv_cache_stats_t;
 
 /**
- * \brief Fills `options` with the defaults.
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Fills the first `size` bytes of `options` with the defaults.
+ *
+ * Call it as pagoda_kv_cache_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
  * \since 0.1
  */
-PAGODA_API void pagoda_kv_cache_options_default(pagoda_kv_cache_options_t *options);
+PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_kv_cache_options_init() with the caller's struct size. */
+#define pagoda_kv_cache_options_default(options) pagoda_kv_cache_options_init((options), sizeof *(options))
 
 /**
  * \brief Allocates a KV cache for `model` on `mesh`'s device.

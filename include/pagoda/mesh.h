@@ -29,11 +29,19 @@ typedef struct pagoda_mesh_options {
 } pagoda_mesh_options_t;
 
 /**
- * \brief Fills `options` with the defaults (`cpu:0`, no axes).
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Fills the first `size` bytes of `options` with the defaults (`cpu:0`, no axes).
+ *
+ * Call it as pagoda_mesh_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
  * \since 0.1
  */
-PAGODA_API void pagoda_mesh_options_default(pagoda_mesh_options_t *options);
+PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_mesh_options_init() with the caller's struct size. */
+#define pagoda_mesh_options_default(options) pagoda_mesh_options_init((options), sizeof *(options))
 
 /**
  * \brief Builds a mesh.

@@ -60,11 +60,19 @@ typedef struct pagoda_model_info {
 } pagoda_model_info_t;
 
 /**
- * \brief Fills `options` with the defaults (no progress callback).
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Fills the first `size` bytes of `options` with the defaults (no progress callback).
+ *
+ * Call it as pagoda_model_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
  * \since 0.1
  */
-PAGODA_API void pagoda_model_options_default(pagoda_model_options_t *options);
+PAGODA_API void pagoda_model_options_init(pagoda_model_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_model_options_init() with the caller's struct size. */
+#define pagoda_model_options_default(options) pagoda_model_options_init((options), sizeof *(options))
 
 /**
  * \brief Opens a model, blocking until it is ready.

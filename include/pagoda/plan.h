@@ -130,11 +130,19 @@ typedef struct pagoda_plan_summary {
 } pagoda_plan_summary_t;
 
 /**
- * \brief Fills `options` with the defaults listed with each field.
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Fills the first `size` bytes of `options` with the defaults listed with each field.
+ *
+ * Call it as pagoda_plan_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
  * \since 0.1
  */
-PAGODA_API void pagoda_plan_options_default(pagoda_plan_options_t *options);
+PAGODA_API void pagoda_plan_options_init(pagoda_plan_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_plan_options_init() with the caller's struct size. */
+#define pagoda_plan_options_default(options) pagoda_plan_options_init((options), sizeof *(options))
 
 /**
  * \brief Plans an opened model on a mesh.
@@ -258,11 +266,19 @@ typedef struct pagoda_simulate_options {
 } pagoda_simulate_options_t;
 
 /**
- * \brief Fills `options` with the defaults listed with each field.
- * \param[out] options the struct to fill; its `struct_size` is set.
+ * \brief Fills the first `size` bytes of `options` with the defaults listed with each field.
+ *
+ * Call it as pagoda_simulate_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
  * \since 0.1
  */
-PAGODA_API void pagoda_simulate_options_default(pagoda_simulate_options_t *options);
+PAGODA_API void pagoda_simulate_options_init(pagoda_simulate_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_simulate_options_init() with the caller's struct size. */
+#define pagoda_simulate_options_default(options) pagoda_simulate_options_init((options), sizeof *(options))
 
 /**
  * \brief Simulates serving Gamma-distributed requests on a placement.

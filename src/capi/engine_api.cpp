@@ -3,6 +3,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "pagoda/engine.h"
 
 using pagoda::fail;
@@ -29,6 +30,8 @@ pagoda_request_options_t default_request_options() {
     o.repetition_penalty = 1.0f;
     o.logprobs = -1;
     o.prompt_logprobs = -1;
+    o.n = 1;
+    o.length_penalty = 1.0f;
     return o;
 }
 
@@ -48,6 +51,10 @@ RequestConfig request_config(const pagoda_request_options_t *options) {
     c.sampling.logprobs = o.logprobs;
     c.seed = o.seed;
     c.prompt_logprobs = o.prompt_logprobs;
+    c.priority = o.priority;
+    c.n = o.n;
+    c.best_of = o.best_of;
+    c.beam_width = o.beam_width;
     if (o.n_stop_token_ids > 0 && o.stop_token_ids == nullptr)
         fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_token_ids is NULL but n_stop_token_ids is not 0");
     c.stop_token_ids.assign(o.stop_token_ids, o.stop_token_ids + o.n_stop_token_ids);
@@ -85,6 +92,9 @@ pagoda_output_t public_output(const Output &out) {
         p.prompt_top_logprobs = out.n_prompt_top_logprobs > 0 ? out.prompt_top_logprobs.data() : nullptr;
         p.n_prompt_top_logprobs = out.n_prompt_top_logprobs;
     }
+    p.sequence_index = out.sequence_index;
+    p.cumulative_logprob = out.cumulative_logprob;
+    p.request_finished = out.request_finished ? 1 : 0;
     return p;
 }
 
@@ -92,12 +102,12 @@ pagoda_output_t public_output(const Output &out) {
 
 extern "C" {
 
-PAGODA_API void pagoda_engine_options_default(pagoda_engine_options_t *options) {
-    if (options != nullptr) *options = default_engine_options();
+PAGODA_API void pagoda_engine_options_init(pagoda_engine_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_engine_options());
 }
 
-PAGODA_API void pagoda_request_options_default(pagoda_request_options_t *options) {
-    if (options != nullptr) *options = default_request_options();
+PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_request_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
@@ -122,6 +132,15 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
         pagoda::engine::EngineConfig config;
         config.max_num_seqs = o.max_num_seqs;
         config.max_num_batched_tokens = o.max_num_batched_tokens;
+        // Checked before the casts: an enum holding an undefined value is undefined behaviour.
+        if (o.preemption < PAGODA_PREEMPT_AUTO || o.preemption > PAGODA_PREEMPT_SWAP)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->preemption must be a pagoda_preemption_t (got " +
+                                                  std::to_string(o.preemption) + ")");
+        if (o.kv_reservation != PAGODA_KV_PAGED && o.kv_reservation != PAGODA_KV_CONTIGUOUS)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->kv_reservation must be a pagoda_kv_reservation_t (got " +
+                                                  std::to_string(o.kv_reservation) + ")");
+        config.preemption = static_cast<pagoda_preemption_t>(o.preemption);
+        config.reservation = static_cast<pagoda_kv_reservation_t>(o.kv_reservation);
         if (o.on_output != nullptr)
             config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
                 pagoda_output_t p = public_output(produced);
@@ -210,6 +229,27 @@ PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_ou
         return PAGODA_OK;
     });
     return status;
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine,
+                                                   pagoda_engine_stats_t *stats) {
+    return guarded("pagoda_engine_get_stats", [&] {
+        pagoda::engine::EngineStats s = pagoda::require_handle(engine, "engine")->impl->stats();
+        pagoda_engine_stats_t full{};
+        full.struct_size = sizeof(full);
+        full.requests_waiting = s.requests_waiting;
+        full.requests_running = s.requests_running;
+        full.requests_swapped = s.requests_swapped;
+        full.requests_finished = s.requests_finished;
+        full.preemptions_recompute = s.preemptions_recompute;
+        full.preemptions_swap = s.preemptions_swap;
+        full.steps = s.steps;
+        full.prompt_tokens = s.prompt_tokens;
+        full.generated_tokens = s.generated_tokens;
+        full.batched_sequences = s.batched_sequences;
+        pagoda::write_sized(stats, full, "stats");
+        return PAGODA_OK;
+    });
 }
 
 }  // extern "C"

@@ -3,6 +3,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "pagoda/kv_cache.h"
 
 using pagoda::fail;
@@ -13,6 +14,7 @@ namespace {
 pagoda_kv_cache_options_t default_kv_options() {
     pagoda_kv_cache_options_t o{};
     o.struct_size = sizeof(o);
+    o.prefix_caching = 1;
     return o;
 }
 
@@ -59,12 +61,21 @@ pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
     return g;
 }
 
+// Host blocks for preemption by swap: `swap_bytes`, or by default as much as the device pool
+// holds but no more than 4 GiB.
+int64_t swap_blocks_for(const pagoda::kv::KvGeometry &g, uint64_t swap_bytes) {
+    const uint64_t per_block = g.bytes_per_block_all_layers();
+    uint64_t bytes = swap_bytes;
+    if (bytes == 0) bytes = std::min<uint64_t>(per_block * static_cast<uint64_t>(g.num_blocks), uint64_t{4} << 30);
+    return static_cast<int64_t>(std::min<uint64_t>(bytes / per_block, INT32_MAX));
+}
+
 }  // namespace
 
 extern "C" {
 
-PAGODA_API void pagoda_kv_cache_options_default(pagoda_kv_cache_options_t *options) {
-    if (options != nullptr) *options = default_kv_options();
+PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_kv_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
@@ -82,7 +93,12 @@ PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
         const auto &device = me->impl->devices().front();
         pagoda::kv::KvGeometry g = geometry_for(m->impl->config(), *device, o);
         auto cache = std::make_unique<pagoda_kv_cache>();
-        cache->impl = std::make_shared<pagoda::kv::KvCache>(device, g);
+        if (o.prefix_caching != 0 && o.prefix_caching != 1)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "prefix_caching must be 0 or 1 (got " + std::to_string(o.prefix_caching) + ")");
+        pagoda::kv::KvCacheOptions ko;
+        ko.prefix_caching = o.prefix_caching == 1;
+        ko.swap_blocks = swap_blocks_for(g, o.swap_bytes);
+        cache->impl = std::make_shared<pagoda::kv::KvCache>(device, g, ko);
         cache->model = m->impl;
         *out = cache.release();
         return PAGODA_OK;
@@ -102,7 +118,13 @@ PAGODA_API pagoda_status_t pagoda_kv_cache_get_stats(const pagoda_kv_cache_t *ca
         full.block_size = s.block_size;
         full.blocks_total = s.blocks_total;
         full.blocks_used = s.blocks_used;
-        full.blocks_free = s.blocks_total - s.blocks_used;
+        full.blocks_free = s.blocks_total - s.blocks_used - s.blocks_cached;
+        full.blocks_cached = s.blocks_cached;
+        full.slots_wasted = s.slots_wasted;
+        full.swap_blocks_total = s.swap_blocks_total;
+        full.swap_blocks_used = s.swap_blocks_used;
+        full.prefix_queries = s.prefix_queries;
+        full.prefix_hits = s.prefix_hits;
         full.slots_used = s.slots_used;
         full.sequences = s.sequences;
         full.bytes_per_block = s.bytes_per_block;

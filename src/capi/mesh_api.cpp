@@ -1,6 +1,7 @@
 // mesh.h: building meshes from device lists and axes.
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "pagoda/mesh.h"
 
 using pagoda::fail;
@@ -18,8 +19,8 @@ pagoda_mesh_options_t default_mesh_options() {
 
 extern "C" {
 
-PAGODA_API void pagoda_mesh_options_default(pagoda_mesh_options_t *options) {
-    if (options != nullptr) *options = default_mesh_options();
+PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_mesh_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *options,

@@ -7,6 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "capi/tokenizer_handle.hpp"
 #include "pagoda/model.h"
 
@@ -48,8 +49,8 @@ struct pagoda_model_loader {
 
 extern "C" {
 
-PAGODA_API void pagoda_model_options_default(pagoda_model_options_t *options) {
-    if (options != nullptr) *options = default_model_options();
+PAGODA_API void pagoda_model_options_init(pagoda_model_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_model_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_model_open(const char *path, const pagoda_model_options_t *options,
@@ -101,8 +102,11 @@ PAGODA_API pagoda_status_t pagoda_model_loader_progress(const pagoda_model_loade
         if (loader == nullptr || loader->magic != pagoda_model_loader::kMagic)
             fail(PAGODA_ERR_INVALID_HANDLE, "loader is not a live loader");
         if (fraction == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "fraction is NULL");
+        // `done` first: the thread sets the final fraction before `done`, so a caller that sees
+        // done also sees the fraction it ended with.
+        const bool finished = loader->done.load();
         *fraction = loader->fraction.load();
-        if (done != nullptr) *done = loader->done.load() ? 1 : 0;
+        if (done != nullptr) *done = finished ? 1 : 0;
         return PAGODA_OK;
     });
 }

@@ -8,6 +8,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "pagoda/plan.h"
 #include "plan/placement.hpp"
 #include "plan/simulator.hpp"
@@ -45,8 +46,8 @@ void require_finite_at_least(double value, double least, const char *field) {
 
 extern "C" {
 
-PAGODA_API void pagoda_simulate_options_default(pagoda_simulate_options_t *options) {
-    if (options != nullptr) *options = default_simulate_options();
+PAGODA_API void pagoda_simulate_options_init(pagoda_simulate_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_simulate_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,

@@ -7,6 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/sized_struct.hpp"
 #include "capi/plan_handle.hpp"
 #include "model/hf_config.hpp"
 #include "pagoda/plan.h"
@@ -86,8 +87,8 @@ const plan::Plan &plan_of(const pagoda_plan_t *p) {
 
 extern "C" {
 
-PAGODA_API void pagoda_plan_options_default(pagoda_plan_options_t *options) {
-    if (options != nullptr) *options = default_plan_options();
+PAGODA_API void pagoda_plan_options_init(pagoda_plan_options_t *options, size_t size) {
+    pagoda::init_sized(options, size, default_plan_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const pagoda_mesh_t *mesh,

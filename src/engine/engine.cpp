@@ -31,6 +31,17 @@ void check_request(const RequestConfig &c) {
         bad("prompt_logprobs must be -1 (none) or >= 0 (got " + std::to_string(c.prompt_logprobs) + ")");
     for (const std::string &stop : c.stop_strings)
         if (stop.empty()) bad("stop strings must not be empty");
+    if (c.n < 1) bad("n must be at least 1 (got " + std::to_string(c.n) + ")");
+    if (c.best_of != 0 && c.best_of < c.n)
+        bad("best_of must be 0 or >= n (got best_of " + std::to_string(c.best_of) + ", n " + std::to_string(c.n) + ")");
+    if (c.beam_width < 0) bad("beam_width must be >= 0 (got " + std::to_string(c.beam_width) + ")");
+    auto later = [](const std::string &m) { throw Error(PAGODA_ERR_UNSUPPORTED, m); };
+    if (c.n > 1) later("n = " + std::to_string(c.n) + " is not supported yet: it arrives with multi-sequence requests");
+    if (c.best_of > c.n)
+        later("best_of = " + std::to_string(c.best_of) + " is not supported yet: it arrives with multi-sequence requests");
+    if (c.beam_width > 0)
+        later("beam_width = " + std::to_string(c.beam_width) +
+              " is not supported yet: beam search arrives with multi-sequence requests");
 }
 
 }  // namespace
@@ -42,7 +53,8 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
       config_(std::move(config)),
       stream_(cache_->device()),
       forward_(model_, stream_),
-      scheduler_(config_.max_num_seqs, config_.max_num_batched_tokens) {
+      scheduler_(SchedulerConfig{config_.max_num_seqs, config_.max_num_batched_tokens,
+                                 config_.preemption, config_.reservation}) {
     if (config_.max_num_seqs < 1 || config_.max_num_batched_tokens < 1)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "max_num_seqs and max_num_batched_tokens must be at least 1");
@@ -121,6 +133,7 @@ void Engine::abort(uint64_t id) {
             finish(**it, PAGODA_FINISH_ABORTED, out);
             incoming_.erase(it);
             --live_requests_;
+            ++n_finished_;
             deliver({std::move(out)});
             return;
         }
@@ -135,6 +148,7 @@ void Engine::abort(uint64_t id) {
         finish(*it->second, PAGODA_FINISH_ABORTED, out);
         remove(it->second.get());
         emit(std::move(out));
+        publish_queue_sizes();
         produced.swap(produced_);
     }
     deliver(std::move(produced));
@@ -147,18 +161,41 @@ void Engine::admit_incoming() {
         batch.swap(incoming_);
     }
     for (auto &r : batch) {
-        waiting_.push_back(r.get());
+        insert_in_order(queues_.waiting, r.get());
         requests_.emplace(r->id, std::move(r));
     }
 }
 
-// Removes a request from every list and returns its blocks.
+// Removes a request from every list and returns its blocks, device and swap.
 void Engine::remove(Request *r) {
     cache_->release(r->id);
-    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), r), waiting_.end());
-    running_.erase(std::remove(running_.begin(), running_.end(), r), running_.end());
+    auto drop = [r](auto &queue) { queue.erase(std::remove(queue.begin(), queue.end(), r), queue.end()); };
+    drop(queues_.waiting);
+    drop(queues_.running);
+    drop(queues_.swapped);
     requests_.erase(r->id);
     --live_requests_;
+    ++n_finished_;
+}
+
+void Engine::publish_queue_sizes() {
+    n_running_.store(static_cast<int64_t>(queues_.running.size()));
+    n_swapped_.store(static_cast<int64_t>(queues_.swapped.size()));
+}
+
+EngineStats Engine::stats() const {
+    EngineStats s;
+    s.requests_running = n_running_.load();
+    s.requests_swapped = n_swapped_.load();
+    s.requests_waiting = std::max<int64_t>(0, live_requests_.load() - s.requests_running - s.requests_swapped);
+    s.requests_finished = n_finished_.load();
+    s.preemptions_recompute = n_preempt_recompute_.load();
+    s.preemptions_swap = n_preempt_swap_.load();
+    s.steps = n_steps_.load();
+    s.prompt_tokens = n_prompt_tokens_.load();
+    s.generated_tokens = n_generated_.load();
+    s.batched_sequences = n_batched_seqs_.load();
+    return s;
 }
 
 // Fills the request's last output: the text held back for stop strings or an open UTF-8
@@ -168,6 +205,8 @@ void Engine::finish(Request &r, pagoda_finish_reason_t reason, Output &out) {
     out.finish_reason = reason;
     out.n_prompt_tokens = r.n_prompt;
     out.n_generated = r.n_generated();
+    out.cumulative_logprob = static_cast<float>(r.cumulative_logprob);
+    out.request_finished = true;
     if (reason == PAGODA_FINISH_STOP_STRING || reason == PAGODA_FINISH_ERROR) return;
     std::string tail = r.detokenizer ? r.detokenizer->flush() : std::string();
     if (r.stop_matcher) {
@@ -254,13 +293,16 @@ void Engine::step() {
 
 void Engine::step_locked() {
     admit_incoming();
-    Schedule schedule = scheduler_.schedule(waiting_, running_, *cache_);
+    Schedule schedule = scheduler_.schedule(queues_, *cache_);
+    n_preempt_recompute_ += schedule.preempted_by_recompute;
+    n_preempt_swap_ += schedule.preempted_by_swap;
     if (schedule.chunks.empty()) {
         // Nothing fits, yet something waits: only a request larger than the whole cache could
         // cause it, and submit rejects those, so this is a bug rather than a wait.
-        if (!waiting_.empty() && running_.empty())
-            fail_all({waiting_.front()}, PAGODA_ERR_INTERNAL,
-                     "the request could not be scheduled on an empty KV cache");
+        if (queues_.running.empty() && (!queues_.waiting.empty() || !queues_.swapped.empty()))
+            fail_all({queues_.swapped.empty() ? queues_.waiting.front() : queues_.swapped.front()},
+                     PAGODA_ERR_INTERNAL, "the request could not be scheduled on an empty KV cache");
+        publish_queue_sizes();
         return;
     }
     try {
@@ -269,8 +311,12 @@ void Engine::step_locked() {
         std::vector<Request *> scheduled;
         for (const ScheduledChunk &c : schedule.chunks) scheduled.push_back(c.request);
         fail_all(scheduled, e.status(), e.what());
+        publish_queue_sizes();
         throw;
     }
+    ++n_steps_;
+    n_batched_seqs_ += static_cast<int64_t>(schedule.chunks.size());
+    publish_queue_sizes();
 }
 
 void Engine::run_batch(const Schedule &schedule) {
@@ -323,8 +369,15 @@ void Engine::run_batch(const Schedule &schedule) {
         const ScheduledChunk &c = schedule.chunks[ci];
         Request &r = *c.request;
         const RowsOf &rows = rows_of[ci];
+        // Prompt tokens computed for the first time (recomputation and cache hits excluded).
+        const int64_t prompt_end = std::min<int64_t>(r.n_computed + c.n_tokens, static_cast<int64_t>(r.n_prompt));
+        const int64_t prompt_from = std::max<int64_t>(r.n_computed, r.prompt_tokens_counted);
+        if (prompt_end > prompt_from) {
+            n_prompt_tokens_ += prompt_end - prompt_from;
+            r.prompt_tokens_counted = prompt_end;
+        }
         r.n_computed += c.n_tokens;
-        cache_->set_tokens(r.id, r.n_computed);
+        cache_->set_tokens(r.id, r.n_computed, r.tokens);
 
         // Prompt log-probabilities: row for position p scores token p + 1.
         auto row_logits = [&](size_t k) {
@@ -351,9 +404,12 @@ void Engine::run_batch(const Schedule &schedule) {
         sample::SampleResult s = sample::sample(row_logits(rows.count - 1), r.config.sampling, r.history, r.rng);
         r.tokens.push_back(s.token);
         r.history.add_output(s.token);
+        r.cumulative_logprob += s.logprob;
+        ++n_generated_;
 
         Output out;
         out.request_id = r.id;
+        out.cumulative_logprob = static_cast<float>(r.cumulative_logprob);
         out.token_ids.push_back(s.token);
         if (r.config.sampling.logprobs >= 0) {
             out.has_logprobs = true;

@@ -26,8 +26,24 @@ namespace pagoda::engine {
 struct EngineConfig {
     int32_t max_num_seqs = 256;
     int32_t max_num_batched_tokens = 2048;
+    pagoda_preemption_t preemption = PAGODA_PREEMPT_AUTO;
+    pagoda_kv_reservation_t reservation = PAGODA_KV_PAGED;
     // When set, outputs go here on the stepping thread instead of the poll queue.
     std::function<void(const Output &)> on_output;
+};
+
+// pagoda_engine_stats_t's counters.
+struct EngineStats {
+    int64_t requests_waiting = 0;
+    int64_t requests_running = 0;
+    int64_t requests_swapped = 0;
+    int64_t requests_finished = 0;
+    int64_t preemptions_recompute = 0;
+    int64_t preemptions_swap = 0;
+    int64_t steps = 0;
+    int64_t prompt_tokens = 0;
+    int64_t generated_tokens = 0;
+    int64_t batched_sequences = 0;
 };
 
 class Engine {
@@ -49,6 +65,8 @@ public:
     bool poll(Output &out);
 
     const kv::KvCache &cache() const noexcept { return *cache_; }
+    // Thread-safe.
+    EngineStats stats() const;
 
 private:
     void admit_incoming();
@@ -61,6 +79,7 @@ private:
     void fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
                   const std::string &message);
     void remove(Request *r);
+    void publish_queue_sizes();
 
     std::shared_ptr<const model::Model> model_;
     std::shared_ptr<kv::KvCache> cache_;
@@ -79,10 +98,13 @@ private:
     // The step's state; abort also takes this lock.
     std::mutex step_mutex_;
     std::map<uint64_t, std::unique_ptr<Request>> requests_;
-    std::deque<Request *> waiting_;
-    std::vector<Request *> running_;
+    RequestQueues queues_;
     std::vector<float> logits_;
     std::vector<Output> produced_;  // this step's outputs, delivered once the lock is released
+
+    // Counters for stats() from any thread.
+    std::atomic<int64_t> n_running_{0}, n_swapped_{0}, n_finished_{0}, n_preempt_recompute_{0},
+        n_preempt_swap_{0}, n_steps_{0}, n_prompt_tokens_{0}, n_generated_{0}, n_batched_seqs_{0};
 
     std::mutex output_mutex_;
     std::deque<Output> outputs_;

@@ -23,6 +23,11 @@ struct RequestConfig {
     std::vector<int32_t> stop_token_ids;
     std::vector<std::string> stop_strings;
     int32_t prompt_logprobs = -1;
+    int32_t priority = 0;  // lower runs first among waiting requests
+    // Multi-sequence options, checked at submit (only n = 1 without beams runs for now).
+    int32_t n = 1;
+    int32_t best_of = 0;
+    int32_t beam_width = 0;
 };
 
 // What a request produced in one step, owned until it is polled.
@@ -43,7 +48,14 @@ struct Output {
     std::vector<float> prompt_logprobs;
     std::vector<pagoda_logprob_t> prompt_top_logprobs;
     int32_t n_prompt_top_logprobs = 0;
+    int32_t sequence_index = 0;
+    float cumulative_logprob = 0.0f;
+    bool request_finished = false;
 };
+
+// Where a request is in the engine: queued for (re)admission, holding device blocks, or with
+// its blocks in host swap space.
+enum class RequestState { waiting, running, swapped };
 
 struct Request {
     uint64_t id = 0;
@@ -52,6 +64,9 @@ struct Request {
     size_t n_prompt = 0;
     int64_t n_computed = 0;       // leading tokens whose keys and values the cache holds
     int64_t max_total_tokens = 0; // prompt + generated may not pass this (context, cache)
+    RequestState state = RequestState::waiting;
+    int64_t prompt_tokens_counted = 0;  // prompt tokens computed once (for the engine's stats)
+    double cumulative_logprob = 0.0;    // sum of the chosen tokens' log-probabilities
 
     sample::TokenHistory history;
     sample::Rng rng;
@@ -67,5 +82,11 @@ struct Request {
     int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
     bool wants_prompt_logprobs() const { return config.prompt_logprobs >= 0 && !prompt_logprobs_sent; }
 };
+
+// Scheduling order: lower priority value first, then earlier arrival (ids grow with arrival).
+inline bool runs_before(const Request *a, const Request *b) {
+    if (a->config.priority != b->config.priority) return a->config.priority < b->config.priority;
+    return a->id < b->id;
+}
 
 }  // namespace pagoda::engine

@@ -1,10 +1,13 @@
 // Continuous batching's choice for one step: which requests run and how many of their tokens.
-// Running requests go first, oldest first (a decode is one token; a prompt still being filled
-// takes what the budget leaves: chunked prefill); then waiting requests join in arrival order
-// while the token budget, the sequence cap and the free KV blocks allow. When a running request
-// cannot get a block, the latest-arrived running request is preempted by recompute: its blocks
-// are freed and it waits at the head of the queue to be prefilled again, generated tokens
-// included. No new request joins in a step that preempted.
+// Running requests go first in (priority, arrival) order (a decode is one token; a prompt still
+// being filled takes what the budget leaves: chunked prefill). When a running request cannot
+// get a block, the last running request (lowest priority, then latest arrival, as vLLM) is
+// preempted: by recompute (blocks freed; it waits to be prefilled again, generated tokens
+// included) or by swap (blocks copied to host swap space; recompute when that is full). With
+// no preemption in the step, swapped requests come back first; only when none is left do
+// waiting requests join, in (priority, arrival) order, while the token budget, the sequence cap
+// and the KV blocks allow. Paged admission reuses the prefix cache's blocks; contiguous
+// admission reserves prompt + max_tokens at once (the Orca(Max) baseline) and never grows.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 
 #include "engine/request.hpp"
 #include "kv/kv_cache.hpp"
+#include "pagoda/engine.h"
 
 namespace pagoda::engine {
 
@@ -25,22 +29,49 @@ struct ScheduledChunk {
 struct Schedule {
     std::vector<ScheduledChunk> chunks;
     std::vector<Request *> preempted;
+    int64_t preempted_by_recompute = 0;
+    int64_t preempted_by_swap = 0;
     int64_t n_tokens = 0;
 };
 
+struct SchedulerConfig {
+    int32_t max_num_seqs = 256;
+    int32_t max_num_batched_tokens = 2048;
+    pagoda_preemption_t preemption = PAGODA_PREEMPT_AUTO;
+    pagoda_kv_reservation_t reservation = PAGODA_KV_PAGED;
+};
+
+// The request queues, each kept in runs_before() order.
+struct RequestQueues {
+    std::deque<Request *> waiting;
+    std::vector<Request *> running;
+    std::deque<Request *> swapped;
+};
+
+// Inserts `r` into `queue` at its runs_before() place.
+template <typename Queue>
+void insert_in_order(Queue &queue, Request *r) {
+    auto at = queue.begin();
+    while (at != queue.end() && runs_before(*at, r)) ++at;
+    queue.insert(at, r);
+}
+
 class Scheduler {
 public:
-    Scheduler(int32_t max_num_seqs, int32_t max_num_batched_tokens)
-        : max_num_seqs_(max_num_seqs), max_num_batched_tokens_(max_num_batched_tokens) {}
+    explicit Scheduler(SchedulerConfig config) : config_(config) {}
 
-    // Reserves the KV blocks of everything it schedules. `running` is in arrival order and
-    // gains the admitted requests; preempted ones move from `running` to the front of `waiting`.
-    Schedule schedule(std::deque<Request *> &waiting, std::vector<Request *> &running,
-                      kv::KvCache &cache) const;
+    const SchedulerConfig &config() const noexcept { return config_; }
+
+    // Reserves the KV blocks of everything it schedules, moving requests between the queues.
+    Schedule schedule(RequestQueues &queues, kv::KvCache &cache) const;
 
 private:
-    int32_t max_num_seqs_;
-    int32_t max_num_batched_tokens_;
+    void preempt(Request *victim, RequestQueues &queues, kv::KvCache &cache, Schedule &out) const;
+    // Admits `r` with room for its next chunk of at most `budget` tokens; the chunk's size, or
+    // -1 when the blocks do not suffice.
+    int64_t admit(Request *r, int64_t budget, kv::KvCache &cache) const;
+
+    SchedulerConfig config_;
 };
 
 }  // namespace pagoda::engine

@@ -1,69 +1,140 @@
-// A paged KV cache on one device: a K and a V pool per layer, a block allocator, and the block
-// table of every sequence holding blocks. The engine grows a sequence's table before writing
-// tokens and releases it when the sequence ends; statistics may be read from any thread.
+// A paged KV cache on one device: a K and a V pool per layer, reference-counted blocks lent to
+// sequences through block tables, a prefix cache of full computed blocks, and host swap space.
+// The engine grows a sequence's table before writing tokens and releases it when the sequence
+// ends; statistics may be read from any thread.
+//
+// Every block is in exactly one state: free (in the allocator), used (held by ≥ 1 sequence
+// table; refcount = number of tables holding it) or cached (registered in the prefix cache,
+// held by none, evictable LRU). free + used + cached = total after every operation.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "kv/block_allocator.hpp"
+#include "kv/block_hash.hpp"
 #include "kv/kv_geometry.hpp"
+#include "kv/prefix_cache.hpp"
+#include "kv/swap_space.hpp"
 #include "runtime/device.hpp"
 
 namespace pagoda::kv {
+
+struct KvCacheOptions {
+    int64_t swap_blocks = 0;     // host blocks for swapping; 0 = no swap space
+    bool prefix_caching = true;
+    BlockHashFn hash = default_block_hash;
+};
 
 struct KvCacheStats {
     int32_t block_size = 0;
     int64_t blocks_total = 0;
     int64_t blocks_used = 0;
-    int64_t slots_used = 0;
-    int64_t sequences = 0;
+    int64_t blocks_cached = 0;
+    int64_t slots_used = 0;    // slots holding tokens, shared blocks counted once
+    int64_t slots_wasted = 0;  // blocks_used·block_size − slots_used
+    int64_t sequences = 0;     // sequences holding device blocks
     uint64_t bytes_per_block = 0;
+    int64_t swap_blocks_total = 0;
+    int64_t swap_blocks_used = 0;
+    int64_t prefix_queries = 0;
+    int64_t prefix_hits = 0;
 };
 
 class KvCache {
 public:
-    // Allocates every pool on `device` (kept alive by the cache).
-    KvCache(std::shared_ptr<const runtime::Device> device, const KvGeometry &geometry);
+    // Allocates every pool on `device` (kept alive by the cache) and the swap space.
+    KvCache(std::shared_ptr<const runtime::Device> device, const KvGeometry &geometry,
+            KvCacheOptions options = {});
 
     const KvGeometry &geometry() const noexcept { return geometry_; }
     const std::vector<LayerPools> &pools() const noexcept { return pools_; }
     const runtime::Device &device() const noexcept { return *device_; }
     int64_t capacity_tokens() const noexcept { return geometry_.num_blocks * geometry_.block_size; }
+    bool prefix_caching() const noexcept { return options_.prefix_caching; }
+    int64_t swap_blocks_total() const noexcept { return swap_.num_blocks(); }
 
-    // Grows `seq`'s table (creating it) so it can hold `n_tokens`; all-or-nothing: returns false
-    // and changes nothing when the free blocks do not suffice.
+    // Creates `seq` holding the longest cached prefix of `tokens` (whole blocks, at most
+    // `max_cached_tokens` tokens, verified token by token) and grows it to hold
+    // `capacity_for(cached_tokens)` tokens. `share_prefix` false: no lookup, and the sequence's
+    // blocks are never registered (contiguous reservation). All-or-nothing: returns -1 and
+    // changes nothing when the blocks do not suffice; else the cached tokens (which the caller
+    // need not compute). `extra_key` separates caches of, say, different adapters.
+    int64_t admit(uint64_t seq, std::span<const int32_t> tokens, int64_t max_cached_tokens,
+                  const std::function<int64_t(int64_t)> &capacity_for, bool share_prefix = true,
+                  uint64_t extra_key = 0);
+    // Grows `seq`'s table (creating it) so it can hold `n_tokens`. When the next token would go
+    // into a shared, partly filled last block, that block is copied first (copy-on-write).
+    // All-or-nothing: returns false and changes nothing when the blocks do not suffice.
     bool reserve(uint64_t seq, int64_t n_tokens);
-    // Blocks `reserve(seq, n_tokens)` would still need.
-    int64_t blocks_needed(uint64_t seq, int64_t n_tokens) const;
-    int64_t free_blocks() const;
-    // Records that `seq` now holds `n_tokens` tokens (≤ its reserved capacity).
-    void set_tokens(uint64_t seq, int64_t n_tokens);
-    // Returns every block of `seq` to the pool; nothing happens for an unknown sequence.
+    // Records that the first `n_tokens` of `token_ids` are computed in `seq`'s blocks; blocks
+    // this fills are registered in the prefix cache.
+    void set_tokens(uint64_t seq, int64_t n_tokens, std::span<const int32_t> token_ids = {});
+    // `child` (new) shares every block of `parent`.
+    void fork(uint64_t parent, uint64_t child);
+    // Returns every device and host block of `seq`; nothing happens for an unknown sequence.
     void release(uint64_t seq);
-    // The block table of `seq` (empty for an unknown one). Valid until its next change.
-    const std::vector<int32_t> &table(uint64_t seq) const;
 
+    // Moves `seq`'s blocks to host swap space (false, nothing changed, if it lacks room).
+    bool swap_out(uint64_t seq);
+    // Moves them back into new device blocks, with room for `n_tokens` (false, nothing changed,
+    // if the device lacks blocks).
+    bool swap_in(uint64_t seq, int64_t n_tokens);
+    bool is_swapped(uint64_t seq) const;
+
+    // Blocks an allocation can get now: free plus evictable cached ones.
+    int64_t free_blocks() const;
+    // The block table of `seq` (empty for an unknown or swapped one). Valid until its next change.
+    const std::vector<int32_t> &table(uint64_t seq) const;
+    // Recomputes every count and refcount from the tables; throws INTERNAL on a mismatch.
+    void check_invariants() const;
     KvCacheStats stats() const;
 
 private:
     struct Sequence {
-        std::vector<int32_t> blocks;
+        std::vector<int32_t> blocks;       // device blocks (empty while swapped)
+        std::vector<int32_t> host_blocks;  // swap blocks while swapped
         int64_t tokens = 0;
+        bool swapped = false;
+        bool share_prefix = true;
+        uint64_t extra_key = 0;
+        // The prefix-cache chain over the leading full blocks: how many are linked, and the
+        // key and serial of the last; a broken chain (a key collision) registers no further.
+        int64_t chain_blocks = 0;
+        uint64_t chain_key = 0;
+        uint64_t chain_serial = 0;
+        bool chain_broken = false;
     };
+
+    int32_t take_block_locked();
+    void unref_locked(int32_t block);
+    int64_t available_locked() const { return allocator_.free_count() + prefix_.evictable_count(); }
+    void register_full_blocks_locked(Sequence &s, std::span<const int32_t> token_ids);
+    void copy_blocks_locked(pagoda_op_t op, pagoda_swap_direction_t direction,
+                            const std::vector<int32_t> &pairs);
+    Sequence &sequence_locked(uint64_t seq, const char *what);
 
     std::shared_ptr<const runtime::Device> device_;
     KvGeometry geometry_;
+    KvCacheOptions options_;
     std::vector<runtime::DeviceBuffer> buffers_;
     std::vector<LayerPools> pools_;
+    std::vector<void *> device_pools_;  // K0, V0, K1, V1, … for COPY/SWAP_BLOCKS
+    runtime::Stream stream_;             // copies; synchronised before returning
+    SwapSpace swap_;
 
     mutable std::mutex mutex_;  // guards what follows, for stats() from other threads
     BlockAllocator allocator_;
+    PrefixCache prefix_;
+    std::vector<int32_t> refcount_;
     std::unordered_map<uint64_t, Sequence> sequences_;
-    int64_t slots_used_ = 0;
+    int64_t prefix_queries_ = 0;
+    int64_t prefix_hits_ = 0;
 };
 
 }  // namespace pagoda::kv
