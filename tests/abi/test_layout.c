@@ -422,8 +422,7 @@ FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_num_blocks, 64, 8);
 FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 72);
 
 
-/* ---- Serving API (model.h, tokenizer.h, mesh.h, kv_cache.h, engine.h) -------------------- */
-
+/* ---- Serving and planning API (model.h, tokenizer.h, mesh.h, kv_cache.h, engine.h, plan.h) -- */
 /* pagoda_model_options_t (model.h) */
 FROZEN_FIELD(pagoda_model_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_model_options_t, progress, 8, 8);
@@ -470,7 +469,10 @@ FROZEN_FIELD(pagoda_kv_cache_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_kv_cache_options_t, block_size, 4, 4);
 FROZEN_FIELD(pagoda_kv_cache_options_t, dtype, 8, 4);
 FROZEN_FIELD(pagoda_kv_cache_options_t, num_blocks, 16, 8);
-FROZEN_MIN_SIZE(pagoda_kv_cache_options_t, 32);
+FROZEN_FIELD(pagoda_kv_cache_options_t, memory_bytes, 24, 8);
+FROZEN_FIELD(pagoda_kv_cache_options_t, swap_bytes, 32, 8);
+FROZEN_FIELD(pagoda_kv_cache_options_t, prefix_caching, 40, 4);
+FROZEN_MIN_SIZE(pagoda_kv_cache_options_t, 48);
 
 /* pagoda_kv_cache_stats_t (kv_cache.h) */
 FROZEN_FIELD(pagoda_kv_cache_stats_t, struct_size, 0, 4);
@@ -481,7 +483,13 @@ FROZEN_FIELD(pagoda_kv_cache_stats_t, blocks_free, 24, 8);
 FROZEN_FIELD(pagoda_kv_cache_stats_t, slots_used, 32, 8);
 FROZEN_FIELD(pagoda_kv_cache_stats_t, sequences, 40, 8);
 FROZEN_FIELD(pagoda_kv_cache_stats_t, bytes_per_block, 48, 8);
-FROZEN_MIN_SIZE(pagoda_kv_cache_stats_t, 56);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, blocks_cached, 56, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, slots_wasted, 64, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, swap_blocks_total, 72, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, swap_blocks_used, 80, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, prefix_queries, 88, 8);
+FROZEN_FIELD(pagoda_kv_cache_stats_t, prefix_hits, 96, 8);
+FROZEN_MIN_SIZE(pagoda_kv_cache_stats_t, 104);
 
 /* pagoda_request_options_t (engine.h) */
 FROZEN_FIELD(pagoda_request_options_t, struct_size, 0, 4);
@@ -501,7 +509,13 @@ FROZEN_FIELD(pagoda_request_options_t, stop_strings, 64, 8);
 FROZEN_FIELD(pagoda_request_options_t, n_stop_strings, 72, 8);
 FROZEN_FIELD(pagoda_request_options_t, logprobs, 80, 4);
 FROZEN_FIELD(pagoda_request_options_t, prompt_logprobs, 84, 4);
-FROZEN_MIN_SIZE(pagoda_request_options_t, 88);
+FROZEN_FIELD(pagoda_request_options_t, n, 88, 4);
+FROZEN_FIELD(pagoda_request_options_t, best_of, 92, 4);
+FROZEN_FIELD(pagoda_request_options_t, beam_width, 96, 4);
+FROZEN_FIELD(pagoda_request_options_t, length_penalty, 100, 4);
+FROZEN_FIELD(pagoda_request_options_t, early_stopping, 104, 4);
+FROZEN_FIELD(pagoda_request_options_t, priority, 108, 4);
+FROZEN_MIN_SIZE(pagoda_request_options_t, 112);
 
 /* pagoda_logprob_t (engine.h) */
 FROZEN_FIELD(pagoda_logprob_t, token_id, 0, 4);
@@ -526,14 +540,34 @@ FROZEN_FIELD(pagoda_output_t, n_generated, 96, 8);
 FROZEN_FIELD(pagoda_output_t, prompt_logprobs, 104, 8);
 FROZEN_FIELD(pagoda_output_t, prompt_top_logprobs, 112, 8);
 FROZEN_FIELD(pagoda_output_t, n_prompt_top_logprobs, 120, 4);
-FROZEN_MIN_SIZE(pagoda_output_t, 128);
+FROZEN_FIELD(pagoda_output_t, sequence_index, 124, 4);
+FROZEN_FIELD(pagoda_output_t, cumulative_logprob, 128, 4);
+FROZEN_FIELD(pagoda_output_t, request_finished, 132, 4);
+FROZEN_MIN_SIZE(pagoda_output_t, 136);
 
 /* pagoda_engine_options_t (engine.h) */
 FROZEN_FIELD(pagoda_engine_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_engine_options_t, max_num_seqs, 4, 4);
+FROZEN_FIELD(pagoda_engine_options_t, max_num_batched_tokens, 8, 4);
 FROZEN_FIELD(pagoda_engine_options_t, on_output, 16, 8);
 FROZEN_FIELD(pagoda_engine_options_t, on_output_user, 24, 8);
-FROZEN_MIN_SIZE(pagoda_engine_options_t, 32);
+FROZEN_FIELD(pagoda_engine_options_t, preemption, 32, 4);
+FROZEN_FIELD(pagoda_engine_options_t, kv_reservation, 36, 4);
+FROZEN_MIN_SIZE(pagoda_engine_options_t, 40);
+
+/* pagoda_engine_stats_t (engine.h) */
+FROZEN_FIELD(pagoda_engine_stats_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_engine_stats_t, requests_waiting, 8, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, requests_running, 16, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, requests_swapped, 24, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, requests_finished, 32, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, preemptions_recompute, 40, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, preemptions_swap, 48, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, steps, 56, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, prompt_tokens, 64, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, generated_tokens, 72, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, batched_sequences, 80, 8);
+FROZEN_MIN_SIZE(pagoda_engine_stats_t, 88);
 
 /* pagoda_finish_reason_t (engine.h) */
 FROZEN_VALUE(PAGODA_FINISH_NONE, 0);
@@ -542,7 +576,74 @@ FROZEN_VALUE(PAGODA_FINISH_STOP_TOKEN, 2);
 FROZEN_VALUE(PAGODA_FINISH_STOP_STRING, 3);
 FROZEN_VALUE(PAGODA_FINISH_ABORTED, 4);
 FROZEN_VALUE(PAGODA_FINISH_ERROR, 5);
+
+/* pagoda_preemption_t (engine.h) */
+FROZEN_VALUE(PAGODA_PREEMPT_AUTO, 0);
+FROZEN_VALUE(PAGODA_PREEMPT_RECOMPUTE, 1);
+FROZEN_VALUE(PAGODA_PREEMPT_SWAP, 2);
+
+/* pagoda_kv_reservation_t (engine.h) */
+FROZEN_VALUE(PAGODA_KV_PAGED, 0);
+FROZEN_VALUE(PAGODA_KV_CONTIGUOUS, 1);
 FROZEN_VALUE(PAGODA_REQUEST_IGNORE_EOS, 1u);
 FROZEN_VALUE(PAGODA_REQUEST_KEEP_SPECIAL_TEXT, 2u);
 FROZEN_VALUE(PAGODA_REQUEST_INCLUDE_STOP_STRING, 4u);
 FROZEN_VALUE(PAGODA_REQUEST_NO_SPECIAL_TOKENS, 8u);
+
+/* pagoda_plan_options_t (plan.h) */
+FROZEN_FIELD(pagoda_plan_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_plan_options_t, objective, 4, 4);
+FROZEN_FIELD(pagoda_plan_options_t, micro_batches, 8, 4);
+FROZEN_FIELD(pagoda_plan_options_t, stages, 12, 4);
+FROZEN_FIELD(pagoda_plan_options_t, tensor_parallel, 16, 4);
+FROZEN_FIELD(pagoda_plan_options_t, device, 24, 8);
+FROZEN_FIELD(pagoda_plan_options_t, cost_file, 32, 8);
+FROZEN_FIELD(pagoda_plan_options_t, mesh_shape, 40, 8);
+FROZEN_FIELD(pagoda_plan_options_t, step_tokens, 48, 8);
+FROZEN_FIELD(pagoda_plan_options_t, context_tokens, 56, 8);
+FROZEN_FIELD(pagoda_plan_options_t, kv_tokens, 64, 8);
+FROZEN_FIELD(pagoda_plan_options_t, prompt_tokens, 72, 8);
+FROZEN_FIELD(pagoda_plan_options_t, granularity, 80, 8);
+FROZEN_FIELD(pagoda_plan_options_t, epsilon_seconds, 88, 8);
+FROZEN_MIN_SIZE(pagoda_plan_options_t, 96);
+
+/* pagoda_plan_stage_t (plan.h) */
+FROZEN_FIELD(pagoda_plan_stage_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, first_layer, 8, 8);
+FROZEN_FIELD(pagoda_plan_stage_t, end_layer, 16, 8);
+FROZEN_FIELD(pagoda_plan_stage_t, nodes, 24, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, devices, 28, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, tensor_parallel, 32, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, has_embedding, 36, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, has_head, 40, 4);
+FROZEN_FIELD(pagoda_plan_stage_t, seconds, 48, 8);
+FROZEN_FIELD(pagoda_plan_stage_t, memory_bytes, 56, 8);
+FROZEN_MIN_SIZE(pagoda_plan_stage_t, 64);
+
+/* pagoda_plan_summary_t (plan.h) */
+FROZEN_FIELD(pagoda_plan_summary_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_plan_summary_t, n_stages, 8, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, latency_seconds, 16, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, max_stage_seconds, 24, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, throughput_per_second, 32, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, objective_seconds, 40, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, n_slices, 48, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, sliced_prefill_seconds, 56, 8);
+FROZEN_FIELD(pagoda_plan_summary_t, uniform_prefill_seconds, 64, 8);
+FROZEN_MIN_SIZE(pagoda_plan_summary_t, 72);
+
+/* pagoda_simulate_options_t (plan.h) */
+FROZEN_FIELD(pagoda_simulate_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_simulate_options_t, rate_per_model, 8, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, total_rate, 16, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, cv, 24, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, slo_seconds, 32, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, duration_seconds, 40, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, seed, 48, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, overhead_seconds, 56, 8);
+FROZEN_FIELD(pagoda_simulate_options_t, reject_late, 64, 4);
+FROZEN_MIN_SIZE(pagoda_simulate_options_t, 72);
+
+/* pagoda_plan_objective_t (plan.h) */
+FROZEN_VALUE(PAGODA_PLAN_LATENCY, 0);
+FROZEN_VALUE(PAGODA_PLAN_THROUGHPUT, 1);
