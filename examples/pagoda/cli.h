@@ -33,6 +33,7 @@ int cli_generate(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 /* The bundled stories260K GGUF (installed, or in the source tree); NULL when neither exists. */
 const char *cli_default_model(void);

@@ -188,7 +188,10 @@ void write_values(Output &out, const TensorSpec &t, pagoda_dtype_t dtype, SplitM
 RandomModelShape random_model_shape(const std::string &spec) {
     if (spec == "110m") return {"110m", 768, 12, 12, 12, 2048, 32000, 1024};
     if (spec == "tiny") return {"tiny", 64, 2, 4, 4, 128, 256, 512};
-    throw std::invalid_argument("unknown random model '" + spec + "' (known: 110m, tiny)");
+    if (spec == "serve") return {"serve", 256, 4, 4, 4, 768, 1024, 2048};
+    if (spec == "serve-large") return {"serve-large", 768, 8, 12, 12, 2048, 2048, 2048};
+    throw std::invalid_argument("unknown random model '" + spec +
+                                "' (known: 110m, tiny, serve, serve-large)");
 }
 
 void write_random_gguf(const std::string &path, const RandomModelShape &shape,

@@ -25,6 +25,11 @@ struct RandomModelShape {
 
 // "110m": Karpathy's stories110M (hidden 768, 12 layers, 12 heads, FFN 2048, vocab 32000,
 // context 1024). "tiny": hidden 64, 2 layers, 4 heads, FFN 128, vocab 256, context 512.
+// "serve": hidden 256, 4 layers, 4 heads, FFN 768, vocab 1024, context 2048 (pagoda-bench-serve:
+// decodes thousands of tokens/s on two cores, while long contexts make the KV cache the limit).
+// "serve-large": hidden 768, 8 layers, 12 heads, FFN 2048, vocab 2048, context 2048 (~60M
+// parameters, 240 MB in F32: more than a CPU's caches, so decode is bandwidth-bound at batch 1
+// and batching pays, as on a GPU).
 // Throws std::invalid_argument naming the spec and the known ones for anything else.
 RandomModelShape random_model_shape(const std::string &spec);
 
