@@ -69,7 +69,8 @@ typedef struct pagoda_request_options {
                                         log-probability returned; 0 = `n` (default). */
     int32_t beam_width;            /**< > 0: beam search of this width instead of sampling; returns the
                                         `n` best beams (`n` ≤ width). Default 0. */
-    float length_penalty;          /**< Beam scores are cumulative logprob / length^this; default 1. */
+    float length_penalty;          /**< Beam scores are cumulative logprob / length^this (length: generated
+                                        tokens, a final end-of-sequence token included); default 1. */
     int32_t early_stopping;        /**< Beam search ends when `beam_width` hypotheses are done (1), or
                                         when no running beam can beat them (0, default; vLLM's "False"). */
     int32_t priority;              /**< Lower runs first among waiting requests; ties FCFS. Default 0. */
@@ -107,7 +108,8 @@ typedef struct pagoda_output {
     const pagoda_logprob_t *prompt_top_logprobs;
     int32_t n_prompt_top_logprobs;       /**< Entries per position in `prompt_top_logprobs`. */
     int32_t sequence_index;              /**< Which of the request's `n` sequences (0 when n = 1). For
-                                              beam search, its rank among the returned beams. */
+                                              beam search, its rank among the returned beams; with
+                                              `best_of` > `n`, its rank by cumulative logprob. */
     float cumulative_logprob;            /**< Sum of the sequence's token log-probabilities so far. */
     int32_t request_finished;            /**< 1 on the request's very last output (all sequences done). */
 } pagoda_output_t;
@@ -130,7 +132,9 @@ typedef struct pagoda_engine_options {
 } pagoda_engine_options_t;
 
 /** \brief What the engine does when running sequences need KV blocks and none are free: it
- *  preempts the latest-arrived request, all of its sequences at once. */
+ *  preempts the latest-arrived request, all of its sequences at once. A request with several
+ *  sequences is never recomputed: when the swap space cannot hold them all it ends with
+ *  ::PAGODA_FINISH_ERROR (::PAGODA_ERR_OUT_OF_MEMORY). */
 typedef enum pagoda_preemption {
     PAGODA_PREEMPT_AUTO = 0,      /**< vLLM's rule: recompute single-sequence requests, swap the others. */
     PAGODA_PREEMPT_RECOMPUTE = 1, /**< Free the blocks; prefill prompt and generated tokens again later

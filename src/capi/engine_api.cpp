@@ -55,6 +55,8 @@ RequestConfig request_config(const pagoda_request_options_t *options) {
     c.n = o.n;
     c.best_of = o.best_of;
     c.beam_width = o.beam_width;
+    c.length_penalty = o.length_penalty;
+    c.early_stopping = o.early_stopping;
     if (o.n_stop_token_ids > 0 && o.stop_token_ids == nullptr)
         fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_token_ids is NULL but n_stop_token_ids is not 0");
     c.stop_token_ids.assign(o.stop_token_ids, o.stop_token_ids + o.n_stop_token_ids);

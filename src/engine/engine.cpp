@@ -13,6 +13,22 @@ namespace pagoda::engine {
 
 namespace {
 
+// A sequence's own random stream: sequence 0 draws as a single-sequence request with this seed
+// would, the others from splitmix64-scrambled seeds, so each is reproducible on its own.
+uint64_t sequence_seed(uint64_t seed, int32_t index) {
+    if (index == 0) return seed;
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Beam score (vLLM / HF length_penalty): cumulative logprob / length^penalty, length counting
+// the generated tokens (a final end-of-sequence token included).
+double beam_score(double cumulative, size_t length, float length_penalty) {
+    return cumulative / std::pow(static_cast<double>(std::max<size_t>(length, 1)), length_penalty);
+}
+
 void check_request(const RequestConfig &c) {
     const sample::SamplingParams &s = c.sampling;
     auto bad = [](const std::string &m) { throw Error(PAGODA_ERR_INVALID_ARGUMENT, m); };
@@ -35,13 +51,17 @@ void check_request(const RequestConfig &c) {
     if (c.best_of != 0 && c.best_of < c.n)
         bad("best_of must be 0 or >= n (got best_of " + std::to_string(c.best_of) + ", n " + std::to_string(c.n) + ")");
     if (c.beam_width < 0) bad("beam_width must be >= 0 (got " + std::to_string(c.beam_width) + ")");
-    auto later = [](const std::string &m) { throw Error(PAGODA_ERR_UNSUPPORTED, m); };
-    if (c.n > 1) later("n = " + std::to_string(c.n) + " is not supported yet: it arrives with multi-sequence requests");
-    if (c.best_of > c.n)
-        later("best_of = " + std::to_string(c.best_of) + " is not supported yet: it arrives with multi-sequence requests");
-    if (c.beam_width > 0)
-        later("beam_width = " + std::to_string(c.beam_width) +
-              " is not supported yet: beam search arrives with multi-sequence requests");
+    if (c.beam_width > 0 && c.n > c.beam_width)
+        bad("n must be <= beam_width for beam search (got n " + std::to_string(c.n) + ", beam_width " +
+            std::to_string(c.beam_width) + ")");
+    if (c.beam_width > 0 && c.best_of > c.beam_width)
+        bad("best_of must be 0 or <= beam_width for beam search (got " + std::to_string(c.best_of) + ")");
+    if (!std::isfinite(c.length_penalty)) bad("length_penalty must be finite");
+    if (c.early_stopping != 0 && c.early_stopping != 1)
+        bad("early_stopping must be 0 or 1 (got " + std::to_string(c.early_stopping) + ")");
+    if (c.beam_width > 0 && !c.stop_strings.empty())
+        throw Error(PAGODA_ERR_UNSUPPORTED, "stop_strings are not supported with beam search (beam_width " +
+                                                std::to_string(c.beam_width) + ")");
 }
 
 }  // namespace
@@ -65,7 +85,8 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
 
 Engine::~Engine() {
     std::lock_guard lock(step_mutex_);
-    for (auto &[id, r] : requests_) cache_->release(id);
+    for (auto &[id, r] : requests_)
+        for (const auto &s : r->live) cache_->release(s->kv_id);
 }
 
 uint64_t Engine::submit_text(std::string_view text, RequestConfig config) {
@@ -80,8 +101,32 @@ uint64_t Engine::submit_text(std::string_view text, RequestConfig config) {
     return submit_tokens(ids, std::move(config));
 }
 
+std::unique_ptr<Sequence> Engine::new_sequence(const Request &r, int32_t index,
+                                               std::span<const int32_t> prompt) {
+    auto s = std::make_unique<Sequence>();
+    s->kv_id = next_kv_id_++;
+    s->index = index;
+    s->tokens.assign(prompt.begin(), prompt.end());
+    s->history.add_prompt(prompt);
+    s->rng.seed(sequence_seed(r.config.seed, index));
+    // Beams are detokenized once at the end: a beam's text state could not be forked.
+    if (model_->tokenizer() && !r.config.beam_search()) {
+        uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
+        s->detokenizer.emplace(model_->tokenizer(), prompt, flags);
+    }
+    if (!r.config.stop_strings.empty())
+        s->stop_matcher.emplace(r.config.stop_strings, (r.config.flags & PAGODA_REQUEST_INCLUDE_STOP_STRING) != 0);
+    return s;
+}
+
 uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig config) {
     check_request(config);
+    if (config.width() > config_.max_num_seqs || config.width() > config_.max_num_batched_tokens)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "the request runs " + std::to_string(config.width()) +
+                        " sequences at once (n, best_of or beam_width) but the engine batches at most " +
+                        std::to_string(std::min(config_.max_num_seqs, config_.max_num_batched_tokens)) +
+                        " (max_num_seqs, max_num_batched_tokens)");
     const model::ModelConfig &mc = model_->config();
     if (prompt.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the prompt is empty");
     for (size_t i = 0; i < prompt.size(); ++i)
@@ -100,20 +145,10 @@ uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig co
 
     auto r = std::make_unique<Request>();
     r->config = std::move(config);
-    r->tokens.assign(prompt.begin(), prompt.end());
     r->n_prompt = prompt.size();
     r->max_total_tokens =
         std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()) + r->config.max_tokens);
-    r->history.add_prompt(prompt);
-    r->rng.seed(r->config.seed);
-    if (model_->tokenizer()) {
-        uint32_t flags = (r->config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u
-                                                                              : PAGODA_DETOKENIZE_SKIP_SPECIAL;
-        r->detokenizer.emplace(model_->tokenizer(), prompt, flags);
-    }
-    if (!r->config.stop_strings.empty())
-        r->stop_matcher.emplace(r->config.stop_strings,
-                                (r->config.flags & PAGODA_REQUEST_INCLUDE_STOP_STRING) != 0);
+    r->live.push_back(new_sequence(*r, 0, prompt));
 
     std::lock_guard lock(incoming_mutex_);
     r->id = next_id_++;
@@ -129,12 +164,11 @@ void Engine::abort(uint64_t id) {
         auto it = std::find_if(incoming_.begin(), incoming_.end(),
                                [&](const auto &r) { return r->id == id; });
         if (it != incoming_.end()) {
-            Output out;
-            finish(**it, PAGODA_FINISH_ABORTED, out);
+            std::vector<Output> produced = end_request(**it, PAGODA_FINISH_ABORTED);
             incoming_.erase(it);
             --live_requests_;
             ++n_finished_;
-            deliver({std::move(out)});
+            deliver(std::move(produced));
             return;
         }
     }
@@ -144,10 +178,8 @@ void Engine::abort(uint64_t id) {
         auto it = requests_.find(id);
         if (it == requests_.end())
             throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
-        Output out;
-        finish(*it->second, PAGODA_FINISH_ABORTED, out);
+        for (Output &out : end_request(*it->second, PAGODA_FINISH_ABORTED)) emit(std::move(out));
         remove(it->second.get());
-        emit(std::move(out));
         publish_queue_sizes();
         produced.swap(produced_);
     }
@@ -168,7 +200,7 @@ void Engine::admit_incoming() {
 
 // Removes a request from every list and returns its blocks, device and swap.
 void Engine::remove(Request *r) {
-    cache_->release(r->id);
+    for (const auto &s : r->live) cache_->release(s->kv_id);
     auto drop = [r](auto &queue) { queue.erase(std::remove(queue.begin(), queue.end(), r), queue.end()); };
     drop(queues_.waiting);
     drop(queues_.running);
@@ -198,24 +230,65 @@ EngineStats Engine::stats() const {
     return s;
 }
 
-// Fills the request's last output: the text held back for stop strings or an open UTF-8
-// sequence is flushed unless a stop string ended it.
-void Engine::finish(Request &r, pagoda_finish_reason_t reason, Output &out) {
-    out.request_id = r.id;
-    out.finish_reason = reason;
-    out.n_prompt_tokens = r.n_prompt;
-    out.n_generated = r.n_generated();
-    out.cumulative_logprob = static_cast<float>(r.cumulative_logprob);
-    out.request_finished = true;
-    if (reason == PAGODA_FINISH_STOP_STRING || reason == PAGODA_FINISH_ERROR) return;
-    std::string tail = r.detokenizer ? r.detokenizer->flush() : std::string();
-    if (r.stop_matcher) {
-        sample::StopStringMatcher::Step res = r.stop_matcher->feed(tail);
-        out.text += res.text;
-        if (!res.stopped) out.text += r.stop_matcher->flush();
+// The text held back for stop strings or an open UTF-8 sequence, flushed into the sequence's
+// pending output unless a stop string ended it.
+void Engine::flush_text(Sequence &s) {
+    std::string tail = s.detokenizer ? s.detokenizer->flush() : std::string();
+    if (s.stop_matcher) {
+        sample::StopStringMatcher::Step res = s.stop_matcher->feed(tail);
+        s.pending.text += res.text;
+        if (!res.stopped) s.pending.text += s.stop_matcher->flush();
     } else {
-        out.text += tail;
+        s.pending.text += tail;
     }
+}
+
+// The sequence's pending output, completed with the request's fields; the prompt
+// log-probabilities ride on the request's first output.
+Output Engine::take_output(Request &r, Sequence &s) {
+    Output out = std::move(s.pending);
+    s.pending = Output{};
+    out.request_id = r.id;
+    out.n_prompt_tokens = r.n_prompt;
+    out.n_generated = r.n_generated(s);
+    out.sequence_index = s.index;
+    out.cumulative_logprob = static_cast<float>(s.cumulative_logprob);
+    if (out.has_logprobs) out.n_top_logprobs = std::max(0, r.config.sampling.logprobs);
+    if (r.config.prompt_logprobs >= 0 && !r.prompt_logprobs_sent && !out.token_ids.empty()) {
+        out.has_prompt_logprobs = true;
+        out.n_prompt_top_logprobs = r.config.prompt_logprobs;
+        out.prompt_logprobs = std::move(r.prompt_logprobs);
+        out.prompt_top_logprobs = std::move(r.prompt_top_logprobs);
+        r.prompt_logprobs_sent = true;
+    }
+    return out;
+}
+
+// Streaming requests get one last output per live sequence (what it holds back flushed, unless
+// it failed); the others, which answer at the end, get one output without tokens.
+std::vector<Output> Engine::end_request(Request &r, pagoda_finish_reason_t reason, pagoda_status_t status,
+                                        const std::string &error) {
+    std::vector<Output> outs;
+    if (r.config.streams() || !r.forked) {
+        for (const auto &s : r.live) {
+            if (reason != PAGODA_FINISH_ERROR) flush_text(*s);
+            if (!r.config.streams()) s->pending = Output{};
+            outs.push_back(take_output(r, *s));
+        }
+    }
+    if (outs.empty()) {
+        Output out;
+        out.request_id = r.id;
+        out.n_prompt_tokens = r.n_prompt;
+        outs.push_back(std::move(out));
+    }
+    for (Output &out : outs) {
+        out.finish_reason = reason;
+        out.status = status;
+        out.error = error;
+    }
+    outs.back().request_finished = true;
+    return outs;
 }
 
 void Engine::emit(Output out) { produced_.push_back(std::move(out)); }
@@ -265,12 +338,9 @@ bool Engine::poll(Output &out) {
 void Engine::fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
                       const std::string &message) {
     for (Request *r : requests) {
-        Output out;
-        finish(*r, PAGODA_FINISH_ERROR, out);
-        out.status = status;
-        out.error = message;
+        if (requests_.count(r->id) == 0) continue;  // a group listed twice
+        for (Output &out : end_request(*r, PAGODA_FINISH_ERROR, status, message)) emit(std::move(out));
         remove(r);
-        emit(std::move(out));
     }
 }
 
@@ -296,6 +366,12 @@ void Engine::step_locked() {
     Schedule schedule = scheduler_.schedule(queues_, *cache_);
     n_preempt_recompute_ += schedule.preempted_by_recompute;
     n_preempt_swap_ += schedule.preempted_by_swap;
+    for (Request *r : schedule.failed)
+        fail_all({r}, PAGODA_ERR_OUT_OF_MEMORY,
+                 "request " + std::to_string(r->id) + " runs " + std::to_string(r->live.size()) +
+                     " sequences and had to be preempted, but the KV cache's swap space lacks room for "
+                     "their blocks (requests with several sequences are swapped, never recomputed): "
+                     "give the cache more swap_blocks");
     if (schedule.chunks.empty()) {
         // Nothing fits, yet something waits: only a request larger than the whole cache could
         // cause it, and submit rejects those, so this is a bug rather than a wait.
@@ -309,7 +385,9 @@ void Engine::step_locked() {
         run_batch(schedule);
     } catch (const Error &e) {
         std::vector<Request *> scheduled;
-        for (const ScheduledChunk &c : schedule.chunks) scheduled.push_back(c.request);
+        for (const ScheduledChunk &c : schedule.chunks)
+            if (std::find(scheduled.begin(), scheduled.end(), c.request) == scheduled.end())
+                scheduled.push_back(c.request);
         fail_all(scheduled, e.status(), e.what());
         publish_queue_sizes();
         throw;
@@ -327,7 +405,7 @@ void Engine::run_batch(const Schedule &schedule) {
     batch.query_start.push_back(0);
     for (const ScheduledChunk &c : schedule.chunks)
         batch.max_blocks_per_seq = std::max<int32_t>(
-            batch.max_blocks_per_seq, static_cast<int32_t>(cache_->table(c.request->id).size()));
+            batch.max_blocks_per_seq, static_cast<int32_t>(cache_->table(c.sequence->kv_id).size()));
 
     // Per chunk: the first logit row it asked for, and the token position that row is for.
     struct RowsOf { size_t first = 0; int64_t first_position = 0; size_t count = 0; };
@@ -335,16 +413,17 @@ void Engine::run_batch(const Schedule &schedule) {
     for (size_t ci = 0; ci < schedule.chunks.size(); ++ci) {
         const ScheduledChunk &c = schedule.chunks[ci];
         Request &r = *c.request;
-        const std::vector<int32_t> &table = cache_->table(r.id);
+        Sequence &s = *c.sequence;
+        const std::vector<int32_t> &table = cache_->table(s.kv_id);
         const int32_t row0 = batch.n_tokens();
-        for (int64_t p = r.n_computed; p < r.n_computed + c.n_tokens; ++p) {
-            batch.token_ids.push_back(r.tokens[static_cast<size_t>(p)]);
+        for (int64_t p = s.n_computed; p < s.n_computed + c.n_tokens; ++p) {
+            batch.token_ids.push_back(s.tokens[static_cast<size_t>(p)]);
             batch.positions.push_back(static_cast<int32_t>(p));
             batch.slot_mapping.push_back(int64_t{table[static_cast<size_t>(p / block_size)]} * block_size +
                                          p % block_size);
         }
         batch.query_start.push_back(batch.n_tokens());
-        int32_t context = static_cast<int32_t>(r.n_computed + c.n_tokens);
+        int32_t context = static_cast<int32_t>(s.n_computed + c.n_tokens);
         batch.context_lens.push_back(context);
         batch.max_context_len = std::max(batch.max_context_len, context);
         batch.block_tables.insert(batch.block_tables.end(), table.begin(), table.end());
@@ -354,7 +433,7 @@ void Engine::run_batch(const Schedule &schedule) {
         // that samples; the last prompt row may be both.
         RowsOf &rows = rows_of[ci];
         rows.first = batch.logit_rows.size();
-        int64_t first = r.n_computed, end = r.n_computed + c.n_tokens;
+        int64_t first = s.n_computed, end = s.n_computed + c.n_tokens;
         int64_t lp_end = r.wants_prompt_logprobs() ? std::min<int64_t>(end, static_cast<int64_t>(r.n_prompt) - 1) : first;
         rows.first_position = first;
         for (int64_t p = first; p < lp_end; ++p) batch.logit_rows.push_back(row0 + static_cast<int32_t>(p - first));
@@ -365,24 +444,28 @@ void Engine::run_batch(const Schedule &schedule) {
     logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
     forward_.run(batch, cache_->geometry(), cache_->pools(), logits_.data());
 
+    // Requests that sample this step, in batch order, with each live sequence's logits row.
+    std::vector<Request *> sampling;
+    std::map<const Sequence *, std::span<float>> sample_row;
     for (size_t ci = 0; ci < schedule.chunks.size(); ++ci) {
         const ScheduledChunk &c = schedule.chunks[ci];
         Request &r = *c.request;
+        Sequence &s = *c.sequence;
         const RowsOf &rows = rows_of[ci];
         // Prompt tokens computed for the first time (recomputation and cache hits excluded).
-        const int64_t prompt_end = std::min<int64_t>(r.n_computed + c.n_tokens, static_cast<int64_t>(r.n_prompt));
-        const int64_t prompt_from = std::max<int64_t>(r.n_computed, r.prompt_tokens_counted);
+        const int64_t prompt_end = std::min<int64_t>(s.n_computed + c.n_tokens, static_cast<int64_t>(r.n_prompt));
+        const int64_t prompt_from = std::max<int64_t>(s.n_computed, r.prompt_tokens_counted);
         if (prompt_end > prompt_from) {
             n_prompt_tokens_ += prompt_end - prompt_from;
             r.prompt_tokens_counted = prompt_end;
         }
-        r.n_computed += c.n_tokens;
-        cache_->set_tokens(r.id, r.n_computed, r.tokens);
+        s.n_computed += c.n_tokens;
+        cache_->set_tokens(s.kv_id, s.n_computed, s.tokens);
 
         // Prompt log-probabilities: row for position p scores token p + 1.
         auto row_logits = [&](size_t k) {
             return std::span<float>(logits_.data() + (rows.first + k) * static_cast<size_t>(vocab),
-                                    static_cast<size_t>(vocab));
+                                          static_cast<size_t>(vocab));
         };
         if (r.wants_prompt_logprobs()) {
             const int32_t k_top = r.config.prompt_logprobs;
@@ -394,68 +477,265 @@ void Engine::run_batch(const Schedule &schedule) {
                 int64_t p = rows.first_position + static_cast<int64_t>(k);
                 if (p + 1 >= static_cast<int64_t>(r.n_prompt)) break;
                 auto lg = row_logits(k);
-                r.prompt_logprobs.push_back(sample::token_logprob(lg, r.tokens[static_cast<size_t>(p + 1)]));
+                r.prompt_logprobs.push_back(sample::token_logprob(lg, s.tokens[static_cast<size_t>(p + 1)]));
                 for (const sample::TokenLogprob &t : sample::top_logprobs(lg, k_top))
                     r.prompt_top_logprobs.push_back({t.token, t.logprob});
             }
         }
         if (!c.samples) continue;
+        if (sampling.empty() || sampling.back() != &r) sampling.push_back(&r);
+        sample_row[&s] = row_logits(rows.count - 1);
+    }
 
-        sample::SampleResult s = sample::sample(row_logits(rows.count - 1), r.config.sampling, r.history, r.rng);
-        r.tokens.push_back(s.token);
-        r.history.add_output(s.token);
-        r.cumulative_logprob += s.logprob;
-        ++n_generated_;
-
-        Output out;
-        out.request_id = r.id;
-        out.cumulative_logprob = static_cast<float>(r.cumulative_logprob);
-        out.token_ids.push_back(s.token);
-        if (r.config.sampling.logprobs >= 0) {
-            out.has_logprobs = true;
-            out.logprobs.push_back(s.logprob);
-            out.n_top_logprobs = r.config.sampling.logprobs;
-            for (const sample::TokenLogprob &t : s.top) out.top_logprobs.push_back({t.token, t.logprob});
+    for (Request *r : sampling) {
+        // A group is scheduled whole, so every live sequence has its row.
+        std::vector<std::span<float>> rows;
+        for (const auto &s : r->live) rows.push_back(sample_row.at(s.get()));
+        if (r->config.beam_search()) {
+            beam_step(*r, std::vector<std::span<const float>>(rows.begin(), rows.end()));
+            continue;
         }
-        if (r.config.prompt_logprobs >= 0 && !r.prompt_logprobs_sent) {
-            out.has_prompt_logprobs = true;
-            out.n_prompt_top_logprobs = r.config.prompt_logprobs;
-            out.prompt_logprobs = std::move(r.prompt_logprobs);
-            out.prompt_top_logprobs = std::move(r.prompt_top_logprobs);
-            r.prompt_logprobs_sent = true;
-        }
-
-        pagoda_finish_reason_t reason = PAGODA_FINISH_NONE;
-        bool is_eos = std::find(eos_ids_.begin(), eos_ids_.end(), s.token) != eos_ids_.end();
-        bool is_stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(),
-                                 s.token) != r.config.stop_token_ids.end();
-        if (is_stop || (is_eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0))
-            reason = PAGODA_FINISH_STOP_TOKEN;
-
-        // Text: a stop token adds none (as vLLM); otherwise the detokenizer's complete
-        // characters, through the stop-string matcher.
-        if (reason == PAGODA_FINISH_NONE && r.detokenizer) {
-            std::string piece = r.detokenizer->push(s.token);
-            if (r.stop_matcher) {
-                sample::StopStringMatcher::Step res = r.stop_matcher->feed(piece);
-                out.text = std::move(res.text);
-                if (res.stopped) reason = PAGODA_FINISH_STOP_STRING;
-            } else {
-                out.text = std::move(piece);
+        if (!r->forked) {
+            // Every sequence draws its first token from the prompt's row, which the sampler
+            // modifies: each gets a copy.
+            fork_samples(*r);
+            for (const auto &s : r->live) {
+                row_scratch_.assign(rows[0].begin(), rows[0].end());
+                sample_sequence(*r, *s, row_scratch_);
             }
+        } else {
+            for (size_t i = 0; i < r->live.size(); ++i) sample_sequence(*r, *r->live[i], rows[i]);
         }
-        if (reason == PAGODA_FINISH_NONE &&
-            static_cast<int64_t>(r.tokens.size()) >= r.max_total_tokens)
-            reason = PAGODA_FINISH_LENGTH;
+        after_sampling(*r);
+    }
+}
 
-        out.n_prompt_tokens = r.n_prompt;
-        out.n_generated = r.n_generated();
-        if (reason != PAGODA_FINISH_NONE) {
-            finish(r, reason, out);
-            remove(&r);
+// Parallel sampling: the prompt was computed once; the other best_of − 1 sequences share its
+// blocks (the partly filled last one is copied when first written: copy-on-write).
+void Engine::fork_samples(Request &r) {
+    r.forked = true;
+    const Sequence &parent = r.first();
+    std::span<const int32_t> prompt(parent.tokens.data(), r.n_prompt);
+    for (int32_t i = 1; i < r.config.width(); ++i) {
+        std::unique_ptr<Sequence> child = new_sequence(r, i, prompt);
+        child->n_computed = parent.n_computed;
+        cache_->fork(parent.kv_id, child->kv_id);
+        r.live.push_back(std::move(child));
+    }
+}
+
+void Engine::sample_sequence(Request &r, Sequence &s, std::span<float> logits) {
+    sample::SampleResult res = sample::sample(logits, r.config.sampling, s.history, s.rng);
+    s.tokens.push_back(res.token);
+    s.history.add_output(res.token);
+    s.cumulative_logprob += res.logprob;
+    ++n_generated_;
+
+    Output &out = s.pending;
+    out.token_ids.push_back(res.token);
+    if (r.config.sampling.logprobs >= 0) {
+        out.has_logprobs = true;
+        out.logprobs.push_back(res.logprob);
+        for (const sample::TokenLogprob &t : res.top) out.top_logprobs.push_back({t.token, t.logprob});
+    }
+
+    pagoda_finish_reason_t reason = PAGODA_FINISH_NONE;
+    bool is_eos = std::find(eos_ids_.begin(), eos_ids_.end(), res.token) != eos_ids_.end();
+    bool is_stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(),
+                             res.token) != r.config.stop_token_ids.end();
+    if (is_stop || (is_eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0))
+        reason = PAGODA_FINISH_STOP_TOKEN;
+
+    // Text: a stop token adds none (as vLLM); otherwise the detokenizer's complete
+    // characters, through the stop-string matcher.
+    if (reason == PAGODA_FINISH_NONE && s.detokenizer) {
+        std::string piece = s.detokenizer->push(res.token);
+        if (s.stop_matcher) {
+            sample::StopStringMatcher::Step step = s.stop_matcher->feed(piece);
+            out.text += step.text;
+            if (step.stopped) reason = PAGODA_FINISH_STOP_STRING;
+        } else {
+            out.text += piece;
         }
+    }
+    if (reason == PAGODA_FINISH_NONE && static_cast<int64_t>(s.tokens.size()) >= r.max_total_tokens)
+        reason = PAGODA_FINISH_LENGTH;
+    if (reason != PAGODA_FINISH_NONE && reason != PAGODA_FINISH_STOP_STRING) flush_text(s);
+    s.finish_reason = reason;
+}
+
+// After every live sequence sampled: streaming requests send each sequence's step; finished
+// sequences give their blocks back; the request ends with its last sequence.
+void Engine::after_sampling(Request &r) {
+    std::vector<Output> outs;
+    std::vector<std::unique_ptr<Sequence>> still;
+    for (auto &s : r.live) {
+        const bool ended = s->finish_reason != PAGODA_FINISH_NONE;
+        if (r.config.streams()) {
+            outs.push_back(take_output(r, *s));
+            outs.back().finish_reason = s->finish_reason;
+        }
+        if (!ended) {
+            still.push_back(std::move(s));
+            continue;
+        }
+        cache_->release(s->kv_id);
+        if (!r.config.streams()) r.done.push_back(std::move(s));
+    }
+    r.live = std::move(still);
+    if (r.live.empty() && r.config.streams()) outs.back().request_finished = true;
+    for (Output &out : outs) emit(std::move(out));
+    if (!r.live.empty()) return;
+    if (!r.config.streams()) answer_at_end(r);
+    remove(&r);
+}
+
+// best_of > n and beam search: the n best finished sequences, ranked, each as one output with
+// all its tokens and text. Sampling ranks by cumulative logprob, beams by their length-penalised
+// score.
+void Engine::answer_at_end(Request &r) {
+    auto score = [&](const Sequence &s) {
+        return r.config.beam_search() ? beam_score(s.cumulative_logprob, r.n_generated(s), r.config.length_penalty)
+                                      : s.cumulative_logprob;
+    };
+    std::stable_sort(r.done.begin(), r.done.end(),
+                     [&](const auto &a, const auto &b) { return score(*a) > score(*b); });
+    const size_t n = std::min<size_t>(static_cast<size_t>(r.config.n), r.done.size());
+    for (size_t rank = 0; rank < n; ++rank) {
+        Sequence &s = *r.done[rank];
+        if (r.config.beam_search() && model_->tokenizer()) {
+            // The text of the generated tokens; a final stop token adds none (as vLLM).
+            uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
+            tok::Detokenizer detok(model_->tokenizer(), std::span<const int32_t>(s.tokens.data(), r.n_prompt), flags);
+            size_t end = s.tokens.size() - (s.finish_reason == PAGODA_FINISH_STOP_TOKEN ? 1 : 0);
+            for (size_t i = r.n_prompt; i < end; ++i) s.pending.text += detok.push(s.tokens[i]);
+            s.pending.text += detok.flush();
+        }
+        s.index = static_cast<int32_t>(rank);
+        Output out = take_output(r, s);
+        out.finish_reason = s.finish_reason;
+        out.request_finished = rank + 1 == n;
         emit(std::move(out));
     }
+}
+
+// One step of beam search (vLLM's beam search, after HF's): each live beam proposes its 2W
+// most likely next tokens (raw log-softmax); candidates are ranked by cumulative logprob; an
+// end-of-sequence candidate ranked within the top W becomes a finished hypothesis, the others
+// fill the W new beams. A beam chosen several times is forked (its blocks shared); beams not
+// chosen give their blocks back.
+void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &rows) {
+    r.forked = true;
+    const int32_t width = r.config.beam_width;
+    struct Candidate {
+        size_t parent = 0;
+        int32_t token = -1;
+        float logprob = 0.0f;
+        double cumulative = 0.0;
+        size_t row = 0;
+    };
+    std::vector<Candidate> candidates;
+    for (size_t b = 0; b < r.live.size(); ++b)
+        for (const sample::TokenLogprob &t : sample::top_logprobs(rows[b], 2 * width))
+            candidates.push_back({b, t.token, t.logprob, r.live[b]->cumulative_logprob + t.logprob, b});
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate &a, const Candidate &b) { return a.cumulative > b.cumulative; });
+
+    // Appends the candidate's token to `s` (a copy of its parent or the parent itself).
+    auto extend = [&](Sequence &s, const Candidate &c) {
+        s.tokens.push_back(c.token);
+        s.cumulative_logprob = c.cumulative;
+        s.pending.token_ids.push_back(c.token);
+        if (r.config.sampling.logprobs >= 0) {
+            s.pending.has_logprobs = true;
+            s.pending.logprobs.push_back(c.logprob);
+            for (const sample::TokenLogprob &t : sample::top_logprobs(rows[c.row], r.config.sampling.logprobs))
+                s.pending.top_logprobs.push_back({t.token, t.logprob});
+        }
+        ++n_generated_;
+    };
+    auto copy_of = [&](const Sequence &parent) {
+        auto s = std::make_unique<Sequence>();
+        s->kv_id = next_kv_id_++;
+        s->tokens = parent.tokens;
+        s->n_computed = parent.n_computed;
+        s->cumulative_logprob = parent.cumulative_logprob;
+        s->pending = parent.pending;
+        return s;
+    };
+    auto is_end = [&](int32_t token) {
+        bool eos = std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
+        bool stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(), token) !=
+                    r.config.stop_token_ids.end();
+        return stop || (eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0);
+    };
+
+    std::vector<Candidate> kept;
+    for (size_t rank = 0; rank < candidates.size() && static_cast<int32_t>(kept.size()) < width; ++rank) {
+        const Candidate &c = candidates[rank];
+        if (!is_end(c.token)) {
+            kept.push_back(c);
+            continue;
+        }
+        if (rank >= static_cast<size_t>(width)) continue;  // worse than the top W: dropped
+        std::unique_ptr<Sequence> hyp = copy_of(*r.live[c.parent]);
+        extend(*hyp, c);
+        hyp->finish_reason = PAGODA_FINISH_STOP_TOKEN;
+        r.done.push_back(std::move(hyp));  // holds no blocks: its keys are never computed
+    }
+
+    // New beams: a parent's first choice extends it in place, later ones fork it (before the
+    // parent's own token is appended, which the fork must not see).
+    std::vector<bool> claimed(r.live.size(), false);
+    std::vector<bool> in_place(kept.size(), false);
+    for (size_t k = 0; k < kept.size(); ++k)
+        if (!claimed[kept[k].parent]) claimed[kept[k].parent] = in_place[k] = true;
+    std::vector<std::unique_ptr<Sequence>> next(kept.size());
+    for (size_t k = 0; k < kept.size(); ++k) {
+        if (in_place[k]) continue;
+        const Sequence &parent = *r.live[kept[k].parent];
+        next[k] = copy_of(parent);
+        cache_->fork(parent.kv_id, next[k]->kv_id);
+        extend(*next[k], kept[k]);
+    }
+    for (size_t k = 0; k < kept.size(); ++k) {
+        if (!in_place[k]) continue;
+        next[k] = std::move(r.live[kept[k].parent]);
+        extend(*next[k], kept[k]);
+    }
+    for (auto &s : r.live)
+        if (s) cache_->release(s->kv_id);
+    r.live = std::move(next);
+
+    // Done? Max length makes the running beams hypotheses; otherwise W finished hypotheses
+    // end it (early_stopping), or (vLLM's heuristic) none of the running beams' current scores
+    // beats the worst of the best W finished.
+    const float lp = r.config.length_penalty;
+    auto score = [&](const Sequence &s) { return beam_score(s.cumulative_logprob, r.n_generated(s), lp); };
+    bool finished = r.live.empty();
+    if (!finished && static_cast<int64_t>(r.live.front()->tokens.size()) >= r.max_total_tokens) {
+        for (auto &s : r.live) s->finish_reason = PAGODA_FINISH_LENGTH;
+        finished = true;
+    } else if (!finished && static_cast<int32_t>(r.done.size()) >= width) {
+        if (r.config.early_stopping == 1) {
+            finished = true;
+        } else {
+            std::vector<double> done_scores;
+            for (const auto &s : r.done) done_scores.push_back(score(*s));
+            std::sort(done_scores.begin(), done_scores.end(), std::greater<>());
+            double best_running = -std::numeric_limits<double>::infinity();
+            for (const auto &s : r.live) best_running = std::max(best_running, score(*s));
+            finished = done_scores[static_cast<size_t>(width) - 1] >= best_running;
+        }
+    }
+    if (!finished) return;
+    for (auto &s : r.live) {
+        cache_->release(s->kv_id);
+        if (s->finish_reason == PAGODA_FINISH_LENGTH) r.done.push_back(std::move(s));
+    }
+    r.live.clear();
+    answer_at_end(r);
+    remove(&r);
 }
 
 }  // namespace pagoda::engine

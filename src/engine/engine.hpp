@@ -71,7 +71,22 @@ public:
 private:
     void admit_incoming();
     void run_batch(const Schedule &schedule);
-    void finish(Request &r, pagoda_finish_reason_t reason, Output &out);
+    // Sampling: the first sample forks the prompt's sequence into the request's width; each
+    // sequence then draws its own token from its row of logits.
+    void fork_samples(Request &r);
+    // Samples in place: `logits` is modified.
+    void sample_sequence(Request &r, Sequence &s, std::span<float> logits);
+    void after_sampling(Request &r);
+    // Beam search over the rows of every live beam (`rows[i]` for r.live[i]).
+    void beam_step(Request &r, const std::vector<std::span<const float>> &rows);
+    void answer_at_end(Request &r);
+    std::unique_ptr<Sequence> new_sequence(const Request &r, int32_t index,
+                                           std::span<const int32_t> prompt);
+    // Ends the request with `reason` (ABORTED, ERROR): outputs for what was not sent yet.
+    std::vector<Output> end_request(Request &r, pagoda_finish_reason_t reason,
+                                    pagoda_status_t status = PAGODA_OK, const std::string &error = {});
+    void flush_text(Sequence &s);
+    Output take_output(Request &r, Sequence &s);
     void step_locked();
     // Queues an output of this step (under the step lock); deliver() hands them out after.
     void emit(Output out);
@@ -93,6 +108,7 @@ private:
     std::mutex incoming_mutex_;
     std::vector<std::unique_ptr<Request>> incoming_;
     uint64_t next_id_ = 1;
+    std::atomic<uint64_t> next_kv_id_{1};  // the cache's sequence ids, one per Sequence
     std::atomic<int64_t> live_requests_{0};
 
     // The step's state; abort also takes this lock.
@@ -100,6 +116,7 @@ private:
     std::map<uint64_t, std::unique_ptr<Request>> requests_;
     RequestQueues queues_;
     std::vector<float> logits_;
+    std::vector<float> row_scratch_;  // a logits row the sampler may modify
     std::vector<Output> produced_;  // this step's outputs, delivered once the lock is released
 
     // Counters for stats() from any thread.

@@ -1,8 +1,12 @@
-// A request as the engine tracks it: its tokens (prompt, then generated), how many of them the
-// KV cache holds, its sampling state, and what it has produced since its last output.
+// A request as the engine tracks it: a group of sequences sharing one prompt (one sequence
+// until the prompt is computed, then `best_of` sampled ones or `beam_width` beams), each with
+// its tokens, how many of them the KV cache holds, its sampling state and what it has produced
+// since its last output.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,10 +28,18 @@ struct RequestConfig {
     std::vector<std::string> stop_strings;
     int32_t prompt_logprobs = -1;
     int32_t priority = 0;  // lower runs first among waiting requests
-    // Multi-sequence options, checked at submit (only n = 1 without beams runs for now).
     int32_t n = 1;
-    int32_t best_of = 0;
-    int32_t beam_width = 0;
+    int32_t best_of = 0;      // 0 = n
+    int32_t beam_width = 0;   // > 0: beam search
+    float length_penalty = 1.0f;
+    int32_t early_stopping = 0;
+
+    bool beam_search() const { return beam_width > 0; }
+    // Sequences the request runs at once after its prompt.
+    int32_t width() const { return beam_search() ? beam_width : std::max(n, best_of); }
+    // Outputs stream step by step only when every sequence generated is returned; best_of > n
+    // and beam search return theirs at the end (as vLLM).
+    bool streams() const { return !beam_search() && width() == n; }
 };
 
 // What a request produced in one step, owned until it is polled.
@@ -57,29 +69,50 @@ struct Output {
 // its blocks in host swap space.
 enum class RequestState { waiting, running, swapped };
 
-struct Request {
-    uint64_t id = 0;
-    RequestConfig config;
+// One sequence of a request. Its KV blocks live in the cache under `kv_id`.
+struct Sequence {
+    uint64_t kv_id = 0;
+    int32_t index = 0;            // which of the request's sequences (sampling: 0..best_of-1)
     std::vector<int32_t> tokens;  // prompt, then generated
-    size_t n_prompt = 0;
     int64_t n_computed = 0;       // leading tokens whose keys and values the cache holds
-    int64_t max_total_tokens = 0; // prompt + generated may not pass this (context, cache)
-    RequestState state = RequestState::waiting;
-    int64_t prompt_tokens_counted = 0;  // prompt tokens computed once (for the engine's stats)
-    double cumulative_logprob = 0.0;    // sum of the chosen tokens' log-probabilities
+    double cumulative_logprob = 0.0;
+    pagoda_finish_reason_t finish_reason = PAGODA_FINISH_NONE;
 
     sample::TokenHistory history;
     sample::Rng rng;
     std::optional<tok::Detokenizer> detokenizer;  // absent when the model has no tokenizer
     std::optional<sample::StopStringMatcher> stop_matcher;
 
+    // What it produced and has not sent: each step's for streaming requests, everything for
+    // requests that answer at the end.
+    Output pending;
+
+    int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+};
+
+struct Request {
+    uint64_t id = 0;
+    RequestConfig config;
+    size_t n_prompt = 0;
+    int64_t max_total_tokens = 0; // prompt + generated may not pass this (context, cache)
+    RequestState state = RequestState::waiting;
+    int64_t prompt_tokens_counted = 0;  // prompt tokens computed once (for the engine's stats)
+
+    // The sequences still generating (one until the prompt has been sampled: `forked` false),
+    // and those done but kept for the final answer (best_of > n, beam search).
+    std::vector<std::unique_ptr<Sequence>> live;
+    std::vector<std::unique_ptr<Sequence>> done;
+    bool forked = false;
+    int32_t streamed_finished = 0;  // streaming: sequences whose last output went out
+
     // Prompt log-probabilities, filled chunk by chunk and sent with the first output.
     std::vector<float> prompt_logprobs;
     std::vector<pagoda_logprob_t> prompt_top_logprobs;
     bool prompt_logprobs_sent = false;
 
-    size_t n_generated() const { return tokens.size() - n_prompt; }
-    int64_t n_uncomputed() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+    Sequence &first() { return *live.front(); }
+    const Sequence &first() const { return *live.front(); }
+    size_t n_generated(const Sequence &s) const { return s.tokens.size() - n_prompt; }
     bool wants_prompt_logprobs() const { return config.prompt_logprobs >= 0 && !prompt_logprobs_sent; }
 };
 

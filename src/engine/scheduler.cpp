@@ -3,30 +3,73 @@
 #include <algorithm>
 #include <string>
 
+#include "common/error.hpp"
 #include "common/log.hpp"
 
 namespace pagoda::engine {
 
 namespace {
 
-ScheduledChunk chunk_of(Request *r, int64_t n_tokens) {
-    return {r, n_tokens, r->n_computed + n_tokens == static_cast<int64_t>(r->tokens.size())};
+ScheduledChunk chunk_of(Request *r, Sequence *s, int64_t n_tokens) {
+    return {r, s, n_tokens, s->n_computed + n_tokens == static_cast<int64_t>(s->tokens.size())};
 }
+
+int64_t blocks_for(int64_t tokens, int32_t block_size) { return (tokens + block_size - 1) / block_size; }
 
 }  // namespace
 
+// All of the group's sequences or none: the swap space must hold every block of every
+// sequence (a shared block once per holder, since each sequence swaps its own table).
+bool Scheduler::swap_out_group(Request *r, kv::KvCache &cache) const {
+    int64_t need = 0;
+    for (const auto &s : r->live) need += static_cast<int64_t>(cache.table(s->kv_id).size());
+    const kv::KvCacheStats st = cache.stats();
+    if (need > st.swap_blocks_total - st.swap_blocks_used) return false;
+    for (const auto &s : r->live)
+        if (!cache.swap_out(s->kv_id))
+            throw Error(PAGODA_ERR_INTERNAL, "request " + std::to_string(r->id) +
+                                                 ": swap space counted free was refused");
+    return true;
+}
+
+// All of the group's sequences or none, each with room for its next token.
+bool Scheduler::swap_in_group(Request *r, int64_t budget, kv::KvCache &cache) const {
+    if (r->live.size() == 1) {
+        Sequence &s = r->first();
+        return cache.swap_in(s.kv_id, s.n_computed + std::min(s.n_uncomputed(), budget));
+    }
+    const int32_t bs = cache.geometry().block_size;
+    int64_t need = 0;
+    for (const auto &s : r->live) need += blocks_for(static_cast<int64_t>(s->tokens.size()), bs);
+    if (need > cache.free_blocks()) return false;
+    for (const auto &s : r->live)
+        if (!cache.swap_in(s->kv_id, static_cast<int64_t>(s->tokens.size())))
+            throw Error(PAGODA_ERR_INTERNAL, "request " + std::to_string(r->id) +
+                                                 ": device blocks counted free were refused at swap-in");
+    return true;
+}
+
 void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cache, Schedule &out) const {
     out.preempted.push_back(victim);
-    // AUTO: every request has one sequence for now, and vLLM recomputes those.
-    if (config_.preemption == PAGODA_PREEMPT_SWAP && cache.swap_out(victim->id)) {
+    const bool group = victim->live.size() > 1;
+    // AUTO: vLLM recomputes single-sequence requests and swaps groups.
+    if ((group || config_.preemption == PAGODA_PREEMPT_SWAP) && swap_out_group(victim, cache)) {
         victim->state = RequestState::swapped;
         insert_in_order(queues.swapped, victim);
         ++out.preempted_by_swap;
         log(PAGODA_LOG_DEBUG, "request " + std::to_string(victim->id) + " preempted (swap)");
         return;
     }
-    cache.release(victim->id);
-    victim->n_computed = 0;
+    if (group) {
+        for (const auto &s : victim->live) cache.release(s->kv_id);
+        out.failed.push_back(victim);
+        log(PAGODA_LOG_WARN, "request " + std::to_string(victim->id) +
+                                 " could not be preempted: its sequences do not fit the swap space");
+        return;
+    }
+    Sequence &s = victim->first();
+    cache.release(s.kv_id);
+    s.n_computed = 0;
     // Prompt log-probabilities not yet sent are computed again with the prompt.
     victim->prompt_logprobs.clear();
     victim->prompt_top_logprobs.clear();
@@ -37,62 +80,73 @@ void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cac
 }
 
 int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache) const {
-    const int64_t n_tokens = static_cast<int64_t>(r->tokens.size());
+    Sequence &s = r->first();
+    const int64_t n_tokens = static_cast<int64_t>(s.tokens.size());
     int64_t cached = 0;
     if (config_.reservation == PAGODA_KV_CONTIGUOUS) {
-        cached = cache.admit(r->id, r->tokens, 0, [&](int64_t) { return r->max_total_tokens; },
+        cached = cache.admit(s.kv_id, s.tokens, 0, [&](int64_t) { return r->max_total_tokens; },
                              /*share_prefix=*/false);
     } else {
         // At least the last token is computed, so the step has logits to sample from; prompt
         // log-probabilities need every row, so those requests take no cached prefix.
         const int64_t max_cached = r->wants_prompt_logprobs() ? 0 : n_tokens - 1;
-        cached = cache.admit(r->id, r->tokens, max_cached,
+        cached = cache.admit(s.kv_id, s.tokens, max_cached,
                              [&](int64_t c) { return c + std::min(n_tokens - c, budget); });
     }
     if (cached < 0) return -1;
-    r->n_computed = cached;
-    return std::min(r->n_uncomputed(), budget);
+    s.n_computed = cached;
+    return std::min(s.n_uncomputed(), budget);
 }
 
 Schedule Scheduler::schedule(RequestQueues &queues, kv::KvCache &cache) const {
     Schedule out;
     int64_t budget = config_.max_num_batched_tokens;
     auto room = [&] { return budget > 0 && static_cast<int32_t>(out.chunks.size()) < config_.max_num_seqs; };
-    auto add = [&](Request *r, int64_t n) {
-        out.chunks.push_back(chunk_of(r, n));
+    auto add = [&](Request *r, Sequence *s, int64_t n) {
+        out.chunks.push_back(chunk_of(r, s, n));
         out.n_tokens += n;
         budget -= n;
+    };
+    // A group needs room for one token of each of its sequences at once.
+    auto group_fits = [&](const Request *r) {
+        const int64_t k = static_cast<int64_t>(r->live.size());
+        return k == 1 || (budget >= k && static_cast<int64_t>(out.chunks.size()) + k <= config_.max_num_seqs);
+    };
+    auto chunk_size = [&](const Request *r, const Sequence &s) {
+        return r->live.size() == 1 ? std::min(s.n_uncomputed(), budget) : s.n_uncomputed();
     };
 
     std::vector<Request *> &running = queues.running;
     size_t i = 0;
     while (i < running.size() && room()) {
         Request *r = running[i];
-        int64_t n = std::min(r->n_uncomputed(), budget);
+        if (!group_fits(r)) break;
         bool preempted_self = false;
-        while (!cache.reserve(r->id, r->n_computed + n)) {
-            Request *victim = running.back();
-            running.pop_back();
-            preempt(victim, queues, cache, out);
-            if (victim == r) {
-                preempted_self = true;
-                break;
+        for (const auto &s : r->live) {
+            while (!cache.reserve(s->kv_id, s->n_computed + chunk_size(r, *s))) {
+                Request *victim = running.back();
+                running.pop_back();
+                preempt(victim, queues, cache, out);
+                if (victim == r) {
+                    preempted_self = true;
+                    break;
+                }
             }
+            if (preempted_self) break;
         }
         if (preempted_self) break;  // r was the last running request
-        add(r, n);
+        for (const auto &s : r->live) add(r, s.get(), chunk_size(r, *s));
         ++i;
     }
     if (!out.preempted.empty()) return out;
 
     while (!queues.swapped.empty() && room()) {
         Request *r = queues.swapped.front();
-        int64_t n = std::min(r->n_uncomputed(), budget);
-        if (!cache.swap_in(r->id, r->n_computed + n)) break;
+        if (!group_fits(r) || !swap_in_group(r, budget, cache)) break;
         queues.swapped.pop_front();
         r->state = RequestState::running;
         insert_in_order(running, r);
-        add(r, n);
+        for (const auto &s : r->live) add(r, s.get(), chunk_size(r, *s));
     }
     // While a request is swapped out, new ones would take the blocks it needs to come back.
     if (!queues.swapped.empty()) return out;
@@ -104,7 +158,7 @@ Schedule Scheduler::schedule(RequestQueues &queues, kv::KvCache &cache) const {
         queues.waiting.pop_front();
         r->state = RequestState::running;
         insert_in_order(running, r);
-        add(r, n);
+        add(r, &r->first(), n);
     }
     return out;
 }

@@ -8,6 +8,13 @@
 // waiting requests join, in (priority, arrival) order, while the token budget, the sequence cap
 // and the KV blocks allow. Paged admission reuses the prefix cache's blocks; contiguous
 // admission reserves prompt + max_tokens at once (the Orca(Max) baseline) and never grows.
+//
+// A request with several live sequences (parallel sampling, beams) is scheduled as a group:
+// all its sequences decode in a step or none does, and it is preempted by swapping all of them
+// out (whatever the preemption mode, as vLLM: recomputing would have to restart every sequence
+// consistently). When the swap space lacks room for the whole group it is not preempted but
+// listed in Schedule::failed, its blocks released, and the engine ends it with an error.
+// Swapping copies shared blocks once per sequence, so a group comes back without sharing.
 #pragma once
 
 #include <cstdint>
@@ -22,13 +29,15 @@ namespace pagoda::engine {
 
 struct ScheduledChunk {
     Request *request = nullptr;
-    int64_t n_tokens = 0;  // tokens from request->n_computed on
+    Sequence *sequence = nullptr;
+    int64_t n_tokens = 0;  // tokens from sequence->n_computed on
     bool samples = false;  // the chunk reaches the last token, so the step samples a new one
 };
 
 struct Schedule {
     std::vector<ScheduledChunk> chunks;
     std::vector<Request *> preempted;
+    std::vector<Request *> failed;  // multi-sequence requests that could not be swapped out
     int64_t preempted_by_recompute = 0;
     int64_t preempted_by_swap = 0;
     int64_t n_tokens = 0;
@@ -67,6 +76,8 @@ public:
 
 private:
     void preempt(Request *victim, RequestQueues &queues, kv::KvCache &cache, Schedule &out) const;
+    bool swap_out_group(Request *r, kv::KvCache &cache) const;
+    bool swap_in_group(Request *r, int64_t budget, kv::KvCache &cache) const;
     // Admits `r` with room for its next chunk of at most `budget` tokens; the chunk's size, or
     // -1 when the blocks do not suffice.
     int64_t admit(Request *r, int64_t budget, kv::KvCache &cache) const;

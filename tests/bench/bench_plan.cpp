@@ -1,7 +1,8 @@
 // pagoda-bench-plan: how fast the planners run at the goal sizes, and what TeraPipe
 // slicing gains on costs measured on this machine's CPU backend. Prints one JSON object per case.
 //
-//   pagoda-bench-plan [--json] [--quick] [--skip-measured] [--profile-out FILE] [--plugin-dir DIR]
+//   pagoda-bench-plan [--json] [--quick] [--skip-measured] [--profile-out FILE]
+//                     [--profile-tokens L] [--repeats N] [--plugin-dir DIR]
 //
 // Cases (field "name"):
 //   terapipe_slicing  L tokens over K stages at granularity g (goal: L=8192, K=48, g=8 < 1 s),
@@ -13,6 +14,7 @@
 //                     best uniform slicing: the predicted speedup (paper: 1.04–1.12×).
 //   placement         (hook) AlpaServe placement: added with src/plan/placement*.
 // --quick runs small sizes for the CTest smoke entry.
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -116,7 +118,8 @@ void bench_partition(const MeshShape &mesh, PartitionObjective objective, int32_
 }
 
 // Profiles a random-weight model on the CPU backend and plans a 2-stage sliced prefill with it.
-void bench_measured(const std::string &plugin_dir, bool quick, const std::string &profile_out) {
+void bench_measured(const std::string &plugin_dir, bool quick, const std::string &profile_out,
+                    int64_t profile_tokens, int32_t repeats) {
     pagoda::bench::RandomModelShape shape{"plan-profile", 256, 4, 4, 4, 768, 256, 4096};
     pagoda::bench::TempGgufFile file;
     pagoda::bench::write_random_gguf(file.path(), shape, PAGODA_DTYPE_F32, 7);
@@ -129,10 +132,10 @@ void bench_measured(const std::string &plugin_dir, bool quick, const std::string
     auto device = std::make_shared<const pagoda::runtime::Device>(backend, 0);
     auto model = pagoda::model::open_model(file.path(), {}, nullptr);
     ProfileOptions po;
-    po.max_tokens = quick ? 128 : 1024;
+    po.max_tokens = quick ? 128 : profile_tokens;
     po.granularity = quick ? 32 : 16;
     po.grid = quick ? 4 : 8;
-    po.repeats = quick ? 1 : 3;
+    po.repeats = quick ? 1 : repeats;
     const double start = now();
     const MeasuredLayerCosts costs =
         profile_layer_costs(model, device, "cpu", device->name() + " 2 threads", device_preset("cpu"), po);
@@ -167,6 +170,8 @@ void bench_measured(const std::string &plugin_dir, bool quick, const std::string
 
 int main(int argc, char **argv) {
     bool quick = false, measured = true;
+    int64_t profile_tokens = 1024;  // L of the measured slicing: the longest prompt profiled
+    int32_t repeats = 3;            // timed runs per profiled point; the fastest is kept
     std::string plugin_dir = PAGODA_BENCH_PLUGIN_DIR, profile_out;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -175,10 +180,12 @@ int main(int argc, char **argv) {
         else if (a == "--skip-measured") measured = false;
         else if (a == "--plugin-dir" && i + 1 < argc) plugin_dir = argv[++i];
         else if (a == "--profile-out" && i + 1 < argc) profile_out = argv[++i];
+        else if (a == "--profile-tokens" && i + 1 < argc) profile_tokens = std::atoll(argv[++i]);
+        else if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr,
                          "usage: pagoda-bench-plan [--json] [--quick] [--skip-measured] [--profile-out FILE] "
-                         "[--plugin-dir DIR]\n");
+                         "[--profile-tokens L] [--repeats N] [--plugin-dir DIR]\n");
             return 2;
         }
     }
@@ -216,7 +223,14 @@ int main(int argc, char **argv) {
                         sc.hours, sc.total_rate, sc.models, sc.groups, (unsigned long long)r.requests,
                         r.slo_attainment, r.seconds);
         }
-        if (measured) bench_measured(plugin_dir, quick, profile_out);
+        if (measured) {
+            if (profile_tokens < 128 || profile_tokens % 128 != 0 || repeats < 1) {
+                std::fprintf(stderr, "pagoda-bench-plan: --profile-tokens must be a multiple of 128 "
+                                     "and --repeats at least 1\n");
+                return 2;
+            }
+            bench_measured(plugin_dir, quick, profile_out, profile_tokens, repeats);
+        }
     } catch (const std::exception &e) {
         std::fprintf(stderr, "pagoda-bench-plan: %s\n", e.what());
         return 1;

@@ -1,7 +1,10 @@
 // The property test of issue 4: random interleavings of submit, step and abort on a KV cache
 // too small for the load (so requests are preempted, by recompute or by swap), with prefix
 // sharing on and chunked prefill, keep the block accounting exact after every operation
-// (KvCache::check_invariants) and give every request the greedy tokens it gets alone.
+// (KvCache::check_invariants) and give every request the greedy tokens it gets alone. Some
+// requests run two greedy sequences (n = 2, forked from the prompt, scheduled and swapped as a
+// group): each must equal the run alone too; such a group may instead end with
+// OUT_OF_MEMORY when the swap space cannot take it.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -108,7 +111,9 @@ std::vector<std::vector<int32_t>> alone_outputs(const std::vector<std::vector<in
 struct Live {
     size_t prompt = 0;
     int32_t max_tokens = 0;
-    std::vector<int32_t> tokens;
+    int32_t n = 1;
+    std::vector<int32_t> tokens[2];  // per sequence
+    int32_t ended = 0;               // sequences whose last output came
 };
 
 void run_random_interleaving(pagoda_preemption_t preemption, unsigned seed,
@@ -126,28 +131,40 @@ void run_random_interleaving(pagoda_preemption_t preemption, unsigned seed,
 
     std::mt19937 rng(seed);
     std::map<uint64_t, Live> live;
-    int64_t finished = 0, aborted = 0, steps = 0;
+    int64_t finished = 0, aborted = 0, steps = 0, groups_failed = 0;
     auto check_output = [&](const engine::Output &o) {
         auto it = live.find(o.request_id);
         if (it == live.end()) fail_msg("output for unknown request %llu", (unsigned long long)o.request_id);
         Live &l = it->second;
-        l.tokens.insert(l.tokens.end(), o.token_ids.begin(), o.token_ids.end());
+        if (o.sequence_index < 0 || o.sequence_index >= l.n)
+            fail_msg("request %llu: sequence_index %d", (unsigned long long)o.request_id, o.sequence_index);
+        std::vector<int32_t> &tokens = l.tokens[o.sequence_index];
+        tokens.insert(tokens.end(), o.token_ids.begin(), o.token_ids.end());
         const auto &want = alone[l.prompt];
-        if (l.tokens.size() > size_t(l.max_tokens)) fail_msg("request %llu generated too much", (unsigned long long)o.request_id);
-        for (size_t t = 0; t < l.tokens.size(); ++t)
-            if (l.tokens[t] != want[t])
-                fail_msg("request %llu (prompt %zu), token %zu: %d here, %d alone", (unsigned long long)o.request_id,
-                         l.prompt, t, l.tokens[t], want[t]);
+        if (tokens.size() > size_t(l.max_tokens)) fail_msg("request %llu generated too much", (unsigned long long)o.request_id);
+        for (size_t t = 0; t < tokens.size(); ++t)
+            if (tokens[t] != want[t])
+                fail_msg("request %llu (prompt %zu), sequence %d, token %zu: %d here, %d alone",
+                         (unsigned long long)o.request_id, l.prompt, o.sequence_index, t, tokens[t], want[t]);
         if (o.finish_reason == PAGODA_FINISH_NONE) return;
+        ++l.ended;
         if (o.finish_reason == PAGODA_FINISH_LENGTH) {
-            assert_int_equal(l.tokens.size(), l.max_tokens);
-            ++finished;
-        } else if (o.finish_reason == PAGODA_FINISH_ABORTED) {
-            ++aborted;
-        } else {
+            assert_int_equal(tokens.size(), l.max_tokens);
+        } else if (o.finish_reason == PAGODA_FINISH_ERROR && l.n > 1 && o.status == PAGODA_ERR_OUT_OF_MEMORY) {
+            if (o.request_finished) ++groups_failed;
+        } else if (o.finish_reason != PAGODA_FINISH_ABORTED) {
             fail_msg("request %llu ended with reason %d: %s", (unsigned long long)o.request_id,
                      int(o.finish_reason), o.error.c_str());
         }
+        // The request's last output, and only that, says request_finished: once every sequence
+        // ended, or at an abort or error (before the prompt forks there is one sequence only).
+        const bool cut_short = o.finish_reason == PAGODA_FINISH_ABORTED || o.finish_reason == PAGODA_FINISH_ERROR;
+        if (l.ended == l.n ? !o.request_finished : (o.request_finished && !cut_short))
+            fail_msg("request %llu: request_finished %d after %d of %d sequences (reason %d)",
+                     (unsigned long long)o.request_id, int(o.request_finished), l.ended, l.n, int(o.finish_reason));
+        if (!o.request_finished) return;
+        if (o.finish_reason == PAGODA_FINISH_LENGTH) ++finished;
+        if (o.finish_reason == PAGODA_FINISH_ABORTED) ++aborted;
         live.erase(it);
     };
 
@@ -157,7 +174,10 @@ void run_random_interleaving(pagoda_preemption_t preemption, unsigned seed,
             Live l;
             l.prompt = rng() % prompts.size();
             l.max_tokens = int32_t(1 + rng() % kMaxTokens);
-            uint64_t id = e.submit_tokens(prompts[l.prompt], greedy(l.max_tokens));
+            l.n = rng() % 4 == 0 ? 2 : 1;
+            engine::RequestConfig config = greedy(l.max_tokens);
+            config.n = l.n;
+            uint64_t id = e.submit_tokens(prompts[l.prompt], config);
             live.emplace(id, std::move(l));
         } else if (dice < 38 && !live.empty()) {
             auto it = live.begin();
@@ -184,10 +204,10 @@ void run_random_interleaving(pagoda_preemption_t preemption, unsigned seed,
     assert_int_equal(ks.swap_blocks_used, 0);
     const engine::EngineStats es = e.stats();
     printf("preemption %d: %lld ops (%lld steps), %lld finished, %lld aborted, preempted %lld by recompute "
-           "and %lld by swap, prefix hits %lld/%lld\n",
+           "and %lld by swap, prefix hits %lld/%lld, %lld two-sequence requests failed for want of swap space\n",
            int(preemption), (long long)kOpsPerMode, (long long)steps, (long long)finished, (long long)aborted,
            (long long)es.preemptions_recompute, (long long)es.preemptions_swap, (long long)ks.prefix_hits,
-           (long long)ks.prefix_queries);
+           (long long)ks.prefix_queries, (long long)groups_failed);
     assert_true(finished > 100);
     assert_true(aborted > 100);
     assert_true(ks.prefix_hits > 0);

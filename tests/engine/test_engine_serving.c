@@ -311,20 +311,34 @@ static void test_abort_while_swapped(void **state) {
 
 static void test_multi_sequence_options_rejected(void **state) {
     (void)state;
-    serving_t *s = open_serving(64, 16, 1, PAGODA_PREEMPT_AUTO, PAGODA_KV_PAGED, 0);
+    serving_t *s = open_serving(64, 16, 1, PAGODA_PREEMPT_AUTO, PAGODA_KV_PAGED, 8);
     uint64_t id = 0;
     pagoda_request_options_t o = greedy(4);
-    o.n = 2;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
-                        "multi-sequence");
+    o.n = 3;
+    o.best_of = 2;
+    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+                        "best_of");
     o = greedy(4);
     o.beam_width = 2;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
-                        "multi-sequence");
+    o.n = 3;
+    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+                        "beam_width");
     o = greedy(4);
-    o.best_of = 3;
+    o.n = 9; /* more sequences than max_num_seqs = 8 */
+    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+                        "max_num_seqs");
+    o = greedy(4);
+    o.beam_width = 2;
+    o.early_stopping = 2;
+    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+                        "early_stopping");
+    const char *stops[] = {"."};
+    o = greedy(4);
+    o.beam_width = 2;
+    o.stop_strings = stops;
+    o.n_stop_strings = 1;
     test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
-                        "multi-sequence");
+                        "beam search");
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     eo.preemption = 7;
