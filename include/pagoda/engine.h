@@ -89,7 +89,8 @@ typedef struct pagoda_logprob {
 typedef struct pagoda_output {
     uint32_t struct_size;                /**< Set by the caller to sizeof(pagoda_output_t). */
     uint64_t request_id;                 /**< The id submit returned. */
-    pagoda_finish_reason_t finish_reason; /**< NONE while running; set on the request's last output. */
+    pagoda_finish_reason_t finish_reason; /**< NONE while the sequence runs; set on its last output
+                                               (`request_finished` marks the request's). */
     pagoda_status_t status;              /**< ::PAGODA_OK unless `finish_reason` is ERROR. */
     const char *error;                   /**< The failure's message when ERROR, else `""`. */
     const int32_t *token_ids;            /**< New tokens; NULL when `n_tokens` is 0. */
