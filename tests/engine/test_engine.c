@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_stack.h"
 #include "test_util.h"
 
-#define MODEL_PATH PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
+#define MODEL_PATH ENGINE_STACK_MODEL
 #define MAX_REQUESTS 64
 #define MAX_TOKENS 512
 
@@ -35,49 +36,31 @@ typedef struct result {
 } result_t;
 
 typedef struct fixture {
-    pagoda_model_t *model;
-    pagoda_mesh_t *mesh;
-    pagoda_kv_cache_t *cache;
-    pagoda_engine_t *engine;
+    engine_stack_t stack;
     result_t results[MAX_REQUESTS];
     size_t n_results;
 } fixture_t;
 
-static int64_t blocks_used(const pagoda_kv_cache_t *cache) {
-    pagoda_kv_cache_stats_t s;
-    memset(&s, 0, sizeof s);
-    s.struct_size = sizeof s;
-    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(cache, &s));
-    return s.blocks_used;
-}
+static int64_t blocks_used(const fixture_t *f) { return engine_stack_kv_stats(&f->stack).blocks_used; }
 
 /* A model, mesh, cache of `num_blocks` blocks of `block_size`, and an engine batching at most
  * `max_tokens` tokens per step. */
 static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t max_tokens) {
     fixture_t *f = test_xcalloc(1, sizeof *f);
-    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &f->model));
-    TEST_ASSERT_OK(pagoda_mesh_create(NULL, &f->mesh));
     pagoda_kv_cache_options_t ko;
     pagoda_kv_cache_options_default(&ko);
     ko.num_blocks = num_blocks;
     ko.block_size = block_size;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &f->cache));
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     if (max_tokens > 0) eo.max_num_batched_tokens = max_tokens;
-    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, &eo, &f->engine));
+    engine_stack_open(&f->stack, &ko, &eo);
     return f;
 }
 
 /* Every test ends here: nothing left running, no block lent, everything released. */
 static void destroy_fixture(fixture_t *f) {
-    assert_int_equal(pagoda_engine_has_work(f->engine), 0);
-    assert_int_equal(blocks_used(f->cache), 0);
-    pagoda_engine_destroy(f->engine);
-    assert_int_equal(blocks_used(f->cache), 0);
-    pagoda_kv_cache_destroy(f->cache);
-    pagoda_mesh_destroy(f->mesh);
-    pagoda_model_destroy(f->model);
+    engine_stack_close(&f->stack);
     for (size_t i = 0; i < f->n_results; i++) {
         free(f->results[i].prompt_logprobs);
         free(f->results[i].prompt_top);
@@ -124,15 +107,15 @@ static void drain(fixture_t *f) {
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
     pagoda_status_t s;
-    while ((s = pagoda_engine_poll(f->engine, &o)) == PAGODA_OK) gather(f, &o);
+    while ((s = pagoda_engine_poll(f->stack.engine, &o)) == PAGODA_OK) gather(f, &o);
     assert_int_equal(s, PAGODA_ERR_EMPTY);
 }
 
 /* Steps until no request is left; fails after `max_steps`. */
 static void run_all(fixture_t *f, int max_steps) {
     int steps = 0;
-    while (pagoda_engine_has_work(f->engine)) {
-        TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    while (pagoda_engine_has_work(f->stack.engine)) {
+        TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
         drain(f);
         assert_true(++steps <= max_steps);
     }
@@ -149,7 +132,7 @@ static pagoda_request_options_t greedy(int32_t max_tokens) {
 
 static uint64_t submit_text(fixture_t *f, const char *text, const pagoda_request_options_t *o) {
     uint64_t id = 0;
-    TEST_ASSERT_OK(pagoda_engine_submit_text(f->engine, text, strlen(text), o, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_text(f->stack.engine, text, strlen(text), o, &id));
     assert_true(id != 0);
     return id;
 }
@@ -180,7 +163,7 @@ static void test_greedy_from_bos_ids(void **state) {
     pagoda_request_options_t o = greedy(10);
     const int32_t bos = 1;
     uint64_t id;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, &bos, 1, &o, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->stack.engine, &bos, 1, &o, &id));
     run_all(f, 50);
     result_t *r = result_for(f, id);
     assert_int_equal(r->n_tokens, 10);
@@ -307,7 +290,7 @@ static void test_prompt_logprobs_match_generation(void **state) {
     o.logprobs = 0;
     const int32_t bos = 1;
     uint64_t g;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, &bos, 1, &o, &g));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->stack.engine, &bos, 1, &o, &g));
     run_all(f, 100);
     result_t gen = *result_for(f, g);
     assert_int_equal(gen.n_tokens, 12);
@@ -318,7 +301,7 @@ static void test_prompt_logprobs_match_generation(void **state) {
     o = greedy(1);
     o.prompt_logprobs = 3;
     uint64_t p;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->engine, prompt, 13, &o, &p));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(f->stack.engine, prompt, 13, &o, &p));
     run_all(f, 100);
     result_t *r = result_for(f, p);
     assert_non_null(r->prompt_logprobs);
@@ -343,16 +326,16 @@ static void test_abort(void **state) {
     fixture_t *f = make_fixture(256, 4, 3);
     pagoda_request_options_t o = greedy(30);
     uint64_t waiting = submit_text(f, "Once upon a time", &o);
-    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, waiting));
+    TEST_ASSERT_OK(pagoda_engine_abort(f->stack.engine, waiting));
     uint64_t prefilling = submit_text(f, "There was a boy named Tim who liked to run", &o);
     uint64_t decoding = submit_text(f, "The", &o);
-    TEST_ASSERT_OK(pagoda_engine_step(f->engine)); /* 3 tokens: a chunk of the long prompt */
-    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, prefilling));
-    for (int i = 0; i < 4; i++) TEST_ASSERT_OK(pagoda_engine_step(f->engine));
-    assert_true(blocks_used(f->cache) > 0);
-    TEST_ASSERT_OK(pagoda_engine_abort(f->engine, decoding));
-    assert_int_equal(blocks_used(f->cache), 0);
-    assert_int_equal(pagoda_engine_abort(f->engine, decoding), PAGODA_ERR_NOT_FOUND);
+    TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine)); /* 3 tokens: a chunk of the long prompt */
+    TEST_ASSERT_OK(pagoda_engine_abort(f->stack.engine, prefilling));
+    for (int i = 0; i < 4; i++) TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
+    assert_true(blocks_used(f) > 0);
+    TEST_ASSERT_OK(pagoda_engine_abort(f->stack.engine, decoding));
+    assert_int_equal(blocks_used(f), 0);
+    assert_int_equal(pagoda_engine_abort(f->stack.engine, decoding), PAGODA_ERR_NOT_FOUND);
     drain(f);
     assert_int_equal(result_for(f, waiting)->finish, PAGODA_FINISH_ABORTED);
     assert_int_equal(result_for(f, prefilling)->finish, PAGODA_FINISH_ABORTED);
@@ -367,13 +350,13 @@ static void test_destroy_with_requests_in_flight(void **state) {
     fixture_t *f = make_fixture(128, 16, 0);
     pagoda_request_options_t o = greedy(30);
     for (int i = 0; i < 4; i++) submit_text(f, kPrompts[i], &o);
-    TEST_ASSERT_OK(pagoda_engine_step(f->engine));
-    TEST_ASSERT_OK(pagoda_engine_step(f->engine));
-    assert_true(blocks_used(f->cache) > 0);
-    pagoda_engine_destroy(f->engine);
-    assert_int_equal(blocks_used(f->cache), 0);
+    TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
+    TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
+    assert_true(blocks_used(f) > 0);
+    pagoda_engine_destroy(f->stack.engine);
+    assert_int_equal(blocks_used(f), 0);
     /* The cache serves a new engine. */
-    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, NULL, &f->engine));
+    TEST_ASSERT_OK(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, f->stack.cache, NULL, &f->stack.engine));
     destroy_fixture(f);
 }
 
@@ -384,42 +367,42 @@ static void test_bad_input(void **state) {
     uint64_t id;
     pagoda_request_options_t o = greedy(4);
     const int32_t ids[] = {1, 512};
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 2, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 2, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "outside the vocabulary");
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 0, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 0, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "empty");
     int32_t long_prompt[200];
     for (int i = 0; i < 200; i++) long_prompt[i] = 300;
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, long_prompt, 200, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, long_prompt, 200, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "KV cache 128 tokens");
     o.temperature = -1.0f;
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 1, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "temperature");
     o = greedy(0);
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 1, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "max_tokens");
     o = greedy(4);
     o.top_p = 0.0f;
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 1, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "top_p");
     o = greedy(4);
     const char *stops[] = {""};
     o.stop_strings = stops;
     o.n_stop_strings = 1;
-    test_expect_failure(pagoda_engine_submit_tokens(f->engine, ids, 1, &o, &id),
+    test_expect_failure(pagoda_engine_submit_tokens(f->stack.engine, ids, 1, &o, &id),
                         PAGODA_ERR_INVALID_ARGUMENT, "stop string");
-    test_expect_failure(pagoda_engine_abort(f->engine, 424242), PAGODA_ERR_NOT_FOUND, "424242");
+    test_expect_failure(pagoda_engine_abort(f->stack.engine, 424242), PAGODA_ERR_NOT_FOUND, "424242");
     test_expect_failure(pagoda_engine_step(NULL), PAGODA_ERR_INVALID_HANDLE, "engine");
 
     /* One cache, one engine. */
     pagoda_engine_t *second = NULL;
-    test_expect_failure(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, NULL, &second),
+    test_expect_failure(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, f->stack.cache, NULL, &second),
                         PAGODA_ERR_INVALID_ARGUMENT, "already serves");
     assert_null(second);
     /* A cache sized for another model. */
     pagoda_model_t *other = NULL;
     TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &other));
-    test_expect_failure(pagoda_engine_create(other, f->mesh, NULL, f->cache, NULL, &second),
+    test_expect_failure(pagoda_engine_create(other, f->stack.mesh, NULL, f->stack.cache, NULL, &second),
                         PAGODA_ERR_INVALID_ARGUMENT, "another model");
     pagoda_model_destroy(other);
 
@@ -427,11 +410,11 @@ static void test_bad_input(void **state) {
     pagoda_kv_cache_options_default(&ko);
     pagoda_kv_cache_t *cache = NULL;
     ko.block_size = 129;
-    test_expect_failure(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &cache),
+    test_expect_failure(pagoda_kv_cache_create(f->stack.model, f->stack.mesh, NULL, &ko, &cache),
                         PAGODA_ERR_INVALID_ARGUMENT, "block_size");
     pagoda_kv_cache_options_default(&ko);
     ko.memory_bytes = 10;
-    test_expect_failure(pagoda_kv_cache_create(f->model, f->mesh, NULL, &ko, &cache),
+    test_expect_failure(pagoda_kv_cache_create(f->stack.model, f->stack.mesh, NULL, &ko, &cache),
                         PAGODA_ERR_INVALID_ARGUMENT, "holds no block");
     assert_null(cache);
     destroy_fixture(f);
@@ -555,19 +538,19 @@ static void on_output(void *user, const pagoda_output_t *o) {
 static void test_output_callback(void **state) {
     (void)state;
     fixture_t *f = make_fixture(256, 16, 0);
-    pagoda_engine_destroy(f->engine);
+    pagoda_engine_destroy(f->stack.engine);
     callback_log_t log = {0};
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     eo.on_output = on_output;
     eo.on_output_user = &log;
-    TEST_ASSERT_OK(pagoda_engine_create(f->model, f->mesh, NULL, f->cache, &eo, &f->engine));
-    log.engine = f->engine;
+    TEST_ASSERT_OK(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, f->stack.cache, &eo, &f->stack.engine));
+    log.engine = f->stack.engine;
     pagoda_request_options_t o = greedy(10);
     submit_text(f, "Once upon a time", &o);
     log.victim = submit_text(f, "The little dog", &o);
     int steps = 0;
-    while (pagoda_engine_has_work(f->engine) && steps++ < 100) TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+    while (pagoda_engine_has_work(f->stack.engine) && steps++ < 100) TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
     assert_int_equal(log.aborted_victim, 1);
     assert_int_equal(log.finished, 2);
     /* 10 tokens of the first; the victim's first token, then its abort, in that order. */
@@ -575,7 +558,7 @@ static void test_output_callback(void **state) {
     pagoda_output_t out;
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
-    assert_int_equal(pagoda_engine_poll(f->engine, &out), PAGODA_ERR_EMPTY);
+    assert_int_equal(pagoda_engine_poll(f->stack.engine, &out), PAGODA_ERR_EMPTY);
     destroy_fixture(f);
 }
 
@@ -591,7 +574,7 @@ static void *produce(void *arg) {
     producer_t *p = arg;
     pagoda_request_options_t o = greedy(12);
     for (int i = 0; i < 8; i++) {
-        TEST_ASSERT_OK(pagoda_engine_submit_text(p->f->engine, kPrompts[i], strlen(kPrompts[i]), &o,
+        TEST_ASSERT_OK(pagoda_engine_submit_text(p->f->stack.engine, kPrompts[i], strlen(kPrompts[i]), &o,
                                                  &p->ids[i]));
         for (int spin = 0; spin < 1000; spin++) sched_yield();
     }
@@ -599,7 +582,7 @@ static void *produce(void *arg) {
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
     while (p->finished < 8) {
-        if (pagoda_engine_poll(p->f->engine, &out) == PAGODA_OK) {
+        if (pagoda_engine_poll(p->f->stack.engine, &out) == PAGODA_OK) {
             gather(p->f, &out);
             if (out.finish_reason != PAGODA_FINISH_NONE) p->finished++;
         } else {
@@ -623,7 +606,7 @@ static void test_submit_and_poll_from_another_thread(void **state) {
     assert_int_equal(pthread_create(&thread, NULL, produce, &p), 0);
     /* Step until the producer has seen all eight finish. */
     while (__atomic_load_n(&p.finished, __ATOMIC_SEQ_CST) < 8) {
-        TEST_ASSERT_OK(pagoda_engine_step(f->engine));
+        TEST_ASSERT_OK(pagoda_engine_step(f->stack.engine));
         sched_yield();
     }
     assert_int_equal(pthread_join(thread, NULL), 0);

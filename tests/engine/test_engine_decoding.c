@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_stack.h"
 #include "test_util.h"
 
-#define MODEL_PATH PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
 #define MAX_SEQS 8
 #define MAX_REQS 16
 #define MAX_TOK 96
@@ -40,10 +40,7 @@ typedef struct request_result {
 } request_result_t;
 
 typedef struct decoding {
-    pagoda_model_t *model;
-    pagoda_mesh_t *mesh;
-    pagoda_kv_cache_t *cache;
-    pagoda_engine_t *engine;
+    engine_stack_t stack;
     request_result_t results[MAX_REQS];
     size_t n_results;
     int64_t peak_blocks; /* most blocks_used seen after a step */
@@ -52,19 +49,16 @@ typedef struct decoding {
 static decoding_t *open_decoding_swap(int64_t num_blocks, int32_t block_size, int prefix_caching,
                                       int32_t max_num_seqs, uint64_t swap_bytes) {
     decoding_t *d = test_xcalloc(1, sizeof *d);
-    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &d->model));
-    TEST_ASSERT_OK(pagoda_mesh_create(NULL, &d->mesh));
     pagoda_kv_cache_options_t ko;
     pagoda_kv_cache_options_default(&ko);
     ko.num_blocks = num_blocks;
     ko.block_size = block_size;
     ko.prefix_caching = prefix_caching;
     ko.swap_bytes = swap_bytes;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(d->model, d->mesh, NULL, &ko, &d->cache));
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     if (max_num_seqs > 0) eo.max_num_seqs = max_num_seqs;
-    TEST_ASSERT_OK(pagoda_engine_create(d->model, d->mesh, NULL, d->cache, &eo, &d->engine));
+    engine_stack_open(&d->stack, &ko, &eo);
     return d;
 }
 
@@ -74,30 +68,15 @@ static decoding_t *open_decoding(int64_t num_blocks, int32_t block_size, int pre
 }
 
 static pagoda_kv_cache_stats_t kv_stats(const decoding_t *d) {
-    pagoda_kv_cache_stats_t st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(d->cache, &st));
-    return st;
+    return engine_stack_kv_stats(&d->stack);
 }
 
 static pagoda_engine_stats_t engine_stats(const decoding_t *d) {
-    pagoda_engine_stats_t st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    TEST_ASSERT_OK(pagoda_engine_get_stats(d->engine, &st));
-    return st;
+    return engine_stack_engine_stats(&d->stack);
 }
 
 static void close_decoding(decoding_t *d) {
-    assert_int_equal(pagoda_engine_has_work(d->engine), 0);
-    pagoda_kv_cache_stats_t st = kv_stats(d);
-    assert_int_equal(st.blocks_used, 0);
-    assert_int_equal(st.swap_blocks_used, 0);
-    pagoda_engine_destroy(d->engine);
-    pagoda_kv_cache_destroy(d->cache);
-    pagoda_mesh_destroy(d->mesh);
-    pagoda_model_destroy(d->model);
+    engine_stack_close(&d->stack);
     free(d);
 }
 
@@ -114,7 +93,7 @@ static void drain(decoding_t *d) {
     pagoda_output_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
-    while (pagoda_engine_poll(d->engine, &o) == PAGODA_OK) {
+    while (pagoda_engine_poll(d->stack.engine, &o) == PAGODA_OK) {
         request_result_t *r = result_of(d, o.request_id);
         assert_int_equal(r->finished, 0); /* nothing after request_finished */
         assert_true(o.sequence_index >= 0 && o.sequence_index < MAX_SEQS);
@@ -143,9 +122,9 @@ static void drain(decoding_t *d) {
 }
 
 static void step_until_done(decoding_t *d) {
-    for (int steps = 0; pagoda_engine_has_work(d->engine); steps++) {
+    for (int steps = 0; pagoda_engine_has_work(d->stack.engine); steps++) {
         assert_true(steps < 2000);
-        TEST_ASSERT_OK(pagoda_engine_step(d->engine));
+        TEST_ASSERT_OK(pagoda_engine_step(d->stack.engine));
         int64_t used = kv_stats(d).blocks_used;
         if (used > d->peak_blocks) d->peak_blocks = used;
         drain(d);
@@ -155,7 +134,7 @@ static void step_until_done(decoding_t *d) {
 
 static uint64_t submit(decoding_t *d, const char *text, const pagoda_request_options_t *o) {
     uint64_t id = 0;
-    TEST_ASSERT_OK(pagoda_engine_submit_text(d->engine, text, strlen(text), o, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_text(d->stack.engine, text, strlen(text), o, &id));
     return id;
 }
 
@@ -326,7 +305,7 @@ static void test_beam_search_ranked_and_exact(void **state) {
     pagoda_model_info_t info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    TEST_ASSERT_OK(pagoda_model_get_info(d->model, &info));
+    TEST_ASSERT_OK(pagoda_model_get_info(d->stack.model, &info));
     const int32_t vocab = (int32_t)info.vocab_size;
     assert_true(vocab > 0 && vocab <= 512);
     /* Brute force: per first token t1, log p(t1 | prompt) from prompt_logprobs and the best
@@ -342,15 +321,15 @@ static void test_beam_search_ranked_and_exact(void **state) {
     uint64_t *req = test_xcalloc((size_t)vocab, sizeof *req);
     for (int32_t t1 = 0; t1 < vocab; t1++) {
         with_t1[4] = t1;
-        TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->engine, with_t1, 5, &g, &req[t1]));
+        TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->stack.engine, with_t1, 5, &g, &req[t1]));
     }
     pagoda_output_t out;
     memset(&out, 0, sizeof out);
     out.struct_size = sizeof out;
     int done = 0;
-    while (pagoda_engine_has_work(d->engine) || done < vocab) {
-        TEST_ASSERT_OK(pagoda_engine_step(d->engine));
-        while (pagoda_engine_poll(d->engine, &out) == PAGODA_OK) {
+    while (pagoda_engine_has_work(d->stack.engine) || done < vocab) {
+        TEST_ASSERT_OK(pagoda_engine_step(d->stack.engine));
+        while (pagoda_engine_poll(d->stack.engine, &out) == PAGODA_OK) {
             assert_int_equal(out.n_tokens, 1);
             assert_non_null(out.prompt_logprobs);
             int32_t t1 = (int32_t)(out.request_id - req[0]);
@@ -374,7 +353,7 @@ static void test_beam_search_ranked_and_exact(void **state) {
     pagoda_request_options_t all = beams(vocab, 4, 2);
     all.flags = PAGODA_REQUEST_IGNORE_EOS;
     uint64_t id = 0;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->engine, ids, 4, &all, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->stack.engine, ids, 4, &all, &id));
     step_until_done(d);
     const request_result_t *exhaustive = result_of(d, id);
     assert_int_equal(exhaustive->n_seqs, 4);
@@ -394,12 +373,12 @@ static void test_beam_search_ranked_and_exact(void **state) {
     d = open_decoding(256, 16, 0, 0);
     pagoda_request_options_t four = beams(4, 1, 2);
     four.flags = PAGODA_REQUEST_IGNORE_EOS;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->engine, ids, 4, &four, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->stack.engine, ids, 4, &four, &id));
     g = sampled(2, 0);
     g.temperature = 0.0f;
     g.flags = PAGODA_REQUEST_IGNORE_EOS;
     uint64_t gid = 0;
-    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->engine, ids, 4, &g, &gid));
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(d->stack.engine, ids, 4, &g, &gid));
     step_until_done(d);
     float beam4 = result_of(d, id)->seqs[0].cumulative, greedy2 = result_of(d, gid)->seqs[0].cumulative;
     assert_true(beam4 >= greedy2 - 1e-4f);
@@ -450,12 +429,12 @@ static void test_abort_multi_sequence(void **state) {
     b.flags = PAGODA_REQUEST_IGNORE_EOS;
     uint64_t beam = submit(d, kStory, &b);
     for (int i = 0; i < 4; i++) {
-        TEST_ASSERT_OK(pagoda_engine_step(d->engine));
+        TEST_ASSERT_OK(pagoda_engine_step(d->stack.engine));
         drain(d);
     }
     assert_true(kv_stats(d).blocks_used > 0);
-    TEST_ASSERT_OK(pagoda_engine_abort(d->engine, sampling));
-    TEST_ASSERT_OK(pagoda_engine_abort(d->engine, beam));
+    TEST_ASSERT_OK(pagoda_engine_abort(d->stack.engine, sampling));
+    TEST_ASSERT_OK(pagoda_engine_abort(d->stack.engine, beam));
     assert_int_equal(kv_stats(d).blocks_used, 0);
     drain(d);
     const request_result_t *r = result_of(d, sampling);
@@ -469,7 +448,7 @@ static void test_abort_multi_sequence(void **state) {
     assert_true(r->finished);
     assert_int_equal(r->n_outputs, 1);
     assert_int_equal(r->seqs[0].finish, PAGODA_FINISH_ABORTED);
-    test_expect_failure(pagoda_engine_abort(d->engine, sampling), PAGODA_ERR_NOT_FOUND, "no live request");
+    test_expect_failure(pagoda_engine_abort(d->stack.engine, sampling), PAGODA_ERR_NOT_FOUND, "no live request");
     close_decoding(d);
 }
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine_stack.h"
 #include "test_util.h"
 
-#define MODEL_PATH PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
 #define MAX_REQ 16
 #define MAX_TOK 128
 
@@ -24,10 +24,7 @@ typedef struct gathered {
 } gathered_t;
 
 typedef struct serving {
-    pagoda_model_t *model;
-    pagoda_mesh_t *mesh;
-    pagoda_kv_cache_t *cache;
-    pagoda_engine_t *engine;
+    engine_stack_t stack;
     gathered_t results[MAX_REQ];
     size_t n_results, n_finished;
 } serving_t;
@@ -35,51 +32,35 @@ typedef struct serving {
 static serving_t *open_serving(int64_t num_blocks, int32_t block_size, int prefix_caching,
                                int32_t preemption, int32_t reservation, int32_t max_num_seqs) {
     serving_t *s = test_xcalloc(1, sizeof *s);
-    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &s->model));
-    TEST_ASSERT_OK(pagoda_mesh_create(NULL, &s->mesh));
     pagoda_kv_cache_options_t ko;
     pagoda_kv_cache_options_default(&ko);
     assert_int_equal(ko.prefix_caching, 1);
     ko.num_blocks = num_blocks;
     ko.block_size = block_size;
     ko.prefix_caching = prefix_caching;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(s->model, s->mesh, NULL, &ko, &s->cache));
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     eo.preemption = preemption;
     eo.kv_reservation = reservation;
     if (max_num_seqs > 0) eo.max_num_seqs = max_num_seqs;
-    TEST_ASSERT_OK(pagoda_engine_create(s->model, s->mesh, NULL, s->cache, &eo, &s->engine));
+    engine_stack_open(&s->stack, &ko, &eo);
     return s;
 }
 
 static pagoda_kv_cache_stats_t kv_stats(const serving_t *s) {
-    pagoda_kv_cache_stats_t st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(s->cache, &st));
+    pagoda_kv_cache_stats_t st = engine_stack_kv_stats(&s->stack);
     assert_int_equal(st.blocks_free, st.blocks_total - st.blocks_used - st.blocks_cached);
     assert_int_equal(st.slots_wasted, st.blocks_used * st.block_size - st.slots_used);
     return st;
 }
 
 static pagoda_engine_stats_t engine_stats(const serving_t *s) {
-    pagoda_engine_stats_t st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    TEST_ASSERT_OK(pagoda_engine_get_stats(s->engine, &st));
-    return st;
+    return engine_stack_engine_stats(&s->stack);
 }
 
 static void close_serving(serving_t *s) {
-    assert_int_equal(pagoda_engine_has_work(s->engine), 0);
-    pagoda_kv_cache_stats_t st = kv_stats(s);
-    assert_int_equal(st.blocks_used, 0);
-    assert_int_equal(st.swap_blocks_used, 0);
-    pagoda_engine_destroy(s->engine);
-    pagoda_kv_cache_destroy(s->cache);
-    pagoda_mesh_destroy(s->mesh);
-    pagoda_model_destroy(s->model);
+    kv_stats(s); /* its accounting checks, once more */
+    engine_stack_close(&s->stack);
     free(s);
 }
 
@@ -96,7 +77,7 @@ static void drain(serving_t *s) {
     pagoda_output_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
-    while (pagoda_engine_poll(s->engine, &o) == PAGODA_OK) {
+    while (pagoda_engine_poll(s->stack.engine, &o) == PAGODA_OK) {
         gathered_t *g = result_of(s, o.request_id);
         assert_int_equal(g->finished, 0);
         assert_int_equal(o.sequence_index, 0);
@@ -115,9 +96,9 @@ static void drain(serving_t *s) {
 }
 
 static void step_until_done(serving_t *s, int max_steps) {
-    for (int steps = 0; pagoda_engine_has_work(s->engine); steps++) {
+    for (int steps = 0; pagoda_engine_has_work(s->stack.engine); steps++) {
         assert_true(steps < max_steps);
-        TEST_ASSERT_OK(pagoda_engine_step(s->engine));
+        TEST_ASSERT_OK(pagoda_engine_step(s->stack.engine));
         drain(s);
     }
     drain(s);
@@ -134,7 +115,7 @@ static pagoda_request_options_t greedy(int32_t max_tokens) {
 
 static uint64_t submit(serving_t *s, const char *text, const pagoda_request_options_t *o) {
     uint64_t id = 0;
-    TEST_ASSERT_OK(pagoda_engine_submit_text(s->engine, text, strlen(text), o, &id));
+    TEST_ASSERT_OK(pagoda_engine_submit_text(s->stack.engine, text, strlen(text), o, &id));
     return id;
 }
 
@@ -244,7 +225,7 @@ static void test_contiguous_equals_alone(void **state) {
     serving_t *s = open_serving(64, 4, 1, PAGODA_PREEMPT_AUTO, PAGODA_KV_CONTIGUOUS, 0);
     pagoda_request_options_t o = greedy(40);
     uint64_t id = submit(s, "Once upon a time", &o);
-    TEST_ASSERT_OK(pagoda_engine_step(s->engine));
+    TEST_ASSERT_OK(pagoda_engine_step(s->stack.engine));
     pagoda_kv_cache_stats_t st = kv_stats(s);
     const gathered_t *g = result_of(s, id);
     (void)g;
@@ -287,15 +268,15 @@ static void test_abort_while_swapped(void **state) {
         ids[i] = submit(s, kPrompts[i], &o);
     }
     int aborted = 0;
-    for (int steps = 0; pagoda_engine_has_work(s->engine) && steps < 2000; steps++) {
-        TEST_ASSERT_OK(pagoda_engine_step(s->engine));
+    for (int steps = 0; pagoda_engine_has_work(s->stack.engine) && steps < 2000; steps++) {
+        TEST_ASSERT_OK(pagoda_engine_step(s->stack.engine));
         drain(s);
         if (!aborted && engine_stats(s).requests_swapped > 0) {
             assert_true(kv_stats(s).swap_blocks_used > 0);
             /* Abort every unfinished request that is not running: the swapped ones among them. */
             for (int i = 5; i >= 0; i--) {
                 if (result_of(s, ids[i])->finished) continue;
-                TEST_ASSERT_OK(pagoda_engine_abort(s->engine, ids[i]));
+                TEST_ASSERT_OK(pagoda_engine_abort(s->stack.engine, ids[i]));
                 drain(s);
                 if (engine_stats(s).requests_swapped == 0) break;
             }
@@ -316,40 +297,40 @@ static void test_multi_sequence_options_rejected(void **state) {
     pagoda_request_options_t o = greedy(4);
     o.n = 3;
     o.best_of = 2;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
                         "best_of");
     o = greedy(4);
     o.beam_width = 2;
     o.n = 3;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
                         "beam_width");
     o = greedy(4);
     o.n = 9; /* more sequences than max_num_seqs = 8 */
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
                         "max_num_seqs");
     o = greedy(4);
     o.beam_width = 2;
     o.early_stopping = 2;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
+    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
                         "early_stopping");
     const char *stops[] = {"."};
     o = greedy(4);
     o.beam_width = 2;
     o.stop_strings = stops;
     o.n_stop_strings = 1;
-    test_expect_failure(pagoda_engine_submit_text(s->engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
+    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
                         "beam search");
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     eo.preemption = 7;
     pagoda_engine_t *e = NULL;
-    pagoda_engine_destroy(s->engine);
-    s->engine = NULL;
-    test_expect_failure(pagoda_engine_create(s->model, s->mesh, NULL, s->cache, &eo, &e),
+    pagoda_engine_destroy(s->stack.engine);
+    s->stack.engine = NULL;
+    test_expect_failure(pagoda_engine_create(s->stack.model, s->stack.mesh, NULL, s->stack.cache, &eo, &e),
                         PAGODA_ERR_INVALID_ARGUMENT, "preemption");
     assert_null(e);
     pagoda_engine_options_default(&eo);
-    TEST_ASSERT_OK(pagoda_engine_create(s->model, s->mesh, NULL, s->cache, &eo, &s->engine));
+    TEST_ASSERT_OK(pagoda_engine_create(s->stack.model, s->stack.mesh, NULL, s->stack.cache, &eo, &s->stack.engine));
     close_serving(s);
 }
 
