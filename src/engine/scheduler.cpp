@@ -151,10 +151,19 @@ Schedule Scheduler::schedule(RequestQueues &queues, kv::KvCache &cache) const {
     // While a request is swapped out, new ones would take the blocks it needs to come back.
     if (!queues.swapped.empty()) return out;
 
+    // vLLM's watermark: a new request joins only if 1 % of the blocks stay free after it, so
+    // the running ones can still grow for a while instead of being preempted at once.
+    const int64_t watermark = std::max<int64_t>(1, cache.geometry().num_blocks / 100);
     while (!queues.waiting.empty() && room()) {
         Request *r = queues.waiting.front();
         int64_t n = admit(r, budget, cache);
         if (n < 0) break;
+        if (config_.reservation == PAGODA_KV_PAGED && !running.empty() &&
+            cache.free_blocks() < watermark) {
+            cache.release(r->first().kv_id);
+            r->first().n_computed = 0;
+            break;
+        }
         queues.waiting.pop_front();
         r->state = RequestState::running;
         insert_in_order(running, r);
