@@ -79,7 +79,7 @@ void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cac
     log(PAGODA_LOG_DEBUG, "request " + std::to_string(victim->id) + " preempted (recompute)");
 }
 
-int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache) const {
+int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running) const {
     Sequence &s = r->first();
     const int64_t n_tokens = static_cast<int64_t>(s.tokens.size());
     int64_t cached = 0;
@@ -90,8 +90,13 @@ int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache) const {
         // At least the last token is computed, so the step has logits to sample from; prompt
         // log-probabilities need every row, so those requests take no cached prefix.
         const int64_t max_cached = r->wants_prompt_logprobs() ? 0 : n_tokens - 1;
+        // vLLM's watermark: beside running requests, a new one joins only if 1 % of the blocks
+        // stay free after it, so the running ones can grow before anyone is preempted.
+        const int64_t keep_free =
+            others_running ? std::max<int64_t>(1, cache.geometry().num_blocks / 100) : 0;
         cached = cache.admit(s.kv_id, s.tokens, max_cached,
-                             [&](int64_t c) { return c + std::min(n_tokens - c, budget); });
+                             [&](int64_t c) { return c + std::min(n_tokens - c, budget); },
+                             /*share_prefix=*/true, /*extra_key=*/0, keep_free);
     }
     if (cached < 0) return -1;
     s.n_computed = cached;
@@ -151,19 +156,10 @@ Schedule Scheduler::schedule(RequestQueues &queues, kv::KvCache &cache) const {
     // While a request is swapped out, new ones would take the blocks it needs to come back.
     if (!queues.swapped.empty()) return out;
 
-    // vLLM's watermark: a new request joins only if 1 % of the blocks stay free after it, so
-    // the running ones can still grow for a while instead of being preempted at once.
-    const int64_t watermark = std::max<int64_t>(1, cache.geometry().num_blocks / 100);
     while (!queues.waiting.empty() && room()) {
         Request *r = queues.waiting.front();
-        int64_t n = admit(r, budget, cache);
+        int64_t n = admit(r, budget, cache, !running.empty());
         if (n < 0) break;
-        if (config_.reservation == PAGODA_KV_PAGED && !running.empty() &&
-            cache.free_blocks() < watermark) {
-            cache.release(r->first().kv_id);
-            r->first().n_computed = 0;
-            break;
-        }
         queues.waiting.pop_front();
         r->state = RequestState::running;
         insert_in_order(running, r);

@@ -79,8 +79,8 @@ private:
     bool swap_out_group(Request *r, kv::KvCache &cache) const;
     bool swap_in_group(Request *r, int64_t budget, kv::KvCache &cache) const;
     // Admits `r` with room for its next chunk of at most `budget` tokens; the chunk's size, or
-    // -1 when the blocks do not suffice.
-    int64_t admit(Request *r, int64_t budget, kv::KvCache &cache) const;
+    // -1 when the blocks do not suffice (beside `others_running`, with a watermark left free).
+    int64_t admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running) const;
 
     SchedulerConfig config_;
 };

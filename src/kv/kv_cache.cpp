@@ -95,7 +95,7 @@ void KvCache::copy_blocks_locked(pagoda_op_t op, pagoda_swap_direction_t directi
 
 int64_t KvCache::admit(uint64_t seq, std::span<const int32_t> tokens, int64_t max_cached_tokens,
                        const std::function<int64_t(int64_t)> &capacity_for, bool share_prefix,
-                       uint64_t extra_key) {
+                       uint64_t extra_key, int64_t keep_free) {
     std::lock_guard lock(mutex_);
     if (sequences_.count(seq) != 0)
         throw Error(PAGODA_ERR_INTERNAL, "KV cache: sequence " + std::to_string(seq) + " admitted twice");
@@ -126,7 +126,7 @@ int64_t KvCache::admit(uint64_t seq, std::span<const int32_t> tokens, int64_t ma
                                                   static_cast<int64_t>(hits.size()));
     int64_t hits_evictable = 0;
     for (int32_t b : hits) hits_evictable += prefix_.evictable(b) ? 1 : 0;
-    if (need > available_locked() - hits_evictable) return -1;
+    if (need > available_locked() - hits_evictable - keep_free) return -1;
 
     for (int32_t b : hits) {
         prefix_.make_unevictable(b);

@@ -64,10 +64,11 @@ public:
     // `capacity_for(cached_tokens)` tokens. `share_prefix` false: no lookup, and the sequence's
     // blocks are never registered (contiguous reservation). All-or-nothing: returns -1 and
     // changes nothing when the blocks do not suffice; else the cached tokens (which the caller
-    // need not compute). `extra_key` separates caches of, say, different adapters.
+    // need not compute). `extra_key` separates caches of, say, different adapters; `keep_free`
+    // blocks must remain available after the admission.
     int64_t admit(uint64_t seq, std::span<const int32_t> tokens, int64_t max_cached_tokens,
                   const std::function<int64_t(int64_t)> &capacity_for, bool share_prefix = true,
-                  uint64_t extra_key = 0);
+                  uint64_t extra_key = 0, int64_t keep_free = 0);
     // Grows `seq`'s table (creating it) so it can hold `n_tokens`. When the next token would go
     // into a shared, partly filled last block, that block is copied first (copy-on-write).
     // All-or-nothing: returns false and changes nothing when the blocks do not suffice.
