@@ -35,6 +35,11 @@ int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
+/* Opens `model_path` and a mesh of `devices` (NULL: cpu:0). Returns CLI_EXIT_OK, or
+ * CLI_EXIT_FAILED after printing why; the caller destroys whatever was made either way. */
+int cli_open_model(const char *model_path, const char *devices, pagoda_model_t **model,
+                   pagoda_mesh_t **mesh);
+
 /* The bundled stories260K GGUF (installed, or in the source tree); NULL when neither exists. */
 const char *cli_default_model(void);
 

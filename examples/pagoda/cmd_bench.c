@@ -275,17 +275,7 @@ static int bench_serve_main(int argc, char **argv) {
     bench_request_t *reqs = NULL;
     pagoda_status_t s;
     rc = CLI_EXIT_FAILED;
-    if ((s = pagoda_model_open(model_path, NULL, &model)) != PAGODA_OK) {
-        cli_fail("opening the model", s);
-        goto done;
-    }
-    pagoda_mesh_options_t mo;
-    pagoda_mesh_options_default(&mo);
-    mo.devices = a.device;
-    if ((s = pagoda_mesh_create(&mo, &mesh)) != PAGODA_OK) {
-        cli_fail("making the mesh", s);
-        goto done;
-    }
+    if (cli_open_model(model_path, a.device, &model, &mesh) != CLI_EXIT_OK) goto done;
     pagoda_model_info_t info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "capi/sized_struct.hpp"
 #include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "kv/kv_cache.hpp"
@@ -56,36 +57,6 @@ Handle *require_handle(Handle *h, const char *what) {
     if (h->magic != Handle::kMagic)
         throw Error(PAGODA_ERR_INVALID_HANDLE, std::string(what) + " is not a live handle of its kind");
     return h;
-}
-
-// Copies `full` into the caller's struct, no further than the caller's struct_size, so a host
-// built against an older, shorter struct is never written past its end.
-template <typename Struct>
-void write_sized(Struct *dst, const Struct &full, const char *what) {
-    if (dst == nullptr) throw Error(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
-    uint32_t size = dst->struct_size;
-    if (size < 2 * sizeof(uint32_t))
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                    std::string(what) + "->struct_size is " + std::to_string(size) + ": set it to sizeof");
-    if (size > sizeof(Struct)) size = sizeof(Struct);
-    std::memcpy(static_cast<void *>(dst), &full, size);
-    dst->struct_size = size;
-}
-
-// The caller's options over `defaults`: fields past the caller's struct_size keep their default.
-// NULL gives the defaults.
-template <typename Struct>
-Struct read_sized(const Struct *src, Struct defaults, const char *what) {
-    if (src == nullptr) return defaults;
-    uint32_t size = src->struct_size;
-    if (size < sizeof(uint32_t))
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                    std::string(what) + "->struct_size is " + std::to_string(size) +
-                        ": initialise it with its _default() function");
-    if (size > sizeof(Struct)) size = sizeof(Struct);
-    std::memcpy(static_cast<void *>(&defaults), src, size);
-    defaults.struct_size = sizeof(Struct);
-    return defaults;
 }
 
 }  // namespace pagoda
