@@ -1,6 +1,6 @@
 #include "plan/context_fit.hpp"
 
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -10,51 +10,40 @@
 namespace pagoda::plan {
 
 ContextFit fit_context_term(const std::vector<ContextSample> &samples) {
-    if (samples.size() < 4)
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "context fit: " + std::to_string(samples.size()) +
-                                                     " samples, need at least 4");
-    std::set<int64_t> ls, cs;
+    std::set<int64_t> ls;
     for (const ContextSample &s : samples) {
-        ls.insert(s.tokens);
-        cs.insert(s.context);
-    }
-    if (ls.size() < 2 || cs.size() < 2)
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                    "context fit: the samples have " + std::to_string(ls.size()) + " token count(s) and " +
-                        std::to_string(cs.size()) + " context length(s); need at least 2 of each");
-
-    // Regressors scaled to about 1 so the normal equations stay well conditioned.
-    const double l_scale = double(*ls.rbegin()) > 0 ? double(*ls.rbegin()) : 1.0;
-    const double c_scale = double(*cs.rbegin()) > 0 ? double(*cs.rbegin()) : 1.0;
-    std::array<std::array<double, 5>, 4> m{};  // [A^T A | A^T y]
-    for (const ContextSample &s : samples) {
-        const double l = double(s.tokens) / l_scale, c = double(s.context) / c_scale;
-        const std::array<double, 4> x = {1.0, l, c, l * c};
-        for (size_t i = 0; i < 4; ++i) {
-            for (size_t j = 0; j < 4; ++j) m[i][j] += x[i] * x[j];
-            m[i][4] += x[i] * s.overhead_seconds;
-        }
-    }
-    // Gaussian elimination with partial pivoting.
-    for (size_t col = 0; col < 4; ++col) {
-        size_t pivot = col;
-        for (size_t r = col + 1; r < 4; ++r)
-            if (std::fabs(m[r][col]) > std::fabs(m[pivot][col])) pivot = r;
-        if (std::fabs(m[pivot][col]) < 1e-12)
+        if (s.context <= 0)
             throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                        "context fit: the samples do not determine the coefficients (singular system)");
-        std::swap(m[col], m[pivot]);
-        for (size_t r = 0; r < 4; ++r) {
-            if (r == col) continue;
-            const double f = m[r][col] / m[col][col];
-            for (size_t k = col; k < 5; ++k) m[r][k] -= f * m[col][k];
-        }
+                        "context fit: a sample has context " + std::to_string(s.context) +
+                            "; the overhead of no context is 0 by definition, fit only c > 0");
+        ls.insert(s.tokens);
     }
+    if (ls.size() < 2)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "context fit: the samples have " + std::to_string(ls.size()) +
+                        " token count(s); need at least 2 to separate a2·c from a3·l·c");
+
+    // overhead = c · (a2 + a3·l): least squares on the regressors c and l·c, scaled to about 1
+    // so the 2 × 2 normal equations stay well conditioned.
+    const double l_scale = std::max(1.0, double(*ls.rbegin()));
+    double c_scale = 1.0;
+    for (const ContextSample &s : samples) c_scale = std::max(c_scale, double(s.context));
+    double xx = 0, xz = 0, zz = 0, xy = 0, zy = 0;  // x = c, z = l·c
+    for (const ContextSample &s : samples) {
+        const double x = double(s.context) / c_scale, z = x * double(s.tokens) / l_scale;
+        xx += x * x;
+        xz += x * z;
+        zz += z * z;
+        xy += x * s.overhead_seconds;
+        zy += z * s.overhead_seconds;
+    }
+    const double det = xx * zz - xz * xz;
+    if (!(std::fabs(det) > 1e-12 * xx * zz))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "context fit: the samples do not determine the coefficients (singular system)");
     ContextFit fit;
-    fit.a0 = m[0][4] / m[0][0];
-    fit.a1 = m[1][4] / m[1][1] / l_scale;
-    fit.a2 = m[2][4] / m[2][2] / c_scale;
-    fit.a3 = m[3][4] / m[3][3] / (l_scale * c_scale);
+    fit.a2 = (zz * xy - xz * zy) / det / c_scale;
+    fit.a3 = (xx * zy - xz * xy) / det / (c_scale * l_scale);
     return fit;
 }
 

@@ -1,6 +1,9 @@
 // TeraPipe Eq. 9: a layer's time for l new tokens after c cached ones is t(l, 0), measured for
-// every l, plus a context term fitted as a0 + a1·l + a2·c + a3·l·c by least squares on a grid
-// of (l, c) points.
+// every l, plus a context term a0 + a1·l + a2·c + a3·l·c fitted by least squares on a grid of
+// (l, c) points. Our term is the overhead over t(l, 0), so it vanishes at c = 0: a0 = a1 = 0 and
+// only a2 (reading c cached tokens) and a3 (l queries meeting c keys) are fitted. Two free
+// coefficients instead of four halve what noise in the measured differences can bend; with all
+// four, a quiet run still fitted a negative a0 and mispredicted short contexts.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +27,9 @@ struct ContextSample {
     double overhead_seconds = 0;
 };
 
-// Least squares over `samples`. Throws Error(INVALID_ARGUMENT) for fewer than 4 samples or a
-// grid that cannot determine the four coefficients (one value of l or of c only).
+// Least squares for a2 and a3 over `samples` (a0 = a1 = 0). Throws Error(INVALID_ARGUMENT) when
+// the samples cannot determine them: a sample with c ≤ 0 (its overhead is 0 by definition), or
+// fewer than 2 distinct token counts.
 ContextFit fit_context_term(const std::vector<ContextSample> &samples);
 
 // Σ|predicted − measured| / Σ|measured| over `samples`: the relative error of the fitted

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -116,6 +117,19 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
         for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(tokens, context));
         return best / layers;
     };
+    // t(l, c) and t(l, 0), their repeats interleaved; the fastest of each.
+    auto measure_pair = [&](int64_t tokens, int64_t context) {
+        for (int32_t i = 0; i < o.warmup; ++i) {
+            rig.time(tokens, context);
+            rig.time(tokens, 0);
+        }
+        double with = INFINITY, without = INFINITY;
+        for (int32_t i = 0; i < o.repeats; ++i) {
+            with = std::min(with, rig.time(tokens, context));
+            without = std::min(without, rig.time(tokens, 0));
+        }
+        return std::pair{with / layers, without / layers};
+    };
 
     MeasuredLayerCosts out;
     out.backend = backend;
@@ -135,10 +149,10 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     for (int64_t c = step; c <= o.max_tokens; c += step) {
         rig.fill(c);
         for (int64_t l = step; l <= o.max_tokens; l += step, ++index) {
-            // t(l, 0) again, next to t(l, c), so drift in the machine's speed cancels from the
-            // overhead (rewriting positions [0, l) stores the same K/V as before).
-            const double total = measure(l, c);
-            const double base = measure(l, 0);
+            // t(l, 0) again, each repeat beside one of t(l, c), so drift in the machine's speed
+            // cancels from the overhead (rewriting positions [0, l) stores the same K/V as
+            // before, and t(l, c) rewrites [c, c + l) after it).
+            const auto [total, base] = measure_pair(l, c);
             const ContextSample s{l, c, total - base};
             if (index % 3 == 2) {
                 holdout.push_back(s);

@@ -1,7 +1,7 @@
 // Measures a model's decoder-layer time on a real backend, the way TeraPipe profiles (§3.3,
 // Eq. 9): t(l, 0) for every l on a granularity grid, then t(l, c) on a coarser (l, c) grid to
-// fit the context term a0 + a1·l + a2·c + a3·l·c (each overhead against a t(l, 0) timed next to
-// it), a third of the grid held out to report the fit's error. Whole forward passes are timed
+// fit the context term a2·c + a3·l·c (context_fit.hpp; each overhead against a t(l, 0) whose
+// repeats interleave with its own), a third of the grid held out to report the fit's error. Whole forward passes are timed
 // (one sequence, logits for its last token only) and divided by the layer count, so the
 // embedding and LM head are spread over the layers:
 // profile a model with a small vocabulary to keep that share negligible.
