@@ -42,14 +42,19 @@ void ThreadPool::run(int64_t n, int64_t grain, Thunk thunk, void *ctx) {
         next_chunk_.store(0);
         chunks_left_.store(n_chunks_);
         ++generation_;
+        job_open_ = true;
     }
     wake_.notify_all();
     t_inside_pool = true;
     work_on_current_job();
     t_inside_pool = false;
     std::unique_lock<std::mutex> lock(mutex_);
-    // Waiting for the workers to leave too keeps a late one from claiming a chunk of the next job.
+    // Waiting for the workers that joined to leave, then closing the job under the same lock,
+    // keeps a worker that wakes late from joining a finished job: it would otherwise claim
+    // chunks of the next job with this one's counters (running a chunk twice, or driving
+    // chunks_left_ below zero so that the caller waits forever).
     done_.wait(lock, [this] { return chunks_left_.load() == 0 && active_workers_ == 0; });
+    job_open_ = false;
 }
 
 void ThreadPool::work_on_current_job() {
@@ -71,7 +76,7 @@ void ThreadPool::worker_loop() {
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+            wake_.wait(lock, [&] { return stopping_ || (job_open_ && generation_ != seen); });
             if (stopping_) return;
             seen = generation_;
             ++active_workers_;

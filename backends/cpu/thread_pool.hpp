@@ -43,6 +43,7 @@ private:
     std::condition_variable wake_;
     std::condition_variable done_;
     uint64_t generation_ = 0;
+    bool job_open_ = false;   // workers may join the current job; guarded by mutex_
     int active_workers_ = 0;  // workers inside the current job; guarded by mutex_
     bool stopping_ = false;
 
@@ -55,5 +56,11 @@ private:
     std::atomic<int64_t> next_chunk_{0};
     std::atomic<int64_t> chunks_left_{0};
 };
+
+// Rows per parallel_for chunk so that a chunk touches at least `min_elems` elements: smaller
+// chunks cost more in hand-off than they gain. A whole launch below that runs on the caller alone.
+inline int64_t rows_per_chunk(int64_t row_len, int64_t min_elems = 16384) {
+    return row_len >= min_elems ? 1 : (min_elems + row_len - 1) / row_len;
+}
 
 }  // namespace pagoda::cpu
