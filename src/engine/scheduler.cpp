@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -14,39 +15,26 @@ ScheduledChunk chunk_of(Request *r, Sequence *s, int64_t n_tokens) {
     return {r, s, n_tokens, s->n_computed + n_tokens == static_cast<int64_t>(s->tokens.size())};
 }
 
-int64_t blocks_for(int64_t tokens, int32_t block_size) { return (tokens + block_size - 1) / block_size; }
-
 }  // namespace
 
-// All of the group's sequences or none: the swap space must hold every block of every
-// sequence (a shared block once per holder, since each sequence swaps its own table).
+// All of the group's sequences or none; blocks they share are swapped once and stay shared.
 bool Scheduler::swap_out_group(Request *r, kv::KvCache &cache) const {
-    int64_t need = 0;
-    for (const auto &s : r->live) need += static_cast<int64_t>(cache.table(s->kv_id).size());
-    const kv::KvCacheStats st = cache.stats();
-    if (need > st.swap_blocks_total - st.swap_blocks_used) return false;
-    for (const auto &s : r->live)
-        if (!cache.swap_out(s->kv_id))
-            throw Error(PAGODA_ERR_INTERNAL, "request " + std::to_string(r->id) +
-                                                 ": swap space counted free was refused");
-    return true;
+    std::vector<uint64_t> ids;
+    for (const auto &s : r->live) ids.push_back(s->kv_id);
+    return cache.swap_out(ids);
 }
 
-// All of the group's sequences or none, each with room for its next token.
+// All of the group's sequences or none, each with room for its next token (a lone sequence's
+// uncomputed tokens counted up to the step's budget, as at admission).
 bool Scheduler::swap_in_group(Request *r, int64_t budget, kv::KvCache &cache) const {
-    if (r->live.size() == 1) {
-        Sequence &s = r->first();
-        return cache.swap_in(s.kv_id, s.n_computed + std::min(s.n_uncomputed(), budget));
+    std::vector<uint64_t> ids;
+    std::vector<int64_t> tokens;
+    for (const auto &s : r->live) {
+        ids.push_back(s->kv_id);
+        tokens.push_back(r->live.size() == 1 ? s->n_computed + std::min(s->n_uncomputed(), budget)
+                                             : static_cast<int64_t>(s->tokens.size()));
     }
-    const int32_t bs = cache.geometry().block_size;
-    int64_t need = 0;
-    for (const auto &s : r->live) need += blocks_for(static_cast<int64_t>(s->tokens.size()), bs);
-    if (need > cache.free_blocks()) return false;
-    for (const auto &s : r->live)
-        if (!cache.swap_in(s->kv_id, static_cast<int64_t>(s->tokens.size())))
-            throw Error(PAGODA_ERR_INTERNAL, "request " + std::to_string(r->id) +
-                                                 ": device blocks counted free were refused at swap-in");
-    return true;
+    return cache.swap_in(ids, tokens);
 }
 
 void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cache, Schedule &out) const {

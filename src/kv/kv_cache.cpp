@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "common/error.hpp"
 #include "pagoda/ops.h"
@@ -29,7 +30,8 @@ KvCache::KvCache(std::shared_ptr<const runtime::Device> device, const KvGeometry
       swap_(*device_, geometry, options.swap_blocks),
       allocator_(geometry.num_blocks),
       prefix_(geometry.num_blocks),
-      refcount_(static_cast<size_t>(geometry.num_blocks), 0) {
+      refcount_(static_cast<size_t>(geometry.num_blocks), 0),
+      host_refcount_(static_cast<size_t>(swap_.num_blocks()), 0) {
     if (options_.hash == nullptr) options_.hash = default_block_hash;
     buffers_.reserve(static_cast<size_t>(2 * geometry.n_layers));
     for (int64_t layer = 0; layer < geometry.n_layers; ++layer) {
@@ -236,52 +238,110 @@ void KvCache::release(uint64_t seq) {
     if (it == sequences_.end()) return;
     // Tail first, so a prefix's last blocks reach the LRU's front and are evicted before its root.
     for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) unref_locked(*b);
-    swap_.allocator().release(it->second.host_blocks);
+    unref_host_locked(it->second.host_blocks);
     sequences_.erase(it);
 }
 
-bool KvCache::swap_out(uint64_t seq) {
+std::vector<KvCache::Sequence *> KvCache::group_locked(std::span<const uint64_t> group, bool swapped,
+                                                      const char *what) {
+    std::vector<Sequence *> out;
+    for (uint64_t seq : group) {
+        Sequence &s = sequence_locked(seq, what);
+        if (s.swapped != swapped)
+            throw Error(PAGODA_ERR_INTERNAL, std::string(what) + ": KV sequence " + std::to_string(seq) +
+                                                 (swapped ? " is not swapped out" : " is already swapped out"));
+        if (std::find(out.begin(), out.end(), &s) != out.end())
+            throw Error(PAGODA_ERR_INTERNAL, std::string(what) + ": KV sequence " + std::to_string(seq) +
+                                                 " appears twice in the group");
+        out.push_back(&s);
+    }
+    return out;
+}
+
+// One holder fewer for each swap block; a block nobody holds goes back to the swap space.
+void KvCache::unref_host_locked(const std::vector<int32_t> &host_blocks) {
+    for (int32_t h : host_blocks) {
+        int32_t &rc = host_refcount_[static_cast<size_t>(h)];
+        if (rc <= 0) broken("swap block " + std::to_string(h) + " released with refcount " + std::to_string(rc));
+        if (--rc == 0) swap_.allocator().release(h);
+    }
+}
+
+bool KvCache::swap_out(std::span<const uint64_t> group) {
     std::lock_guard lock(mutex_);
-    Sequence &s = sequence_locked(seq, "swap_out");
-    if (s.swapped) throw Error(PAGODA_ERR_INTERNAL, "KV cache: sequence " + std::to_string(seq) + " swapped out twice");
+    const std::vector<Sequence *> seqs = group_locked(group, false, "swap_out");
+    // Each distinct device block, in order of first appearance, gets one swap block.
+    std::vector<int32_t> distinct;
+    std::unordered_map<int32_t, size_t> index;
+    for (const Sequence *s : seqs)
+        for (int32_t b : s->blocks)
+            if (index.emplace(b, distinct.size()).second) distinct.push_back(b);
     std::vector<int32_t> host;
-    if (!swap_.allocator().allocate(static_cast<int64_t>(s.blocks.size()), host)) return false;
+    if (!swap_.allocator().allocate(static_cast<int64_t>(distinct.size()), host)) return false;
     std::vector<int32_t> pairs;
-    for (size_t i = 0; i < host.size(); ++i) pairs.insert(pairs.end(), {s.blocks[i], host[i]});
+    for (size_t i = 0; i < host.size(); ++i) pairs.insert(pairs.end(), {distinct[i], host[i]});
     try {
         copy_blocks_locked(PAGODA_OP_SWAP_BLOCKS, PAGODA_SWAP_OUT, pairs);
     } catch (...) {
         swap_.allocator().release(host);
         throw;
     }
-    for (auto b = s.blocks.rbegin(); b != s.blocks.rend(); ++b) unref_locked(*b);
-    s.blocks.clear();
-    s.host_blocks = std::move(host);
-    s.swapped = true;
+    for (Sequence *s : seqs) {
+        for (int32_t b : s->blocks) {
+            const int32_t h = host[index.at(b)];
+            s->host_blocks.push_back(h);
+            ++host_refcount_[static_cast<size_t>(h)];
+        }
+        for (auto b = s->blocks.rbegin(); b != s->blocks.rend(); ++b) unref_locked(*b);
+        s->blocks.clear();
+        s->swapped = true;
+    }
     return true;
 }
 
-bool KvCache::swap_in(uint64_t seq, int64_t n_tokens) {
+bool KvCache::swap_in(std::span<const uint64_t> group, std::span<const int64_t> n_tokens) {
     std::lock_guard lock(mutex_);
-    Sequence &s = sequence_locked(seq, "swap_in");
-    if (!s.swapped) throw Error(PAGODA_ERR_INTERNAL, "KV cache: sequence " + std::to_string(seq) + " is not swapped out");
-    const int64_t need = std::max<int64_t>(static_cast<int64_t>(s.host_blocks.size()),
-                                           blocks_for(n_tokens, geometry_.block_size));
-    if (need > available_locked()) return false;
+    if (n_tokens.size() != group.size())
+        throw Error(PAGODA_ERR_INTERNAL, "swap_in: " + std::to_string(group.size()) + " sequences but " +
+                                             std::to_string(n_tokens.size()) + " token counts");
+    const std::vector<Sequence *> seqs = group_locked(group, true, "swap_in");
+    std::vector<int32_t> distinct;  // host blocks in order of first appearance
+    std::unordered_map<int32_t, size_t> index;
+    std::vector<int32_t> holders;  // sequences holding each distinct block
+    int64_t extra = 0;             // blocks beyond the swapped ones, for the tokens to come
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        for (int32_t h : seqs[i]->host_blocks) {
+            auto [it, added] = index.emplace(h, distinct.size());
+            if (added) {
+                distinct.push_back(h);
+                holders.push_back(0);
+            }
+            ++holders[it->second];
+        }
+        extra += std::max<int64_t>(
+            0, blocks_for(n_tokens[i], geometry_.block_size) - static_cast<int64_t>(seqs[i]->host_blocks.size()));
+    }
+    if (static_cast<int64_t>(distinct.size()) + extra > available_locked()) return false;
     std::vector<int32_t> blocks;
-    for (int64_t i = 0; i < need; ++i) blocks.push_back(take_block_locked());
+    for (size_t i = 0; i < distinct.size(); ++i) blocks.push_back(take_block_locked());
     std::vector<int32_t> pairs;
-    for (size_t i = 0; i < s.host_blocks.size(); ++i) pairs.insert(pairs.end(), {s.host_blocks[i], blocks[i]});
+    for (size_t i = 0; i < distinct.size(); ++i) pairs.insert(pairs.end(), {distinct[i], blocks[i]});
     try {
         copy_blocks_locked(PAGODA_OP_SWAP_BLOCKS, PAGODA_SWAP_IN, pairs);
     } catch (...) {
         for (int32_t b : blocks) unref_locked(b);
         throw;
     }
-    swap_.allocator().release(s.host_blocks);
-    s.host_blocks.clear();
-    s.blocks = std::move(blocks);
-    s.swapped = false;
+    for (size_t i = 0; i < blocks.size(); ++i) refcount_[static_cast<size_t>(blocks[i])] = holders[i];
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        Sequence &s = *seqs[i];
+        for (int32_t h : s.host_blocks) s.blocks.push_back(blocks[index.at(h)]);
+        while (static_cast<int64_t>(s.blocks.size()) < blocks_for(n_tokens[i], geometry_.block_size))
+            s.blocks.push_back(take_block_locked());
+        unref_host_locked(s.host_blocks);
+        s.host_blocks.clear();
+        s.swapped = false;
+    }
     return true;
 }
 
@@ -307,8 +367,7 @@ void KvCache::check_invariants() const {
     std::lock_guard lock(mutex_);
     const int32_t bs = geometry_.block_size;
     std::vector<int32_t> refs(refcount_.size(), 0);
-    std::vector<uint8_t> host_held(static_cast<size_t>(swap_.num_blocks()), 0);
-    int64_t host_used = 0;
+    std::vector<int32_t> host_refs(static_cast<size_t>(swap_.num_blocks()), 0);
     for (const auto &[id, s] : sequences_) {
         const std::string who = "sequence " + std::to_string(id);
         if (s.swapped && !s.blocks.empty()) broken(who + " is swapped out but holds device blocks");
@@ -321,11 +380,17 @@ void KvCache::check_invariants() const {
             ++refs[static_cast<size_t>(b)];
         }
         for (int32_t h : s.host_blocks) {
-            if (h < 0 || h >= swap_.num_blocks() || host_held[static_cast<size_t>(h)]++ != 0 ||
-                swap_.allocator().is_free(h))
-                broken(who + " holds swap block " + std::to_string(h) + " twice, out of range or free");
-            ++host_used;
+            if (h < 0 || h >= swap_.num_blocks() || swap_.allocator().is_free(h))
+                broken(who + " holds swap block " + std::to_string(h) + ", out of range or free");
+            ++host_refs[static_cast<size_t>(h)];
         }
+    }
+    int64_t host_used = 0;
+    for (size_t h = 0; h < host_refs.size(); ++h) {
+        if (host_refs[h] != host_refcount_[h])
+            broken("swap block " + std::to_string(h) + " has refcount " + std::to_string(host_refcount_[h]) +
+                   " but " + std::to_string(host_refs[h]) + " swapped tables hold it");
+        host_used += host_refs[h] > 0;
     }
     int64_t n_free = 0, n_used = 0, n_cached = 0;
     for (size_t b = 0; b < refs.size(); ++b) {

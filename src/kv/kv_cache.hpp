@@ -81,11 +81,19 @@ public:
     // Returns every device and host block of `seq`; nothing happens for an unknown sequence.
     void release(uint64_t seq);
 
-    // Moves `seq`'s blocks to host swap space (false, nothing changed, if it lacks room).
-    bool swap_out(uint64_t seq);
-    // Moves them back into new device blocks, with room for `n_tokens` (false, nothing changed,
-    // if the device lacks blocks).
-    bool swap_in(uint64_t seq, int64_t n_tokens);
+    // Moves the blocks of every sequence of `group` (a request's sequences) to host swap space
+    // together: a block several of them share is copied once and stays shared on the host, so
+    // swapping keeps what fork saved. False, nothing changed, if the swap space lacks room for
+    // the group's distinct blocks.
+    bool swap_out(std::span<const uint64_t> group);
+    bool swap_out(uint64_t seq) { return swap_out(std::span<const uint64_t>(&seq, 1)); }
+    // Moves them back: each distinct host block into one new device block, shared by the same
+    // sequences as before, and sequence group[i] grown to hold n_tokens[i]. False, nothing
+    // changed, if the device lacks blocks.
+    bool swap_in(std::span<const uint64_t> group, std::span<const int64_t> n_tokens);
+    bool swap_in(uint64_t seq, int64_t n_tokens) {
+        return swap_in(std::span<const uint64_t>(&seq, 1), std::span<const int64_t>(&n_tokens, 1));
+    }
     bool is_swapped(uint64_t seq) const;
 
     // Blocks an allocation can get now: free plus evictable cached ones.
@@ -114,6 +122,9 @@ private:
 
     int32_t take_block_locked();
     void unref_locked(int32_t block);
+    void unref_host_locked(const std::vector<int32_t> &host_blocks);
+    // The sequences of `group`, distinct and existing, each swapped out (or resident).
+    std::vector<Sequence *> group_locked(std::span<const uint64_t> group, bool swapped, const char *what);
     int64_t available_locked() const { return allocator_.free_count() + prefix_.evictable_count(); }
     void register_full_blocks_locked(Sequence &s, std::span<const int32_t> token_ids);
     void copy_blocks_locked(pagoda_op_t op, pagoda_swap_direction_t direction,
@@ -133,6 +144,7 @@ private:
     BlockAllocator allocator_;
     PrefixCache prefix_;
     std::vector<int32_t> refcount_;
+    std::vector<int32_t> host_refcount_;  // swapped sequences holding each swap block
     std::unordered_map<uint64_t, Sequence> sequences_;
     int64_t prefix_queries_ = 0;
     int64_t prefix_hits_ = 0;

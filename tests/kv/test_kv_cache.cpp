@@ -278,6 +278,64 @@ void test_swap_round_trip(void **) {
     assert_int_equal(c->stats().sequences, 0);
 }
 
+// A forked group swaps as one: shared blocks are copied once, stay shared on the host and come
+// back shared, so copy-on-write still applies after the round trip.
+void test_group_swap_keeps_sharing(void **) {
+    auto c = make_cache(12, 6);
+    assert_true(c->reserve(1, 10));  // 3 blocks of 4, the last one half full
+    c->set_tokens(1, 10);
+    for (size_t i = 0; i < 3; ++i) fill_block(*c, c->table(1)[i], float(i + 1));
+    c->fork(1, 2);
+    c->fork(1, 3);
+    assert_true(c->reserve(2, 14));  // copy-on-write of the partial block, then a new one
+    c->set_tokens(2, 14);
+    fill_block(*c, c->table(2)[3], 40.0f);
+    c->check_invariants();
+    assert_int_equal(c->stats().blocks_used, 5);  // 3 shared + 2 of sequence 2
+
+    // Alone, each sequence would need 3 + 4 + 3 = 10 swap blocks; the group needs 5.
+    const std::vector<uint64_t> group = {1, 2, 3};
+    assert_true(c->swap_out(group));
+    c->check_invariants();
+    assert_int_equal(c->stats().swap_blocks_used, 5);
+    assert_int_equal(c->stats().blocks_used, 0);
+
+    // Back with room for the tokens each holds: the 5 distinct blocks, shared as before.
+    const std::vector<int64_t> tokens = {10, 14, 10};
+    assert_true(c->swap_in(group, tokens));
+    c->check_invariants();
+    assert_int_equal(c->stats().swap_blocks_used, 0);
+    assert_int_equal(c->stats().blocks_used, 5);
+    assert_true(c->table(1) == c->table(3));
+    for (size_t i = 0; i < 2; ++i) assert_int_equal(c->table(1)[i], c->table(2)[i]);
+    for (size_t i = 0; i < 3; ++i) assert_true(block_holds(*c, c->table(1)[i], float(i + 1)));
+    assert_true(block_holds(*c, c->table(2)[3], 40.0f));
+    // Sequence 3 appends: its shared partial block is copied, sequence 1 keeps the original.
+    assert_true(c->reserve(3, 11));
+    assert_int_not_equal(c->table(3)[2], c->table(1)[2]);
+    assert_true(block_holds(*c, c->table(3)[2], 3.0f));
+    c->check_invariants();
+
+    // All or nothing: a swap space too small for the group's distinct blocks refuses it whole.
+    assert_true(c->reserve(4, 24));  // 6 more blocks
+    c->set_tokens(4, 24);
+    const std::vector<uint64_t> big = {1, 4};
+    assert_false(c->swap_out(big));
+    assert_false(c->is_swapped(1));
+    c->check_invariants();
+    // Releasing swapped members one by one frees a shared swap block with its last holder.
+    assert_true(c->swap_out(group));
+    c->release(1);
+    // Left: the 2 blocks 2 and 3 share, 2 of 2's own and 1 of 3's (its copy-on-write block).
+    assert_int_equal(c->stats().swap_blocks_used, 5);
+    c->release(3);
+    c->release(2);
+    c->release(4);
+    c->check_invariants();
+    assert_int_equal(c->stats().swap_blocks_used, 0);
+    assert_int_equal(c->stats().blocks_used, 0);
+}
+
 void test_misuse_is_internal_error(void **) {
     auto c = make_cache(4);
     assert_true(c->reserve(1, 4));
@@ -307,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_hash_collisions_miss),
         cmocka_unit_test(test_lru_eviction),
         cmocka_unit_test(test_swap_round_trip),
+        cmocka_unit_test(test_group_swap_keeps_sharing),
         cmocka_unit_test(test_misuse_is_internal_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
