@@ -75,6 +75,21 @@ void check_geometry(const model::ModelConfig &c, const kv::KvGeometry &g,
                                                      std::to_string(c.n_layers));
 }
 
+void check_stage(const model::ModelConfig &c, const LlamaForward::Stage &st) {
+    if (st.first_layer < 0 || st.first_layer >= st.end_layer || st.end_layer > c.n_layers)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "forward stage: layers [" + std::to_string(st.first_layer) + ", " +
+                        std::to_string(st.end_layer) + ") are not a non-empty range of the model's " +
+                        std::to_string(c.n_layers));
+    if (st.first_layer > 0 && st.hidden_in == nullptr)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "forward stage: starts at layer " +
+                                                     std::to_string(st.first_layer) +
+                                                     " without hidden states to start from");
+    if (st.end_layer < c.n_layers && st.hidden_out == nullptr)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "forward stage: ends before the last layer " +
+                                                     std::string("without a buffer for its hidden states"));
+}
+
 }  // namespace
 
 struct LlamaForward::State {
@@ -288,13 +303,21 @@ const model::Model &LlamaForward::model() const noexcept {
 
 void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry,
                        const std::vector<kv::LayerPools> &pools, float *logits) {
+    run_stage(batch, geometry, pools, Stage{0, int32_t(state_->model->config().n_layers)}, logits);
+}
+
+void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+                             const std::vector<kv::LayerPools> &pools, const Stage &stage,
+                             float *logits) {
     State &s = *state_;
     const model::ModelConfig &c = s.model->config();
     check_batch(batch);
     check_geometry(c, geometry, pools);
+    check_stage(c, stage);
+    const bool first = stage.first_layer == 0, last = stage.end_layer == c.n_layers;
     const int64_t n = batch.n_tokens();
     if (n == 0) return;  // check_batch made sure no logits were asked for
-    if (!batch.logit_rows.empty() && logits == nullptr)
+    if (last && !batch.logit_rows.empty() && logits == nullptr)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "forward batch: logits requested into a NULL buffer");
     s.check_kv_ops(geometry);
@@ -305,7 +328,7 @@ void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry
     const size_t hidden = size_t(c.hidden_size), inter = size_t(c.intermediate_size);
     const size_t q_width = size_t(c.n_heads * c.head_dim),
                  kv_width = size_t(c.n_kv_heads * c.head_dim);
-    const size_t rows = batch.logit_rows.size();
+    const size_t rows = last ? batch.logit_rows.size() : 0;
     auto *residual = static_cast<float *>(s.residual.reserve(d, tokens * hidden * f));
     auto *normed = static_cast<float *>(s.normed.reserve(d, tokens * hidden * f));
     auto *delta = static_cast<float *>(s.delta.reserve(d, tokens * hidden * f));
@@ -321,21 +344,26 @@ void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry
     s.stage(batch);
 
     const LlamaWeights &w = s.weights;
-    pagoda_op_embedding_t e{};
-    e.struct_size = sizeof e;
-    e.table_dtype = w.embed_tokens().dtype;
-    e.vocab_size = w.embed_tokens().rows;
-    e.dim = c.hidden_size;
-    e.n_tokens = n;
-    e.table = w.embed_tokens().data;
-    e.ids = static_cast<const int32_t *>(s.token_ids.get());
-    e.out = residual;
-    s.stream.launch(PAGODA_OP_EMBEDDING, &e);
+    const size_t hidden_bytes = tokens * hidden * f;
+    if (first) {
+        pagoda_op_embedding_t e{};
+        e.struct_size = sizeof e;
+        e.table_dtype = w.embed_tokens().dtype;
+        e.vocab_size = w.embed_tokens().rows;
+        e.dim = c.hidden_size;
+        e.n_tokens = n;
+        e.table = w.embed_tokens().data;
+        e.ids = static_cast<const int32_t *>(s.token_ids.get());
+        e.out = residual;
+        s.stream.launch(PAGODA_OP_EMBEDDING, &e);
+    } else {
+        s.stream.copy(residual, stage.hidden_in, hidden_bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    }
 
     const DeviceTensor none;
-    for (size_t i = 0; i < w.layers().size(); ++i) {
+    for (size_t i = size_t(stage.first_layer); i < size_t(stage.end_layer); ++i) {
         const LlamaLayerWeights &l = w.layers()[i];
-        if (i == 0)
+        if (i == size_t(stage.first_layer))
             s.rmsnorm(l.input_norm, n, residual, nullptr, normed);
         else
             s.rmsnorm(l.input_norm, n, delta, residual, normed);  // h += mlp output
@@ -355,7 +383,17 @@ void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry
         s.matmul(l.down, none, gate, n, delta);
     }
 
-    if (rows > 0) {
+    if (!last) {
+        // Hand on h itself: the last layer's MLP output is still pending in `delta`.
+        pagoda_op_add_t add{};
+        add.struct_size = sizeof add;
+        add.n = n * c.hidden_size;
+        add.a = residual;
+        add.b = delta;
+        add.out = residual;
+        s.stream.launch(PAGODA_OP_ADD, &add);
+        s.stream.copy(stage.hidden_out, residual, hidden_bytes, PAGODA_COPY_DEVICE_TO_HOST);
+    } else if (rows > 0) {
         s.rmsnorm(w.final_norm(), n, delta, residual, normed);
         // ops.h has no gather; EMBEDDING over the f32 hidden states is one: row i of the output
         // is row logit_rows[i] of `normed`.

@@ -30,6 +30,21 @@ public:
     void run(const ForwardBatch &batch, const kv::KvGeometry &geometry,
              const std::vector<kv::LayerPools> &pools, float *logits);
 
+    // A pipeline stage's share of a forward pass: decoder layers [first_layer, end_layer). The
+    // stage holding layer 0 embeds the token ids, a later one starts from the hidden states its
+    // predecessor handed on; the stage holding the last layer writes the logits as run() does,
+    // an earlier one writes its hidden states (the residual stream after its last layer)
+    // instead and ignores batch.logit_rows. Only the stage's layers' pools are touched, so
+    // stages running at once on different threads may share one cache.
+    struct Stage {
+        int32_t first_layer = 0;
+        int32_t end_layer = 0;
+        const float *hidden_in = nullptr;  // host [n_tokens, hidden_size] f32, if first_layer > 0
+        float *hidden_out = nullptr;  // host [n_tokens, hidden_size] f32, if end_layer < n_layers
+    };
+    void run_stage(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+                   const std::vector<kv::LayerPools> &pools, const Stage &stage, float *logits);
+
     const model::Model &model() const noexcept;
 
 private:
