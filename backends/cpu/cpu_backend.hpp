@@ -1,10 +1,10 @@
 // The CPU backend's state: the host's services, the thread pool and the error path.
 #pragma once
 
-#include <cstdarg>
 #include <string>
 
 #include "pagoda/backend.h"
+#include "reporter.hpp"
 #include "thread_pool.hpp"
 
 namespace pagoda::cpu {
@@ -14,7 +14,9 @@ struct CpuFeatures {
     bool avx2_fma_f16c = false;  // the vector kernels need all three
 };
 
-class CpuBackend {
+// A Reporter, so the descriptor checks every backend shares (op_checks.hpp) and the helpers
+// they are built from (check_helpers.hpp) report through it.
+class CpuBackend final : public plugin::Reporter {
 public:
     // `portable_only` keeps the vector kernels off even where the processor has them, so the
     // portable paths can be tested and compared on any machine (config "isa=portable").
@@ -24,9 +26,9 @@ public:
     const CpuFeatures &features() const noexcept { return features_; }
     int threads() const noexcept { return pool_.threads(); }
 
-    // Records `message` as the calling thread's error (through the host) and returns `status`,
-    // so kernels write `return cpu.fail(PAGODA_ERR_UNSUPPORTED, "...")`.
-    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const;
+    // Records `message`, prefixed "cpu backend: ", as the calling thread's error (through the
+    // host) and returns `status`, so kernels write `return cpu.fail(PAGODA_ERR_..., "...")`.
+    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const override;
     void log(pagoda_log_level_t level, const std::string &message) const;
 
 private:

@@ -2,7 +2,7 @@
 // only on the inputs at its own index, so outputs may alias inputs.
 #include <cmath>
 
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "kernels.hpp"
 
 namespace pagoda::cpu {
@@ -17,23 +17,12 @@ constexpr int64_t kAddGrain = 1 << 16;
 
 }  // namespace
 
-pagoda_status_t check_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a) {
-    constexpr const char *op = "silu_mul";
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "rows", a.rows));
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "dim", a.dim));
-    PAGODA_CPU_CHECK(check_stride(cpu, op, "ld_in", a.ld_in, a.dim));
-    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldo", a.ldo, a.dim));
-    PAGODA_CPU_CHECK(check_extent(cpu, op, "gate", a.rows, packed_or(a.ld_in, a.dim), a.dim, 4));
-    PAGODA_CPU_CHECK(check_extent(cpu, op, "out", a.rows, packed_or(a.ldo, a.dim), a.dim, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a) {
     constexpr const char *op = "silu_mul";
-    PAGODA_CPU_CHECK(check_pointer(cpu, op, "gate", a.gate));
-    PAGODA_CPU_CHECK(check_pointer(cpu, op, "up", a.up));
-    PAGODA_CPU_CHECK(check_pointer(cpu, op, "out", a.out));
-    const int64_t ld_in = packed_or(a.ld_in, a.dim), ldo = packed_or(a.ldo, a.dim);
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, op, "gate", a.gate));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, op, "up", a.up));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, op, "out", a.out));
+    const int64_t ld_in = plugin::packed_or(a.ld_in, a.dim), ldo = plugin::packed_or(a.ldo, a.dim);
     const auto *gate = static_cast<const float *>(a.gate);
     const auto *up = static_cast<const float *>(a.up);
     auto *out = static_cast<float *>(a.out);
@@ -47,16 +36,10 @@ pagoda_status_t run_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a) {
     return PAGODA_OK;
 }
 
-pagoda_status_t check_add(CpuBackend &cpu, const pagoda_op_add_t &a) {
-    PAGODA_CPU_CHECK(check_positive(cpu, "add", "n", a.n));
-    PAGODA_CPU_CHECK(check_extent(cpu, "add", "a", 1, a.n, a.n, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_add(CpuBackend &cpu, const pagoda_op_add_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, "add", "a", a.a));
-    PAGODA_CPU_CHECK(check_pointer(cpu, "add", "b", a.b));
-    PAGODA_CPU_CHECK(check_pointer(cpu, "add", "out", a.out));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "add", "a", a.a));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "add", "b", a.b));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "add", "out", a.out));
     const auto *x = static_cast<const float *>(a.a);
     const auto *y = static_cast<const float *>(a.b);
     auto *out = static_cast<float *>(a.out);

@@ -1,5 +1,5 @@
 // PAGODA_OP_EMBEDDING: out[i, :] = table[ids[i], :] as f32.
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "kernels.hpp"
 #include "widen.hpp"
 
@@ -9,22 +9,10 @@ namespace {
 constexpr const char *kOp = "embedding";
 }  // namespace
 
-pagoda_status_t check_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
-    PAGODA_CPU_CHECK(check_weight_dtype(cpu, kOp, "table_dtype", raw_enum(a.table_dtype)));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "vocab_size", a.vocab_size));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "dim", a.dim));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "n_tokens", a.n_tokens));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldo", a.ldo, a.dim));
-    const int64_t table_elem = a.table_dtype == PAGODA_DTYPE_F32 ? 4 : 2;
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "table", a.vocab_size, a.dim, a.dim, table_elem));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "out", a.n_tokens, packed_or(a.ldo, a.dim), a.dim, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "table", a.table));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "ids", a.ids));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "out", a.out));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "table", a.table));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "ids", a.ids));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "out", a.out));
     // Every id is checked before anything is written, so a bad batch leaves `out` as it was.
     for (int64_t i = 0; i < a.n_tokens; ++i) {
         const int32_t id = a.ids[i];
@@ -34,7 +22,7 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
                 std::string(kOp) + ": ids[" + std::to_string(i) + "] = " + std::to_string(id) +
                     " is outside [0, vocab_size = " + std::to_string(a.vocab_size) + ")");
     }
-    const int64_t ldo = packed_or(a.ldo, a.dim);
+    const int64_t ldo = plugin::packed_or(a.ldo, a.dim);
     const int64_t row_bytes = a.dim * (a.table_dtype == PAGODA_DTYPE_F32 ? 4 : 2);
     const auto *table = static_cast<const char *>(a.table);
     auto *out = static_cast<float *>(a.out);

@@ -1,19 +1,25 @@
-// The CPU backend's kernel table: maps an op id to its argument struct and kernel pair.
+// The CPU backend's kernel table: maps an op id to its argument struct, the descriptor check
+// every backend shares (op_checks.hpp) and the CPU kernel.
 #include <string>
 
 #include "kernels.hpp"
 #include "names.hpp"
 #include "op_args.hpp"
+#include "op_checks.hpp"
 
 namespace pagoda::cpu {
 
 namespace {
 
+template <typename T>
+using CheckFn = pagoda_status_t (*)(const plugin::Reporter &, const T &);
+template <typename T>
+using RunFn = pagoda_status_t (*)(CpuBackend &, const T &);
+
 // Reads `args` as T (see op_args.hpp), checks it, and runs it when `launch` is set.
 template <typename T>
 pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch,
-                         pagoda_status_t (*check)(CpuBackend &, const T &),
-                         pagoda_status_t (*run)(CpuBackend &, const T &)) {
+                         CheckFn<T> check, RunFn<T> run) {
     // Every field ABI 1.0 defined is needed; later versions only append.
     auto a = plugin::read_op_args<T>(args, sizeof(T));
     if (!a)
@@ -25,29 +31,50 @@ pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool
     return run(cpu, *a);
 }
 
+// The CPU kernels compute on f32 activations (ops.h's contract); half weights are widened.
+pagoda_status_t check_matmul_f32(const plugin::Reporter &r, const pagoda_op_matmul_t &a) {
+    return plugin::check_matmul(r, a, plugin::MatmulActivations::F32Only);
+}
+
 }  // namespace
 
 pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch) {
+    using namespace plugin;
     switch (op) {
-        case PAGODA_OP_MATMUL: return dispatch(cpu, op, args, launch, check_matmul, run_matmul);
+        case PAGODA_OP_MATMUL:
+            return dispatch<pagoda_op_matmul_t>(cpu, op, args, launch, check_matmul_f32,
+                                                run_matmul);
         case PAGODA_OP_EMBEDDING:
-            return dispatch(cpu, op, args, launch, check_embedding, run_embedding);
-        case PAGODA_OP_RMSNORM: return dispatch(cpu, op, args, launch, check_rmsnorm, run_rmsnorm);
-        case PAGODA_OP_ROPE: return dispatch(cpu, op, args, launch, check_rope, run_rope);
+            return dispatch<pagoda_op_embedding_t>(cpu, op, args, launch, check_embedding,
+                                                   run_embedding);
+        case PAGODA_OP_RMSNORM:
+            return dispatch<pagoda_op_rmsnorm_t>(cpu, op, args, launch, check_rmsnorm,
+                                                 run_rmsnorm);
+        case PAGODA_OP_ROPE:
+            return dispatch<pagoda_op_rope_t>(cpu, op, args, launch, check_rope, run_rope);
         case PAGODA_OP_SILU_MUL:
-            return dispatch(cpu, op, args, launch, check_silu_mul, run_silu_mul);
-        case PAGODA_OP_ADD: return dispatch(cpu, op, args, launch, check_add, run_add);
-        case PAGODA_OP_ARGMAX: return dispatch(cpu, op, args, launch, check_argmax, run_argmax);
-        case PAGODA_OP_SOFTMAX: return dispatch(cpu, op, args, launch, check_softmax, run_softmax);
+            return dispatch<pagoda_op_silu_mul_t>(cpu, op, args, launch, check_silu_mul,
+                                                  run_silu_mul);
+        case PAGODA_OP_ADD:
+            return dispatch<pagoda_op_add_t>(cpu, op, args, launch, check_add, run_add);
+        case PAGODA_OP_ARGMAX:
+            return dispatch<pagoda_op_argmax_t>(cpu, op, args, launch, check_argmax, run_argmax);
+        case PAGODA_OP_SOFTMAX:
+            return dispatch<pagoda_op_softmax_t>(cpu, op, args, launch, check_softmax,
+                                                 run_softmax);
         case PAGODA_OP_KV_WRITE:
-            return dispatch(cpu, op, args, launch, check_kv_write, run_kv_write);
+            return dispatch<pagoda_op_kv_write_t>(cpu, op, args, launch, check_kv_write,
+                                                  run_kv_write);
         case PAGODA_OP_PAGED_ATTENTION:
-            return dispatch(cpu, op, args, launch, check_paged_attention, run_paged_attention);
+            return dispatch<pagoda_op_paged_attention_t>(cpu, op, args, launch,
+                                                         check_paged_attention,
+                                                         run_paged_attention);
         case PAGODA_OP_COPY_BLOCKS:
-            return dispatch(cpu, op, args, launch, check_copy_blocks, run_copy_blocks);
+            return dispatch<pagoda_op_copy_blocks_t>(cpu, op, args, launch, check_copy_blocks,
+                                                     run_copy_blocks);
         case PAGODA_OP_SWAP_BLOCKS:
-            // On the CPU, device and host memory are the same memory: a swap is a copy.
-            return dispatch(cpu, op, args, launch, check_swap_blocks, run_copy_blocks);
+            return dispatch<pagoda_op_copy_blocks_t>(cpu, op, args, launch, check_swap_blocks,
+                                                     run_swap_blocks);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

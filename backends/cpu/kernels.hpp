@@ -1,6 +1,6 @@
-// The CPU kernels, one pair per op: `check_*` validates a descriptor (types, shapes, layout; its
-// pointers may be NULL) and `run_*` executes one whose check passed (it validates the pointers
-// and data-dependent indices itself). Both report failures through `cpu.fail`.
+// The CPU kernels, one per op. A descriptor first passes the check every backend shares
+// (op_checks.hpp: types, shapes, layout; its pointers may be NULL); `run_*` then executes it,
+// checking the pointers and data-dependent indices itself. Failures go through `cpu.fail`.
 #pragma once
 
 #include "cpu_backend.hpp"
@@ -8,25 +8,21 @@
 
 namespace pagoda::cpu {
 
-#define PAGODA_CPU_KERNEL(op)                                                  \
-    pagoda_status_t check_##op(CpuBackend &cpu, const pagoda_op_##op##_t &a); \
-    pagoda_status_t run_##op(CpuBackend &cpu, const pagoda_op_##op##_t &a);
-
-PAGODA_CPU_KERNEL(matmul)           // matmul.cpp (+ gemv_avx2.cpp, OpenBLAS)
-PAGODA_CPU_KERNEL(embedding)        // embedding.cpp
-PAGODA_CPU_KERNEL(rmsnorm)          // rmsnorm.cpp
-PAGODA_CPU_KERNEL(rope)             // rope.cpp
-PAGODA_CPU_KERNEL(silu_mul)         // elementwise.cpp
-PAGODA_CPU_KERNEL(add)              // elementwise.cpp
-PAGODA_CPU_KERNEL(argmax)           // rowwise.cpp
-PAGODA_CPU_KERNEL(softmax)          // rowwise.cpp
-PAGODA_CPU_KERNEL(kv_write)         // kv_write.cpp
-PAGODA_CPU_KERNEL(paged_attention)  // paged_attention.cpp
-PAGODA_CPU_KERNEL(copy_blocks)      // copy_blocks.cpp; runs COPY_BLOCKS and SWAP_BLOCKS
-// SWAP_BLOCKS checks its direction too, then runs as run_copy_blocks.
-pagoda_status_t check_swap_blocks(CpuBackend &cpu, const pagoda_op_copy_blocks_t &a);
-
-#undef PAGODA_CPU_KERNEL
+pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a);      // matmul.cpp
+pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a);  // embedding.cpp
+pagoda_status_t run_rmsnorm(CpuBackend &cpu, const pagoda_op_rmsnorm_t &a);    // rmsnorm.cpp
+pagoda_status_t run_rope(CpuBackend &cpu, const pagoda_op_rope_t &a);          // rope.cpp
+pagoda_status_t run_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a);  // elementwise.cpp
+pagoda_status_t run_add(CpuBackend &cpu, const pagoda_op_add_t &a);            // elementwise.cpp
+pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a);      // rowwise.cpp
+pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a);    // rowwise.cpp
+pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a);  // kv_write.cpp
+// paged_attention.cpp
+pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_attention_t &a);
+// copy_blocks.cpp. On the CPU device memory is host memory, so a swap is the same copy; the two
+// differ only in the op their messages name.
+pagoda_status_t run_copy_blocks(CpuBackend &cpu, const pagoda_op_copy_blocks_t &a);
+pagoda_status_t run_swap_blocks(CpuBackend &cpu, const pagoda_op_copy_blocks_t &a);
 
 // Checks (and with `launch`, runs) any op; kernel_dispatch.cpp.
 pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch);

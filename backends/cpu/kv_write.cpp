@@ -32,23 +32,6 @@ void store_row(const float *src, void *dst, pagoda_dtype_t dtype, int64_t n) {
 
 }  // namespace
 
-pagoda_status_t check_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
-    KvCacheLayout layout;
-    if (pagoda_status_t s = check_kv_cache(cpu, "kv_write", a.layout, a.cache_dtype, a.n_kv_heads,
-                                           a.head_dim, a.block_size, a.num_blocks, layout);
-        s != PAGODA_OK)
-        return s;
-    if (a.n_tokens < 0)
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                        "kv_write: n_tokens " + std::to_string(a.n_tokens) + " is negative");
-    const int64_t row = a.n_kv_heads * a.head_dim;
-    if (pagoda_status_t s =
-            check_token_stride(cpu, "kv_write", "k_token_stride", a.k_token_stride, row);
-        s != PAGODA_OK)
-        return s;
-    return check_token_stride(cpu, "kv_write", "v_token_stride", a.v_token_stride, row);
-}
-
 pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
     if (a.n_tokens == 0) return PAGODA_OK;
     const char *null_field = a.k == nullptr              ? "k"
@@ -76,8 +59,7 @@ pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
                                 std::to_string(a.block_size) + ")");
     }
 
-    const KvCacheLayout layout{a.n_kv_heads, a.block_size, a.head_dim,
-                               a.cache_dtype == PAGODA_DTYPE_F32 ? 4u : 2u};
+    const auto layout = KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim, a.cache_dtype);
     const int64_t row = a.n_kv_heads * a.head_dim;
     const int64_t k_stride = a.k_token_stride ? a.k_token_stride : row;
     const int64_t v_stride = a.v_token_stride ? a.v_token_stride : row;

@@ -16,7 +16,7 @@
 #include <climits>
 #include <new>
 
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "gemv.hpp"
 #include "kernels.hpp"
 #include "scratch.hpp"
@@ -129,43 +129,22 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
 
 }  // namespace
 
-pagoda_status_t check_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
-    if ((a.flags & ~PAGODA_MATMUL_ACCUMULATE) != 0)
-        return cpu.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
-                                                    ": flags = " + std::to_string(a.flags) +
-                                                    " has bits this backend does not know");
-    PAGODA_CPU_CHECK(check_f32(cpu, kOp, "x_dtype", raw_enum(a.x_dtype)));
-    PAGODA_CPU_CHECK(check_weight_dtype(cpu, kOp, "w_dtype", raw_enum(a.w_dtype)));
-    PAGODA_CPU_CHECK(check_f32(cpu, kOp, "y_dtype", raw_enum(a.y_dtype)));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "m", a.m));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "n", a.n));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "k", a.k));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldx", a.ldx, a.k));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldw", a.ldw, a.k));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldy", a.ldy, a.n));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "x", a.m, packed_or(a.ldx, a.k), a.k, 4));
-    PAGODA_CPU_CHECK(
-        check_extent(cpu, kOp, "w", a.n, packed_or(a.ldw, a.k), a.k, w_elem_bytes(a.w_dtype)));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "y", a.m, packed_or(a.ldy, a.n), a.n, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "x", a.x));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "w", a.w));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "y", a.y));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "x", a.x));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "w", a.w));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "y", a.y));
     GemvProblem p{};
     p.m = a.m;
     p.n = a.n;
     p.k = a.k;
     p.x = static_cast<const float *>(a.x);
-    p.ldx = packed_or(a.ldx, a.k);
+    p.ldx = plugin::packed_or(a.ldx, a.k);
     p.w = a.w;
     p.w_dtype = a.w_dtype;
-    p.ldw = packed_or(a.ldw, a.k);
+    p.ldw = plugin::packed_or(a.ldw, a.k);
     p.bias = static_cast<const float *>(a.bias);
     p.y = static_cast<float *>(a.y);
-    p.ldy = packed_or(a.ldy, a.n);
+    p.ldy = plugin::packed_or(a.ldy, a.n);
     p.accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
 
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {

@@ -371,43 +371,6 @@ const char *first_null(std::initializer_list<std::pair<const char *, const void 
 
 }  // namespace
 
-pagoda_status_t check_paged_attention(CpuBackend &cpu, const pagoda_op_paged_attention_t &a) {
-    KvCacheLayout layout;
-    if (pagoda_status_t s =
-            check_kv_cache(cpu, "paged_attention", a.layout, a.cache_dtype, a.n_kv_heads,
-                           a.head_dim, a.block_size, a.num_blocks, layout);
-        s != PAGODA_OK)
-        return s;
-    auto invalid = [&](const std::string &what) {
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "paged_attention: " + what);
-    };
-    if (a.n_seqs < 0) return invalid("n_seqs " + std::to_string(a.n_seqs) + " is negative");
-    if (a.n_q_heads <= 0 || a.n_q_heads % a.n_kv_heads != 0)
-        return invalid("n_q_heads " + std::to_string(a.n_q_heads) +
-                       " is not a positive multiple of n_kv_heads " + std::to_string(a.n_kv_heads));
-    if (a.max_blocks_per_seq < 0)
-        return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
-                       " is negative");
-    int64_t unused = 0;
-    if (__builtin_mul_overflow(a.max_blocks_per_seq, a.block_size, &unused))
-        return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
-                       " is too large");
-    if (a.max_context_len < 0)
-        return invalid("max_context_len " + std::to_string(a.max_context_len) + " is negative");
-    if (a.sliding_window < 0)
-        return invalid("sliding_window " + std::to_string(a.sliding_window) + " is negative");
-    if (!std::isfinite(a.scale))
-        return invalid("scale " + std::to_string(a.scale) + " is not finite");
-    int64_t row = 0;
-    if (__builtin_mul_overflow(a.n_q_heads, a.head_dim, &row))
-        return invalid("n_q_heads × head_dim is too large");
-    if (pagoda_status_t s =
-            check_token_stride(cpu, "paged_attention", "q_token_stride", a.q_token_stride, row);
-        s != PAGODA_OK)
-        return s;
-    return check_token_stride(cpu, "paged_attention", "out_token_stride", a.out_token_stride, row);
-}
-
 pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_attention_t &a) {
     if (a.n_seqs == 0) return PAGODA_OK;
     if (const char *null = first_null({{"query_start", a.query_start},
@@ -428,8 +391,7 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
     const SplitPlan split = plan_split(a, n_items, cpu.threads());
     Launch launch{a,
                   cpu.features().avx2_fma_f16c ? attention_rows_avx2() : attention_rows_portable(),
-                  KvCacheLayout{a.n_kv_heads, a.block_size, a.head_dim,
-                                a.cache_dtype == PAGODA_DTYPE_F32 ? 4u : 2u},
+                  KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim, a.cache_dtype),
                   a.n_q_heads / a.n_kv_heads,
                   a.q_token_stride ? a.q_token_stride : row,
                   a.out_token_stride ? a.out_token_stride : row,

@@ -3,7 +3,7 @@
 // Each element is read and written at its own index only, so `out` may alias `x` or `residual`.
 #include <cmath>
 
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "half.hpp"
 #include "kernels.hpp"
 
@@ -68,37 +68,19 @@ void normalise_rows(const Rows &r, int64_t begin, int64_t end) {
 
 }  // namespace
 
-pagoda_status_t check_rmsnorm(CpuBackend &cpu, const pagoda_op_rmsnorm_t &a) {
-    PAGODA_CPU_CHECK(check_weight_dtype(cpu, kOp, "weight_dtype", raw_enum(a.weight_dtype)));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "rows", a.rows));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "dim", a.dim));
-    if (!(a.eps >= 0.0f) || !std::isfinite(a.eps))
-        return cpu.fail(
-            PAGODA_ERR_INVALID_ARGUMENT,
-            std::string(kOp) + ": eps = " + float_text(a.eps) + " must be finite and not negative");
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldx", a.ldx, a.dim));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ld_residual", a.ld_residual, a.dim));
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "ldo", a.ldo, a.dim));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "x", a.rows, packed_or(a.ldx, a.dim), a.dim, 4));
-    PAGODA_CPU_CHECK(
-        check_extent(cpu, kOp, "residual", a.rows, packed_or(a.ld_residual, a.dim), a.dim, 4));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "out", a.rows, packed_or(a.ldo, a.dim), a.dim, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_rmsnorm(CpuBackend &cpu, const pagoda_op_rmsnorm_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "x", a.x));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "weight", a.weight));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "out", a.out));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "x", a.x));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "weight", a.weight));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "out", a.out));
     const Rows r{a.dim,
                  a.eps,
                  static_cast<const float *>(a.x),
-                 packed_or(a.ldx, a.dim),
+                 plugin::packed_or(a.ldx, a.dim),
                  static_cast<float *>(a.residual),
-                 packed_or(a.ld_residual, a.dim),
+                 plugin::packed_or(a.ld_residual, a.dim),
                  a.weight,
                  static_cast<float *>(a.out),
-                 packed_or(a.ldo, a.dim)};
+                 plugin::packed_or(a.ldo, a.dim)};
     cpu.pool().parallel_for(a.rows, rows_per_chunk(a.dim), [&](int64_t begin, int64_t end) {
         switch (a.weight_dtype) {
             case PAGODA_DTYPE_BF16:

@@ -10,7 +10,7 @@
 #include <numbers>
 #include <vector>
 
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "kernels.hpp"
 
 namespace pagoda::cpu {
@@ -90,70 +90,19 @@ void rotate_block(const Rotation &r, int64_t t, int64_t p0, int64_t n) {
     }
 }
 
-pagoda_status_t positive_finite(CpuBackend &cpu, const char *field, float v) {
-    if (std::isfinite(v) && v > 0.0f) return PAGODA_OK;
-    return cpu.fail(
-        PAGODA_ERR_INVALID_ARGUMENT,
-        std::string(kOp) + ": " + field + " = " + float_text(v) + " must be finite and positive");
-}
-
 }  // namespace
 
-pagoda_status_t check_rope(CpuBackend &cpu, const pagoda_op_rope_t &a) {
-    const int layout = raw_enum(a.layout), scaling = raw_enum(a.scaling);
-    if (layout != PAGODA_ROPE_HALF_SPLIT && layout != PAGODA_ROPE_INTERLEAVED)
-        return cpu.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
-                                                    ": layout = " + std::to_string(layout) +
-                                                    " is not a layout this backend knows");
-    if (scaling != PAGODA_ROPE_SCALING_NONE && scaling != PAGODA_ROPE_SCALING_LINEAR &&
-        scaling != PAGODA_ROPE_SCALING_LLAMA3)
-        return cpu.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
-                                                    ": scaling = " + std::to_string(scaling) +
-                                                    " is not a scaling this backend knows");
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "n_tokens", a.n_tokens));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "n_heads", a.n_heads));
-    PAGODA_CPU_CHECK(check_positive(cpu, kOp, "head_dim", a.head_dim));
-    const int64_t rot_dim = rot_dim_of(a);
-    if (rot_dim < 0 || rot_dim > a.head_dim || rot_dim % 2 != 0)
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                        std::string(kOp) + ": rot_dim = " + std::to_string(rot_dim) +
-                            " must be even and in [2, head_dim = " + std::to_string(a.head_dim) +
-                            "] (0 means head_dim)");
-    int64_t heads_len = 0;
-    if (__builtin_mul_overflow(a.n_heads, a.head_dim, &heads_len))
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                        std::string(kOp) + ": n_heads · head_dim overflows");
-    PAGODA_CPU_CHECK(check_stride(cpu, kOp, "token_stride", a.token_stride, heads_len));
-    PAGODA_CPU_CHECK(check_extent(cpu, kOp, "x", a.n_tokens, packed_or(a.token_stride, heads_len),
-                                  heads_len, 4));
-    PAGODA_CPU_CHECK(positive_finite(cpu, "theta", a.theta));
-    if (scaling != PAGODA_ROPE_SCALING_NONE)
-        PAGODA_CPU_CHECK(positive_finite(cpu, "factor", a.factor));
-    if (scaling == PAGODA_ROPE_SCALING_LLAMA3) {
-        PAGODA_CPU_CHECK(positive_finite(cpu, "low_freq_factor", a.low_freq_factor));
-        PAGODA_CPU_CHECK(positive_finite(cpu, "high_freq_factor", a.high_freq_factor));
-        // The blend divides by their difference, and the bands need high > low.
-        if (!(a.high_freq_factor > a.low_freq_factor))
-            return cpu.fail(
-                PAGODA_ERR_INVALID_ARGUMENT,
-                std::string(kOp) + ": high_freq_factor = " + float_text(a.high_freq_factor) +
-                    " must be greater than low_freq_factor = " + float_text(a.low_freq_factor));
-        PAGODA_CPU_CHECK(
-            check_positive(cpu, kOp, "original_max_position", a.original_max_position));
-    }
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_rope(CpuBackend &cpu, const pagoda_op_rope_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "x", a.x));
-    PAGODA_CPU_CHECK(check_pointer(cpu, kOp, "positions", a.positions));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "x", a.x));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "positions", a.positions));
     const int64_t rot_dim = rot_dim_of(a);
     if (a.freq_factors != nullptr)
         for (int64_t i = 0; i < rot_dim / 2; ++i)
             if (!(std::isfinite(a.freq_factors[i]) && a.freq_factors[i] > 0.0f))
                 return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                                std::string(kOp) + ": freq_factors[" + std::to_string(i) + "] = " +
-                                    float_text(a.freq_factors[i]) + " must be finite and positive");
+                                std::string(kOp) + ": freq_factors[" + std::to_string(i) +
+                                    "] = " + plugin::float_text(a.freq_factors[i]) +
+                                    " must be finite and positive");
     std::vector<double> inv_freq;
     try {
         inv_freq = inverse_frequencies(a, rot_dim);
@@ -162,7 +111,7 @@ pagoda_status_t run_rope(CpuBackend &cpu, const pagoda_op_rope_t &a) {
                         std::string(kOp) + ": no memory for the frequency table");
     }
     const Rotation r{&a, inv_freq.data(), rot_dim,
-                     packed_or(a.token_stride, a.n_heads * a.head_dim)};
+                     plugin::packed_or(a.token_stride, a.n_heads * a.head_dim)};
     const int64_t pairs = rot_dim / 2;
     // A token also costs rot_dim/2 double sin/cos pairs, so smaller chunks than a plain
     // elementwise pass are worth handing out.

@@ -1,7 +1,7 @@
 // PAGODA_OP_ARGMAX (greedy sampling) and PAGODA_OP_SOFTMAX, one row at a time.
 #include <cmath>
 
-#include "dense_checks.hpp"
+#include "check_helpers.hpp"
 #include "kernels.hpp"
 
 namespace pagoda::cpu {
@@ -42,23 +42,10 @@ void softmax_row(const float *x, float *out, int64_t n, float scale) {
 
 }  // namespace
 
-pagoda_status_t check_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a) {
-    constexpr const char *op = "argmax";
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "rows", a.rows));
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "cols", a.cols));
-    if (a.cols > INT32_MAX)
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(op) +
-                                                         ": cols = " + std::to_string(a.cols) +
-                                                         " does not fit the int32 indices of out");
-    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldx", a.ldx, a.cols));
-    PAGODA_CPU_CHECK(check_extent(cpu, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, "argmax", "x", a.x));
-    PAGODA_CPU_CHECK(check_pointer(cpu, "argmax", "out", a.out));
-    const int64_t ldx = packed_or(a.ldx, a.cols);
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "argmax", "x", a.x));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "argmax", "out", a.out));
+    const int64_t ldx = plugin::packed_or(a.ldx, a.cols);
     const auto *x = static_cast<const float *>(a.x);
     cpu.pool().parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) a.out[r] = int32_t(argmax_row(x + r * ldx, a.cols));
@@ -66,22 +53,10 @@ pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a) {
     return PAGODA_OK;
 }
 
-pagoda_status_t check_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a) {
-    constexpr const char *op = "softmax";
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "rows", a.rows));
-    PAGODA_CPU_CHECK(check_positive(cpu, op, "cols", a.cols));
-    PAGODA_CPU_CHECK(check_finite(cpu, op, "scale", a.scale));
-    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldx", a.ldx, a.cols));
-    PAGODA_CPU_CHECK(check_stride(cpu, op, "ldo", a.ldo, a.cols));
-    PAGODA_CPU_CHECK(check_extent(cpu, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols, 4));
-    PAGODA_CPU_CHECK(check_extent(cpu, op, "out", a.rows, packed_or(a.ldo, a.cols), a.cols, 4));
-    return PAGODA_OK;
-}
-
 pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a) {
-    PAGODA_CPU_CHECK(check_pointer(cpu, "softmax", "x", a.x));
-    PAGODA_CPU_CHECK(check_pointer(cpu, "softmax", "out", a.out));
-    const int64_t ldx = packed_or(a.ldx, a.cols), ldo = packed_or(a.ldo, a.cols);
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "softmax", "x", a.x));
+    PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "softmax", "out", a.out));
+    const int64_t ldx = plugin::packed_or(a.ldx, a.cols), ldo = plugin::packed_or(a.ldo, a.cols);
     const float scale = a.scale == 0.0f ? 1.0f : a.scale;
     const auto *x = static_cast<const float *>(a.x);
     auto *out = static_cast<float *>(a.out);

@@ -1,0 +1,39 @@
+// The descriptor checks of every op, shared by all backends: what ops.h requires of a descriptor
+// whose pointers may be NULL (types, shapes, strides, layout, flags, enum values), so every
+// backend accepts and rejects the same descriptors with the same messages
+// ("<op>: <field> = <value> <what is wrong>"). A backend adds its own limits after these (the
+// CUDA backend's 32-bit cuBLAS sizes) and checks pointers and data-dependent indices (ids,
+// slots, block tables) when it runs the op.
+#pragma once
+
+#include "pagoda/ops.h"
+#include "reporter.hpp"
+
+namespace pagoda::plugin {
+
+// Which activation types a backend's matmul takes for x, y and bias. ops.h's contract is F32;
+// a backend may also accept BF16/F16 activations with weights of the same type (a GEMM on
+// half-precision tensor cores, f32 accumulation).
+enum class MatmulActivations { F32Only, F32OrHalf };
+
+pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a,
+                             MatmulActivations activations);
+pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a);
+pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a);
+pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);
+pagoda_status_t check_silu_mul(const Reporter &r, const pagoda_op_silu_mul_t &a);
+pagoda_status_t check_add(const Reporter &r, const pagoda_op_add_t &a);
+pagoda_status_t check_argmax(const Reporter &r, const pagoda_op_argmax_t &a);
+pagoda_status_t check_softmax(const Reporter &r, const pagoda_op_softmax_t &a);
+pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a);
+pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a);
+// COPY_BLOCKS and SWAP_BLOCKS take the same struct; SWAP_BLOCKS also checks `direction`.
+pagoda_status_t check_copy_blocks(const Reporter &r, const pagoda_op_copy_blocks_t &a);
+pagoda_status_t check_swap_blocks(const Reporter &r, const pagoda_op_copy_blocks_t &a);
+// At launch, the host arrays of a checked COPY/SWAP_BLOCKS descriptor: the pointer arrays and
+// their entries non-NULL, every id of `block_pairs` in range and addressable. Called before
+// any copy, so a failed launch changes nothing (ops.h). `op` is "copy_blocks" or "swap_blocks".
+pagoda_status_t check_block_pairs(const Reporter &r, const char *op,
+                                  const pagoda_op_copy_blocks_t &a);
+
+}  // namespace pagoda::plugin

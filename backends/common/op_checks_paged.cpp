@@ -1,0 +1,56 @@
+// Descriptor checks of the paged-KV ops, KV_WRITE and PAGED_ATTENTION: the cache's geometry
+// (check_kv_cache) and the shapes of the token rows. What depends on the data (slot ids, query
+// offsets, context lengths, block tables) is checked by each backend when it runs the op.
+#include "check_helpers.hpp"
+#include "op_checks.hpp"
+
+namespace pagoda::plugin {
+
+pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a) {
+    constexpr const char *op = "kv_write";
+    PAGODA_PLUGIN_CHECK(check_kv_cache(r, op, a.layout, a.cache_dtype, a.n_kv_heads, a.head_dim,
+                                       a.block_size, a.num_blocks));
+    // Zero tokens is a valid (empty) launch.
+    if (a.n_tokens < 0)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(op) + ": n_tokens " + std::to_string(a.n_tokens) +
+                          " is negative");
+    const int64_t row = a.n_kv_heads * a.head_dim;  // cannot overflow: check_kv_cache bounds it
+    PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "k_token_stride", a.k_token_stride, row));
+    return check_token_stride(r, op, "v_token_stride", a.v_token_stride, row);
+}
+
+pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a) {
+    constexpr const char *op = "paged_attention";
+    PAGODA_PLUGIN_CHECK(check_kv_cache(r, op, a.layout, a.cache_dtype, a.n_kv_heads, a.head_dim,
+                                       a.block_size, a.num_blocks));
+    auto invalid = [&](const std::string &what) {
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(op) + ": " + what);
+    };
+    if (a.n_seqs < 0) return invalid("n_seqs " + std::to_string(a.n_seqs) + " is negative");
+    // Grouped-query attention: each KV head serves n_q_heads / n_kv_heads query heads.
+    if (a.n_q_heads <= 0 || a.n_q_heads % a.n_kv_heads != 0)
+        return invalid("n_q_heads " + std::to_string(a.n_q_heads) +
+                       " is not a positive multiple of n_kv_heads " + std::to_string(a.n_kv_heads));
+    if (a.max_blocks_per_seq < 0)
+        return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
+                       " is negative");
+    // A sequence's capacity, max_blocks_per_seq × block_size, is compared with context lengths.
+    int64_t capacity = 0;
+    if (__builtin_mul_overflow(a.max_blocks_per_seq, a.block_size, &capacity))
+        return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
+                       " is too large");
+    if (a.max_context_len < 0)
+        return invalid("max_context_len " + std::to_string(a.max_context_len) + " is negative");
+    if (a.sliding_window < 0)
+        return invalid("sliding_window " + std::to_string(a.sliding_window) + " is negative");
+    if (!std::isfinite(a.scale))
+        return invalid("scale " + std::to_string(a.scale) + " is not finite");
+    int64_t row = 0;
+    if (__builtin_mul_overflow(a.n_q_heads, a.head_dim, &row))
+        return invalid("n_q_heads × head_dim is too large");
+    PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "q_token_stride", a.q_token_stride, row));
+    return check_token_stride(r, op, "out_token_stride", a.out_token_stride, row);
+}
+
+}  // namespace pagoda::plugin

@@ -1,0 +1,493 @@
+// The descriptor checks every backend shares (backends/common/op_checks.hpp): exact messages
+// and statuses, matmul's two activation sets, and the launch-time checks of COPY/SWAP_BLOCKS'
+// host arrays. Each failure must be recorded exactly once, through the Reporter it was given.
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "op_checks.hpp"
+#include "reporter.hpp"
+
+namespace {
+
+using pagoda::plugin::MatmulActivations;
+using pagoda::plugin::Reporter;
+
+// Keeps what a check reported. Defined before cmocka.h, whose fail() macro would rename it.
+class Recorder final : public Reporter {
+public:
+    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const override {
+        last_status = status;
+        last_message = message;
+        ++failures;
+        return status;
+    }
+    mutable pagoda_status_t last_status = PAGODA_OK;
+    mutable std::string last_message;
+    mutable int failures = 0;
+};
+
+}  // namespace
+
+// Last: cmocka defines macros (fail) that would rename members in the headers above.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {  // this cmocka.h declares its functions without C linkage for C++
+#include <cmocka.h>
+}
+
+namespace {
+
+using Check = std::function<pagoda_status_t(const Reporter &)>;
+
+// Stores a raw integer in an enum field, as a C caller may: assigning an out-of-range value
+// through the C++ enum type would be undefined behaviour in the test itself.
+template <typename E>
+void set_raw(E &field, int value) {
+    static_assert(sizeof(E) == sizeof(int));
+    std::memcpy(&field, &value, sizeof value);
+}
+
+void assert_accepted(const Check &check, const char *what) {
+    Recorder r;
+    const pagoda_status_t s = check(r);
+    if (s != PAGODA_OK || r.failures != 0)
+        fail_msg("%s: rejected with status %d: %s", what, int(s), r.last_message.c_str());
+}
+
+void assert_rejected(const Check &check, pagoda_status_t want, const char *message) {
+    Recorder r;
+    const pagoda_status_t s = check(r);
+    if (s != want || r.failures != 1 || r.last_status != want || r.last_message != message)
+        fail_msg("got status %d (%d failures recorded) '%s'\n   want status %d '%s'", int(s),
+                 r.failures, r.last_message.c_str(), int(want), message);
+}
+
+pagoda_op_matmul_t good_matmul(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y) {
+    pagoda_op_matmul_t a{};
+    a.struct_size = sizeof a;
+    a.x_dtype = x;
+    a.w_dtype = w;
+    a.y_dtype = y;
+    a.m = 2;
+    a.n = 3;
+    a.k = 4;
+    return a;
+}
+
+Check matmul(const pagoda_op_matmul_t &a, MatmulActivations act) {
+    return [a, act](const Reporter &r) { return pagoda::plugin::check_matmul(r, a, act); };
+}
+Check f32_only(const pagoda_op_matmul_t &a) { return matmul(a, MatmulActivations::F32Only); }
+Check or_half(const pagoda_op_matmul_t &a) { return matmul(a, MatmulActivations::F32OrHalf); }
+
+void test_matmul_f32_only(void **state) {
+    (void)state;
+    for (pagoda_dtype_t w : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16})
+        assert_accepted(f32_only(good_matmul(PAGODA_DTYPE_F32, w, PAGODA_DTYPE_F32)), "f32 x, y");
+    auto a = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32);
+    a.flags = PAGODA_MATMUL_ACCUMULATE;
+    assert_accepted(f32_only(a), "accumulate");
+
+    a = good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16);
+    assert_rejected(f32_only(a), PAGODA_ERR_UNSUPPORTED,
+                    "matmul: x_dtype = bf16 (3) is not supported (must be f32)");
+    a = good_matmul(PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32);
+    assert_rejected(f32_only(a), PAGODA_ERR_INVALID_ARGUMENT,
+                    "matmul: x_dtype is not set (must be f32)");
+    a = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_I8, PAGODA_DTYPE_F32);
+    assert_rejected(f32_only(a), PAGODA_ERR_UNSUPPORTED,
+                    "matmul: w_dtype = i8 (6) is not supported (must be f32, bf16 or f16)");
+    a = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32);
+    set_raw(a.y_dtype, 42);
+    assert_rejected(f32_only(a), PAGODA_ERR_UNSUPPORTED,
+                    "matmul: y_dtype = unknown (42) is not supported (must be f32)");
+    set_raw(a.y_dtype, -1);
+    assert_rejected(f32_only(a), PAGODA_ERR_UNSUPPORTED,
+                    "matmul: y_dtype = unknown (-1) is not supported (must be f32)");
+}
+
+void test_matmul_half_activations(void **state) {
+    (void)state;
+    for (pagoda_dtype_t h : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16})
+        assert_accepted(or_half(good_matmul(h, h, h)), "one half type throughout");
+    for (pagoda_dtype_t w : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16})
+        assert_accepted(or_half(good_matmul(PAGODA_DTYPE_F32, w, PAGODA_DTYPE_F32)), "f32 x, y");
+
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16, PAGODA_DTYPE_BF16)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: w_dtype = f16 (2) is not supported (must be bf16 like x_dtype)");
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: w_dtype = f32 (1) is not supported (must be bf16 like x_dtype)");
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_F16, PAGODA_DTYPE_F16, PAGODA_DTYPE_F32)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: y_dtype = f32 (1) is not supported (must be f16 like x_dtype)");
+    assert_rejected(
+        or_half(good_matmul(PAGODA_DTYPE_F16, PAGODA_DTYPE_F16, PAGODA_DTYPE_INVALID)),
+        PAGODA_ERR_INVALID_ARGUMENT, "matmul: y_dtype is not set (must be f16 like x_dtype)");
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: y_dtype = bf16 (3) is not supported (must be f32 like x_dtype)");
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_I32, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: x_dtype = i32 (4) is not supported (must be f32, bf16 or f16)");
+    assert_rejected(
+        or_half(good_matmul(PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32)),
+        PAGODA_ERR_INVALID_ARGUMENT, "matmul: x_dtype is not set (must be f32, bf16 or f16)");
+    // The weight type is checked before it is compared with x's.
+    assert_rejected(or_half(good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_U8, PAGODA_DTYPE_BF16)),
+                    PAGODA_ERR_UNSUPPORTED,
+                    "matmul: w_dtype = u8 (7) is not supported (must be f32, bf16 or f16)");
+}
+
+// Whatever a descriptor with f32 activations gets wrong, both sets say the same.
+void test_matmul_sets_agree_on_f32_activations(void **state) {
+    (void)state;
+    std::vector<pagoda_op_matmul_t> cases;
+    auto base = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32);
+    cases.push_back(base);
+    auto a = base;
+    a.flags = 6;
+    cases.push_back(a);
+    a = base;
+    a.m = 0;
+    cases.push_back(a);
+    a = base;
+    a.n = -5;
+    cases.push_back(a);
+    a = base;
+    a.ldx = 3;
+    cases.push_back(a);
+    a = base;
+    a.ldy = 2;
+    cases.push_back(a);
+    a = base;
+    a.m = 2;
+    a.ldx = int64_t(1) << 62;
+    cases.push_back(a);
+    a = base;
+    set_raw(a.w_dtype, 99);
+    cases.push_back(a);
+    for (const auto &c : cases) {
+        Recorder f32, half;
+        const pagoda_status_t s1 = f32_only(c)(f32), s2 = or_half(c)(half);
+        assert_int_equal(s1, s2);
+        assert_int_equal(f32.failures, half.failures);
+        assert_string_equal(f32.last_message.c_str(), half.last_message.c_str());
+    }
+    a = base;
+    a.flags = 6;
+    assert_rejected(f32_only(a), PAGODA_ERR_UNSUPPORTED,
+                    "matmul: flags = 6 has bits this backend does not know");
+    a = base;
+    a.m = 0;
+    assert_rejected(f32_only(a), PAGODA_ERR_INVALID_ARGUMENT, "matmul: m = 0 must be positive");
+    a = base;
+    a.ldy = 2;
+    assert_rejected(f32_only(a), PAGODA_ERR_INVALID_ARGUMENT,
+                    "matmul: ldy = 2 is smaller than the row length 3");
+}
+
+// The address-space check counts bytes of each operand's own type: 2^61 + 1 elements fit as
+// bf16 (2^62 + 2 bytes) but not as f32.
+void test_matmul_extent_counts_element_size(void **state) {
+    (void)state;
+    auto a = good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16);
+    a.m = 2;
+    a.n = 1;
+    a.k = 1;
+    a.ldx = int64_t(1) << 61;
+    assert_accepted(or_half(a), "bf16 x of 2^61 + 1 elements");
+    a.x_dtype = a.w_dtype = a.y_dtype = PAGODA_DTYPE_F32;
+    assert_rejected(or_half(a), PAGODA_ERR_INVALID_ARGUMENT,
+                    "matmul: x of 2 rows with stride 2305843009213693952 does not fit in the "
+                    "address space");
+}
+
+void test_dense_ops(void **state) {
+    (void)state;
+    using namespace pagoda::plugin;
+    pagoda_op_embedding_t e{};
+    e.struct_size = sizeof e;
+    e.table_dtype = PAGODA_DTYPE_F16;
+    e.vocab_size = 10;
+    e.dim = 4;
+    e.n_tokens = 3;
+    auto embedding = [&e](const Reporter &r) { return check_embedding(r, e); };
+    assert_accepted(embedding, "embedding");
+    e.table_dtype = PAGODA_DTYPE_INVALID;
+    assert_rejected(embedding, PAGODA_ERR_INVALID_ARGUMENT,
+                    "embedding: table_dtype is not set (must be f32, bf16 or f16)");
+
+    pagoda_op_rmsnorm_t n{};
+    n.struct_size = sizeof n;
+    n.weight_dtype = PAGODA_DTYPE_BF16;
+    n.rows = 2;
+    n.dim = 8;
+    n.eps = 1e-6f;
+    auto rmsnorm = [&n](const Reporter &r) { return check_rmsnorm(r, n); };
+    assert_accepted(rmsnorm, "rmsnorm");
+    n.eps = -1.0f;
+    assert_rejected(rmsnorm, PAGODA_ERR_INVALID_ARGUMENT,
+                    "rmsnorm: eps = -1 must be finite and not negative");
+    n.eps = std::numeric_limits<float>::quiet_NaN();
+    assert_rejected(rmsnorm, PAGODA_ERR_INVALID_ARGUMENT,
+                    "rmsnorm: eps = nan must be finite and not negative");
+
+    pagoda_op_silu_mul_t s{};
+    s.struct_size = sizeof s;
+    s.rows = 2;
+    s.dim = 4;
+    s.ld_in = 3;
+    assert_rejected([&s](const Reporter &r) { return check_silu_mul(r, s); },
+                    PAGODA_ERR_INVALID_ARGUMENT,
+                    "silu_mul: ld_in = 3 is smaller than the row length 4");
+
+    pagoda_op_add_t add{};
+    add.struct_size = sizeof add;
+    add.n = -2;
+    assert_rejected([&add](const Reporter &r) { return check_add(r, add); },
+                    PAGODA_ERR_INVALID_ARGUMENT, "add: n = -2 must be positive");
+
+    pagoda_op_argmax_t am{};
+    am.struct_size = sizeof am;
+    am.rows = 1;
+    am.cols = int64_t(1) << 32;
+    assert_rejected([&am](const Reporter &r) { return check_argmax(r, am); },
+                    PAGODA_ERR_INVALID_ARGUMENT,
+                    "argmax: cols = 4294967296 does not fit the int32 indices of out");
+
+    pagoda_op_softmax_t sm{};
+    sm.struct_size = sizeof sm;
+    sm.rows = 1;
+    sm.cols = 5;
+    auto softmax = [&sm](const Reporter &r) { return check_softmax(r, sm); };
+    assert_accepted(softmax, "softmax with scale 0 (taken as 1)");
+    sm.scale = std::numeric_limits<float>::infinity();
+    assert_rejected(softmax, PAGODA_ERR_INVALID_ARGUMENT, "softmax: scale = inf is not finite");
+}
+
+void test_rope(void **state) {
+    (void)state;
+    pagoda_op_rope_t a{};
+    a.struct_size = sizeof a;
+    a.layout = PAGODA_ROPE_INTERLEAVED;
+    a.scaling = PAGODA_ROPE_SCALING_NONE;
+    a.n_tokens = 3;
+    a.n_heads = 2;
+    a.head_dim = 8;
+    a.theta = 10000.0f;
+    auto rope = [&a](const Reporter &r) { return pagoda::plugin::check_rope(r, a); };
+    assert_accepted(rope, "rope without scaling (factor unused)");
+    a.rot_dim = 3;
+    assert_rejected(rope, PAGODA_ERR_INVALID_ARGUMENT,
+                    "rope: rot_dim = 3 must be even and in [2, head_dim = 8] (0 means head_dim)");
+    a.rot_dim = 4;
+    set_raw(a.layout, -1);
+    assert_rejected(rope, PAGODA_ERR_UNSUPPORTED,
+                    "rope: layout = -1 is not a layout this backend knows");
+    a.layout = PAGODA_ROPE_HALF_SPLIT;
+    a.scaling = PAGODA_ROPE_SCALING_LLAMA3;
+    a.factor = 8.0f;
+    a.low_freq_factor = 4.0f;
+    a.high_freq_factor = 1.0f;
+    a.original_max_position = 8192;
+    assert_rejected(rope, PAGODA_ERR_INVALID_ARGUMENT,
+                    "rope: high_freq_factor = 1 must be greater than low_freq_factor = 4");
+    a.low_freq_factor = 1.0f;
+    a.high_freq_factor = 4.0f;
+    assert_accepted(rope, "llama3 scaling");
+    a.original_max_position = 0;
+    assert_rejected(rope, PAGODA_ERR_INVALID_ARGUMENT,
+                    "rope: original_max_position = 0 must be positive");
+}
+
+void test_kv_write(void **state) {
+    (void)state;
+    pagoda_op_kv_write_t a{};
+    a.struct_size = sizeof a;
+    a.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a.cache_dtype = PAGODA_DTYPE_BF16;
+    a.n_kv_heads = 2;
+    a.head_dim = 8;
+    a.block_size = 16;
+    a.num_blocks = 4;
+    auto kv_write = [&a](const Reporter &r) { return pagoda::plugin::check_kv_write(r, a); };
+    assert_accepted(kv_write, "kv_write of no tokens");
+    a.n_tokens = 3;
+    assert_accepted(kv_write, "kv_write");
+    a.block_size = 129;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: block_size 129 is outside 1..128");
+    a.block_size = 16;
+    a.cache_dtype = PAGODA_DTYPE_I32;
+    assert_rejected(kv_write, PAGODA_ERR_UNSUPPORTED,
+                    "kv_write: cache_dtype i32 is not supported (f32, bf16 or f16)");
+    set_raw(a.cache_dtype, 99);
+    assert_rejected(kv_write, PAGODA_ERR_UNSUPPORTED,
+                    "kv_write: cache_dtype 99 is not supported (f32, bf16 or f16)");
+    a.cache_dtype = PAGODA_DTYPE_F32;
+    a.num_blocks = int64_t(1) << 60;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: the cache of num_blocks 1152921504606846976 × n_kv_heads × "
+                    "block_size × head_dim is too large to address");
+    a.num_blocks = 4;
+    a.k_token_stride = 15;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_token_stride 15 is smaller than a token's 16 elements");
+    a.k_token_stride = 0;
+    a.n_tokens = -1;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT, "kv_write: n_tokens -1 is negative");
+}
+
+void test_paged_attention(void **state) {
+    (void)state;
+    pagoda_op_paged_attention_t a{};
+    a.struct_size = sizeof a;
+    a.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a.cache_dtype = PAGODA_DTYPE_F16;
+    a.n_seqs = 2;
+    a.n_q_heads = 4;
+    a.n_kv_heads = 2;
+    a.head_dim = 8;
+    a.block_size = 16;
+    a.num_blocks = 8;
+    a.max_blocks_per_seq = 4;
+    a.scale = 0.35f;
+    auto attention = [&a](const Reporter &r) {
+        return pagoda::plugin::check_paged_attention(r, a);
+    };
+    assert_accepted(attention, "paged_attention");
+    set_raw(a.layout, 7);
+    assert_rejected(attention, PAGODA_ERR_UNSUPPORTED,
+                    "paged_attention: layout 7 is not supported (only "
+                    "PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN)");
+    a.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a.n_q_heads = 3;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: n_q_heads 3 is not a positive multiple of n_kv_heads 2");
+    a.n_q_heads = 4;
+    a.sliding_window = -1;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: sliding_window -1 is negative");
+    a.sliding_window = 0;
+    a.max_blocks_per_seq = int64_t(1) << 60;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: max_blocks_per_seq 1152921504606846976 is too large");
+    a.max_blocks_per_seq = 4;
+    a.out_token_stride = 31;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: out_token_stride 31 is smaller than a token's 32 elements");
+}
+
+void test_copy_and_swap_descriptors(void **state) {
+    (void)state;
+    using namespace pagoda::plugin;
+    pagoda_op_copy_blocks_t a{};
+    a.struct_size = sizeof a;
+    a.n_caches = 2;
+    a.block_bytes = 64;
+    a.n_pairs = 1;
+    a.src_num_blocks = 4;
+    a.dst_num_blocks = 4;
+    auto copy = [&a](const Reporter &r) { return check_copy_blocks(r, a); };
+    auto swap = [&a](const Reporter &r) { return check_swap_blocks(r, a); };
+    assert_accepted(copy, "copy_blocks");
+    assert_accepted(swap, "swap_blocks");
+    // Each op names itself, though they share the struct and the checks.
+    a.block_bytes = 0;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT,
+                    "copy_blocks: block_bytes 0 must be positive");
+    assert_rejected(swap, PAGODA_ERR_INVALID_ARGUMENT,
+                    "swap_blocks: block_bytes 0 must be positive");
+    a.block_bytes = 64;
+    a.src_num_blocks = 0;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT,
+                    "copy_blocks: src_num_blocks 0 and dst_num_blocks 4 must be positive");
+    a.src_num_blocks = 4;
+    a.n_pairs = -1;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT, "copy_blocks: n_pairs -1 is negative");
+    a.n_pairs = 1;
+    // COPY_BLOCKS ignores direction; SWAP_BLOCKS checks it first.
+    set_raw(a.direction, 7);
+    assert_accepted(copy, "copy_blocks with an unused direction");
+    assert_rejected(swap, PAGODA_ERR_INVALID_ARGUMENT,
+                    "swap_blocks: direction 7 is neither PAGODA_SWAP_OUT nor PAGODA_SWAP_IN");
+}
+
+void test_block_pairs(void **state) {
+    (void)state;
+    using pagoda::plugin::check_block_pairs;
+    char cache0[4], cache1[4];
+    void *caches[2] = {cache0, cache1};
+    void *with_null[2] = {cache0, nullptr};
+    int32_t pairs[4] = {0, 1, 2, 3};
+    pagoda_op_copy_blocks_t a{};
+    a.struct_size = sizeof a;
+    a.n_caches = 2;
+    a.src_caches = caches;
+    a.dst_caches = caches;
+    a.block_bytes = 1;
+    a.n_pairs = 2;
+    a.block_pairs = pairs;
+    a.src_num_blocks = 4;
+    a.dst_num_blocks = 4;
+    auto swap = [&a](const Reporter &r) { return check_block_pairs(r, "swap_blocks", a); };
+    auto copy = [&a](const Reporter &r) { return check_block_pairs(r, "copy_blocks", a); };
+    assert_accepted(copy, "block pairs");
+
+    a.dst_num_blocks = 3;
+    assert_rejected(swap, PAGODA_ERR_INVALID_ARGUMENT,
+                    "swap_blocks: pair 1 has destination block 3 (block_pairs[3]), past the "
+                    "cache's 3 blocks");
+    a.dst_num_blocks = 4;
+    pairs[2] = -2;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT,
+                    "copy_blocks: pair 1 has source block -2 (block_pairs[2]), which is negative");
+    pairs[2] = 2;
+    a.block_bytes = int64_t(1) << 62;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT,
+                    "copy_blocks: pair 1 has source block 2 (block_pairs[2]), too far to address");
+    a.block_bytes = 1;
+
+    a.dst_caches = with_null;
+    assert_rejected(swap, PAGODA_ERR_INVALID_ARGUMENT, "swap_blocks: dst_caches[1] is NULL");
+    a.dst_caches = nullptr;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT, "copy_blocks: dst_caches is NULL");
+    a.dst_caches = caches;
+    a.block_pairs = nullptr;
+    assert_rejected(copy, PAGODA_ERR_INVALID_ARGUMENT, "copy_blocks: block_pairs is NULL");
+
+    // Nothing to copy: the arrays are not read, so they may be NULL.
+    a.src_caches = a.dst_caches = nullptr;
+    a.n_pairs = 0;
+    assert_accepted(copy, "no pairs");
+    a.n_pairs = 2;
+    a.n_caches = 0;
+    assert_accepted(copy, "no caches");
+}
+
+}  // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_f32_only),
+        cmocka_unit_test(test_matmul_half_activations),
+        cmocka_unit_test(test_matmul_sets_agree_on_f32_activations),
+        cmocka_unit_test(test_matmul_extent_counts_element_size),
+        cmocka_unit_test(test_dense_ops),
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_kv_write),
+        cmocka_unit_test(test_paged_attention),
+        cmocka_unit_test(test_copy_and_swap_descriptors),
+        cmocka_unit_test(test_block_pairs),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
