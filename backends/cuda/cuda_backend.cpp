@@ -5,8 +5,8 @@
 namespace pagoda::cuda {
 
 CudaBackend::CudaBackend(const pagoda_backend_host_t &host, int32_t device_count,
-                         std::string description)
-    : host_(host), description_(std::move(description)) {
+                         std::string description, CudaOptions options)
+    : host_(host), description_(std::move(description)), options_(options) {
     devices_.reserve(size_t(device_count));
     for (int32_t i = 0; i < device_count; ++i) devices_.push_back(std::make_unique<Device>());
 }

@@ -11,19 +11,41 @@
 #include <string>
 #include <vector>
 
+#include "device_error.hpp"
 #include "pagoda/backend.h"
+#include "reporter.hpp"
 
 namespace pagoda::cuda {
 
-class CudaBackend {
+// The plugin's configuration, parsed by cuda_plugin.cpp from "key=value" pairs.
+struct CudaOptions {
+    // tf32=1: f32 GEMMs may round their inputs to TF32 on tensor cores. ops.h promises f32
+    // compute, so only the host may trade that away.
+    bool tf32 = false;
+    // nccl_timeout_ms: how long communicator creation, a collective's enqueue and a
+    // communicator's teardown may wait for the other ranks before the communicator is aborted.
+    int64_t nccl_timeout_ms = 600000;
+};
+
+// cuda_matmul.cpp's per-device state (cuBLASLt handle, plans, scratch); made on first use and
+// freed with the backend through the deleter, which cuda_matmul.cpp defines.
+struct MatmulState;
+struct MatmulStateDeleter {
+    void operator()(MatmulState *state) const noexcept;
+};
+using MatmulStatePtr = std::unique_ptr<MatmulState, MatmulStateDeleter>;
+
+class CudaBackend final : public plugin::Reporter {
 public:
-    CudaBackend(const pagoda_backend_host_t &host, int32_t device_count, std::string description);
+    CudaBackend(const pagoda_backend_host_t &host, int32_t device_count, std::string description,
+                CudaOptions options = {});
     ~CudaBackend();
     CudaBackend(const CudaBackend &) = delete;
     CudaBackend &operator=(const CudaBackend &) = delete;
 
     int32_t device_count() const noexcept { return int32_t(devices_.size()); }
     const std::string &description() const noexcept { return description_; }
+    const CudaOptions &options() const noexcept { return options_; }
 
     // PAGODA_ERR_NOT_FOUND (with a message) unless 0 ≤ device < device_count().
     pagoda_status_t check_device(int32_t device) const;
@@ -34,7 +56,7 @@ public:
     pagoda_status_t use_device(int32_t device) const;
 
     // Records `message` as the calling thread's error (through the host) and returns `status`.
-    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const noexcept;
+    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const noexcept override;
     // "<call> on cuda:<device>: <cudaErrorName>: <cudaGetErrorString>"; an allocation failure
     // maps to PAGODA_ERR_OUT_OF_MEMORY, everything else to PAGODA_ERR_BACKEND.
     pagoda_status_t fail_cuda(cudaError_t error, const std::string &call, int32_t device) const;
@@ -47,22 +69,34 @@ public:
     // binding a stream is handle-wide state that two threads would otherwise race on.
     template <typename Body>
     pagoda_status_t with_blas(int32_t device, cudaStream_t stream, Body &&body);
+    // with_blas, also handing `body` the device's matmul state (null until cuda_matmul.cpp
+    // makes it): `body(handle, state)`, under the same lock.
+    template <typename Body>
+    pagoda_status_t with_matmul(int32_t device, cudaStream_t stream, Body &&body);
 
 private:
     struct Device {
-        std::mutex mutex;  // guards `blas` and the stream bound to it
+        std::mutex mutex;  // guards `blas`, the stream bound to it, and `matmul`
         cublasHandle_t blas = nullptr;
+        MatmulStatePtr matmul;
     };
 
     pagoda_status_t make_blas(int32_t device, Device &d);
 
     pagoda_backend_host_t host_;
     std::string description_;
+    CudaOptions options_;
     std::vector<std::unique_ptr<Device>> devices_;
 };
 
 template <typename Body>
 pagoda_status_t CudaBackend::with_blas(int32_t device, cudaStream_t stream, Body &&body) {
+    return with_matmul(device, stream,
+                       [&](cublasHandle_t handle, MatmulStatePtr &) { return body(handle); });
+}
+
+template <typename Body>
+pagoda_status_t CudaBackend::with_matmul(int32_t device, cudaStream_t stream, Body &&body) {
     Device &d = *devices_[size_t(device)];
     std::lock_guard<std::mutex> lock(d.mutex);
     if (d.blas == nullptr) {
@@ -70,7 +104,7 @@ pagoda_status_t CudaBackend::with_blas(int32_t device, cudaStream_t stream, Body
     }
     if (cublasStatus_t s = cublasSetStream(d.blas, stream); s != CUBLAS_STATUS_SUCCESS)
         return fail_cublas(s, "cublasSetStream", device);
-    return body(d.blas);
+    return body(d.blas, d.matmul);
 }
 
 // Runs a table function's body so that no C++ exception crosses the plugin ABI.
@@ -94,8 +128,9 @@ std::string format_bytes(size_t bytes);
 struct Instance {
     CudaBackend backend;
     pagoda_backend_iface_t iface{};
-    Instance(const pagoda_backend_host_t &host, int32_t devices, std::string description)
-        : backend(host, devices, std::move(description)) {}
+    Instance(const pagoda_backend_host_t &host, int32_t devices, std::string description,
+             CudaOptions options = {})
+        : backend(host, devices, std::move(description), options) {}
 };
 
 inline CudaBackend &self_of(void *self) { return static_cast<Instance *>(self)->backend; }
@@ -106,7 +141,22 @@ inline CudaBackend &self_of(void *self) { return static_cast<Instance *>(self)->
 struct pagoda_backend_stream {
     int32_t device = 0;
     cudaStream_t stream = nullptr;
+    // Device memory: the first data-dependent argument error a kernel on this stream found
+    // (device_error.hpp); stream_synchronize reports and clears it.
+    pagoda::cuda::DeviceError *error = nullptr;
+    // Device memory that kernels on this stream use between launches (paged attention's
+    // partial results, copy_blocks' pointer tables). Stream-ordered, so launches on the stream
+    // can share it; grown by stream_scratch, freed by stream_destroy.
+    void *scratch = nullptr;
+    size_t scratch_bytes = 0;
 };
+
+namespace pagoda::cuda {
+// At least `bytes` of the stream's scratch in `*out` (cuda_streams.cpp). Growing frees the old
+// buffer and allocates the new one in stream order, so work already queued keeps its memory.
+pagoda_status_t stream_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream, size_t bytes,
+                               void **out);
+}  // namespace pagoda::cuda
 
 struct pagoda_backend_event {
     int32_t device = 0;

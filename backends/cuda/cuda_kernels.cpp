@@ -1,42 +1,103 @@
-// The CUDA backend's kernel table: maps an op id to its argument struct and kernel pair.
+// The CUDA backend's kernel table: maps an op id to its argument struct, the shared descriptor
+// check (op_checks.hpp) and the CUDA run function (cuda_kernels.hpp).
 #include <string>
 
 #include "cuda_iface.hpp"
 #include "cuda_kernels.hpp"
 #include "names.hpp"
 #include "op_args.hpp"
+#include "op_checks.hpp"
 
 namespace pagoda::cuda {
 
 namespace {
 
-// Checks (and with a stream, runs) any op.
+template <typename T>
+using CheckFn = pagoda_status_t (*)(CudaBackend &, const T &);
+template <typename T>
+using RunFn = pagoda_status_t (*)(CudaBackend &, pagoda_backend_stream_t &, const T &);
+
+// Reads `args` as T (op_args.hpp), checks it, and with a stream runs it.
+template <typename T>
 pagoda_status_t dispatch(CudaBackend &cuda, pagoda_backend_stream_t *stream, pagoda_op_t op,
-                         const void *args) {
+                         const void *args, CheckFn<T> check, RunFn<T> run) {
+    // Every field ABI 1.0 defined is needed; later versions only append.
+    auto a = plugin::read_op_args<T>(args, sizeof(T));
+    if (!a)
+        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                         std::string(plugin::op_name(op)) +
+                             ": the argument struct is NULL or its struct_size is too small");
+    if (pagoda_status_t s = check(cuda, *a); s != PAGODA_OK || stream == nullptr) return s;
+    if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
+    return run(cuda, *stream, *a);
+}
+
+// The shared checks take a Reporter; these adapt them to CheckFn.
+template <typename T, pagoda_status_t (*Shared)(const plugin::Reporter &, const T &)>
+pagoda_status_t shared_check(CudaBackend &cuda, const T &a) {
+    return Shared(cuda, a);
+}
+
+pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
+    if (pagoda_status_t s = plugin::check_matmul(cuda, a, plugin::MatmulActivations::F32OrHalf);
+        s != PAGODA_OK)
+        return s;
+    return check_matmul_limits(cuda, a);
+}
+
+pagoda_status_t check_paged_attention(CudaBackend &cuda, const pagoda_op_paged_attention_t &a) {
+    if (pagoda_status_t s = plugin::check_paged_attention(cuda, a); s != PAGODA_OK) return s;
+    return check_paged_attention_limits(cuda, a);
+}
+
+// Checks (and with a stream, runs) any op.
+pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, pagoda_op_t op,
+                            const void *args) {
+    using namespace plugin;
     switch (op) {
-        case PAGODA_OP_MATMUL: {
-            // Every field ABI 1.0 defined is needed; later versions only append.
-            auto a = plugin::read_op_args<pagoda_op_matmul_t>(args, sizeof(pagoda_op_matmul_t));
-            if (!a)
-                return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                                 "matmul: the argument struct is NULL or its struct_size is too small");
-            if (pagoda_status_t s = check_matmul(cuda, *a); s != PAGODA_OK || stream == nullptr)
-                return s;
-            return run_matmul(cuda, *stream, *a);
-        }
+        case PAGODA_OP_MATMUL:
+            return dispatch<pagoda_op_matmul_t>(cuda, stream, op, args, check_matmul, run_matmul);
         case PAGODA_OP_EMBEDDING:
+            return dispatch<pagoda_op_embedding_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_embedding_t, check_embedding>,
+                run_embedding);
         case PAGODA_OP_RMSNORM:
+            return dispatch<pagoda_op_rmsnorm_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_rmsnorm_t, check_rmsnorm>,
+                run_rmsnorm);
         case PAGODA_OP_ROPE:
+            return dispatch<pagoda_op_rope_t>(cuda, stream, op, args,
+                                              shared_check<pagoda_op_rope_t, check_rope>, run_rope);
         case PAGODA_OP_SILU_MUL:
+            return dispatch<pagoda_op_silu_mul_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_silu_mul_t, check_silu_mul>,
+                run_silu_mul);
         case PAGODA_OP_ADD:
+            return dispatch<pagoda_op_add_t>(cuda, stream, op, args,
+                                             shared_check<pagoda_op_add_t, check_add>, run_add);
         case PAGODA_OP_ARGMAX:
+            return dispatch<pagoda_op_argmax_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_argmax_t, check_argmax>, run_argmax);
         case PAGODA_OP_SOFTMAX:
+            return dispatch<pagoda_op_softmax_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_softmax_t, check_softmax>,
+                run_softmax);
         case PAGODA_OP_KV_WRITE:
+            return dispatch<pagoda_op_kv_write_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_kv_write_t, check_kv_write>,
+                run_kv_write);
         case PAGODA_OP_PAGED_ATTENTION:
+            return dispatch<pagoda_op_paged_attention_t>(
+                cuda, stream, op, args,
+                check_paged_attention, run_paged_attention);
         case PAGODA_OP_COPY_BLOCKS:
+            return dispatch<pagoda_op_copy_blocks_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_copy_blocks_t, check_copy_blocks>,
+                run_copy_blocks);
         case PAGODA_OP_SWAP_BLOCKS:
-            return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string("op ") + plugin::op_name(op) +
-                                                         ": not yet implemented in the CUDA backend");
+            return dispatch<pagoda_op_copy_blocks_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_copy_blocks_t, check_swap_blocks>,
+                run_swap_blocks);
         case PAGODA_OP_INVALID: break;
     }
     return cuda.fail(PAGODA_ERR_UNSUPPORTED,
@@ -47,7 +108,7 @@ pagoda_status_t supports(void *self, int32_t device, pagoda_op_t op, const void 
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
         if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
-        return dispatch(cuda, nullptr, op, args);
+        return dispatch_op(cuda, nullptr, op, args);
     });
 }
 
@@ -56,7 +117,7 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
         if (stream == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "launch: stream is NULL");
-        return dispatch(cuda, stream, op, args);
+        return dispatch_op(cuda, stream, op, args);
     });
 }
 

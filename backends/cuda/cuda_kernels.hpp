@@ -1,6 +1,9 @@
-// The CUDA kernels, one pair per op as in the CPU backend: `check_*` validates a descriptor
-// (types, shapes, layout; its pointers may be NULL) and `run_*` queues one whose check passed on
-// a stream. Ops without a pair here are reported unsupported by cuda_kernels.cpp.
+// The CUDA kernels, one `run_*` per op. Descriptors are checked first by the checks every backend
+// shares (op_checks.hpp, through cuda_kernels.cpp), so `run_*` receives a descriptor whose
+// types, shapes and strides are valid; it checks pointers and what it can see on the host, and
+// leaves data held in device memory (ids, slots, block tables) to its kernels, which report
+// through the stream's DeviceError (device_error.hpp). Each kernel family lives in its own .cu
+// file with a plain C++ launch header; these functions are the glue.
 #pragma once
 
 #include "cuda_backend.hpp"
@@ -8,9 +11,46 @@
 
 namespace pagoda::cuda {
 
-// cuda_matmul.cpp: cuBLAS, f32 weights; bias_kernel.cu adds the bias.
-pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a);
+// cuda_matmul.cpp: cuBLAS(Lt) GEMMs and, for decode-sized m with half-precision weights, our
+// GEMV (gemv_kernel.cu). check_matmul_limits adds what cuBLAS cannot take (32-bit sizes).
+pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a);
 pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_matmul_t &a);
+
+// cuda_dense.cpp over embedding_kernel.cu, rmsnorm_kernel.cu, rope_kernel.cu,
+// elementwise_kernel.cu (silu_mul, add) and rowwise_kernel.cu (argmax, softmax).
+pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                              const pagoda_op_embedding_t &a);
+pagoda_status_t run_rmsnorm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                            const pagoda_op_rmsnorm_t &a);
+pagoda_status_t run_rope(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                         const pagoda_op_rope_t &a);
+pagoda_status_t run_silu_mul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                             const pagoda_op_silu_mul_t &a);
+pagoda_status_t run_add(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                        const pagoda_op_add_t &a);
+pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                           const pagoda_op_argmax_t &a);
+pagoda_status_t run_softmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                            const pagoda_op_softmax_t &a);
+
+// cuda_paged.cpp over kv_write_kernel.cu, paged_attention_prefill.cu (FlashAttention-2 style
+// tiles read straight from blocks), paged_attention_decode.cu (split-K over the context) and
+// attention_merge.cu (the log-sum-exp merge of partial results, its own kernel because cache
+// parallelism merges across devices with it).
+pagoda_status_t run_kv_write(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                             const pagoda_op_kv_write_t &a);
+pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                    const pagoda_op_paged_attention_t &a);
+// What the attention kernels cannot take (head_dim past their register tiles, grid limits).
+pagoda_status_t check_paged_attention_limits(CudaBackend &cuda,
+                                             const pagoda_op_paged_attention_t &a);
+
+// cuda_copy_blocks.cpp: COPY_BLOCKS within the device, SWAP_BLOCKS to and from pinned host
+// memory, all pairs of all caches in one launch where it can.
+pagoda_status_t run_copy_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                const pagoda_op_copy_blocks_t &a);
+pagoda_status_t run_swap_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                const pagoda_op_copy_blocks_t &a);
 
 }  // namespace pagoda::cuda

@@ -1,128 +1,565 @@
-// y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias) (+ y) through cuBLAS, f32 in, f32 compute, f32 out.
+// PAGODA_OP_MATMUL: y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias) (+ y), W in Hugging Face's [out, in]
+// layout. Four routes, by types and m:
+//   f32 x, f32 W            cuBLASLt GEMM, f32 compute, bias fused as the epilogue;
+//   f32 x, bf16/f16 W, m ≤ kGemvMaxM
+//                           our GEMV (gemv_kernel.cu): decode is bound by streaming W once;
+//   f32 x, bf16/f16 W, larger m
+//                           W widened to f32 a panel of rows at a time into per-device scratch
+//                           (widen_kernel.cu), then the f32 GEMM on each panel: ops.h promises
+//                           f32 compute, so x must not be rounded to W's type;
+//   x, W, y all bf16 (or all f16)
+//                           cuBLASLt GEMM on tensor cores with f32 compute, bias epilogue in
+//                           y's type.
+// Accumulating is beta = 1 with C = D = y. Where cuBLASLt has no algorithm for a shape or
+// alignment (with the bias epilogue or at all), cublasGemmEx runs and bias_kernel.cu adds the
+// bias.
 //
 // cuBLAS is column-major. A row-major matrix with row stride ld is the column-major matrix of
 // its transpose with the same ld, so the row-major product y = x·Wᵀ is, column-major,
 // yᵀ[n,m] = W'ᵀ · xᵀ where W' is W read column-major ([k,n], ld = ldw): one GEMM with
-// transa = T, transb = N, no copies.
-//
-// Half-precision weights are not supported yet: cuBLAS's GemmEx needs A and B of one type, and
-// rounding x to bf16/f16 would break ops.h's "compute in f32" promise. They need their own
-// mixed-precision GEMV/GEMM kernel (a later issue).
+// transa = T, transb = N, no copies. The bias then runs along D's rows (n of them), which is
+// what CUBLASLT_EPILOGUE_BIAS broadcasts.
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "bias_kernel.hpp"
 #include "cuda_kernels.hpp"
+#include "gemv_kernel.hpp"
 #include "names.hpp"
+#include "widen_kernel.hpp"
 
 namespace pagoda::cuda {
 
 namespace {
 
-int64_t or_default(int64_t ld, int64_t packed) { return ld == 0 ? packed : ld; }
+constexpr const char *kOp = "matmul";
 
-bool fits_int(int64_t v) { return v <= int64_t(INT_MAX); }
+// Up to this m, f32 x with bf16/f16 W runs our GEMV rather than widen + GEMM. A first guess
+// from the GEMV reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra
+// bytes per weight: to be measured on the H100 (k = n = 4096 and the Llama FFN shapes).
+constexpr int64_t kGemvMaxM = 8;
+static_assert(kGemvMaxM <= kGemvRowsPerPass, "the GEMV route must be one pass over W");
+
+// f32 elements of the widened W panel: 64 MiB holds a whole 4096 × 4096 projection, so most
+// GEMMs are one call, and an LM head takes a few. Allocated on first use, halved while the
+// device refuses it.
+constexpr int64_t kPanelElems = int64_t(1) << 24;
+// cuBLASLt workspace: NVIDIA's recommendation for Hopper (split-K and the TMA kernels use it).
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+// Cached cuBLASLt algorithm choices; m changes every step in serving, so bound the map.
+constexpr size_t kMaxPlans = 4096;
+
+enum class Route { F32Gemm, HalfWeightGemv, HalfWeightWiden, HalfGemm };
+
+int64_t packed_or(int64_t ld, int64_t row_len) { return ld == 0 ? row_len : ld; }
+
+size_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
+
+bool is_half(pagoda_dtype_t d) { return d == PAGODA_DTYPE_BF16 || d == PAGODA_DTYPE_F16; }
+
+// Which route a checked descriptor takes; false for a type combination the CUDA backend has
+// no route for (the shared check should have refused it already).
+bool route_of(const pagoda_op_matmul_t &a, Route &out) {
+    if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32) {
+        if (a.w_dtype == PAGODA_DTYPE_F32) {
+            out = Route::F32Gemm;
+            return true;
+        }
+        if (!is_half(a.w_dtype)) return false;
+        // A row too long for the panel leaves only the GEMV (in several passes over W).
+        out = a.m <= kGemvMaxM || a.k > kPanelElems ? Route::HalfWeightGemv
+                                                    : Route::HalfWeightWiden;
+        return true;
+    }
+    if (is_half(a.x_dtype) && a.w_dtype == a.x_dtype && a.y_dtype == a.x_dtype) {
+        out = Route::HalfGemm;
+        return true;
+    }
+    return false;
+}
+
+cudaDataType_t cuda_type(pagoda_dtype_t d) {
+    switch (d) {
+        case PAGODA_DTYPE_BF16: return CUDA_R_16BF;
+        case PAGODA_DTYPE_F16: return CUDA_R_16F;
+        default: return CUDA_R_32F;
+    }
+}
 
 // Bytes from the first to one past the last element of a [rows, ld] matrix with `cols` used.
-uint64_t span_bytes(int64_t rows, int64_t cols, int64_t ld) {
-    if (rows == 0 || cols == 0) return 0;
-    return uint64_t((rows - 1) * ld + cols) * sizeof(float);
+uint64_t span_bytes(int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+    return uint64_t((rows - 1) * ld + cols) * elem;
 }
 
 bool overlaps(const void *a, uint64_t a_bytes, const void *b, uint64_t b_bytes) {
-    if (a_bytes == 0 || b_bytes == 0) return false;
     auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
     return pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
+// The largest power of two (at most 256, cuBLASLt's default assumption) dividing an address.
+uint32_t alignment_of(const void *p) {
+    const auto v = reinterpret_cast<uintptr_t>(p);
+    if (v == 0) return 256;
+    return uint32_t(std::min<uintptr_t>(256, v & (~v + 1)));
+}
+
+// One GEMM in cuBLAS's column-major terms: D[rows, cols] = op(A)ᵀ·B (+ bias) (+ C = D).
+struct Gemm {
+    cudaDataType_t ab_type;  // A and B
+    cudaDataType_t d_type;   // C, D and bias
+    cublasComputeType_t compute;
+    int64_t rows, cols, k;  // n, m, k of the matmul
+    const void *a;
+    int64_t lda;  // W: column-major [k, rows], transposed
+    const void *b;
+    int64_t ldb;  // x: column-major [k, cols]
+    void *d;
+    int64_t ldd;       // y: column-major [rows, cols]
+    const void *bias;  // [rows] of d_type, or nullptr
+    bool accumulate;
+};
+
+// What a cuBLASLt algorithm choice depends on: types, shape, strides, epilogue, alignments.
+using PlanKey = std::array<int64_t, 14>;
+
+struct PlanKeyHash {
+    size_t operator()(const PlanKey &key) const noexcept {
+        uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields
+        for (int64_t v : key) {
+            h ^= uint64_t(v);
+            h *= 1099511628211ull;
+        }
+        return size_t(h);
+    }
+};
+
+struct Plan {
+    bool found = false;  // false: cuBLASLt has no algorithm; use cublasGemmEx
+    cublasLtMatmulAlgo_t algo{};
+};
+
+PlanKey plan_key(const Gemm &g) {
+    return {int64_t(g.ab_type), int64_t(g.d_type), int64_t(g.compute), g.rows, g.cols, g.k,
+            g.lda,  g.ldb,       g.ldd,      g.bias != nullptr,     alignment_of(g.a),
+            alignment_of(g.b), alignment_of(g.d), alignment_of(g.bias)};
+}
+
+// Owns a cuBLASLt descriptor.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+struct LtObject {
+    T handle = nullptr;
+    LtObject() = default;
+    LtObject(const LtObject &) = delete;
+    LtObject &operator=(const LtObject &) = delete;
+    ~LtObject() {
+        if (handle != nullptr) (void)Destroy(handle);
+    }
+};
+using LtDesc = LtObject<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using LtLayout = LtObject<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using LtPreference = LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+std::string shape_text(const pagoda_op_matmul_t &a) {
+    return "m=" + std::to_string(a.m) + ", n=" + std::to_string(a.n) + ", k=" + std::to_string(a.k);
+}
+
 }  // namespace
 
-pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
-    if (a.flags & ~PAGODA_MATMUL_ACCUMULATE) {
-        char hex[16];
-        std::snprintf(hex, sizeof hex, "0x%x", unsigned(a.flags));
-        return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string("matmul: unknown flags ") + hex);
+// Per device, under the device's lock (CudaBackend::with_matmul).
+struct MatmulState {
+    int32_t device = 0;
+    cublasLtHandle_t lt = nullptr;
+    void *workspace = nullptr;
+    size_t workspace_bytes = 0;
+    float *panel = nullptr;
+    int64_t panel_elems = 0;
+    // The workspace and panel are shared by every stream of the device. Each user makes its
+    // stream wait for this event, then records it after its last use, so users on different
+    // streams run their scratch work in the order they were queued.
+    cudaEvent_t scratch_free = nullptr;
+    std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
+};
+
+void MatmulStateDeleter::operator()(MatmulState *s) const noexcept {
+    if (s == nullptr) return;
+    // Frees work from any current device, but make the owner current for good measure.
+    (void)cudaSetDevice(s->device);
+    if (s->scratch_free != nullptr) (void)cudaEventDestroy(s->scratch_free);
+    if (s->workspace != nullptr) (void)cudaFree(s->workspace);
+    if (s->panel != nullptr) (void)cudaFree(s->panel);
+    if (s->lt != nullptr) (void)cublasLtDestroy(s->lt);
+    delete s;
+}
+
+namespace {
+
+pagoda_status_t make_state(CudaBackend &cuda, int32_t device, MatmulStatePtr &out) {
+    MatmulStatePtr s(new MatmulState);
+    s->device = device;
+    if (cublasStatus_t st = cublasLtCreate(&s->lt); st != CUBLAS_STATUS_SUCCESS)
+        return cuda.fail_cublas(st, "matmul: cublasLtCreate", device);
+    if (cudaError_t e = cudaEventCreateWithFlags(&s->scratch_free, cudaEventDisableTiming);
+        e != cudaSuccess)
+        return cuda.fail_cuda(e, "matmul: cudaEventCreateWithFlags", device);
+    // Without a workspace cuBLASLt still runs, choosing among fewer algorithms: worth a warning,
+    // not a failure, when the device is full.
+    if (cudaMalloc(&s->workspace, kLtWorkspaceBytes) == cudaSuccess) {
+        s->workspace_bytes = kLtWorkspaceBytes;
+    } else {
+        (void)cudaGetLastError();
+        s->workspace = nullptr;
+        cuda.log(PAGODA_LOG_WARN, "matmul: no device memory for a " +
+                                      format_bytes(kLtWorkspaceBytes) +
+                                      " cuBLASLt workspace on " + device_name(device) +
+                                      "; GEMMs run without one");
     }
-    if (a.w_dtype != PAGODA_DTYPE_F32 && a.w_dtype != PAGODA_DTYPE_BF16 &&
-        a.w_dtype != PAGODA_DTYPE_F16)
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                         std::string("matmul: w_dtype ") + plugin::dtype_name(a.w_dtype) +
-                             " is not a weight type (f32, bf16 or f16)");
-    if (a.x_dtype != PAGODA_DTYPE_F32 || a.y_dtype != PAGODA_DTYPE_F32)
+    out = std::move(s);
+    return PAGODA_OK;
+}
+
+// Makes sure the panel holds at least `min_elems` floats (min_elems ≤ kPanelElems), preferring
+// kPanelElems and halving while the device refuses. The caller holds the scratch.
+pagoda_status_t ensure_panel(CudaBackend &cuda, MatmulState &s, cudaStream_t stream,
+                             int64_t min_elems) {
+    if (s.panel != nullptr && s.panel_elems >= min_elems) return PAGODA_OK;
+    if (s.panel != nullptr) {
+        // A panel cut short by an earlier shortage: let the work queued on it finish (this
+        // stream waits for every earlier scratch user), then start over.
+        if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+            return cuda.fail_cuda(e, std::string(kOp) + ": cudaStreamSynchronize", s.device);
+        (void)cudaFree(s.panel);
+        s.panel = nullptr;
+        s.panel_elems = 0;
+    }
+    for (int64_t elems = kPanelElems;; elems = std::max(min_elems, elems / 2)) {
+        void *p = nullptr;
+        if (cudaMalloc(&p, size_t(elems) * sizeof(float)) == cudaSuccess) {
+            s.panel = static_cast<float *>(p);
+            s.panel_elems = elems;
+            return PAGODA_OK;
+        }
+        (void)cudaGetLastError();
+        if (elems <= min_elems) break;
+    }
+    return cuda.fail(PAGODA_ERR_OUT_OF_MEMORY,
+                     std::string(kOp) + ": no device memory on " + device_name(s.device) +
+                         " for the f32 weight panel (" +
+                         format_bytes(size_t(min_elems) * sizeof(float)) + " at least)");
+}
+
+pagoda_status_t lt_fail(CudaBackend &cuda, cublasStatus_t st, const char *call, int32_t device) {
+    return cuda.fail_cublas(st, std::string(kOp) + ": " + call, device);
+}
+
+// Finds (or recalls) the cuBLASLt algorithm for `g`, building the descriptors it runs with.
+pagoda_status_t lt_prepare(CudaBackend &cuda, MatmulState &s, const Gemm &g, LtDesc &desc,
+                           LtLayout &la, LtLayout &lb, LtLayout &ld, Plan &plan) {
+    const int32_t dev = s.device;
+    if (cublasStatus_t st = cublasLtMatmulDescCreate(&desc.handle, g.compute, CUDA_R_32F);
+        st != CUBLAS_STATUS_SUCCESS)
+        return lt_fail(cuda, st, "cublasLtMatmulDescCreate", dev);
+    const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epilogue =
+        g.bias != nullptr ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    cublasStatus_t st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                       &trans_a, sizeof trans_a);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b,
+                                            sizeof trans_b);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                            sizeof epilogue);
+    if (st == CUBLAS_STATUS_SUCCESS && g.bias != nullptr) {
+        // The bias has D's type, cuBLASLt's default for these compute types; said explicitly so
+        // a changed default cannot misread it.
+        const int32_t bias_type = int32_t(g.d_type);
+        st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                            &g.bias, sizeof g.bias);
+        if (st == CUBLAS_STATUS_SUCCESS)
+            st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                &bias_type, sizeof bias_type);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(cuda, st, "cublasLtMatmulDescSetAttribute", dev);
+
+    if ((st = cublasLtMatrixLayoutCreate(&la.handle, g.ab_type, uint64_t(g.k), uint64_t(g.rows),
+                                         g.lda)) != CUBLAS_STATUS_SUCCESS ||
+        (st = cublasLtMatrixLayoutCreate(&lb.handle, g.ab_type, uint64_t(g.k), uint64_t(g.cols),
+                                         g.ldb)) != CUBLAS_STATUS_SUCCESS ||
+        (st = cublasLtMatrixLayoutCreate(&ld.handle, g.d_type, uint64_t(g.rows), uint64_t(g.cols),
+                                         g.ldd)) != CUBLAS_STATUS_SUCCESS)
+        return lt_fail(cuda, st, "cublasLtMatrixLayoutCreate", dev);
+
+    const PlanKey key = plan_key(g);
+    if (auto it = s.plans.find(key); it != s.plans.end()) {
+        plan = it->second;
+        return PAGODA_OK;
+    }
+    LtPreference pref;
+    if ((st = cublasLtMatmulPreferenceCreate(&pref.handle)) != CUBLAS_STATUS_SUCCESS)
+        return lt_fail(cuda, st, "cublasLtMatmulPreferenceCreate", dev);
+    const uint64_t workspace = s.workspace_bytes;
+    const uint32_t align_a = alignment_of(g.a), align_b = alignment_of(g.b),
+                   align_d = alignment_of(g.d);
+    st = cublasLtMatmulPreferenceSetAttribute(pref.handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                              &workspace, sizeof workspace);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(
+            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof align_a);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(
+            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof align_b);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(
+            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof align_d);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(
+            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof align_d);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return lt_fail(cuda, st, "cublasLtMatmulPreferenceSetAttribute", dev);
+
+    cublasLtMatmulHeuristicResult_t result{};
+    int count = 0;
+    st = cublasLtMatmulAlgoGetHeuristic(s.lt, desc.handle, la.handle, lb.handle, ld.handle,
+                                        ld.handle, pref.handle, 1, &result, &count);
+    // NOT_SUPPORTED (or no result) means no algorithm for this configuration: cublasGemmEx
+    // covers it. Anything else is a real failure.
+    if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
+        return lt_fail(cuda, st, "cublasLtMatmulAlgoGetHeuristic", dev);
+    plan = Plan{};
+    if (st == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
+        plan.found = true;
+        plan.algo = result.algo;
+    }
+    if (s.plans.size() >= kMaxPlans) s.plans.clear();
+    s.plans.emplace(key, plan);
+    return PAGODA_OK;
+}
+
+// cublasGemmEx, then the bias kernel: for what cuBLASLt has no algorithm for.
+pagoda_status_t blas_gemm(CudaBackend &cuda, cublasHandle_t blas, cudaStream_t stream,
+                          int32_t device, const Gemm &g, pagoda_dtype_t y_dtype) {
+    const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+    cublasStatus_t st = cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(g.rows), int(g.cols),
+                                     int(g.k), &alpha, g.a, g.ab_type, int(g.lda), g.b, g.ab_type,
+                                     int(g.ldb), &beta, g.d, g.d_type, int(g.ldd), g.compute,
+                                     CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cuda.fail_cublas(st,
+                                std::string(kOp) + ": cublasGemmEx (rows=" + std::to_string(g.rows) +
+                                    ", cols=" + std::to_string(g.cols) +
+                                    ", k=" + std::to_string(g.k) + ")",
+                                device);
+    if (g.bias != nullptr) {
+        if (cudaError_t e = add_bias(g.d, y_dtype, g.ldd, g.bias, g.cols, g.rows, stream);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, std::string(kOp) + ": bias kernel launch", device);
+    }
+    return PAGODA_OK;
+}
+
+// One GEMM through cuBLASLt, or cublasGemmEx where cuBLASLt has no algorithm. The caller holds
+// the scratch (the workspace is used here).
+pagoda_status_t gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s, cudaStream_t stream,
+                     const Gemm &g, pagoda_dtype_t y_dtype) {
+    LtDesc desc;
+    LtLayout la, lb, ld;
+    Plan plan;
+    if (pagoda_status_t r = lt_prepare(cuda, s, g, desc, la, lb, ld, plan); r != PAGODA_OK)
+        return r;
+    if (!plan.found) return blas_gemm(cuda, blas, stream, s.device, g, y_dtype);
+    const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+    cublasStatus_t st = cublasLtMatmul(s.lt, desc.handle, &alpha, g.a, la.handle, g.b, lb.handle,
+                                       &beta, g.d, ld.handle, g.d, ld.handle, &plan.algo,
+                                       s.workspace, s.workspace_bytes, stream);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        // The heuristic offered an algorithm the call then refused (an alignment it did not
+        // model): remember that, and take the route that always runs.
+        s.plans[plan_key(g)] = Plan{};
+        return blas_gemm(cuda, blas, stream, s.device, g, y_dtype);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cuda.fail_cublas(st,
+                                std::string(kOp) + ": cublasLtMatmul (rows=" +
+                                    std::to_string(g.rows) + ", cols=" + std::to_string(g.cols) +
+                                    ", k=" + std::to_string(g.k) + ")",
+                                s.device);
+    return PAGODA_OK;
+}
+
+// Runs `body(blas, state)` holding the device's matmul state and its scratch: the state is made
+// on first use, and `stream` is ordered after every earlier scratch user of any stream.
+template <typename Body>
+pagoda_status_t with_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream, Body &&body) {
+    return cuda.with_matmul(stream.device, stream.stream,
+                            [&](cublasHandle_t blas, MatmulStatePtr &state) {
+        if (state == nullptr) {
+            if (pagoda_status_t r = make_state(cuda, stream.device, state); r != PAGODA_OK)
+                return r;
+        }
+        if (cudaError_t e = cudaStreamWaitEvent(stream.stream, state->scratch_free, 0);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, std::string(kOp) + ": cudaStreamWaitEvent", stream.device);
+        pagoda_status_t r = body(blas, *state);
+        // Recorded even after a failure: whatever was queued before it may still use the scratch.
+        if (cudaError_t e = cudaEventRecord(state->scratch_free, stream.stream);
+            e != cudaSuccess && r == PAGODA_OK)
+            r = cuda.fail_cuda(e, std::string(kOp) + ": cudaEventRecord", stream.device);
+        return r;
+    });
+}
+
+struct Resolved {
+    int64_t ldx, ldw, ldy;
+    bool accumulate;
+};
+
+cublasComputeType_t f32_compute(const CudaBackend &cuda) {
+    return cuda.options().tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                         const pagoda_op_matmul_t &a, const Resolved &r) {
+    GemvArgs g{};
+    g.m = a.m;
+    g.n = a.n;
+    g.k = a.k;
+    g.x = static_cast<const float *>(a.x);
+    g.ldx = r.ldx;
+    g.w = a.w;
+    g.w_dtype = a.w_dtype;
+    g.ldw = r.ldw;
+    g.bias = static_cast<const float *>(a.bias);
+    g.y = static_cast<float *>(a.y);
+    g.ldy = r.ldy;
+    g.accumulate = r.accumulate;
+    g.error = stream.error;
+    if (cudaError_t e = launch_gemv(g, stream.stream); e != cudaSuccess)
+        return cuda.fail_cuda(e, std::string(kOp) + ": GEMV kernel launch (" + shape_text(a) + ")",
+                              stream.device);
+    return PAGODA_OK;
+}
+
+pagoda_status_t run_widened(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                            const pagoda_op_matmul_t &a, const Resolved &r) {
+    return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
+        if (pagoda_status_t st = ensure_panel(cuda, s, stream.stream, a.k); st != PAGODA_OK)
+            return st;
+        // Whole panels of 64 rows keep each panel's slice of y and bias aligned.
+        int64_t panel_rows = std::min(a.n, s.panel_elems / a.k);
+        if (panel_rows > 64) panel_rows -= panel_rows % 64;
+        const size_t w_elem = elem_bytes(a.w_dtype);
+        for (int64_t j0 = 0; j0 < a.n; j0 += panel_rows) {
+            const int64_t rows = std::min(panel_rows, a.n - j0);
+            const void *w_rows = static_cast<const char *>(a.w) + size_t(j0 * r.ldw) * w_elem;
+            if (cudaError_t e = widen_to_f32(w_rows, a.w_dtype, r.ldw, rows, a.k, s.panel,
+                                             stream.stream);
+                e != cudaSuccess)
+                return cuda.fail_cuda(e, std::string(kOp) + ": widen kernel launch",
+                                      stream.device);
+            Gemm g{};
+            g.ab_type = CUDA_R_32F;
+            g.d_type = CUDA_R_32F;
+            g.compute = f32_compute(cuda);
+            g.rows = rows;
+            g.cols = a.m;
+            g.k = a.k;
+            g.a = s.panel;
+            g.lda = a.k;
+            g.b = a.x;
+            g.ldb = r.ldx;
+            g.d = static_cast<float *>(a.y) + j0;
+            g.ldd = r.ldy;
+            g.bias = a.bias != nullptr ? static_cast<const float *>(a.bias) + j0 : nullptr;
+            g.accumulate = r.accumulate;
+            if (pagoda_status_t st = gemm(cuda, blas, s, stream.stream, g, PAGODA_DTYPE_F32);
+                st != PAGODA_OK)
+                return st;
+        }
+        return PAGODA_OK;
+    });
+}
+
+pagoda_status_t run_gemm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                         const pagoda_op_matmul_t &a, const Resolved &r, bool half) {
+    Gemm g{};
+    g.ab_type = cuda_type(a.w_dtype);
+    g.d_type = cuda_type(a.y_dtype);
+    // Half inputs are exact in the tensor cores' products, so CUBLAS_COMPUTE_32F keeps the f32
+    // promise there; TF32 only ever applies to f32 inputs, when the host asked for it.
+    g.compute = half ? CUBLAS_COMPUTE_32F : f32_compute(cuda);
+    g.rows = a.n;
+    g.cols = a.m;
+    g.k = a.k;
+    g.a = a.w;
+    g.lda = r.ldw;
+    g.b = a.x;
+    g.ldb = r.ldx;
+    g.d = a.y;
+    g.ldd = r.ldy;
+    g.bias = a.bias;
+    g.accumulate = r.accumulate;
+    return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
+        return gemm(cuda, blas, s, stream.stream, g, a.y_dtype);
+    });
+}
+
+}  // namespace
+
+pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
+    Route route;
+    if (!route_of(a, route))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         std::string("matmul: x_dtype ") + plugin::dtype_name(a.x_dtype) +
-                             " / y_dtype " + plugin::dtype_name(a.y_dtype) +
-                             ": only f32 activations are supported");
-    if (a.w_dtype != PAGODA_DTYPE_F32)
-        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         std::string("matmul: w_dtype ") + plugin::dtype_name(a.w_dtype) +
-                             " is not yet supported by the CUDA backend (f32 weights only)");
-    if (a.m < 0 || a.n < 0 || a.k < 0)
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                         "matmul: negative size m=" + std::to_string(a.m) +
-                             " n=" + std::to_string(a.n) + " k=" + std::to_string(a.k));
-    const int64_t ldx = or_default(a.ldx, a.k), ldw = or_default(a.ldw, a.k),
-                  ldy = or_default(a.ldy, a.n);
-    if (ldx < a.k || ldw < a.k || ldy < a.n)
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                         "matmul: a row stride is shorter than its row (ldx=" + std::to_string(ldx) +
-                             ", ldw=" + std::to_string(ldw) + ", ldy=" + std::to_string(ldy) +
-                             " for k=" + std::to_string(a.k) + ", n=" + std::to_string(a.n) + ")");
-    if (!fits_int(a.m) || !fits_int(a.n) || !fits_int(a.k) || !fits_int(ldx) ||
-        !fits_int(ldw) || !fits_int(ldy))
-        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         "matmul: a size or stride exceeds cuBLAS's 32-bit limit");
+                         std::string(kOp) + ": x_dtype = " + plugin::dtype_name(a.x_dtype) +
+                             ", w_dtype = " + plugin::dtype_name(a.w_dtype) +
+                             ", y_dtype = " + plugin::dtype_name(a.y_dtype) +
+                             " is not a combination the CUDA backend runs (f32 x and y with "
+                             "f32, bf16 or f16 W; or x, W and y all bf16 or all f16)");
+    // cublasGemmEx, the fallback of every GEMM route, takes int sizes and strides.
+    const std::pair<const char *, int64_t> fields[] = {
+        {"m", a.m},
+        {"n", a.n},
+        {"k", a.k},
+        {"ldx", packed_or(a.ldx, a.k)},
+        {"ldw", packed_or(a.ldw, a.k)},
+        {"ldy", packed_or(a.ldy, a.n)}};
+    for (const auto &[name, value] : fields)
+        if (value > int64_t(INT_MAX))
+            return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) + ": " + name + " = " +
+                                                         std::to_string(value) +
+                                                         " exceeds cuBLAS's 32-bit limit");
     return PAGODA_OK;
 }
 
 pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_matmul_t &a) {
-    if (a.m == 0 || a.n == 0) return PAGODA_OK;
-    const int64_t ldx = or_default(a.ldx, a.k), ldw = or_default(a.ldw, a.k),
-                  ldy = or_default(a.ldy, a.n);
-    if (a.y == nullptr || (a.k > 0 && (a.x == nullptr || a.w == nullptr)))
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "matmul: x, w or y is NULL");
-    const uint64_t y_bytes = span_bytes(a.m, a.n, ldy);
-    if (overlaps(a.y, y_bytes, a.x, span_bytes(a.m, a.k, ldx)) ||
-        overlaps(a.y, y_bytes, a.w, span_bytes(a.n, a.k, ldw)))
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "matmul: y overlaps x or w");
-    if (pagoda_status_t s = cuda.use_device(stream.device); s != PAGODA_OK) return s;
+    Route route;
+    if (!route_of(a, route))  // checked already; kept so a change there cannot misroute
+        return check_matmul_limits(cuda, a);
+    if (a.x == nullptr || a.w == nullptr || a.y == nullptr)
+        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                         std::string(kOp) + ": " +
+                             (a.x == nullptr ? "x" : a.w == nullptr ? "w" : "y") + " is NULL");
+    const Resolved r{packed_or(a.ldx, a.k), packed_or(a.ldw, a.k), packed_or(a.ldy, a.n),
+                     (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0};
+    const uint64_t y_bytes = span_bytes(a.m, a.n, r.ldy, elem_bytes(a.y_dtype));
+    if (overlaps(a.y, y_bytes, a.x, span_bytes(a.m, a.k, r.ldx, elem_bytes(a.x_dtype))) ||
+        overlaps(a.y, y_bytes, a.w, span_bytes(a.n, a.k, r.ldw, elem_bytes(a.w_dtype))))
+        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(kOp) + ": y overlaps x or w");
 
-    const bool accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
-    if (a.k == 0) {
-        // An empty sum: y is zero, or unchanged when accumulating. Done here rather than
-        // relying on how cuBLAS treats k = 0.
-        if (!accumulate) {
-            cudaError_t e = cudaMemset2DAsync(a.y, size_t(ldy) * sizeof(float), 0,
-                                              size_t(a.n) * sizeof(float), size_t(a.m),
-                                              stream.stream);
-            if (e != cudaSuccess) return cuda.fail_cuda(e, "matmul: cudaMemset2DAsync", stream.device);
-        }
-    } else {
-        pagoda_status_t s = cuda.with_blas(stream.device, stream.stream, [&](cublasHandle_t h) {
-            const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-            cublasStatus_t st = cublasGemmEx(
-                h, CUBLAS_OP_T, CUBLAS_OP_N, int(a.n), int(a.m), int(a.k), &alpha, a.w,
-                CUDA_R_32F, int(ldw), a.x, CUDA_R_32F, int(ldx), &beta, a.y, CUDA_R_32F, int(ldy),
-                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-            if (st != CUBLAS_STATUS_SUCCESS)
-                return cuda.fail_cublas(st,
-                                        "matmul: cublasGemmEx (m=" + std::to_string(a.m) +
-                                            ", n=" + std::to_string(a.n) +
-                                            ", k=" + std::to_string(a.k) + ")",
-                                        stream.device);
-            return PAGODA_OK;
-        });
-        if (s != PAGODA_OK) return s;
+    switch (route) {
+        case Route::HalfWeightGemv: return run_gemv(cuda, stream, a, r);
+        case Route::HalfWeightWiden: return run_widened(cuda, stream, a, r);
+        case Route::F32Gemm: return run_gemm(cuda, stream, a, r, false);
+        case Route::HalfGemm: return run_gemm(cuda, stream, a, r, true);
     }
-    if (a.bias != nullptr) {
-        cudaError_t e = add_bias(static_cast<float *>(a.y), ldy, static_cast<const float *>(a.bias),
-                                 a.m, a.n, stream.stream);
-        if (e != cudaSuccess) return cuda.fail_cuda(e, "matmul: bias kernel launch", stream.device);
-    }
-    return PAGODA_OK;
+    return cuda.fail(PAGODA_ERR_INTERNAL, std::string(kOp) + ": unknown route");
 }
 
 }  // namespace pagoda::cuda

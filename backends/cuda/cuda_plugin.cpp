@@ -2,7 +2,9 @@
 // message naming the CUDA error) when there is no driver or no device, so discovery skips it.
 #include <nccl.h>
 
+#include <charconv>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -72,6 +74,40 @@ std::string describe() {
            std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
 }
 
+// The configuration keys (backend.h's entry: unknown keys are an error naming the key):
+//   tf32=0|1               f32 GEMMs may use TF32 tensor cores (default 0: ops.h's f32 compute)
+//   nccl_timeout_ms=N      how long NCCL calls wait for the other ranks (default 600000)
+// Returns false with `error` naming the key and the bad value.
+bool parse_options(const std::map<std::string, std::string> &pairs, CudaOptions &out,
+                   std::string &error) {
+    constexpr int64_t kMaxTimeoutMs = int64_t(24) * 3600 * 1000;  // a day: past that, a typo
+    for (const auto &[key, value] : pairs) {
+        if (key == "tf32") {
+            if (value != "0" && value != "1") {
+                error = "config tf32 = '" + value + "' must be 0 or 1";
+                return false;
+            }
+            out.tf32 = value == "1";
+        } else if (key == "nccl_timeout_ms") {
+            int64_t ms = 0;
+            const char *end = value.data() + value.size();
+            auto [ptr, ec] = std::from_chars(value.data(), end, ms);
+            if (value.empty() || ec != std::errc() || ptr != end || ms < 1 || ms > kMaxTimeoutMs) {
+                error = "config nccl_timeout_ms = '" + value +
+                        "' must be a whole number of milliseconds from 1 to " +
+                        std::to_string(kMaxTimeoutMs);
+                return false;
+            }
+            out.nccl_timeout_ms = ms;
+        } else {
+            error = "unknown config key '" + key +
+                    "' (the CUDA backend takes tf32 and nccl_timeout_ms)";
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 }  // namespace pagoda::cuda
@@ -96,9 +132,9 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
             report(host, error);
             return PAGODA_ERR_INVALID_ARGUMENT;
         }
-        if (!pairs->empty()) {
-            report(host, "unknown config key '" + pairs->begin()->first +
-                             "' (the CUDA backend takes no configuration)");
+        CudaOptions options;
+        if (!parse_options(*pairs, options, error)) {
+            report(host, error);
             return PAGODA_ERR_INVALID_ARGUMENT;
         }
         // With no driver (cudaErrorInsufficientDriver) or no GPU (cudaErrorNoDevice) this is
@@ -121,7 +157,7 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
             report(host, "no CUDA device: cudaGetDeviceCount found none");
             return PAGODA_ERR_BACKEND;
         }
-        auto instance = std::make_unique<Instance>(*host, count, describe());
+        auto instance = std::make_unique<Instance>(*host, count, describe(), options);
         pagoda_backend_iface_t &t = instance->iface;
         t.struct_size = sizeof t;
         t.abi_version = PAGODA_BACKEND_ABI_VERSION;

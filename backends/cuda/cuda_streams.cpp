@@ -17,6 +17,22 @@ pagoda_status_t stream_create(void *self, int32_t device, pagoda_backend_stream_
         if (cudaError_t e = cudaStreamCreateWithFlags(&stream->stream, cudaStreamNonBlocking);
             e != cudaSuccess)
             return cuda.fail_cuda(e, "cudaStreamCreateWithFlags", device);
+        // The error record starts clear (device_error.hpp); a synchronous memset, so it is
+        // zero before any kernel on any stream can look at it.
+        void *record = nullptr;
+        cudaError_t e = cudaMalloc(&record, sizeof(DeviceError));
+        const char *call = "cudaMalloc of the stream's error record";
+        if (e == cudaSuccess) {
+            e = cudaMemset(record, 0, sizeof(DeviceError));
+            call = "cudaMemset of the stream's error record";
+        }
+        if (e != cudaSuccess) {
+            pagoda_status_t s = cuda.fail_cuda(e, call, device);
+            if (record != nullptr) (void)cudaFree(record);
+            (void)cudaStreamDestroy(stream->stream);
+            return s;
+        }
+        stream->error = static_cast<DeviceError *>(record);
         *out = stream.release();
         return PAGODA_OK;
     });
@@ -34,7 +50,12 @@ void stream_destroy(void *self, pagoda_backend_stream_t *stream) {
                                            device_name(stream->device) + ": " +
                                            cudaGetErrorString(e));
         }
+        // Its work is done, so nothing queued still uses the error record or the scratch. The
+        // scratch came from the stream-ordered allocator and goes back the same way.
+        if (stream->error != nullptr) (void)cudaFree(stream->error);
+        if (stream->scratch != nullptr) (void)cudaFreeAsync(stream->scratch, stream->stream);
         (void)cudaStreamDestroy(stream->stream);
+        (void)cudaGetLastError();
     }
     delete stream;
 }
@@ -44,10 +65,59 @@ pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) 
     return guarded(cuda, [&] {
         if (stream == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_synchronize: stream is NULL");
+        if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
         if (cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess)
             return cuda.fail_cuda(e, "cudaStreamSynchronize", stream->device);
-        return PAGODA_OK;
+        // An argument error a kernel found in device memory surfaces here, the first point at
+        // which the host can see it (device_error.hpp). The record is read on the stream
+        // itself, after its work, and cleared for the launches that follow.
+        DeviceError found{};
+        if (cudaError_t e = cudaMemcpyAsync(&found, stream->error, sizeof found,
+                                            cudaMemcpyDeviceToHost, stream->stream);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaMemcpyAsync of the stream's error record",
+                                  stream->device);
+        if (cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaStreamSynchronize", stream->device);
+        if (found.field == 0) return PAGODA_OK;
+        // Cleared in stream order: every later launch on the stream sees the empty record.
+        if (cudaError_t e = cudaMemsetAsync(stream->error, 0, sizeof(DeviceError), stream->stream);
+            e != cudaSuccess) {
+            (void)cudaGetLastError();
+            cuda.log(PAGODA_LOG_ERROR, "stream_synchronize: clearing the error record on " +
+                                           device_name(stream->device) + ": " +
+                                           cudaGetErrorString(e));
+        }
+        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, describe(found));
     });
+}
+
+pagoda_status_t stream_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream, size_t bytes,
+                               void **out) {
+    if (bytes <= stream.scratch_bytes) {
+        *out = stream.scratch;
+        return PAGODA_OK;
+    }
+    // Grow geometrically (in whole MiB) so a slowly rising need reallocates rarely: the steady
+    // state allocates nothing.
+    constexpr size_t kMiB = size_t(1) << 20;
+    size_t grown = stream.scratch_bytes * 2 > bytes ? stream.scratch_bytes * 2 : bytes;
+    grown = (grown + kMiB - 1) / kMiB * kMiB;
+    if (stream.scratch != nullptr) {
+        // Stream-ordered: the buffer is released only after the work queued before it.
+        if (cudaError_t e = cudaFreeAsync(stream.scratch, stream.stream); e != cudaSuccess)
+            return cuda.fail_cuda(e, "cudaFreeAsync of the stream's scratch", stream.device);
+        stream.scratch = nullptr;
+        stream.scratch_bytes = 0;
+    }
+    void *p = nullptr;
+    if (cudaError_t e = cudaMallocAsync(&p, grown, stream.stream); e != cudaSuccess)
+        return cuda.fail_cuda(e, "cudaMallocAsync of " + format_bytes(grown) + " of scratch",
+                              stream.device);
+    stream.scratch = p;
+    stream.scratch_bytes = grown;
+    *out = p;
+    return PAGODA_OK;
 }
 
 pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,

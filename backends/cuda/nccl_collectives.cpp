@@ -1,11 +1,28 @@
 // The collectives table over NCCL: one NCCL communicator per pagoda communicator, collectives
 // queued on the caller's stream.
+//
+// Nothing here may hang on a rank that never arrives (STYLE.md rule 12). Communicators are
+// therefore non-blocking (ncclConfig_t::blocking = 0): initialisation, and a collective's
+// enqueue while NCCL still connects to its peers, return ncclInProgress at once, and we poll
+// ncclCommGetAsyncError until the communicator settles, fails, or the backend's
+// `nccl_timeout_ms` passes; on expiry the communicator is aborted (ncclCommAbort) and the call
+// fails naming the rank and the timeout. Inside a group (group_start/group_end) NCCL defers
+// the work to ncclGroupEnd, so the communicators a group touched are polled there instead.
+//
+// The default timeout, 10 minutes, is PyTorch's NCCL default for the same reason: ranks join
+// when they are ready, and a rank still loading a large model's weights from network storage can
+// trail the others by minutes; a hang is still turned into an error within one coffee break.
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cuda_backend.hpp"
 #include "cuda_iface.hpp"
@@ -15,33 +32,126 @@ static_assert(NCCL_UNIQUE_ID_BYTES == 128, "NCCL's unique id no longer fits the 
 static_assert(sizeof(ncclUniqueId) == PAGODA_COMM_UNIQUE_ID_BYTES,
               "pagoda_comm_unique_id_t must carry an ncclUniqueId byte for byte");
 
-// A communicator: the NCCL one and the device it lives on. After comm_abort the NCCL
+// A communicator: the NCCL one and the device it lives on. After an abort the NCCL
 // communicator is gone (ncclCommAbort frees it) and only this shell remains for comm_destroy.
 struct pagoda_backend_comm {
     int32_t device = 0;
     int32_t rank = 0;
     int32_t n_ranks = 0;
     ncclComm_t nccl = nullptr;
+    // Every NCCL call on `nccl` is made under this lock, and `aborted` is set under it before
+    // ncclCommAbort frees the communicator: comm_abort may come from a watchdog thread while
+    // another thread polls, and must not free the communicator under that poll. The lock is
+    // never held while sleeping, so an abort takes effect within one poll.
+    std::mutex mutex;
     std::atomic<bool> aborted{false};
+    // Initialisation finished; until then comm_destroy aborts rather than finalises.
+    bool initialized = false;
 };
 
 namespace pagoda::cuda {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// The communicators this thread touched inside the group it has open, to be polled when the
+// outermost ncclGroupEnd issues them. NCCL's groups are per thread, and so is this.
+struct OpenGroup {
+    int depth = 0;
+    std::vector<pagoda_backend_comm *> comms;
+};
+thread_local OpenGroup t_group;
+
+std::string rank_text(const pagoda_backend_comm &c) {
+    return "rank " + std::to_string(c.rank) + " of " + std::to_string(c.n_ranks);
+}
+
 // "ncclAllReduce on cuda:0 (rank 1 of 4): unhandled cuda error: <NCCL's last detail>".
 pagoda_status_t fail_nccl(const CudaBackend &cuda, ncclResult_t r, const std::string &call,
                           const pagoda_backend_comm *comm, int32_t device) {
     std::string where = call + " on " + device_name(device);
-    if (comm != nullptr)
-        where += " (rank " + std::to_string(comm->rank) + " of " + std::to_string(comm->n_ranks) + ")";
+    if (comm != nullptr) where += " (" + rank_text(*comm) + ")";
     std::string message = where + ": " + ncclGetErrorString(r);
-    const char *detail = ncclGetLastError(comm != nullptr ? comm->nccl : nullptr);
+    const char *detail = ncclGetLastError(nullptr);
     if (detail != nullptr && *detail != '\0') message += ": " + std::string(detail);
     (void)cudaGetLastError();  // NCCL may have left a CUDA error on this thread
     return cuda.fail(r == ncclInvalidArgument || r == ncclInvalidUsage ? PAGODA_ERR_INVALID_ARGUMENT
                                                                         : PAGODA_ERR_BACKEND,
                      message);
+}
+
+// Aborts `c` once, whoever asks first; later calls do nothing. Returns NCCL's result.
+ncclResult_t abort_once(pagoda_backend_comm &c) {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.aborted.exchange(true)) return ncclSuccess;
+    return ncclCommAbort(c.nccl);
+}
+
+Clock::time_point deadline_of(const CudaBackend &cuda) {
+    return Clock::now() + std::chrono::milliseconds(cuda.options().nccl_timeout_ms);
+}
+
+enum class Settled { Done, Failed, TimedOut, Aborted };
+
+// Polls `c` until it leaves ncclInProgress or `deadline` passes; `state` gets NCCL's verdict.
+Settled poll_until(pagoda_backend_comm &c, Clock::time_point deadline, ncclResult_t &state) {
+    for (int polls = 0;; ++polls) {
+        {
+            std::lock_guard<std::mutex> lock(c.mutex);
+            if (c.aborted.load()) return Settled::Aborted;
+            if (ncclResult_t r = ncclCommGetAsyncError(c.nccl, &state); r != ncclSuccess) {
+                state = r;
+                return Settled::Failed;
+            }
+        }
+        if (state == ncclSuccess) return Settled::Done;
+        if (state != ncclInProgress) return Settled::Failed;
+        if (Clock::now() >= deadline) return Settled::TimedOut;
+        // An enqueue usually settles within microseconds, a join within seconds: spin briefly
+        // for the first, then sleep so that waiting for the second costs no core.
+        if (polls < 256)
+            std::this_thread::yield();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(polls < 4096 ? 50 : 1000));
+    }
+}
+
+// Waits for `c` to settle after `call` returned ncclInProgress. On a timeout the communicator is
+// aborted; the message names the rank and the timeout.
+pagoda_status_t await(CudaBackend &cuda, const std::string &call, pagoda_backend_comm &c,
+                      Clock::time_point deadline) {
+    ncclResult_t state = ncclSuccess;
+    switch (poll_until(c, deadline, state)) {
+        case Settled::Done: return PAGODA_OK;
+        case Settled::Failed: return fail_nccl(cuda, state, call, &c, c.device);
+        case Settled::Aborted:
+            return cuda.fail(PAGODA_ERR_BACKEND, call + " on " + device_name(c.device) + " (" +
+                                                     rank_text(c) +
+                                                     "): the communicator was aborted");
+        case Settled::TimedOut: break;
+    }
+    const ncclResult_t r = abort_once(c);
+    std::string message = call + " on " + device_name(c.device) + ": " + rank_text(c) +
+                          " waited nccl_timeout_ms = " +
+                          std::to_string(cuda.options().nccl_timeout_ms) +
+                          " ms for the other ranks without completing (has every rank made the "
+                          "same call?); the communicator was aborted";
+    if (r != ncclSuccess) message += std::string(" (ncclCommAbort: ") + ncclGetErrorString(r) + ")";
+    return cuda.fail(PAGODA_ERR_BACKEND, message);
+}
+
+// Finishes a call that NCCL accepted with `r`: inside a group the communicator is polled at
+// group_end; outside, ncclInProgress is waited out here.
+pagoda_status_t settle(CudaBackend &cuda, const std::string &call, pagoda_backend_comm &c,
+                       ncclResult_t r, Clock::time_point deadline) {
+    if (r != ncclSuccess && r != ncclInProgress) return fail_nccl(cuda, r, call, &c, c.device);
+    if (t_group.depth > 0) {
+        t_group.comms.push_back(&c);
+        return PAGODA_OK;
+    }
+    if (r == ncclSuccess) return PAGODA_OK;
+    return await(cuda, call, c, deadline);
 }
 
 bool nccl_dtype(pagoda_dtype_t dtype, ncclDataType_t &out) {
@@ -67,16 +177,17 @@ bool nccl_op(pagoda_reduce_op_t op, ncclRedOp_t &out) {
     return false;
 }
 
-// What every collective checks first: a live communicator, a stream on the communicator's
-// device (NCCL launches its kernels there), a type and optionally a reduction it knows.
-// Makes the device current.
+// What every collective checks first: a live, initialised communicator, a stream on the
+// communicator's device (NCCL launches its kernels there), a type NCCL knows. Makes the device
+// current.
 pagoda_status_t prepare(CudaBackend &cuda, const char *what, pagoda_backend_comm *comm,
                         pagoda_backend_stream_t *stream, pagoda_dtype_t dtype,
                         ncclDataType_t &type) {
     if (comm == nullptr || stream == nullptr)
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + ": comm or stream is NULL");
     if (comm->aborted.load())
-        return cuda.fail(PAGODA_ERR_BACKEND, std::string(what) + ": the communicator was aborted");
+        return cuda.fail(PAGODA_ERR_BACKEND, std::string(what) + ": the communicator (" +
+                                                 rank_text(*comm) + ") was aborted");
     if (stream->device != comm->device)
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
                          std::string(what) + ": the stream is on " + device_name(stream->device) +
@@ -105,6 +216,23 @@ pagoda_status_t check_peer(CudaBackend &cuda, const char *what, const pagoda_bac
     return PAGODA_OK;
 }
 
+// Issues `call(nccl_comm)` under the communicator's lock and settles it (see settle()).
+template <typename Call>
+pagoda_status_t issue(CudaBackend &cuda, const char *nccl_name, pagoda_backend_comm &c,
+                      Call &&call) {
+    const Clock::time_point deadline = deadline_of(cuda);
+    ncclResult_t r;
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        if (c.aborted.load())
+            return cuda.fail(PAGODA_ERR_BACKEND, std::string(nccl_name) + " on " +
+                                                     device_name(c.device) + " (" + rank_text(c) +
+                                                     "): the communicator was aborted");
+        r = call(c.nccl);
+    }
+    return settle(cuda, nccl_name, c, r, deadline);
+}
+
 pagoda_status_t get_unique_id(void *self, pagoda_comm_unique_id_t *id) {
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
@@ -131,16 +259,38 @@ pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique
                              "comm_create: rank " + std::to_string(rank) + " of " +
                                  std::to_string(n_ranks) + " ranks is out of range");
         if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
-        // ncclCommInitRank binds the communicator to the current device.
+        // NCCL binds the communicator to the current device.
         if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
+        const Clock::time_point deadline = deadline_of(cuda);
         auto comm = std::make_unique<pagoda_backend_comm>();
         comm->device = device;
         comm->rank = rank;
         comm->n_ranks = n_ranks;
         ncclUniqueId nid;
         std::memcpy(&nid, id->bytes, sizeof nid);
-        if (ncclResult_t r = ncclCommInitRank(&comm->nccl, n_ranks, nid, rank); r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclCommInitRank", comm.get(), device);
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
+        const ncclResult_t r = ncclCommInitRankConfig(&comm->nccl, n_ranks, nid, rank, &config);
+        if (r != ncclSuccess && r != ncclInProgress) {
+            // A communicator NCCL handed back despite the failure is released by aborting it.
+            if (comm->nccl != nullptr) (void)abort_once(*comm);
+            return fail_nccl(cuda, r, "ncclCommInitRankConfig", comm.get(), device);
+        }
+        if (t_group.depth > 0) {
+            // Joined at group_end, which polls it, marks it initialised, or aborts it. The
+            // caller owns it from here and releases it with comm_destroy either way.
+            t_group.comms.push_back(comm.get());
+            *out = comm.release();
+            return PAGODA_OK;
+        }
+        if (r == ncclInProgress) {
+            if (pagoda_status_t s = await(cuda, "ncclCommInitRankConfig", *comm, deadline);
+                s != PAGODA_OK) {
+                (void)abort_once(*comm);  // a failed join leaves nothing usable
+                return s;
+            }
+        }
+        comm->initialized = true;
         *out = comm.release();
         return PAGODA_OK;
     });
@@ -151,11 +301,43 @@ void comm_destroy(void *self, pagoda_backend_comm_t *comm) {
     std::unique_ptr<pagoda_backend_comm> owned(comm);
     if (comm->aborted.load()) return;  // ncclCommAbort already freed the NCCL side
     CudaBackend &cuda = self_of(self);
-    if (cuda.use_device(comm->device) != PAGODA_OK) return;
-    // ncclCommDestroy finalises first (flushing queued work), then frees.
-    if (ncclResult_t r = ncclCommDestroy(comm->nccl); r != ncclSuccess)
-        cuda.log(PAGODA_LOG_ERROR, "ncclCommDestroy on " + device_name(comm->device) + ": " +
-                                       ncclGetErrorString(r));
+    try {
+        if (cuda.use_device(comm->device) != PAGODA_OK || !comm->initialized) {
+            // Never joined (a group that did not end): nothing to flush, and finalising would
+            // wait for the join.
+            (void)abort_once(*comm);
+            return;
+        }
+        // ncclCommFinalize flushes queued work and waits for the peers to quiesce, which on a
+        // non-blocking communicator is polled like everything else; a rank that never gets
+        // there costs the timeout and an abort, not a hang.
+        const Clock::time_point deadline = deadline_of(cuda);
+        ncclResult_t r;
+        {
+            std::lock_guard<std::mutex> lock(comm->mutex);
+            r = ncclCommFinalize(comm->nccl);
+        }
+        pagoda_status_t s = PAGODA_OK;
+        if (r == ncclInProgress)
+            s = await(cuda, "ncclCommFinalize", *comm, deadline);
+        else if (r != ncclSuccess)
+            s = fail_nccl(cuda, r, "ncclCommFinalize", comm, comm->device);
+        if (s != PAGODA_OK) {
+            cuda.log(PAGODA_LOG_ERROR, "comm_destroy on " + device_name(comm->device) + " (" +
+                                           rank_text(*comm) +
+                                           "): finalising failed; the communicator is aborted");
+            (void)abort_once(*comm);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(comm->mutex);
+        if (comm->aborted.load()) return;
+        if (r = ncclCommDestroy(comm->nccl); r != ncclSuccess)
+            cuda.log(PAGODA_LOG_ERROR, "ncclCommDestroy on " + device_name(comm->device) + ": " +
+                                           ncclGetErrorString(r));
+    } catch (...) {
+        // Out of memory for a message: the communicator is still released below; log nothing.
+        if (!comm->aborted.load()) (void)abort_once(*comm);
+    }
 }
 
 pagoda_status_t comm_abort(void *self, pagoda_backend_comm_t *comm) {
@@ -163,9 +345,9 @@ pagoda_status_t comm_abort(void *self, pagoda_backend_comm_t *comm) {
     return guarded(cuda, [&] {
         if (comm == nullptr) return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_abort: comm is NULL");
         // Only the first abort reaches NCCL; the caller still calls comm_destroy afterwards.
-        if (comm->aborted.exchange(true)) return PAGODA_OK;
+        if (comm->aborted.load()) return PAGODA_OK;
         if (pagoda_status_t s = cuda.use_device(comm->device); s != PAGODA_OK) return s;
-        if (ncclResult_t r = ncclCommAbort(comm->nccl); r != ncclSuccess)
+        if (ncclResult_t r = abort_once(*comm); r != ncclSuccess)
             return fail_nccl(cuda, r, "ncclCommAbort", nullptr, comm->device);
         return PAGODA_OK;
     });
@@ -181,10 +363,9 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
         if (pagoda_status_t s = prepare(cuda, "all_reduce", comm, stream, dtype, type); s != PAGODA_OK)
             return s;
         if (pagoda_status_t s = reduction(cuda, "all_reduce", op, red); s != PAGODA_OK) return s;
-        if (ncclResult_t r = ncclAllReduce(send, recv, count, type, red, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclAllReduce", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclAllReduce", *comm, [&](ncclComm_t nc) {
+            return ncclAllReduce(send, recv, count, type, red, nc, stream->stream);
+        });
     });
 }
 
@@ -196,10 +377,9 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
         ncclDataType_t type;
         if (pagoda_status_t s = prepare(cuda, "all_gather", comm, stream, dtype, type); s != PAGODA_OK)
             return s;
-        if (ncclResult_t r = ncclAllGather(send, recv, count, type, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclAllGather", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclAllGather", *comm, [&](ncclComm_t nc) {
+            return ncclAllGather(send, recv, count, type, nc, stream->stream);
+        });
     });
 }
 
@@ -215,11 +395,9 @@ pagoda_status_t reduce_scatter(void *self, pagoda_backend_comm_t *comm,
             return s;
         if (pagoda_status_t s = reduction(cuda, "reduce_scatter", op, red); s != PAGODA_OK) return s;
         // NCCL's count is the per-rank result, as the ABI's is.
-        if (ncclResult_t r =
-                ncclReduceScatter(send, recv, count, type, red, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclReduceScatter", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclReduceScatter", *comm, [&](ncclComm_t nc) {
+            return ncclReduceScatter(send, recv, count, type, red, nc, stream->stream);
+        });
     });
 }
 
@@ -232,11 +410,9 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm, pagoda_backen
         if (pagoda_status_t s = prepare(cuda, "broadcast", comm, stream, dtype, type); s != PAGODA_OK)
             return s;
         if (pagoda_status_t s = check_peer(cuda, "broadcast", comm, root); s != PAGODA_OK) return s;
-        if (ncclResult_t r =
-                ncclBroadcast(send, recv, count, type, root, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclBroadcast", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclBroadcast", *comm, [&](ncclComm_t nc) {
+            return ncclBroadcast(send, recv, count, type, root, nc, stream->stream);
+        });
     });
 }
 
@@ -248,10 +424,9 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
         if (pagoda_status_t s = prepare(cuda, "send", comm, stream, dtype, type); s != PAGODA_OK)
             return s;
         if (pagoda_status_t s = check_peer(cuda, "send", comm, peer); s != PAGODA_OK) return s;
-        if (ncclResult_t r = ncclSend(buf, count, type, peer, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclSend", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclSend", *comm, [&](ncclComm_t nc) {
+            return ncclSend(buf, count, type, peer, nc, stream->stream);
+        });
     });
 }
 
@@ -263,28 +438,66 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
         if (pagoda_status_t s = prepare(cuda, "recv", comm, stream, dtype, type); s != PAGODA_OK)
             return s;
         if (pagoda_status_t s = check_peer(cuda, "recv", comm, peer); s != PAGODA_OK) return s;
-        if (ncclResult_t r = ncclRecv(buf, count, type, peer, comm->nccl, stream->stream);
-            r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclRecv", comm, comm->device);
-        return PAGODA_OK;
+        return issue(cuda, "ncclRecv", *comm, [&](ncclComm_t nc) {
+            return ncclRecv(buf, count, type, peer, nc, stream->stream);
+        });
     });
 }
 
-// ncclGroupStart / ncclGroupEnd: no communicator, so a failure names the current device.
-pagoda_status_t group_call(void *self, ncclResult_t (*call)(), const char *name) {
+// ncclGroupStart / ncclGroupEnd have no communicator, so a failure names the current device.
+pagoda_status_t fail_group_call(CudaBackend &cuda, ncclResult_t r, const char *name) {
+    int current = 0;
+    (void)cudaGetDevice(&current);
+    return fail_nccl(cuda, r, name, nullptr, current);
+}
+
+pagoda_status_t group_start(void *self) {
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
-        if (ncclResult_t r = call(); r != ncclSuccess) {
-            int current = 0;
-            (void)cudaGetDevice(&current);
-            return fail_nccl(cuda, r, name, nullptr, current);
-        }
+        if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess)
+            return fail_group_call(cuda, r, "ncclGroupStart");
+        ++t_group.depth;
         return PAGODA_OK;
     });
 }
 
-pagoda_status_t group_start(void *self) { return group_call(self, ncclGroupStart, "ncclGroupStart"); }
-pagoda_status_t group_end(void *self) { return group_call(self, ncclGroupEnd, "ncclGroupEnd"); }
+pagoda_status_t group_end(void *self) {
+    CudaBackend &cuda = self_of(self);
+    return guarded(cuda, [&] {
+        if (t_group.depth == 0)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "group_end: no group is open on this "
+                                                          "thread (group_start was not called)");
+        const Clock::time_point deadline = deadline_of(cuda);
+        const ncclResult_t r = ncclGroupEnd();
+        if (--t_group.depth > 0) {
+            // An inner group: NCCL issues nothing until the outermost one ends.
+            return r == ncclSuccess ? PAGODA_OK : fail_group_call(cuda, r, "ncclGroupEnd");
+        }
+        std::vector<pagoda_backend_comm *> comms;
+        comms.swap(t_group.comms);
+        std::sort(comms.begin(), comms.end());
+        comms.erase(std::unique(comms.begin(), comms.end()), comms.end());
+
+        pagoda_status_t first = PAGODA_OK;
+        if (r != ncclSuccess && r != ncclInProgress) first = fail_group_call(cuda, r, "ncclGroupEnd");
+        for (pagoda_backend_comm *c : comms) {
+            pagoda_status_t s = first;
+            if (first == PAGODA_OK) {
+                if (cuda.use_device(c->device) == PAGODA_OK)
+                    s = await(cuda, "ncclGroupEnd", *c, deadline);
+                else
+                    s = PAGODA_ERR_BACKEND;  // use_device recorded the message
+            }
+            if (s == PAGODA_OK) {
+                c->initialized = true;
+            } else if (!c->initialized) {
+                (void)abort_once(*c);  // a join that failed leaves nothing usable
+            }
+            if (first == PAGODA_OK) first = s;
+        }
+        return first;
+    });
+}
 
 pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
                                      pagoda_status_t *error) {
@@ -293,13 +506,16 @@ pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
         if (comm == nullptr || error == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
                              "comm_get_async_error: comm or error is NULL");
-        if (comm->aborted.load()) {
-            *error = PAGODA_ERR_BACKEND;
-            return PAGODA_OK;
-        }
         ncclResult_t async = ncclSuccess;
-        if (ncclResult_t r = ncclCommGetAsyncError(comm->nccl, &async); r != ncclSuccess)
-            return fail_nccl(cuda, r, "ncclCommGetAsyncError", comm, comm->device);
+        {
+            std::lock_guard<std::mutex> lock(comm->mutex);
+            if (comm->aborted.load()) {
+                *error = PAGODA_ERR_BACKEND;
+                return PAGODA_OK;
+            }
+            if (ncclResult_t r = ncclCommGetAsyncError(comm->nccl, &async); r != ncclSuccess)
+                return fail_nccl(cuda, r, "ncclCommGetAsyncError", comm, comm->device);
+        }
         // ncclInProgress means a non-blocking call is still under way, not a failure.
         *error = (async == ncclSuccess || async == ncclInProgress) ? PAGODA_OK : PAGODA_ERR_BACKEND;
         return PAGODA_OK;

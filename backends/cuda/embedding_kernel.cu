@@ -1,0 +1,90 @@
+// EMBEDDING: a check of the ids, then the gather. The ids live in device memory, so only a kernel
+// can see a bad one; checking them all in a kernel of their own before any row is written is
+// what makes a failed launch change nothing (ops.h), without every gather block rereading every
+// id.
+#include <cstdint>
+
+#include "embedding_kernel.hpp"
+#include "half_load.cuh"
+#include "launch_shape.hpp"
+#include "pagoda/ops.h"
+
+namespace pagoda::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void __launch_bounds__(kThreads)
+    check_ids_kernel(const int32_t *ids, int64_t n_tokens, int64_t vocab_size,
+                     DeviceError *error) {
+    if (failed(error)) return;  // an earlier launch's error stands; this one is skipped anyway
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n_tokens; i += step) {
+        const int32_t id = ids[i];
+        if (id < 0 || id >= vocab_size)
+            report(error, int32_t(PAGODA_OP_EMBEDDING), DeviceErrorField::EmbeddingId, i, id,
+                   vocab_size);
+    }
+}
+
+// Tokens go along grid.y (grid-stride) and each row's units along grid.x. A unit is one 16-byte
+// load of the table (4 f32 or 8 bf16/f16, stored as 1 or 2 float4) when kVec, else 1 element.
+template <typename T, bool kVec>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const T *table, int64_t dim, const int32_t *ids, int64_t n_tokens, float *out,
+                  int64_t ldo, const DeviceError *error) {
+    if (failed(error)) return;
+    constexpr int kUnit = kVec ? kVec16Elems<T> : 1;
+    const int64_t units = dim / kUnit;  // kVec only when kUnit divides dim
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
+        const T *row = table + int64_t(ids[t]) * dim;
+        float *o = out + t * ldo;
+        for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += step) {
+            const int64_t i = u * kUnit;
+            if constexpr (kVec) {
+                float v[kUnit];
+                load_vec_as_float<kUnit>(row + i, v);
+#pragma unroll
+                for (int j = 0; j < kUnit; j += 4)
+                    *reinterpret_cast<float4 *>(o + i + j) =
+                        make_float4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+            } else {
+                o[i] = load_as_float(row + i);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int64_t vocab_size,
+                             int64_t dim, const int32_t *ids, int64_t n_tokens, float *out,
+                             int64_t ldo, DeviceError *error, cudaStream_t stream) {
+    return with_storage_type(table_dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        constexpr int kVecElems = kVec16Elems<T>;
+        // Every table row starts on a 16-byte boundary when the base does and dim is a whole
+        // number of vectors; out's rows likewise.
+        const bool vec = is_aligned(table, 16) && dim % kVecElems == 0 &&
+                         rows_allow_float4(out, ldo);
+        const int64_t units = vec ? dim / kVecElems : dim;
+        const dim3 gather_grid(grid_blocks(units, kThreads), grid_blocks(n_tokens, 1));
+        const auto *typed = static_cast<const T *>(table);
+        // Empty the thread's last-error slot so that what we read back belongs to these launches.
+        (void)cudaGetLastError();
+        check_ids_kernel<<<grid_blocks(n_tokens, kThreads), kThreads, 0, stream>>>(
+            ids, n_tokens, vocab_size, error);
+        if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+        if (vec)
+            gather_kernel<T, true><<<gather_grid, kThreads, 0, stream>>>(typed, dim, ids, n_tokens,
+                                                                        out, ldo, error);
+        else
+            gather_kernel<T, false><<<gather_grid, kThreads, 0, stream>>>(typed, dim, ids,
+                                                                         n_tokens, out, ldo, error);
+        return cudaGetLastError();
+    });
+}
+
+}  // namespace pagoda::cuda

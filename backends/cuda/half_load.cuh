@@ -1,0 +1,61 @@
+// f32/bf16/f16 storage read as f32, for every kernel that takes weights or caches in any of the
+// three types (ops.h: compute and accumulate in f32). CUDA-only (.cu files).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "pagoda/dtype.h"
+
+namespace pagoda::cuda {
+
+__device__ __forceinline__ float load_as_float(const float *p) { return *p; }
+__device__ __forceinline__ float load_as_float(const __nv_bfloat16 *p) {
+    return __bfloat162float(*p);
+}
+__device__ __forceinline__ float load_as_float(const __half *p) { return __half2float(*p); }
+
+// N elements of T aligned to their total size, so that one access of it compiles to one vector
+// load or store (ld.global.v4 for 16 bytes) instead of N scalar ones.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) AlignedVec {
+    T v[N];
+};
+
+// Elements of T in one 16-byte access: 4 floats or 8 halves.
+template <typename T>
+inline constexpr int kVec16Elems = int(16 / sizeof(T));
+
+// Reads N elements at `p` in one access and widens them to f32. `p` must be aligned to
+// N·sizeof(T) bytes (16 for N = kVec16Elems<T>).
+template <int N, typename T>
+__device__ __forceinline__ void load_vec_as_float(const T *p, float (&out)[N]) {
+    const AlignedVec<T, N> raw = *reinterpret_cast<const AlignedVec<T, N> *>(p);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = load_as_float(&raw.v[i]);
+}
+
+// Names a storage type as a value, so a generic lambda can recover it:
+// `[&](auto tag) { using T = typename decltype(tag)::type; ... }`.
+template <typename T>
+struct StorageTag {
+    using type = T;
+};
+
+// Calls `body(StorageTag<T>{})` with T the C++ type of `dtype` (float, __nv_bfloat16, __half)
+// and returns what it returns; cudaErrorInvalidValue for any other dtype (the shared op checks
+// have rejected those already, so this is a guard, not a path).
+template <typename Body>
+cudaError_t with_storage_type(pagoda_dtype_t dtype, Body &&body) {
+    switch (dtype) {
+        case PAGODA_DTYPE_F32: return body(StorageTag<float>{});
+        case PAGODA_DTYPE_BF16: return body(StorageTag<__nv_bfloat16>{});
+        case PAGODA_DTYPE_F16: return body(StorageTag<__half>{});
+        default: return cudaErrorInvalidValue;
+    }
+}
+
+}  // namespace pagoda::cuda

@@ -1,0 +1,40 @@
+// KV_WRITE's kernels: the slot check and the scatter of new keys and values into the paged
+// caches; kv_write_kernel.cu. Plain C++ so both nvcc and the host compiler read it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "device_error.hpp"
+#include "pagoda/dtype.h"
+
+namespace pagoda::cuda {
+
+// ops.h's pagoda_op_kv_write_t with packed strides resolved (the caches in
+// PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN, [num_blocks][n_kv_heads][block_size][head_dim]).
+struct KvWriteArgs {
+    pagoda_dtype_t cache_dtype;  // F32, BF16 or F16
+    int64_t n_tokens;
+    int64_t n_kv_heads;
+    int64_t head_dim;
+    int64_t block_size;
+    int64_t num_blocks;
+    const float *k;
+    int64_t k_token_stride;
+    const float *v;
+    int64_t v_token_stride;
+    void *k_cache;
+    void *v_cache;
+    const int64_t *slot_mapping;
+    DeviceError *error;
+};
+
+// Queues on `stream` a check of every slot (the lowest token whose slot is at or past
+// num_blocks × block_size is reported through a.error, as the CPU backend words it) and then
+// the write, which does nothing when the stream's error record is set: a bad slot changes no
+// cache. Negative slots are padding and skipped. Narrowing to bf16/f16 rounds to nearest
+// even. Returns the first launch error (cudaSuccess for zero tokens).
+cudaError_t launch_kv_write(const KvWriteArgs &a, cudaStream_t stream);
+
+}  // namespace pagoda::cuda

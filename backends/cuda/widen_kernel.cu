@@ -1,0 +1,82 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "widen_kernel.hpp"
+
+namespace pagoda::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+constexpr int kVec = 8;  // 16-bit elements per 16-byte load
+
+__device__ inline float to_f32(uint16_t bits, bool bf16) {
+    return bf16 ? __uint_as_float(uint32_t(bits) << 16) : __half2float(__ushort_as_half(bits));
+}
+
+// One 16-byte load of 8 elements, two 16-byte stores of 8 floats per step of a grid-stride loop
+// over rows × cols/8 vectors. Needs cols and ld_src multiples of 8 and `src` 16-byte aligned;
+// `dst` rows are then 32-byte multiples of a cudaMalloc'd (256-byte aligned) base.
+__global__ void widen_vectors(const uint16_t *__restrict__ src, bool bf16, int64_t ld_src,
+                              int64_t rows, int64_t cols, float *__restrict__ dst) {
+    const int64_t per_row = cols / kVec;
+    const int64_t total = rows * per_row;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        const int64_t r = e / per_row, c = (e - r * per_row) * kVec;
+        // Streaming load: each weight is read once, so keep it out of the caches' way.
+        const uint4 bits = __ldcs(reinterpret_cast<const uint4 *>(src + r * ld_src + c));
+        const uint32_t words[4] = {bits.x, bits.y, bits.z, bits.w};
+        float out[kVec];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {  // little-endian: the lower half is the earlier element
+            out[2 * q] = to_f32(uint16_t(words[q] & 0xFFFFu), bf16);
+            out[2 * q + 1] = to_f32(uint16_t(words[q] >> 16), bf16);
+        }
+        float4 *d = reinterpret_cast<float4 *>(dst + r * cols + c);
+        d[0] = make_float4(out[0], out[1], out[2], out[3]);
+        d[1] = make_float4(out[4], out[5], out[6], out[7]);
+    }
+}
+
+// Any alignment: one element per step.
+__global__ void widen_elements(const uint16_t *__restrict__ src, bool bf16, int64_t ld_src,
+                               int64_t rows, int64_t cols, float *__restrict__ dst) {
+    const int64_t total = rows * cols;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        const int64_t r = e / cols, c = e - r * cols;
+        dst[e] = to_f32(src[r * ld_src + c], bf16);
+    }
+}
+
+unsigned blocks_for(int64_t items) {
+    const int64_t wanted = (items + kThreads - 1) / kThreads;
+    return unsigned(wanted < kMaxBlocks ? wanted : kMaxBlocks);
+}
+
+}  // namespace
+
+cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, int64_t rows,
+                         int64_t cols, float *dst, cudaStream_t stream) {
+    if (dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16) return cudaErrorInvalidValue;
+    if (rows <= 0 || cols <= 0) return cudaSuccess;
+    const bool bf16 = dtype == PAGODA_DTYPE_BF16;
+    const auto *s = static_cast<const uint16_t *>(src);
+    const bool vectors = reinterpret_cast<uintptr_t>(src) % 16 == 0 &&
+                         reinterpret_cast<uintptr_t>(dst) % 16 == 0 && cols % kVec == 0 &&
+                         ld_src % kVec == 0;
+    // A <<<>>> launch reports its error only through the thread's last-error slot: empty the
+    // slot first so that what we read back belongs to this launch.
+    (void)cudaGetLastError();
+    if (vectors)
+        widen_vectors<<<blocks_for(rows * (cols / kVec)), kThreads, 0, stream>>>(s, bf16, ld_src,
+                                                                                 rows, cols, dst);
+    else
+        widen_elements<<<blocks_for(rows * cols), kThreads, 0, stream>>>(s, bf16, ld_src, rows,
+                                                                         cols, dst);
+    return cudaGetLastError();
+}
+
+}  // namespace pagoda::cuda
