@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace pagoda::bench {
@@ -114,12 +115,25 @@ void Bench::fill_random(void *dst, size_t bytes, pagoda_dtype_t dtype) {
         return;
     }
     // Through a host chunk: the ABI wants host memory kept until the stream has read it.
-    std::vector<unsigned char> chunk(std::min(bytes, size_t(16) << 20));
-    for (size_t done = 0; done < bytes; done += chunk.size()) {
-        const size_t n = std::min(chunk.size(), bytes - done);
+    // Past 64 MiB the random prefix is repeated by device-to-device copies, doubling each time:
+    // generating gigabytes of KV cache on the host would take longer than measuring them.
+    constexpr size_t kRandomPrefix = size_t(64) << 20;
+    const size_t random_bytes = std::min(bytes, kRandomPrefix);
+    std::vector<unsigned char> chunk(std::min(random_bytes, size_t(16) << 20));
+    for (size_t done = 0; done < random_bytes; done += chunk.size()) {
+        const size_t n = std::min(chunk.size(), random_bytes - done);
         generate(rng_, chunk.data(), n, dtype);
         upload(static_cast<unsigned char *>(dst) + done, chunk.data(), n);
     }
+    auto *base = static_cast<unsigned char *>(dst);
+    for (size_t filled = random_bytes; filled < bytes;) {
+        const size_t n = std::min(filled, bytes - filled);
+        check(iface_->copy(iface_->self, stream_, base + filled, base, n,
+                           PAGODA_COPY_DEVICE_TO_DEVICE),
+              "copy");
+        filled += n;
+    }
+    synchronize();
 }
 
 void Bench::upload(void *dst, const void *src, size_t bytes) {
@@ -140,16 +154,68 @@ pagoda_status_t Bench::supports(pagoda_op_t op, const void *args, std::string &w
 
 void Bench::synchronize() { check(iface_->stream_synchronize(iface_->self, stream_), "stream_synchronize"); }
 
+namespace {
+
+// A pair of the backend's timing events on the bench's stream: device time between them.
+class EventClock {
+public:
+    explicit EventClock(Bench &bench) : bench_(bench) {
+        const pagoda_backend_iface_t &f = bench.iface();
+        check(f.event_create(f.self, 0, PAGODA_EVENT_TIMING, &start_), "event_create");
+        if (pagoda_status_t s = f.event_create(f.self, 0, PAGODA_EVENT_TIMING, &end_); s != PAGODA_OK) {
+            f.event_destroy(f.self, start_);
+            throw_status("event_create", s);
+        }
+    }
+    ~EventClock() {
+        const pagoda_backend_iface_t &f = bench_.iface();
+        f.event_destroy(f.self, start_);
+        f.event_destroy(f.self, end_);
+    }
+    EventClock(const EventClock &) = delete;
+    EventClock &operator=(const EventClock &) = delete;
+
+    void start() {
+        const pagoda_backend_iface_t &f = bench_.iface();
+        check(f.event_record(f.self, start_, bench_.stream()), "event_record");
+    }
+    // Seconds since start(), once the device got there.
+    double stop() {
+        const pagoda_backend_iface_t &f = bench_.iface();
+        check(f.event_record(f.self, end_, bench_.stream()), "event_record");
+        check(f.event_synchronize(f.self, end_), "event_synchronize");
+        bench_.synchronize();  // reports a failure of the timed work
+        float ms = 0.0f;
+        check(f.event_elapsed(f.self, start_, end_, &ms), "event_elapsed");
+        return double(ms) * 1e-3;
+    }
+
+private:
+    Bench &bench_;
+    pagoda_backend_event_t *start_ = nullptr;
+    pagoda_backend_event_t *end_ = nullptr;
+};
+
+}  // namespace
+
 Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repeats,
                double paired_bytes) {
     const Options &o = bench.options();
+    // On a GPU the device's clock times the launches; on the host, the wall clock and a
+    // synchronisation do.
+    std::unique_ptr<EventClock> clock;
+    if (!bench.host_memory()) clock = std::make_unique<EventClock>(bench);
+    auto run = [&](int64_t first, int64_t count) {
+        double t0 = 0.0;
+        if (clock) clock->start(); else t0 = now();
+        for (int64_t j = 0; j < count; ++j) step(first + j);
+        if (clock) return clock->stop();
+        bench.synchronize();
+        return now() - t0;
+    };
     // The first call pays for page faults and lazy set-up; the second says how long one takes.
-    step(0);
-    bench.synchronize();
-    double t0 = now();
-    step(1);
-    bench.synchronize();
-    const double one = std::max(now() - t0, 1e-9);
+    run(0, 1);
+    const double one = std::max(run(1, 1), 1e-9);
 
     Timing t;
     t.repeats = repeats > 0 ? repeats : o.repeats;
@@ -159,10 +225,8 @@ Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repea
     int64_t i = 2;
     for (int r = 0; r < t.repeats; ++r) {
         const double probe_rate = paired ? probe_read_rate(bench, o.target_seconds / 3) : 0.0;
-        t0 = now();
-        for (int64_t j = 0; j < t.iterations; ++j) step(i++);
-        bench.synchronize();
-        per_call.push_back((now() - t0) / double(t.iterations));
+        per_call.push_back(run(i, t.iterations) / double(t.iterations));
+        i += t.iterations;
         if (paired) ratios.push_back(paired_bytes / per_call.back() / probe_rate);
     }
     if (paired) {
@@ -180,6 +244,18 @@ Timing measure(Bench &bench, const std::function<void(int64_t)> &step, int repea
 int rotation_copies(const Options &options, size_t bytes) {
     if (bytes == 0) return 1;
     return int(std::max<size_t>(1, (options.rotate_bytes + bytes - 1) / bytes));
+}
+
+std::vector<void *> rotated_buffers(Bench &bench, size_t bytes, pagoda_dtype_t dtype, int copies) {
+    std::vector<void *> out(static_cast<size_t>(std::max(copies, 1)));
+    out[0] = bench.alloc(bytes);
+    bench.fill_random(out[0], bytes, dtype);
+    const pagoda_backend_iface_t &f = bench.iface();
+    for (size_t c = 1; c < out.size(); ++c) {
+        out[c] = bench.alloc(bytes);
+        f.copy(f.self, bench.stream(), out[c], out[0], bytes, PAGODA_COPY_DEVICE_TO_DEVICE);
+    }
+    return out;
 }
 
 void JsonLine::begin_field(const char *key) {
@@ -242,6 +318,10 @@ void add_rates(JsonLine &line, const Bench &bench, const Timing &t, double bytes
             line.add("median_fraction_of_bandwidth", bytes / t.seconds / bench.bandwidth_median);
     }
     if (t.paired_fraction > 0) line.add("paired_fraction_of_bandwidth", t.paired_fraction);
+}
+
+void add_goal(JsonLine &line, const char *figure_name, double figure, double goal) {
+    line.add("figure_name", figure_name).add("figure", figure).add("goal", goal);
 }
 
 void print_skipped(JsonLine line, const std::string &why) { line.add("skipped", why).print(); }

@@ -57,6 +57,9 @@ public:
     // sides of a fraction saw the same kind of luck. 0 until measured.
     double bandwidth = 0.0;
     double bandwidth_median = 0.0;
+    // The arithmetic ceiling of a GPU (FLOP/s): cuBLAS's best bf16 GEMM (bench_cublas.cpp).
+    // 0 until measured, and on backends without one.
+    double gemm_peak = 0.0;
 
 private:
     Options options_;
@@ -80,7 +83,10 @@ struct Timing {
 
 // Times `step(i)`: two warm-up calls, then `repeats` (0: the options' count) runs of enough
 // calls to last target_seconds (at least min_iterations), each closed by a stream
-// synchronisation. `i` counts calls so the step can rotate among buffer copies.
+// synchronisation. `i` counts calls so the step can rotate among buffer copies. On a device the
+// host cannot read (a GPU), each repeat is timed by the backend's own timing events around the
+// launches (PAGODA_EVENT_TIMING, event_elapsed), so launch overhead on the host is not counted
+// unless it starves the device.
 // With `paired_bytes` > 0 (bytes one call moves) on host memory, each repeat is preceded by a
 // stretch of the read probe, and the ratio of the two rates is taken per pair: on a shared,
 // noisy machine both sides of each ratio then see the same moment.
@@ -97,6 +103,10 @@ double probe_read_rate(Bench &bench, double seconds);
 // Copies of a `bytes`-sized buffer needed to add up to rotate_bytes (at least 1), so that a
 // kernel cycling through them finds none in the last-level cache.
 int rotation_copies(const Options &options, size_t bytes);
+
+// `copies` device buffers of `bytes` random `dtype` values (the first filled, the others copied
+// from it on the device), for a kernel to cycle through.
+std::vector<void *> rotated_buffers(Bench &bench, size_t bytes, pagoda_dtype_t dtype, int copies);
 
 // One JSON object on one line, fields in insertion order.
 class JsonLine {
@@ -118,6 +128,10 @@ private:
 // Adds seconds, GB/s, GFLOP/s and the fraction of the measured bandwidth to `line`.
 void add_rates(JsonLine &line, const Bench &bench, const Timing &t, double bytes, double flops);
 
+// Adds the line's headline figure, what it is, and the goal the issue sets for it, which
+// tests/gpu/run.sh tabulates ("figure", "figure_name", "goal").
+void add_goal(JsonLine &line, const char *figure_name, double figure, double goal);
+
 // Prints a line saying why a measurement was skipped (an op the backend does not support).
 void print_skipped(JsonLine line, const std::string &why);
 
@@ -130,5 +144,7 @@ void bench_bandwidth(Bench &bench);   // bench_bandwidth.cpp: sets bench.bandwid
 void bench_bandwidth_again(Bench &bench);  // bench_bandwidth.cpp: the read probe at the end
 void bench_matmul(Bench &bench);      // bench_matmul.cpp: SGEMM ceiling, GEMV, prefill
 void bench_attention(Bench &bench);   // bench_attention.cpp
+// bench_cublas.cpp (CUDA builds only): cuBLAS's bf16 GEMM peak, which sets bench.gemm_peak.
+void bench_gemm_peak(Bench &bench);
 
 }  // namespace pagoda::bench

@@ -5,7 +5,10 @@
 //                        [--plugin-dir DIR] [--repeats N] [--min-time SECONDS]
 //
 // The backend is loaded through the public API (pagoda_backend_load) and driven through its
-// raw table (pagoda_backend_interface), as any host tool would.
+// raw table (pagoda_backend_interface), as any host tool would. On a GPU (--backend cuda),
+// kernels are timed with the backend's timing events, and compared with the device's own
+// ceilings measured in the run: device-to-device copy bandwidth and, through cuBLAS directly,
+// the bf16 GEMM peak; tests/gpu/run.sh tabulates the figures against their goals.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,7 +30,8 @@ void usage(FILE *to) {
                  "  --threads N        CPU threads (config threads=N); default: every core\n"
                  "  --quick            tiny sizes and times: a smoke run of a few seconds\n"
                  "  --bench LIST       comma-separated subset of "
-                 "bandwidth,sgemm,gemv,matmul,attention\n"
+                 "bandwidth,peak,sgemm,gemv,matmul,attention\n"
+                 "                     (peak: cuBLAS's bf16 GEMM peak, GPU backends only)\n"
                  "  --plugin-dir DIR   folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --repeats N        timed repeats per measurement (default 5)\n"
                  "  --min-time S       seconds each repeat runs at least (default 0.3)\n",
@@ -100,8 +104,8 @@ bool parse_options(int argc, char **argv, Options &o) {
             std::stringstream list(v);
             std::string name;
             while (std::getline(list, name, ',')) {
-                if (name != "bandwidth" && name != "sgemm" && name != "gemv" && name != "matmul" &&
-                    name != "attention") {
+                if (name != "bandwidth" && name != "peak" && name != "sgemm" && name != "gemv" &&
+                    name != "matmul" && name != "attention") {
                     std::fprintf(stderr, "--bench: unknown benchmark '%s'\n", name.c_str());
                     return false;
                 }
@@ -165,6 +169,15 @@ int main(int argc, char **argv) {
         info.add("loadavg_1m", load_average());
         info.print();
         if (wanted(o, "bandwidth")) bench_bandwidth(bench);
+        // A GPU's arithmetic ceiling, which prefill attention is judged against.
+        if (!bench.host_memory() && (wanted(o, "peak") || wanted(o, "attention"))) {
+#ifdef PAGODA_BENCH_WITH_CUBLAS
+            bench_gemm_peak(bench);
+#else
+            print_skipped(JsonLine::start(bench, "gemm_peak_bf16"),
+                          "built without the CUDA toolkit (PAGODA_WITH_CUDA=OFF)");
+#endif
+        }
         bench_matmul(bench);
         bench_attention(bench);
         if (wanted(o, "bandwidth")) bench_bandwidth_again(bench);

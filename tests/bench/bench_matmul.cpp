@@ -1,11 +1,16 @@
 // Matrix products through the backend's PAGODA_OP_MATMUL: the SGEMM ceiling (a large f32
 // product, which the CPU backend hands to OpenBLAS), decode GEMVs (small m, bound by streaming
-// W) and prefill products (m = 128, 512, bound by arithmetic).
+// W) and prefill products (m = 128, 512, bound by arithmetic). On a GPU, Llama-3-8B's
+// projections at decode and prefill sizes, each next to plain cuBLAS on the same shape
+// (bench_cublas.cpp): the figure is cuBLAS's time over ours, 1 = as fast.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
+#ifdef PAGODA_BENCH_WITH_CUBLAS
+#include "bench_cublas.hpp"
+#endif
 
 namespace pagoda::bench {
 
@@ -42,14 +47,7 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
     const size_t w_bytes = size_t(s.n * s.k) * dtype_bytes(w_dtype);
     const size_t x_bytes = size_t(m * s.k) * sizeof(float), y_bytes = size_t(m * s.n) * sizeof(float);
     const int copies = rotate ? rotation_copies(bench.options(), w_bytes) : 1;
-    std::vector<void *> w(static_cast<size_t>(copies));
-    w[0] = bench.alloc(w_bytes);
-    bench.fill_random(w[0], w_bytes, w_dtype);
-    const pagoda_backend_iface_t &f = bench.iface();
-    for (int c = 1; c < copies; ++c) {
-        w[size_t(c)] = bench.alloc(w_bytes);
-        f.copy(f.self, bench.stream(), w[size_t(c)], w[0], w_bytes, PAGODA_COPY_DEVICE_TO_DEVICE);
-    }
+    const std::vector<void *> w = rotated_buffers(bench, w_bytes, w_dtype, copies);
     void *x = bench.alloc(x_bytes), *y = bench.alloc(y_bytes);
     bench.fill_random(x, x_bytes, PAGODA_DTYPE_F32);
     bench.synchronize();
@@ -67,17 +65,50 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
         0, rotate ? bytes : 0.0);
     line.add("weight_copies", copies);
     add_rates(line, bench, t, bytes, 2.0 * double(m * s.n * s.k));
-    line.print();
-
     for (void *p : w) bench.release(p);
     bench.release(x);
     bench.release(y);
+#ifdef PAGODA_BENCH_WITH_CUBLAS
+    if (!bench.host_memory()) {
+        const double cublas = cublas_matmul_seconds(bench, m, s.n, s.k, w_dtype);
+        line.add("cublas_best_seconds", cublas);
+        add_goal(line, "cublas_time_over_ours", cublas / t.best_seconds, 1.0);
+    }
+#endif
+    line.print();
+}
+
+// Llama-3-8B's projections: q/k/v fused (6144×4096), o (4096×4096), gate/up fused
+// (28672×4096), down (4096×14336) and the LM head (128256×4096).
+const std::vector<Shape> kDeviceShapes = {
+    {6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096}};
+
+// The GPU's list: decode sizes (where our own GEMV may beat cuBLAS) and prefill sizes.
+void device_matmuls(Bench &bench) {
+    const Options &o = bench.options();
+    const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kDeviceShapes;
+    if (wanted(o, "gemv")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 4, 16};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16, PAGODA_DTYPE_F32})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
+    }
+    if (wanted(o, "matmul")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{256} : std::vector<int64_t>{512, 4096};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms) run_case(bench, "matmul", m, s, d, false);
+    }
 }
 
 }  // namespace
 
 void bench_matmul(Bench &bench) {
     const Options &o = bench.options();
+    if (!bench.host_memory()) {
+        device_matmuls(bench);
+        return;
+    }
     const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kShapes;
 
     if (wanted(o, "sgemm")) {

@@ -1,0 +1,218 @@
+/* Backend conformance, the way ggml's test-backend-ops works: every op of ops.h on many random
+ * cases, run on the reference (the CPU backend as built) and on each backend under test, with
+ * the outputs compared. Inputs reach each backend through its own memory functions
+ * (buffer_alloc, copy, host_buffer_alloc), so the same harness drives a GPU.
+ *
+ * A case is a short list of launches (steps) over a set of tensors. Each tensor has host
+ * contents that are uploaded before the first step and, for outputs, a way to compare what the
+ * backend left there with what the reference left there. Tensors reach the op structs through
+ * bindings: a pointer field of a step's struct, or an entry of COPY/SWAP_BLOCKS' cache arrays. */
+#ifndef PAGODA_CONFORMANCE_H
+#define PAGODA_CONFORMANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "test_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Backends                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A backend instance the harness drives: the reference or one under test. */
+typedef struct conf_backend {
+    const char *label;                    /* "cpu (reference)", "cpu isa=portable", "cuda" */
+    const pagoda_backend_iface_t *iface;
+    /* The last error message of a failed call on this thread. */
+    const char *(*last_error)(void);
+} conf_backend_t;
+
+/* The reference: the CPU backend through the registry (test_cpu_iface). */
+const conf_backend_t *conf_reference(void);
+/* The backends under test, loaded once; `*count` of them. A backend that cannot run here (the
+ * CUDA plugin not built, or no device) is left out with a "skipping <name>: <reason>" line on
+ * stderr, unless PAGODA_CONFORMANCE_REQUIRE_CUDA=1, which makes a missing CUDA backend fail. */
+const conf_backend_t *const *conf_backends_under_test(size_t *count);
+/* Destroys the instances conf_backends_under_test created. */
+void conf_backends_release(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cases                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { CONF_MAX_TENSORS = 16, CONF_MAX_STEPS = 4, CONF_MAX_BINDINGS = 24, CONF_MAX_CACHES = 8 };
+
+/* Any op's argument struct. */
+typedef union conf_args {
+    pagoda_op_matmul_t matmul;
+    pagoda_op_embedding_t embedding;
+    pagoda_op_rmsnorm_t rmsnorm;
+    pagoda_op_rope_t rope;
+    pagoda_op_silu_mul_t silu_mul;
+    pagoda_op_add_t add;
+    pagoda_op_argmax_t argmax;
+    pagoda_op_softmax_t softmax;
+    pagoda_op_kv_write_t kv_write;
+    pagoda_op_paged_attention_t attention;
+    pagoda_op_copy_blocks_t copy;
+} conf_args_t;
+
+/* Where a tensor lives on the backend. */
+typedef enum conf_place {
+    CONF_DEVICE = 0,      /* buffer_alloc on device 0 */
+    CONF_HOST_PINNED = 1  /* host_buffer_alloc (the host side of SWAP_BLOCKS) */
+} conf_place_t;
+
+/* How an output is compared with the reference's. */
+typedef enum conf_compare {
+    CONF_INPUT = 0,   /* not compared */
+    CONF_F32,         /* f32 values, normwise relative error at most `tolerance` */
+    CONF_EXACT,       /* every byte equal (caches after KV_WRITE, copies, swaps) */
+    CONF_ARGMAX       /* i32 indices equal, or a near-tie of their scores (see conf_tensor_t) */
+} conf_compare_t;
+
+typedef struct conf_tensor {
+    const char *name;        /* the op field it stands for, for messages */
+    void *init;              /* host contents uploaded before the first step; owned by the case */
+    size_t bytes;
+    conf_place_t place;
+    conf_compare_t compare;
+    double tolerance;        /* CONF_F32 */
+    /* CONF_ARGMAX: the tensor of scores `[rows, tie_ld]` (f32) the indices were taken over: an
+     * input (its contents are the scores) or an earlier step's output (the reference's result
+     * is used). Two indices whose scores differ by at most tolerance · max |score| of the row
+     * count as a near-tie: they may swap when the scores come out of a computation. */
+    int tie_tensor;
+    int64_t tie_cols, tie_ld;
+} conf_tensor_t;
+
+/* Which tensor's address goes where. */
+typedef enum conf_binding_kind {
+    CONF_BIND_FIELD = 0,   /* *(void **)((char *)&args + offset) = address */
+    CONF_BIND_SRC_CACHE,   /* copy.src_caches[index] = address */
+    CONF_BIND_DST_CACHE    /* copy.dst_caches[index] = address */
+} conf_binding_kind_t;
+
+typedef struct conf_binding {
+    int step, tensor;
+    conf_binding_kind_t kind;
+    size_t offset_or_index;
+    size_t byte_offset; /* added to the tensor's address (a fused buffer's second half) */
+} conf_binding_t;
+
+typedef struct conf_step {
+    pagoda_op_t op;
+    conf_args_t args;  /* pointers filled by the bindings at run time; host pointers as given */
+} conf_step_t;
+
+typedef struct conf_case {
+    char label[256];
+    int n_steps;
+    conf_step_t steps[CONF_MAX_STEPS];
+    int n_tensors;
+    conf_tensor_t tensors[CONF_MAX_TENSORS];
+    int n_bindings;
+    conf_binding_t bindings[CONF_MAX_BINDINGS];
+    /* What the reference must return (PAGODA_OK unless the case holds a bad id on purpose),
+     * so that a generator that made an invalid case by mistake is caught. */
+    pagoda_status_t expect;
+    /* Host memory the case owns besides tensor contents (block_pairs, tie scores); freed
+     * with the case. */
+    void *owned[8];
+    int n_owned;
+} conf_case_t;
+
+/* Starts an empty case; `label` is printf-style. */
+void conf_case_init(conf_case_t *c, const char *label, ...);
+/* Appends a step; returns its args to fill (struct_size is set). */
+conf_args_t *conf_add_step(conf_case_t *c, pagoda_op_t op);
+/* Appends a tensor whose contents `init` (malloc'd, `bytes` long) the case takes over;
+ * returns its index. */
+int conf_add_tensor(conf_case_t *c, const char *name, void *init, size_t bytes, conf_place_t place,
+                    conf_compare_t compare, double tolerance);
+/* Binds tensor `tensor` to the pointer field at `offset` of step `step`'s struct. */
+void conf_bind(conf_case_t *c, int step, int tensor, size_t offset);
+/* Like conf_bind with the address `byte_offset` bytes into the tensor. */
+void conf_bind_at(conf_case_t *c, int step, int tensor, size_t offset, size_t byte_offset);
+/* Binds tensor `tensor` to entry `index` of step `step`'s src_caches / dst_caches. */
+void conf_bind_cache(conf_case_t *c, int step, int tensor, int is_destination, size_t index);
+/* Hands host memory to the case, to be freed with it; returns `p`. */
+void *conf_own(conf_case_t *c, void *p);
+void conf_case_free(conf_case_t *c);
+
+/* Tensor helpers: `n` random f32 in [lo, hi), and the same converted to `dtype` (the kept
+ * values go to `kept` if not NULL). Both return malloc'd memory. */
+float *conf_random_f32(test_rng_t *rng, size_t n, float lo, float hi);
+void *conf_random_typed(test_rng_t *rng, pagoda_dtype_t dtype, size_t n, float lo, float hi);
+
+/* The f32 tolerance of an op whose weights or cache are `dtype`, against the reference: two
+ * f32 computations differ only in rounding order; a backend may round half-precision operands'
+ * partners (queries, probabilities) to the same half type on tensor cores. */
+double conf_tolerance(pagoda_dtype_t dtype);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running and comparing                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What one backend produced for a case: the status of the first failing launch or of the final
+ * synchronisation, its message, and a copy of every compared tensor. */
+typedef struct conf_result {
+    pagoda_status_t status;
+    char message[512];
+    void *outputs[CONF_MAX_TENSORS];
+} conf_result_t;
+
+/* Runs every step of `c` on `b` on a fresh stream. Fails the test only when the harness itself
+ * cannot run (allocation, copies); a failing op is reported in `out->status`. */
+void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out);
+void conf_result_free(conf_result_t *r);
+
+/* Compares one tensor (`scores`: CONF_ARGMAX's, else NULL); returns 1 when `got` matches `ref`, else 0 with `why` filled. */
+int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
+                        const float *scores, char *why, size_t why_size);
+
+/* Counts of one test function's cases, comparisons that passed, and mismatches. */
+typedef struct conf_tally {
+    int cases, compared, failures;
+} conf_tally_t;
+
+/* Runs `c` on the reference and on every backend under test and compares statuses and outputs,
+ * counting into `tally` (failures are printed as they happen). With PAGODA_CONFORMANCE_PERTURB=1
+ * the check is turned around: each under-test output is perturbed slightly before the
+ * comparison, and a comparison that still passes is the failure (proof that the harness looks
+ * at the data). Frees the case. */
+void conf_check_case(conf_case_t *c, conf_tally_t *tally);
+/* Fails the calling test if the tally holds failures; prints a summary line either way. */
+void conf_finish(const char *what, const conf_tally_t *tally);
+
+/* Whether every backend's `supports` gives the reference's status for `op` with `args`;
+ * `expect_valid` (1 or 0) also checks the reference's verdict (OK or not) so the lists stay
+ * honest; -1 leaves the verdict open (ops.h does not decide it). */
+void conf_check_supports(const char *label, pagoda_op_t op, const void *args, int expect_valid,
+                         conf_tally_t *tally);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Case generators, one file per op family                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+void conf_cases_matmul(conf_tally_t *tally);          /* gen_matmul.c */
+void conf_cases_embedding(conf_tally_t *tally);       /* gen_dense.c */
+void conf_cases_rmsnorm(conf_tally_t *tally);         /* gen_dense.c */
+void conf_cases_rope(conf_tally_t *tally);            /* gen_rope.c */
+void conf_cases_elementwise(conf_tally_t *tally);     /* gen_dense.c: silu_mul, add */
+void conf_cases_rowwise(conf_tally_t *tally);         /* gen_rowwise.c: argmax, softmax */
+void conf_cases_kv_write(conf_tally_t *tally);        /* gen_paged.c */
+void conf_cases_paged_attention(conf_tally_t *tally); /* gen_paged.c */
+void conf_cases_paged_attention_odd(conf_tally_t *tally); /* gen_paged.c: unusual shapes */
+void conf_cases_copy_blocks(conf_tally_t *tally);     /* gen_copy_blocks.c: copy and swap */
+void conf_cases_descriptors(conf_tally_t *tally);     /* gen_descriptors.c: supports agreement */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGODA_CONFORMANCE_H */

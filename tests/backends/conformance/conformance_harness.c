@@ -1,0 +1,487 @@
+/* Building cases, running them on a backend through its own memory functions, and comparing
+ * each backend under test with the reference. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Building                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+void conf_case_init(conf_case_t *c, const char *label, ...) {
+    memset(c, 0, sizeof *c);
+    va_list ap;
+    va_start(ap, label);
+    vsnprintf(c->label, sizeof c->label, label, ap);
+    va_end(ap);
+    c->expect = PAGODA_OK;
+}
+
+/* sizeof of each op's struct, for struct_size. */
+static uint32_t args_size(pagoda_op_t op) {
+    switch (op) {
+        case PAGODA_OP_MATMUL: return sizeof(pagoda_op_matmul_t);
+        case PAGODA_OP_EMBEDDING: return sizeof(pagoda_op_embedding_t);
+        case PAGODA_OP_RMSNORM: return sizeof(pagoda_op_rmsnorm_t);
+        case PAGODA_OP_ROPE: return sizeof(pagoda_op_rope_t);
+        case PAGODA_OP_SILU_MUL: return sizeof(pagoda_op_silu_mul_t);
+        case PAGODA_OP_ADD: return sizeof(pagoda_op_add_t);
+        case PAGODA_OP_ARGMAX: return sizeof(pagoda_op_argmax_t);
+        case PAGODA_OP_SOFTMAX: return sizeof(pagoda_op_softmax_t);
+        case PAGODA_OP_KV_WRITE: return sizeof(pagoda_op_kv_write_t);
+        case PAGODA_OP_PAGED_ATTENTION: return sizeof(pagoda_op_paged_attention_t);
+        case PAGODA_OP_COPY_BLOCKS:
+        case PAGODA_OP_SWAP_BLOCKS: return sizeof(pagoda_op_copy_blocks_t);
+        default: return 0;
+    }
+}
+
+conf_args_t *conf_add_step(conf_case_t *c, pagoda_op_t op) {
+    assert_true(c->n_steps < CONF_MAX_STEPS);
+    conf_step_t *s = &c->steps[c->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    /* Every op struct starts with struct_size. */
+    const uint32_t size = args_size(op);
+    memcpy(&s->args, &size, sizeof size);
+    return &s->args;
+}
+
+int conf_add_tensor(conf_case_t *c, const char *name, void *init, size_t bytes, conf_place_t place,
+                    conf_compare_t compare, double tolerance) {
+    assert_true(c->n_tensors < CONF_MAX_TENSORS);
+    conf_tensor_t *t = &c->tensors[c->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->init = init;
+    t->bytes = bytes;
+    t->place = place;
+    t->compare = compare;
+    t->tolerance = tolerance;
+    return c->n_tensors++;
+}
+
+void conf_bind_at(conf_case_t *c, int step, int tensor, size_t offset, size_t byte_offset) {
+    assert_true(c->n_bindings < CONF_MAX_BINDINGS);
+    assert_true(byte_offset < c->tensors[tensor].bytes || byte_offset == 0);
+    conf_binding_t *b = &c->bindings[c->n_bindings++];
+    memset(b, 0, sizeof *b);
+    b->step = step;
+    b->tensor = tensor;
+    b->kind = CONF_BIND_FIELD;
+    b->offset_or_index = offset;
+    b->byte_offset = byte_offset;
+}
+
+void conf_bind(conf_case_t *c, int step, int tensor, size_t offset) {
+    conf_bind_at(c, step, tensor, offset, 0);
+}
+
+void conf_bind_cache(conf_case_t *c, int step, int tensor, int is_destination, size_t index) {
+    assert_true(c->n_bindings < CONF_MAX_BINDINGS);
+    assert_true(index < CONF_MAX_CACHES);
+    conf_binding_t *b = &c->bindings[c->n_bindings++];
+    memset(b, 0, sizeof *b);
+    b->step = step;
+    b->tensor = tensor;
+    b->kind = is_destination ? CONF_BIND_DST_CACHE : CONF_BIND_SRC_CACHE;
+    b->offset_or_index = index;
+}
+
+void *conf_own(conf_case_t *c, void *p) {
+    assert_true(c->n_owned < (int)(sizeof c->owned / sizeof c->owned[0]));
+    c->owned[c->n_owned++] = p;
+    return p;
+}
+
+void conf_case_free(conf_case_t *c) {
+    for (int t = 0; t < c->n_tensors; ++t) free(c->tensors[t].init);
+    for (int i = 0; i < c->n_owned; ++i) free(c->owned[i]);
+    c->n_tensors = c->n_owned = 0;
+}
+
+float *conf_random_f32(test_rng_t *rng, size_t n, float lo, float hi) {
+    float *p = test_xmalloc(n * sizeof *p);
+    test_fill_uniform(rng, p, n, lo, hi);
+    return p;
+}
+
+void *conf_random_typed(test_rng_t *rng, pagoda_dtype_t dtype, size_t n, float lo, float hi) {
+    float *values = conf_random_f32(rng, n, lo, hi);
+    void *out = test_xmalloc(n * pagoda_dtype_size(dtype));
+    test_convert_weights(dtype, values, n, out, NULL);
+    free(values);
+    return out;
+}
+
+double conf_tolerance(pagoda_dtype_t dtype) {
+    switch (dtype) {
+        case PAGODA_DTYPE_BF16: return 1e-2; /* 8 significant bits: 2^-8 ≈ 4e-3 per rounding */
+        case PAGODA_DTYPE_F16: return 4e-3;  /* 11 significant bits: 2^-11 ≈ 5e-4 per rounding */
+        default: return 1e-5;                /* f32 against f32: summation order only */
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A harness call that must succeed; a failure here is the harness's or the backend's memory
+ * functions', never a conformance verdict. */
+#define HARNESS_OK(b, expr)                                                                  \
+    do {                                                                                     \
+        pagoda_status_t harness_status_ = (expr);                                            \
+        if (harness_status_ != PAGODA_OK)                                                    \
+            fail_msg("%s: %s returned %s: %s", (b)->label, #expr,                            \
+                     pagoda_status_string(harness_status_), (b)->last_error());              \
+    } while (0)
+
+static void record_failure(conf_result_t *out, const conf_backend_t *b, pagoda_status_t s,
+                           const char *where) {
+    out->status = s;
+    snprintf(out->message, sizeof out->message, "%s: %s", where, b->last_error());
+}
+
+void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out) {
+    const pagoda_backend_iface_t *f = b->iface;
+    memset(out, 0, sizeof *out);
+    out->status = PAGODA_OK;
+    void *memory[CONF_MAX_TENSORS] = {0};
+    int pinned_by_backend[CONF_MAX_TENSORS] = {0};
+
+    pagoda_backend_stream_t *stream = NULL;
+    HARNESS_OK(b, f->stream_create(f->self, 0, &stream));
+    for (int t = 0; t < c->n_tensors; ++t) {
+        const conf_tensor_t *ten = &c->tensors[t];
+        const size_t bytes = ten->bytes ? ten->bytes : 1; /* every tensor gets an address */
+        if (ten->place == CONF_DEVICE) {
+            HARNESS_OK(b, f->buffer_alloc(f->self, 0, bytes, &memory[t]));
+            if (ten->bytes > 0)
+                HARNESS_OK(b, f->copy(f->self, stream, memory[t], ten->init, ten->bytes,
+                                      PAGODA_COPY_HOST_TO_DEVICE));
+        } else {
+            if (f->host_buffer_alloc != NULL) {
+                HARNESS_OK(b, f->host_buffer_alloc(f->self, bytes, &memory[t]));
+                pinned_by_backend[t] = 1;
+            } else {
+                memory[t] = test_xmalloc(bytes);
+            }
+            if (ten->bytes > 0) memcpy(memory[t], ten->init, ten->bytes);
+        }
+    }
+    HARNESS_OK(b, f->stream_synchronize(f->self, stream));
+
+    for (int s = 0; s < c->n_steps && out->status == PAGODA_OK; ++s) {
+        conf_args_t args = c->steps[s].args;
+        void *src_caches[CONF_MAX_CACHES] = {0}, *dst_caches[CONF_MAX_CACHES] = {0};
+        for (int i = 0; i < c->n_bindings; ++i) {
+            const conf_binding_t *bind = &c->bindings[i];
+            if (bind->step != s) continue;
+            void *address = (char *)memory[bind->tensor] + bind->byte_offset;
+            switch (bind->kind) {
+                case CONF_BIND_FIELD:
+                    memcpy((char *)&args + bind->offset_or_index, &address, sizeof address);
+                    break;
+                case CONF_BIND_SRC_CACHE:
+                    src_caches[bind->offset_or_index] = address;
+                    args.copy.src_caches = src_caches;
+                    break;
+                case CONF_BIND_DST_CACHE:
+                    dst_caches[bind->offset_or_index] = address;
+                    args.copy.dst_caches = dst_caches;
+                    break;
+            }
+        }
+        pagoda_status_t st = f->kernels->launch(f->self, stream, c->steps[s].op, &args);
+        if (st != PAGODA_OK) {
+            char where[64];
+            snprintf(where, sizeof where, "launch of step %d (%s)", s, pagoda_op_name(c->steps[s].op));
+            record_failure(out, b, st, where);
+        }
+    }
+    /* Errors found on a device surface here; after a failed launch this only drains. */
+    pagoda_status_t st = f->stream_synchronize(f->self, stream);
+    if (st != PAGODA_OK && out->status == PAGODA_OK) record_failure(out, b, st, "stream_synchronize");
+
+    if (out->status == PAGODA_OK) {
+        for (int t = 0; t < c->n_tensors; ++t) {
+            const conf_tensor_t *ten = &c->tensors[t];
+            if (ten->compare == CONF_INPUT) continue;
+            out->outputs[t] = test_xmalloc(ten->bytes);
+            if (ten->bytes == 0) continue;
+            if (ten->place == CONF_DEVICE)
+                HARNESS_OK(b, f->copy(f->self, stream, out->outputs[t], memory[t], ten->bytes,
+                                      PAGODA_COPY_DEVICE_TO_HOST));
+        }
+        HARNESS_OK(b, f->stream_synchronize(f->self, stream));
+        for (int t = 0; t < c->n_tensors; ++t)
+            if (c->tensors[t].compare != CONF_INPUT && c->tensors[t].place == CONF_HOST_PINNED)
+                memcpy(out->outputs[t], memory[t], c->tensors[t].bytes);
+    }
+
+    for (int t = 0; t < c->n_tensors; ++t) {
+        if (c->tensors[t].place == CONF_DEVICE)
+            f->buffer_free(f->self, 0, memory[t]);
+        else if (pinned_by_backend[t])
+            f->host_buffer_free(f->self, memory[t]);
+        else
+            free(memory[t]);
+    }
+    f->stream_destroy(f->self, stream);
+}
+
+void conf_result_free(conf_result_t *r) {
+    for (int t = 0; t < CONF_MAX_TENSORS; ++t) free(r->outputs[t]);
+    memset(r->outputs, 0, sizeof r->outputs);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Comparing                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static int compare_f32(const conf_tensor_t *t, const float *ref, const float *got, char *why,
+                       size_t why_size) {
+    const size_t n = t->bytes / sizeof(float);
+    double max_ref = 0.0, max_diff = 0.0;
+    size_t worst = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (isnan(ref[i]) != isnan(got[i]) || isinf(ref[i]) != isinf(got[i]) ||
+            (isinf(ref[i]) && ref[i] != got[i])) {
+            snprintf(why, why_size, "%s[%zu] = %g where the reference has %g", t->name, i,
+                     (double)got[i], (double)ref[i]);
+            return 0;
+        }
+        if (!isfinite(ref[i])) continue;
+        const double a = fabs((double)ref[i]), d = fabs((double)got[i] - (double)ref[i]);
+        if (a > max_ref) max_ref = a;
+        if (d > max_diff) {
+            max_diff = d;
+            worst = i;
+        }
+    }
+    const double err = max_diff / (max_ref > 1e-30 ? max_ref : 1e-30);
+    if (err <= t->tolerance) return 1;
+    snprintf(why, why_size,
+             "%s: relative error %.3g > %.1g (worst at element %zu: %.9g, reference %.9g)",
+             t->name, err, t->tolerance, worst, (double)got[worst], (double)ref[worst]);
+    return 0;
+}
+
+static int compare_exact(const conf_tensor_t *t, const unsigned char *ref,
+                         const unsigned char *got, char *why, size_t why_size) {
+    for (size_t i = 0; i < t->bytes; ++i)
+        if (ref[i] != got[i]) {
+            size_t differing = 0;
+            for (size_t j = i; j < t->bytes; ++j) differing += ref[j] != got[j];
+            snprintf(why, why_size,
+                     "%s: byte %zu is 0x%02x, the reference's 0x%02x (%zu of %zu bytes differ)",
+                     t->name, i, got[i], ref[i], differing, t->bytes);
+            return 0;
+        }
+    return 1;
+}
+
+static int compare_argmax(const conf_tensor_t *t, const int32_t *ref, const int32_t *got,
+                          const float *scores, char *why, size_t why_size) {
+    const size_t rows = t->bytes / sizeof(int32_t);
+    for (size_t r = 0; r < rows; ++r) {
+        if (got[r] == ref[r]) continue;
+        if (got[r] < 0 || got[r] >= t->tie_cols) {
+            snprintf(why, why_size, "%s[%zu] = %d is outside [0, %lld)", t->name, r, (int)got[r],
+                     (long long)t->tie_cols);
+            return 0;
+        }
+        /* A near-tie: scores that come out of a computation may order two close values either
+         * way. With tolerance 0 (scores given exactly) only the lowest of equal maxima is right. */
+        const float *row = scores + (int64_t)r * t->tie_ld;
+        double max_abs = 0.0;
+        for (int64_t i = 0; i < t->tie_cols; ++i)
+            if (fabs((double)row[i]) > max_abs) max_abs = fabs((double)row[i]);
+        const double gap = fabs((double)row[got[r]] - (double)row[ref[r]]);
+        if (t->tolerance > 0 && gap <= t->tolerance * max_abs) continue;
+        snprintf(why, why_size, "%s[%zu] = %d (score %.9g), the reference's %d (score %.9g)",
+                 t->name, r, (int)got[r], (double)row[got[r]], (int)ref[r], (double)row[ref[r]]);
+        return 0;
+    }
+    return 1;
+}
+
+int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
+                        const float *scores, char *why, size_t why_size) {
+    switch (t->compare) {
+        case CONF_F32: return compare_f32(t, ref, got, why, why_size);
+        case CONF_EXACT: return compare_exact(t, ref, got, why, why_size);
+        case CONF_ARGMAX: return compare_argmax(t, ref, got, scores, why, why_size);
+        default: return 1;
+    }
+}
+
+/* Changes `got` by three times what the comparison tolerates (so even an element already
+ * off by the whole tolerance the other way ends up beyond it), at one element in the middle:
+ * a harness that compares the right data must notice. Returns 0 for an empty tensor. */
+static int perturb(const conf_tensor_t *t, const void *ref, void *got, const float *scores) {
+    if (t->bytes == 0) return 0;
+    switch (t->compare) {
+        case CONF_F32: {
+            const size_t n = t->bytes / sizeof(float);
+            double max_ref = 0.0;
+            for (size_t i = 0; i < n; ++i)
+                if (isfinite(((const float *)ref)[i]) && fabs(((const float *)ref)[i]) > max_ref)
+                    max_ref = fabs(((const float *)ref)[i]);
+            float *g = (float *)got + n / 2;
+            *g = (float)(*g + 3.0 * t->tolerance * (max_ref > 0 ? max_ref : 1.0));
+            return 1;
+        }
+        case CONF_EXACT: ((unsigned char *)got)[t->bytes / 2] ^= 1u; return 1;
+        case CONF_ARGMAX: {
+            /* The row's lowest score: never a near-tie of its maximum. */
+            const size_t r = t->bytes / sizeof(int32_t) / 2;
+            const float *row = scores + (int64_t)r * t->tie_ld;
+            int32_t lowest = 0;
+            for (int64_t i = 1; i < t->tie_cols; ++i)
+                if (row[i] < row[lowest]) lowest = (int32_t)i;
+            ((int32_t *)got)[r] = lowest == ((const int32_t *)ref)[r] ? -1 : lowest;
+            return 1;
+        }
+        default: return 0;
+    }
+}
+
+static int perturb_mode(void) {
+    const char *v = getenv("PAGODA_CONFORMANCE_PERTURB");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+enum { PRINTED_FAILURES = 25 };
+
+static void report(conf_tally_t *tally, const char *fmt, ...) {
+    tally->failures++;
+    if (tally->failures > PRINTED_FAILURES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "MISMATCH: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/* Whether `b`'s supports agrees with the reference's on every step; reports when it does not. */
+static int supports_agree(const conf_backend_t *b, const conf_case_t *c, conf_tally_t *tally) {
+    const conf_backend_t *ref = conf_reference();
+    for (int s = 0; s < c->n_steps; ++s) {
+        const conf_step_t *step = &c->steps[s];
+        pagoda_status_t want = ref->iface->kernels->supports(ref->iface->self, 0, step->op, &step->args);
+        char want_msg[256];
+        snprintf(want_msg, sizeof want_msg, "%s", want == PAGODA_OK ? "" : ref->last_error());
+        pagoda_status_t got = b->iface->kernels->supports(b->iface->self, 0, step->op, &step->args);
+        if (got != want) {
+            report(tally, "%s: %s: supports(%s) = %s (%s), the reference says %s%s%s", b->label,
+                   c->label, pagoda_op_name(step->op), pagoda_status_string(got),
+                   got == PAGODA_OK ? "" : b->last_error(), pagoda_status_string(want),
+                   want == PAGODA_OK ? "" : ": ", want_msg);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void conf_check_case(conf_case_t *c, conf_tally_t *tally) {
+    size_t n_under = 0;
+    const conf_backend_t *const *under = conf_backends_under_test(&n_under);
+    const int perturbing = perturb_mode();
+    tally->cases++;
+
+    conf_result_t ref;
+    conf_run(conf_reference(), c, &ref);
+    if (ref.status != c->expect) {
+        report(tally, "%s: the reference returned %s (%s) where the case expects %s", c->label,
+               pagoda_status_string(ref.status), ref.message, pagoda_status_string(c->expect));
+        conf_result_free(&ref);
+        conf_case_free(c);
+        return;
+    }
+    for (size_t i = 0; i < n_under; ++i) {
+        const conf_backend_t *b = under[i];
+        if (!supports_agree(b, c, tally)) continue;
+        conf_result_t got;
+        conf_run(b, c, &got);
+        if (got.status != ref.status) {
+            report(tally, "%s: %s: status %s (%s), the reference's %s (%s)", b->label, c->label,
+                   pagoda_status_string(got.status), got.message, pagoda_status_string(ref.status),
+                   ref.message);
+        } else if (ref.status == PAGODA_OK) {
+            for (int t = 0; t < c->n_tensors; ++t) {
+                const conf_tensor_t *ten = &c->tensors[t];
+                if (ten->compare == CONF_INPUT) continue;
+                char why[512];
+                const float *scores = NULL;
+                if (ten->compare == CONF_ARGMAX)
+                    scores = c->tensors[ten->tie_tensor].compare == CONF_INPUT
+                                 ? (const float *)c->tensors[ten->tie_tensor].init
+                                 : (const float *)ref.outputs[ten->tie_tensor];
+                if (perturbing) {
+                    if (!perturb(ten, ref.outputs[t], got.outputs[t], scores)) continue;
+                    if (conf_compare_tensor(ten, ref.outputs[t], got.outputs[t], scores, why,
+                                            sizeof why))
+                        report(tally, "%s: %s: a perturbed %s passed the comparison", b->label,
+                               c->label, ten->name);
+                    else
+                        tally->compared++;
+                } else if (!conf_compare_tensor(ten, ref.outputs[t], got.outputs[t], scores, why,
+                                                sizeof why)) {
+                    report(tally, "%s: %s: %s", b->label, c->label, why);
+                } else {
+                    tally->compared++;
+                }
+            }
+        }
+        conf_result_free(&got);
+    }
+    conf_result_free(&ref);
+    conf_case_free(c);
+}
+
+void conf_check_supports(const char *label, pagoda_op_t op, const void *args, int expect_valid,
+                         conf_tally_t *tally) {
+    size_t n_under = 0;
+    const conf_backend_t *const *under = conf_backends_under_test(&n_under);
+    const conf_backend_t *ref = conf_reference();
+    tally->cases++;
+    pagoda_clear_error();
+    const pagoda_status_t want = ref->iface->kernels->supports(ref->iface->self, 0, op, args);
+    char want_msg[256];
+    snprintf(want_msg, sizeof want_msg, "%s", want == PAGODA_OK ? "accepted" : ref->last_error());
+    if (expect_valid >= 0 && (want == PAGODA_OK) != (expect_valid != 0)) {
+        report(tally, "%s: %s: the reference %s it (%s), the list says it is %s",
+               pagoda_op_name(op), label, want == PAGODA_OK ? "accepts" : "rejects", want_msg,
+               expect_valid ? "valid" : "invalid");
+        return;
+    }
+    for (size_t i = 0; i < n_under; ++i) {
+        const conf_backend_t *b = under[i];
+        const pagoda_status_t got = b->iface->kernels->supports(b->iface->self, 0, op, args);
+        if (got != want)
+            report(tally, "%s: %s: %s: supports = %s (%s), the reference's %s (%s)", b->label,
+                   pagoda_op_name(op), label, pagoda_status_string(got),
+                   got == PAGODA_OK ? "accepted" : b->last_error(), pagoda_status_string(want),
+                   want_msg);
+        else
+            tally->compared++;
+    }
+}
+
+void conf_finish(const char *what, const conf_tally_t *tally) {
+    size_t n_under = 0;
+    conf_backends_under_test(&n_under);
+    fprintf(stderr, "%s: %d cases on %zu backend(s) under test, %d comparisons passed, %d failed%s\n",
+            what, tally->cases, n_under, tally->compared, tally->failures,
+            perturb_mode() ? " (perturbed outputs: a pass means the perturbation was caught)" : "");
+    if (tally->failures > 0)
+        fail_msg("%s: %d mismatches with the reference (the first %d are printed above)", what,
+                 tally->failures, PRINTED_FAILURES);
+    if (tally->compared == 0) fail_msg("%s: nothing was compared", what);
+}

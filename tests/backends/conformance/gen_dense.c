@@ -1,0 +1,205 @@
+/* EMBEDDING, RMSNORM, SILU_MUL and ADD cases: odd sizes, padded strides, every table and weight
+ * type, in-place and aliased outputs, and ids out of range (which both backends must refuse). */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+static const pagoda_dtype_t kTypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+
+/* ------------------------------------------------------------------------------------------ */
+/* EMBEDDING                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* `bad` ≠ 0 puts that id (out of range) at a random token, and the case expects the refusal. */
+static void embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim, int64_t n_tokens,
+                           pagoda_dtype_t dtype, int padded, int64_t bad, conf_tally_t *tally) {
+    const int64_t ldo = padded ? dim + test_rng_int(rng, 1, 7) : dim;
+    conf_case_t c;
+    conf_case_init(&c, "embedding vocab=%lld dim=%lld tokens=%lld table=%s%s%s", (long long)vocab,
+                   (long long)dim, (long long)n_tokens, pagoda_dtype_name(dtype),
+                   padded ? " strided" : "", bad ? " with a bad id" : "");
+    pagoda_op_embedding_t *a = &conf_add_step(&c, PAGODA_OP_EMBEDDING)->embedding;
+    a->table_dtype = dtype;
+    a->vocab_size = vocab;
+    a->dim = dim;
+    a->n_tokens = n_tokens;
+    a->ldo = padded ? ldo : 0;
+    int32_t *ids = test_xmalloc((size_t)n_tokens * sizeof *ids);
+    for (int64_t t = 0; t < n_tokens; ++t) ids[t] = (int32_t)test_rng_int(rng, 0, vocab - 1);
+    if (n_tokens > 1) ids[n_tokens - 1] = ids[0]; /* a repeated id */
+    if (bad) {
+        ids[test_rng_int(rng, 0, n_tokens - 1)] = (int32_t)bad;
+        c.expect = PAGODA_ERR_INVALID_ARGUMENT;
+    }
+    const size_t table_n = (size_t)(vocab * dim), out_n = (size_t)(n_tokens * ldo);
+    int table = conf_add_tensor(&c, "table", conf_random_typed(rng, dtype, table_n, -2.0f, 2.0f),
+                                table_n * pagoda_dtype_size(dtype), CONF_DEVICE, CONF_INPUT, 0);
+    int id = conf_add_tensor(&c, "ids", ids, (size_t)n_tokens * sizeof *ids, CONF_DEVICE,
+                             CONF_INPUT, 0);
+    /* Widening to f32 is exact, so the rows must match bit for bit. */
+    int out = conf_add_tensor(&c, "out", conf_random_f32(rng, out_n, -1.0f, 1.0f),
+                              out_n * sizeof(float), CONF_DEVICE, CONF_EXACT, 0);
+    conf_bind(&c, 0, table, offsetof(pagoda_op_embedding_t, table));
+    conf_bind(&c, 0, id, offsetof(pagoda_op_embedding_t, ids));
+    conf_bind(&c, 0, out, offsetof(pagoda_op_embedding_t, out));
+    conf_check_case(&c, tally);
+}
+
+void conf_cases_embedding(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0xe3bedull);
+    for (int i = 0; i < 24; ++i)
+        embedding_case(&rng, test_rng_int(&rng, 1, 700), test_rng_int(&rng, 1, 300),
+                       test_rng_int(&rng, 1, 40), kTypes[i % 3], i % 2, 0, tally);
+    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_BF16, 0, 0, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F32, 0, 50, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F16, 1, -1, tally);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* RMSNORM                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static void rmsnorm_case(test_rng_t *rng, int64_t rows, int64_t dim, pagoda_dtype_t dtype,
+                         int padded, int residual, int in_place, conf_tally_t *tally) {
+    const int64_t ldx = padded ? dim + test_rng_int(rng, 1, 5) : dim;
+    const int64_t ldr = padded ? dim + test_rng_int(rng, 1, 5) : dim;
+    const int64_t ldo = in_place ? ldx : (padded ? dim + test_rng_int(rng, 1, 5) : dim);
+    conf_case_t c;
+    conf_case_init(&c, "rmsnorm rows=%lld dim=%lld weight=%s%s%s%s", (long long)rows,
+                   (long long)dim, pagoda_dtype_name(dtype), padded ? " strided" : "",
+                   residual ? " +residual" : "", in_place ? " out=x" : "");
+    pagoda_op_rmsnorm_t *a = &conf_add_step(&c, PAGODA_OP_RMSNORM)->rmsnorm;
+    a->weight_dtype = dtype;
+    a->rows = rows;
+    a->dim = dim;
+    a->eps = test_rng_int(rng, 0, 1) ? 1e-5f : 1e-6f;
+    a->ldx = padded ? ldx : 0;
+    a->ld_residual = padded ? ldr : 0;
+    a->ldo = padded ? ldo : 0;
+    const double tol = conf_tolerance(PAGODA_DTYPE_F32); /* weights are widened exactly */
+    const size_t nx = (size_t)(rows * ldx);
+    /* Rows of very different scales: the normalisation must not depend on it. */
+    float *xv = conf_random_f32(rng, nx, -1.0f, 1.0f);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < dim; ++i) xv[r * ldx + i] *= (float)(1 << (r % 9)) / 16.0f;
+    int x = conf_add_tensor(&c, "x", xv, nx * sizeof(float), CONF_DEVICE,
+                            in_place ? CONF_F32 : CONF_INPUT, tol);
+    int w = conf_add_tensor(&c, "weight", conf_random_typed(rng, dtype, (size_t)dim, 0.5f, 1.5f),
+                            (size_t)dim * pagoda_dtype_size(dtype), CONF_DEVICE, CONF_INPUT, 0);
+    conf_bind(&c, 0, x, offsetof(pagoda_op_rmsnorm_t, x));
+    conf_bind(&c, 0, w, offsetof(pagoda_op_rmsnorm_t, weight));
+    if (in_place) {
+        conf_bind(&c, 0, x, offsetof(pagoda_op_rmsnorm_t, out));
+    } else {
+        const size_t no = (size_t)(rows * ldo);
+        int out = conf_add_tensor(&c, "out", conf_random_f32(rng, no, -1.0f, 1.0f),
+                                  no * sizeof(float), CONF_DEVICE, CONF_F32, tol);
+        conf_bind(&c, 0, out, offsetof(pagoda_op_rmsnorm_t, out));
+    }
+    if (residual) {
+        const size_t nr = (size_t)(rows * ldr);
+        /* residual += x is one f32 addition per element: exact on every backend. */
+        int res = conf_add_tensor(&c, "residual", conf_random_f32(rng, nr, -1.0f, 1.0f),
+                                  nr * sizeof(float), CONF_DEVICE, CONF_EXACT, 0);
+        conf_bind(&c, 0, res, offsetof(pagoda_op_rmsnorm_t, residual));
+    }
+    conf_check_case(&c, tally);
+}
+
+void conf_cases_rmsnorm(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x726d73ull);
+    for (int i = 0; i < 30; ++i)
+        rmsnorm_case(&rng, test_rng_int(&rng, 1, 33), test_rng_int(&rng, 1, 1100), kTypes[i % 3],
+                     (i / 3) % 2, (i / 2) % 2, i % 5 == 4, tally);
+    for (size_t d = 0; d < 3; ++d) {
+        rmsnorm_case(&rng, 7, 4096, kTypes[d], 0, 1, 0, tally);
+        rmsnorm_case(&rng, 2, 8192, kTypes[d], 1, 1, 1, tally);
+        rmsnorm_case(&rng, 300, 128, kTypes[d], 1, 0, 0, tally);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SILU_MUL and ADD                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* `fused`: gate and up are the halves of one [rows, 2·dim + pad] buffer, as a fused gate_up
+ * projection leaves them; `alias`: out is gate. */
+static void silu_mul_case(test_rng_t *rng, int64_t rows, int64_t dim, int fused, int alias,
+                          conf_tally_t *tally) {
+    const int64_t ld_in = fused ? 2 * dim + test_rng_int(rng, 0, 3) : dim + test_rng_int(rng, 0, 2);
+    const int64_t ldo = alias ? ld_in : dim + test_rng_int(rng, 0, 2);
+    conf_case_t c;
+    conf_case_init(&c, "silu_mul rows=%lld dim=%lld ld_in=%lld ldo=%lld%s%s", (long long)rows,
+                   (long long)dim, (long long)ld_in, (long long)ldo, fused ? " fused" : "",
+                   alias ? " out=gate" : "");
+    pagoda_op_silu_mul_t *a = &conf_add_step(&c, PAGODA_OP_SILU_MUL)->silu_mul;
+    a->rows = rows;
+    a->dim = dim;
+    a->ld_in = ld_in;
+    a->ldo = ldo;
+    const double tol = conf_tolerance(PAGODA_DTYPE_F32);
+    const size_t n_in = (size_t)(rows * ld_in);
+    /* Gates from -12 to 12 reach both tails of the sigmoid. */
+    int gate = conf_add_tensor(&c, "gate", conf_random_f32(rng, n_in, -12.0f, 12.0f),
+                               n_in * sizeof(float), CONF_DEVICE, alias ? CONF_F32 : CONF_INPUT,
+                               tol);
+    conf_bind(&c, 0, gate, offsetof(pagoda_op_silu_mul_t, gate));
+    if (fused) {
+        conf_bind_at(&c, 0, gate, offsetof(pagoda_op_silu_mul_t, up), (size_t)dim * sizeof(float));
+    } else {
+        int up = conf_add_tensor(&c, "up", conf_random_f32(rng, n_in, -2.0f, 2.0f),
+                                 n_in * sizeof(float), CONF_DEVICE, CONF_INPUT, 0);
+        conf_bind(&c, 0, up, offsetof(pagoda_op_silu_mul_t, up));
+    }
+    if (alias) {
+        conf_bind(&c, 0, gate, offsetof(pagoda_op_silu_mul_t, out));
+    } else {
+        const size_t no = (size_t)(rows * ldo);
+        int out = conf_add_tensor(&c, "out", conf_random_f32(rng, no, -1.0f, 1.0f),
+                                  no * sizeof(float), CONF_DEVICE, CONF_F32, tol);
+        conf_bind(&c, 0, out, offsetof(pagoda_op_silu_mul_t, out));
+    }
+    conf_check_case(&c, tally);
+}
+
+/* `alias`: 0 = a separate out, 1 = out is a, 2 = out is b. */
+static void add_case(test_rng_t *rng, int64_t n, int alias, conf_tally_t *tally) {
+    conf_case_t c;
+    conf_case_init(&c, "add n=%lld%s", (long long)n,
+                   alias == 1 ? " out=a" : alias == 2 ? " out=b" : "");
+    pagoda_op_add_t *a = &conf_add_step(&c, PAGODA_OP_ADD)->add;
+    a->n = n;
+    const size_t bytes = (size_t)n * sizeof(float);
+    /* One f32 addition per element: exact on every backend. */
+    int ta = conf_add_tensor(&c, "a", conf_random_f32(rng, (size_t)n, -4.0f, 4.0f), bytes,
+                             CONF_DEVICE, alias == 1 ? CONF_EXACT : CONF_INPUT, 0);
+    int tb = conf_add_tensor(&c, "b", conf_random_f32(rng, (size_t)n, -4.0f, 4.0f), bytes,
+                             CONF_DEVICE, alias == 2 ? CONF_EXACT : CONF_INPUT, 0);
+    conf_bind(&c, 0, ta, offsetof(pagoda_op_add_t, a));
+    conf_bind(&c, 0, tb, offsetof(pagoda_op_add_t, b));
+    if (alias == 0) {
+        int out = conf_add_tensor(&c, "out", conf_random_f32(rng, (size_t)n, -1.0f, 1.0f), bytes,
+                                  CONF_DEVICE, CONF_EXACT, 0);
+        conf_bind(&c, 0, out, offsetof(pagoda_op_add_t, out));
+    } else {
+        conf_bind(&c, 0, alias == 1 ? ta : tb, offsetof(pagoda_op_add_t, out));
+    }
+    conf_check_case(&c, tally);
+}
+
+void conf_cases_elementwise(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x73696c75ull);
+    for (int i = 0; i < 24; ++i)
+        silu_mul_case(&rng, test_rng_int(&rng, 1, 20), test_rng_int(&rng, 1, 700), i % 2,
+                      (i / 2) % 3 == 0, tally);
+    silu_mul_case(&rng, 3, 14336, 1, 0, tally);
+    silu_mul_case(&rng, 64, 1000, 0, 1, tally);
+    static const int64_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 1000, 4097, 65536 + 5,
+                                    1 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) add_case(&rng, sizes[i], (int)(i % 3), tally);
+}

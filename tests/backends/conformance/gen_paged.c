@@ -1,0 +1,402 @@
+/* KV_WRITE and PAGED_ATTENTION cases.
+ *
+ * KV_WRITE: every cache type, block sizes 1/16/32 and others, padding slots, padded token
+ * strides, no tokens at all, and a slot past the cache (refused by both). The caches must come
+ * out bit for bit equal: rounding to bf16/f16 is round-to-nearest-even everywhere.
+ *
+ * PAGED_ATTENTION: physical blocks shuffled, slots no query may see (past a context, inside a
+ * block) hold NaN, and table entries no query may see (past a context, wholly behind every
+ * window, or of a sequence without queries) hold ids outside the pool, so a kernel that reads
+ * what ops.h says it must not read shows up. Batches mix decode, chunked prefill, whole prompts
+ * and sequences without queries, over GQA ratios, block sizes, sliding windows, head sizes and
+ * long contexts (the decode kernel's split over the context). */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+
+static const pagoda_dtype_t kTypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+
+/* ------------------------------------------------------------------------------------------ */
+/* KV_WRITE                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads, int64_t head_dim,
+                          int64_t block_size, pagoda_dtype_t dtype, int padded, int bad_slot,
+                          conf_tally_t *tally) {
+    const int64_t row = n_kv_heads * head_dim;
+    const int64_t k_stride = padded ? row + test_rng_int(rng, 1, 5) : row;
+    const int64_t v_stride = padded ? row + test_rng_int(rng, 1, 5) : row;
+    const int64_t num_blocks = n_tokens / block_size + test_rng_int(rng, 1, 4);
+    const int64_t n_slots = num_blocks * block_size;
+    conf_case_t c;
+    conf_case_init(&c, "kv_write tokens=%lld kv_heads=%lld head_dim=%lld block=%lld blocks=%lld "
+                   "cache=%s%s%s",
+                   (long long)n_tokens, (long long)n_kv_heads, (long long)head_dim,
+                   (long long)block_size, (long long)num_blocks, pagoda_dtype_name(dtype),
+                   padded ? " strided" : "", bad_slot ? " with a slot past the cache" : "");
+    pagoda_op_kv_write_t *a = &conf_add_step(&c, PAGODA_OP_KV_WRITE)->kv_write;
+    a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a->cache_dtype = dtype;
+    a->n_tokens = n_tokens;
+    a->n_kv_heads = n_kv_heads;
+    a->head_dim = head_dim;
+    a->block_size = block_size;
+    a->num_blocks = num_blocks;
+    a->k_token_stride = padded ? k_stride : 0;
+    a->v_token_stride = padded ? v_stride : 0;
+
+    /* Distinct slots drawn from a shuffled pool; every fourth token is padding (-1). */
+    int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
+    for (int64_t i = 0; i < n_slots; ++i) pool[i] = i;
+    for (int64_t i = n_slots - 1; i > 0; --i) {
+        const int64_t j = test_rng_int(rng, 0, i), t = pool[i];
+        pool[i] = pool[j];
+        pool[j] = t;
+    }
+    int64_t *slots = test_xmalloc((size_t)(n_tokens ? n_tokens : 1) * sizeof *slots);
+    for (int64_t t = 0; t < n_tokens; ++t) slots[t] = t % 4 == 3 ? -1 : pool[t];
+    free(pool);
+    if (bad_slot && n_tokens > 0) {
+        slots[test_rng_int(rng, 0, n_tokens - 1)] = n_slots + test_rng_int(rng, 0, 3);
+        c.expect = PAGODA_ERR_INVALID_ARGUMENT;
+    }
+
+    const size_t nk = (size_t)(n_tokens * k_stride), nv = (size_t)(n_tokens * v_stride);
+    const size_t cache_n = (size_t)(n_slots * row), cache_bytes = cache_n * pagoda_dtype_size(dtype);
+    int k = conf_add_tensor(&c, "k", conf_random_f32(rng, nk, -3.0f, 3.0f), nk * sizeof(float),
+                            CONF_DEVICE, CONF_INPUT, 0);
+    int v = conf_add_tensor(&c, "v", conf_random_f32(rng, nv, -3.0f, 3.0f), nv * sizeof(float),
+                            CONF_DEVICE, CONF_INPUT, 0);
+    int sm = conf_add_tensor(&c, "slot_mapping", slots, (size_t)n_tokens * sizeof *slots,
+                             CONF_DEVICE, CONF_INPUT, 0);
+    int kc = conf_add_tensor(&c, "k_cache", conf_random_typed(rng, dtype, cache_n, -1.0f, 1.0f),
+                             cache_bytes, CONF_DEVICE, CONF_EXACT, 0);
+    int vc = conf_add_tensor(&c, "v_cache", conf_random_typed(rng, dtype, cache_n, -1.0f, 1.0f),
+                             cache_bytes, CONF_DEVICE, CONF_EXACT, 0);
+    conf_bind(&c, 0, k, offsetof(pagoda_op_kv_write_t, k));
+    conf_bind(&c, 0, v, offsetof(pagoda_op_kv_write_t, v));
+    conf_bind(&c, 0, sm, offsetof(pagoda_op_kv_write_t, slot_mapping));
+    conf_bind(&c, 0, kc, offsetof(pagoda_op_kv_write_t, k_cache));
+    conf_bind(&c, 0, vc, offsetof(pagoda_op_kv_write_t, v_cache));
+    conf_check_case(&c, tally);
+}
+
+void conf_cases_kv_write(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x6b7677ull);
+    static const int64_t block_sizes[] = {1, 16, 32, 8, 3, 128};
+    static const int64_t head_dims[] = {64, 128, 5, 40, 96, 1};
+    for (int i = 0; i < 36; ++i)
+        kv_write_case(&rng, test_rng_int(&rng, 1, 90), test_rng_int(&rng, 1, 8),
+                      head_dims[test_rng_int(&rng, 0, 5)], block_sizes[i % 6], kTypes[i % 3],
+                      (i / 3) % 2, 0, tally);
+    for (size_t d = 0; d < 3; ++d) {
+        kv_write_case(&rng, 0, 2, 64, 16, kTypes[d], 0, 0, tally); /* nothing to write */
+        kv_write_case(&rng, 512, 8, 128, 16, kTypes[d], 0, 0, tally);
+        kv_write_case(&rng, 21, 4, 64, 32, kTypes[d], 1, 1, tally);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* PAGED_ATTENTION                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { MAX_SEQS = 96 };
+
+typedef struct attention_shape {
+    int n_seqs;
+    int q_lens[MAX_SEQS], ctx_lens[MAX_SEQS];
+    int n_q_heads, n_kv_heads, head_dim, block_size;
+    pagoda_dtype_t dtype;
+    int causal, sliding_window, padded, give_max_context;
+    /* 0: a valid batch; 1: a visible block id past the pool; 2: a context past the table. */
+    int defect;
+} attention_shape_t;
+
+/* The first key position any query of a sequence can see (ops.h's window rule). */
+static int64_t first_visible(const attention_shape_t *s, int seq) {
+    const int64_t first_query_pos = (int64_t)s->ctx_lens[seq] - s->q_lens[seq];
+    if (s->sliding_window <= 0) return 0;
+    const int64_t first = first_query_pos - s->sliding_window + 1;
+    return first > 0 ? first : 0;
+}
+
+/* Stores f32 value `x` as element `i` of a `dtype` array. */
+static void store_typed(void *base, pagoda_dtype_t dtype, size_t i, float x) {
+    test_convert_weights(dtype, &x, 1, (char *)base + i * pagoda_dtype_size(dtype), NULL);
+}
+
+static void attention_case(test_rng_t *rng, const attention_shape_t *s, const char *what,
+                           conf_tally_t *tally) {
+    const int64_t bs = s->block_size, d = s->head_dim, kv = s->n_kv_heads;
+    int64_t max_blocks = 1, needed = 0, total_q = 0, max_ctx = 0;
+    for (int i = 0; i < s->n_seqs; ++i) {
+        const int64_t nb = (s->ctx_lens[i] + bs - 1) / bs;
+        needed += nb;
+        if (nb > max_blocks) max_blocks = nb;
+        total_q += s->q_lens[i];
+        if (s->ctx_lens[i] > max_ctx) max_ctx = s->ctx_lens[i];
+    }
+    max_blocks += 1; /* a trailing entry per row that nobody may read */
+    const int64_t num_blocks = needed + 3;
+
+    conf_case_t c;
+    conf_case_init(&c, "paged_attention %s: seqs=%d heads=%d/%d head_dim=%d block=%d cache=%s "
+                   "causal=%d window=%d%s (q_len,ctx of seq 0: %d,%d)",
+                   what, s->n_seqs, s->n_q_heads, s->n_kv_heads, s->head_dim, s->block_size,
+                   pagoda_dtype_name(s->dtype), s->causal, s->sliding_window,
+                   s->padded ? " strided" : "", s->q_lens[0], s->ctx_lens[0]);
+    pagoda_op_paged_attention_t *a = &conf_add_step(&c, PAGODA_OP_PAGED_ATTENTION)->attention;
+    a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a->cache_dtype = s->dtype;
+    a->causal = (uint32_t)s->causal;
+    a->n_seqs = s->n_seqs;
+    a->n_q_heads = s->n_q_heads;
+    a->n_kv_heads = s->n_kv_heads;
+    a->head_dim = d;
+    a->block_size = bs;
+    a->num_blocks = num_blocks;
+    a->max_blocks_per_seq = max_blocks;
+    a->max_context_len = s->give_max_context ? max_ctx : 0;
+    a->scale = 1.0f / sqrtf((float)d);
+    a->sliding_window = s->sliding_window;
+
+    /* Block tables over a shuffled pool; unreadable entries get ids outside the pool. */
+    int32_t *perm = test_xmalloc((size_t)num_blocks * sizeof *perm);
+    for (int64_t i = 0; i < num_blocks; ++i) perm[i] = (int32_t)i;
+    for (int64_t i = num_blocks - 1; i > 0; --i) {
+        const int64_t j = test_rng_int(rng, 0, i);
+        const int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    int32_t *tables = test_xmalloc((size_t)(s->n_seqs * max_blocks) * sizeof *tables);
+    int64_t next = 0;
+    for (int i = 0; i < s->n_seqs; ++i) {
+        const int64_t nb = (s->ctx_lens[i] + bs - 1) / bs;
+        const int64_t first_block = first_visible(s, i) / bs;
+        for (int64_t j = 0; j < max_blocks; ++j) {
+            int32_t *entry = &tables[i * max_blocks + j];
+            if (j >= nb) {
+                *entry = -1;
+            } else {
+                *entry = perm[next++];
+                /* Nobody reads it: behind every window, or the sequence has no queries. */
+                if (s->q_lens[i] == 0 || j < first_block) *entry = (int32_t)(num_blocks + 1000 + j);
+            }
+        }
+    }
+
+    /* The caches: NaN everywhere, then each sequence's context from random values. */
+    const size_t esize = pagoda_dtype_size(s->dtype);
+    const size_t cache_n = (size_t)(num_blocks * kv * bs * d);
+    unsigned char *k_cache = test_xmalloc(cache_n * esize), *v_cache = test_xmalloc(cache_n * esize);
+    memset(k_cache, 0xFF, cache_n * esize);
+    memset(v_cache, 0xFF, cache_n * esize);
+    for (int i = 0; i < s->n_seqs; ++i) {
+        for (int64_t pos = 0; pos < s->ctx_lens[i]; ++pos) {
+            const int64_t id = tables[i * max_blocks + pos / bs];
+            if (id < 0 || id >= num_blocks) continue; /* an entry nobody reads */
+            for (int64_t h = 0; h < kv; ++h)
+                for (int64_t e = 0; e < d; ++e) {
+                    const size_t at = (size_t)((((id * kv + h) * bs) + pos % bs) * d + e);
+                    store_typed(k_cache, s->dtype, at, test_rng_uniform(rng, -1.0f, 1.0f));
+                    store_typed(v_cache, s->dtype, at, test_rng_uniform(rng, -1.0f, 1.0f));
+                }
+        }
+    }
+    free(perm);
+
+    int32_t *context_lens = test_xmalloc((size_t)s->n_seqs * sizeof *context_lens);
+    int32_t *query_start = test_xmalloc((size_t)(s->n_seqs + 1) * sizeof *query_start);
+    query_start[0] = 0;
+    for (int i = 0; i < s->n_seqs; ++i) {
+        context_lens[i] = s->ctx_lens[i];
+        query_start[i + 1] = query_start[i] + s->q_lens[i];
+    }
+    if (s->defect == 1) {
+        /* The last visible block of the first sequence with queries names a block past the pool. */
+        for (int i = 0; i < s->n_seqs; ++i)
+            if (s->q_lens[i] > 0) {
+                tables[i * max_blocks + (s->ctx_lens[i] - 1) / bs] = (int32_t)num_blocks;
+                break;
+            }
+        c.expect = PAGODA_ERR_INVALID_ARGUMENT;
+    } else if (s->defect == 2) {
+        context_lens[s->n_seqs - 1] = (int32_t)(max_blocks * bs + 1);
+        c.expect = PAGODA_ERR_INVALID_ARGUMENT;
+    }
+
+    const int64_t row = (int64_t)s->n_q_heads * d;
+    const int64_t q_stride = s->padded ? row + test_rng_int(rng, 1, 9) : row;
+    const int64_t o_stride = s->padded ? row + test_rng_int(rng, 1, 9) : row;
+    a->q_token_stride = s->padded ? q_stride : 0;
+    a->out_token_stride = s->padded ? o_stride : 0;
+    const size_t nq = (size_t)(total_q * q_stride), no = (size_t)(total_q * o_stride);
+    const double tol = conf_tolerance(s->dtype);
+    int q = conf_add_tensor(&c, "q", conf_random_f32(rng, nq, -2.0f, 2.0f), nq * sizeof(float),
+                            CONF_DEVICE, CONF_INPUT, 0);
+    int kc = conf_add_tensor(&c, "k_cache", k_cache, cache_n * esize, CONF_DEVICE, CONF_INPUT, 0);
+    int vc = conf_add_tensor(&c, "v_cache", v_cache, cache_n * esize, CONF_DEVICE, CONF_INPUT, 0);
+    int bt = conf_add_tensor(&c, "block_tables", tables,
+                             (size_t)(s->n_seqs * max_blocks) * sizeof *tables, CONF_DEVICE,
+                             CONF_INPUT, 0);
+    int cl = conf_add_tensor(&c, "context_lens", context_lens,
+                             (size_t)s->n_seqs * sizeof *context_lens, CONF_DEVICE, CONF_INPUT, 0);
+    int qs = conf_add_tensor(&c, "query_start", query_start,
+                             (size_t)(s->n_seqs + 1) * sizeof *query_start, CONF_DEVICE,
+                             CONF_INPUT, 0);
+    int out = conf_add_tensor(&c, "out", conf_random_f32(rng, no, -1.0f, 1.0f), no * sizeof(float),
+                              CONF_DEVICE, CONF_F32, tol);
+    conf_bind(&c, 0, q, offsetof(pagoda_op_paged_attention_t, q));
+    conf_bind(&c, 0, kc, offsetof(pagoda_op_paged_attention_t, k_cache));
+    conf_bind(&c, 0, vc, offsetof(pagoda_op_paged_attention_t, v_cache));
+    conf_bind(&c, 0, bt, offsetof(pagoda_op_paged_attention_t, block_tables));
+    conf_bind(&c, 0, cl, offsetof(pagoda_op_paged_attention_t, context_lens));
+    conf_bind(&c, 0, qs, offsetof(pagoda_op_paged_attention_t, query_start));
+    conf_bind(&c, 0, out, offsetof(pagoda_op_paged_attention_t, out));
+    conf_check_case(&c, tally);
+}
+
+/* A random batch: each sequence decodes, continues a prompt in a chunk, starts one, or waits. */
+static void random_batch(test_rng_t *rng, attention_shape_t *s, int n_seqs, int max_ctx) {
+    s->n_seqs = n_seqs;
+    int any_query = 0;
+    for (int i = 0; i < n_seqs; ++i) {
+        const int ctx = (int)test_rng_int(rng, 1, max_ctx);
+        int q_len;
+        switch (test_rng_int(rng, 0, 5)) {
+            case 0: q_len = ctx; break;                                  /* whole prompt */
+            case 1: q_len = (int)test_rng_int(rng, 1, ctx); break;       /* chunk */
+            case 2: q_len = 0; break;                                    /* no queries */
+            default: q_len = 1; break;                                   /* decode */
+        }
+        if (q_len > 64) q_len = 64 + (q_len % 64); /* keep the reference quick */
+        s->ctx_lens[i] = ctx;
+        s->q_lens[i] = q_len;
+        any_query |= q_len > 0;
+    }
+    if (!any_query) s->q_lens[0] = 1;
+}
+
+static const int kGqa[][2] = {{4, 4}, {8, 2}, {8, 1}, {16, 2}, {32, 4}, {12, 3}, {6, 6}, {8, 4}};
+
+/* Mixed batches over head sizes GPUs are built for (64, 128, and the others Llama-family models
+ * use), block sizes 1/16/32, every cache type, GQA ratios 1 to 8 and MQA. */
+void conf_cases_paged_attention(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x617474ull);
+    static const int head_dims[] = {64, 128, 80, 96, 256};
+    static const int block_sizes[] = {16, 32, 1};
+    static const int windows[] = {0, 0, 0, 1, 7, 33, 100};
+    for (int i = 0; i < 45; ++i) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        random_batch(&rng, &s, (int)test_rng_int(&rng, 1, 6), i % 9 == 8 ? 900 : 200);
+        const int g = (int)test_rng_int(&rng, 0, 7);
+        s.n_q_heads = kGqa[g][0];
+        s.n_kv_heads = kGqa[g][1];
+        s.head_dim = head_dims[i % 5];
+        s.block_size = block_sizes[i % 3];
+        s.dtype = kTypes[(i / 3) % 3];
+        s.causal = i % 8 != 7;
+        s.sliding_window = windows[test_rng_int(&rng, 0, 6)];
+        s.padded = i % 4 == 1;
+        s.give_max_context = i % 2;
+        attention_case(&rng, &s, "mixed batch", tally);
+    }
+    /* Decode at batch sizes up to 96 and contexts long enough for a split over the context. */
+    for (size_t dt = 0; dt < 3; ++dt) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        s.n_seqs = 96;
+        for (int i = 0; i < s.n_seqs; ++i) {
+            s.q_lens[i] = 1;
+            s.ctx_lens[i] = (int)test_rng_int(&rng, 1, 300);
+        }
+        s.n_q_heads = 32;
+        s.n_kv_heads = 8;
+        s.head_dim = 128;
+        s.block_size = dt == 2 ? 32 : 16;
+        s.dtype = kTypes[dt];
+        s.causal = 1;
+        s.give_max_context = 1;
+        attention_case(&rng, &s, "decode batch", tally);
+
+        memset(&s, 0, sizeof s);
+        s.n_seqs = 3;
+        const int long_ctx[] = {4097, 6000, 1};
+        for (int i = 0; i < 3; ++i) {
+            s.q_lens[i] = 1;
+            s.ctx_lens[i] = long_ctx[i];
+        }
+        s.n_q_heads = 8;
+        s.n_kv_heads = 1;
+        s.head_dim = 128;
+        s.block_size = 16 << (dt % 2);
+        s.dtype = kTypes[dt];
+        s.causal = 1;
+        s.give_max_context = dt != 1;
+        attention_case(&rng, &s, "long decode", tally);
+
+        /* A 384-token chunk after 716 cached tokens: the prefill kernel's tiles, causal with
+         * the query offset; and the same with a sliding window. */
+        memset(&s, 0, sizeof s);
+        s.n_seqs = 2;
+        s.q_lens[0] = 384;
+        s.ctx_lens[0] = 1100;
+        s.q_lens[1] = 129;
+        s.ctx_lens[1] = 129;
+        s.n_q_heads = 8;
+        s.n_kv_heads = 2;
+        s.head_dim = 128;
+        s.block_size = 16;
+        s.dtype = kTypes[dt];
+        s.causal = 1;
+        attention_case(&rng, &s, "chunked prefill", tally);
+        s.sliding_window = 256;
+        s.padded = 1;
+        attention_case(&rng, &s, "chunked prefill, window", tally);
+    }
+    /* Ids the reference refuses must be refused by every backend. */
+    for (int defect = 1; defect <= 2; ++defect) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        random_batch(&rng, &s, 4, 100);
+        s.n_q_heads = 8;
+        s.n_kv_heads = 2;
+        s.head_dim = 64;
+        s.block_size = 16;
+        s.dtype = PAGODA_DTYPE_BF16;
+        s.causal = 1;
+        s.defect = defect;
+        attention_case(&rng, &s, defect == 1 ? "bad block id" : "context past the table", tally);
+    }
+}
+
+/* Head sizes off the usual ones (small, odd, not a multiple of a vector), and block sizes that
+ * divide no tile; a backend may not support every one, but must say so as the reference would. */
+void conf_cases_paged_attention_odd(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x6f6464ull);
+    static const int head_dims[] = {8, 5, 40, 36, 72, 112, 160, 192};
+    static const int block_sizes[] = {3, 8, 48, 128, 2};
+    for (int i = 0; i < 24; ++i) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        random_batch(&rng, &s, (int)test_rng_int(&rng, 1, 4), 150);
+        s.n_q_heads = kGqa[i % 8][0];
+        s.n_kv_heads = kGqa[i % 8][1];
+        s.head_dim = head_dims[i % 8];
+        s.block_size = block_sizes[i % 5];
+        s.dtype = kTypes[i % 3];
+        s.causal = i % 5 != 4;
+        s.sliding_window = i % 6 == 5 ? 9 : 0;
+        s.padded = i % 2;
+        s.give_max_context = 1;
+        attention_case(&rng, &s, "odd shape", tally);
+    }
+}

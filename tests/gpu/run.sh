@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh: validates the CUDA backend on a machine with an NVIDIA GPU, in one command.
+#
+#   tests/gpu/run.sh [BUILD_DIR]        (default BUILD_DIR: build-gpu beside this checkout's root)
+#
+# Steps, each reported as PASS/FAIL/SKIP in a summary at the end:
+#   1. configure and build: Release, -DPAGODA_WITH_CUDA=ON, benchmarks on, CUDA architectures
+#      from $CUDA_ARCHS (default "native", i.e. the GPUs of this machine);
+#   2. ctest for the labels "cuda" and "conformance" (the backend conformance suite compares every
+#      op of the CUDA backend with the CPU backend; PAGODA_CONFORMANCE_REQUIRE_CUDA=1 makes a CUDA
+#      backend that cannot start a failure instead of a skip, and a test that skips itself here
+#      counts as a failure too);
+#   3. compute-sanitizer --tool memcheck, then --tool racecheck, over every test labelled "cuda"
+#      (skipped with a message when compute-sanitizer is not installed);
+#   4. pagoda-bench-kernels --backend cuda, saved as JSON lines, and a table of the device, each
+#      benchmark's figure, its goal and the share of the goal reached.
+# Exits non-zero if any step failed. Benchmarks below their goals are reported, not failed.
+#
+# Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default native), JOBS (build jobs, default
+# every core), BENCH_ARGS (extra arguments for the benchmark, e.g. "--quick"), SANITIZE_ALSO
+# (extra ctest regex of tests to run under the sanitizers, e.g. "test_backend_conformance$").
+set -u -o pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD="${1:-$ROOT/build-gpu}"
+CUDA_ARCHS="${CUDA_ARCHS:-native}"
+JOBS="${JOBS:-$(nproc 2>/dev/null || echo 4)}"
+BENCH_ARGS="${BENCH_ARGS:-}"
+LOGS="$BUILD/gpu-validation"
+
+declare -a SUMMARY=()
+FAILED=0
+
+note() { printf '\n=== %s\n' "$*"; }
+record() { # record STEP STATUS [DETAIL]
+    SUMMARY+=("$(printf '%-34s %-5s %s' "$1" "$2" "${3:-}")")
+    if [ "$2" = FAIL ]; then FAILED=1; fi
+}
+
+# --- 1. configure and build ---------------------------------------------------------------------
+note "configure and build ($BUILD, CUDA architectures: $CUDA_ARCHS)"
+GENERATOR=()
+if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+if ! cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DPAGODA_WITH_CUDA=ON -DPAGODA_BUILD_BENCH=ON -DPAGODA_BUILD_TESTS=ON \
+        -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"; then
+    record "configure" FAIL
+    printf '%s\n' "${SUMMARY[@]}"
+    exit 1
+fi
+if ! cmake --build "$BUILD" -j "$JOBS"; then
+    record "build" FAIL
+    printf '%s\n' "${SUMMARY[@]}"
+    exit 1
+fi
+record "configure and build" PASS
+mkdir -p "$LOGS"
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+    note "devices"
+    nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
+fi
+
+# --- 2. tests -----------------------------------------------------------------------------------
+note "ctest -L 'cuda|conformance'"
+export PAGODA_CONFORMANCE_REQUIRE_CUDA=1
+if ctest --test-dir "$BUILD" -L 'cuda|conformance' --output-on-failure 2>&1 | tee "$LOGS/ctest.log"; then
+    # A CUDA test that skips itself (no device, exit code 77) has proven nothing on a GPU machine.
+    if grep -q -E '\*\*\*Skipped|Not Run' "$LOGS/ctest.log"; then
+        record "ctest cuda|conformance" FAIL "some tests skipped themselves (see $LOGS/ctest.log)"
+    else
+        record "ctest cuda|conformance" PASS
+    fi
+else
+    record "ctest cuda|conformance" FAIL "see $LOGS/ctest.log"
+fi
+
+# --- 3. compute-sanitizer -----------------------------------------------------------------------
+# The commands of the tests to sanitize, one per line, taken from CTest itself.
+sanitized_commands() {
+    local regex_args=(-L cuda)
+    ctest --test-dir "$BUILD" "${regex_args[@]}" --show-only=json-v1 > "$LOGS/cuda-tests.json"
+    if [ -n "${SANITIZE_ALSO:-}" ]; then
+        ctest --test-dir "$BUILD" -R "$SANITIZE_ALSO" --show-only=json-v1 > "$LOGS/also-tests.json"
+    else
+        echo '{"tests": []}' > "$LOGS/also-tests.json"
+    fi
+    python3 - "$LOGS/cuda-tests.json" "$LOGS/also-tests.json" <<'PY'
+import json, shlex, sys
+seen = set()
+for path in sys.argv[1:]:
+    for test in json.load(open(path)).get("tests", []):
+        if test["name"] in seen:
+            continue
+        seen.add(test["name"])
+        # CTest gives no command for a test whose executable is missing: an empty one here.
+        command = test.get("command") or []
+        print(test["name"] + "\t" + " ".join(shlex.quote(c) for c in command))
+PY
+}
+
+SANITIZER="$(command -v compute-sanitizer || true)"
+if [ -z "$SANITIZER" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
+    SANITIZER=/usr/local/cuda/bin/compute-sanitizer
+fi
+if [ -z "$SANITIZER" ]; then
+    echo "skipping compute-sanitizer: not installed (looked on PATH and in /usr/local/cuda/bin)"
+    record "compute-sanitizer" SKIP "not installed"
+elif ! command -v python3 >/dev/null 2>&1; then
+    echo "skipping compute-sanitizer: python3 is needed to read the test list"
+    record "compute-sanitizer" SKIP "no python3"
+else
+    mapfile -t TESTS < <(sanitized_commands)
+    for tool in memcheck racecheck; do
+        note "compute-sanitizer --tool $tool over ${#TESTS[@]} test(s)"
+        for entry in "${TESTS[@]}"; do
+            name="${entry%%$'\t'*}"
+            command="${entry#*$'\t'}"
+            log="$LOGS/$tool-$name.log"
+            if [ -z "$command" ]; then
+                record "$tool $name" FAIL "its executable was not built"
+                continue
+            fi
+            # The environment CTest would give the test; exit code 77 is a test skipping itself.
+            eval "env PAGODA_BACKEND_PATH= PAGODA_LOG_LEVEL=error \"$SANITIZER\" --tool $tool \
+                --error-exitcode 99 $command" > "$log" 2>&1
+            rc=$?
+            if [ $rc -eq 0 ]; then
+                record "$tool $name" PASS
+            elif [ $rc -eq 77 ]; then
+                record "$tool $name" FAIL "the test skipped itself (no device?): $log"
+            else
+                record "$tool $name" FAIL "exit $rc: $log"
+                tail -n 30 "$log"
+            fi
+        done
+    done
+fi
+
+# --- 4. benchmarks ------------------------------------------------------------------------------
+note "pagoda-bench-kernels --backend cuda $BENCH_ARGS"
+BENCH="$BUILD/bin/pagoda-bench-kernels"
+# shellcheck disable=SC2086  # BENCH_ARGS is a list of words
+if "$BENCH" --backend cuda $BENCH_ARGS > "$LOGS/bench.jsonl" 2> "$LOGS/bench.err"; then
+    record "pagoda-bench-kernels" PASS "$LOGS/bench.jsonl"
+else
+    record "pagoda-bench-kernels" FAIL "see $LOGS/bench.err"
+    tail -n 20 "$LOGS/bench.err"
+fi
+if [ -s "$LOGS/bench.jsonl" ] && command -v python3 >/dev/null 2>&1; then
+    python3 - "$LOGS/bench.jsonl" <<'PY'
+import json, sys
+lines = []
+for raw in open(sys.argv[1]):
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            pass
+info = next((l for l in lines if l.get("bench") == "info"), {})
+print("\ndevice: %s (%s)" % (info.get("device", "?"), info.get("arch", "?")))
+print("%-24s %-56s %-27s %9s %5s %8s" % ("benchmark", "case", "figure", "value", "goal", "of goal"))
+keys = ("n_seqs", "context", "q_len", "block_size", "cache_dtype", "m", "n", "k", "w_dtype")
+below = 0
+for l in lines:
+    if "figure" not in l and "skipped" not in l:
+        continue
+    case = " ".join("%s=%s" % (k, l[k]) for k in keys if k in l)[:56]
+    if "skipped" in l:
+        print("%-24s %-56s skipped: %s" % (l["bench"], case, str(l["skipped"])[:70]))
+        continue
+    figure, goal = l.get("figure"), l.get("goal")
+    share = "%7.0f%%" % (100.0 * figure / goal) if figure is not None and goal else "       -"
+    if figure is not None and goal and figure < goal:
+        below += 1
+    print("%-24s %-56s %-27s %9s %5s %s" % (l["bench"], case, l.get("figure_name", "")[:27],
+          "%.4g" % figure if figure is not None else "null", "%.3g" % goal if goal else "-", share))
+print("\n%d measurement(s) below their goal. Figures: decode attention as a fraction of the measured" % below)
+print("device-to-device copy bandwidth (goal 0.85), prefill attention as a fraction of cuBLAS's bf16")
+print("GEMM peak (goal 0.6), matmuls as cuBLAS time / ours (goal 1: as fast as plain cuBLAS).")
+PY
+fi
+
+# --- summary ------------------------------------------------------------------------------------
+note "summary"
+printf '%s\n' "${SUMMARY[@]}"
+if [ $FAILED -ne 0 ]; then
+    echo "GPU validation FAILED"
+    exit 1
+fi
+echo "GPU validation passed"
