@@ -59,9 +59,6 @@ void check_request(const RequestConfig &c) {
     if (!std::isfinite(c.length_penalty)) bad("length_penalty must be finite");
     if (c.early_stopping != 0 && c.early_stopping != 1)
         bad("early_stopping must be 0 or 1 (got " + std::to_string(c.early_stopping) + ")");
-    if (c.beam_width > 0 && !c.stop_strings.empty())
-        throw Error(PAGODA_ERR_UNSUPPORTED, "stop_strings are not supported with beam search (beam_width " +
-                                                std::to_string(c.beam_width) + ")");
 }
 
 }  // namespace
@@ -109,8 +106,9 @@ std::unique_ptr<Sequence> Engine::new_sequence(const Request &r, int32_t index,
     s->tokens.assign(prompt.begin(), prompt.end());
     s->history.add_prompt(prompt);
     s->rng.seed(sequence_seed(r.config.seed, index));
-    // Beams are detokenized once at the end: a beam's text state could not be forked.
-    if (model_->tokenizer() && !r.config.beam_search()) {
+    // Beams are detokenized once at the end, unless stop strings must be watched for: then each
+    // beam carries its own text state, copied when it forks.
+    if (model_->tokenizer() && (!r.config.beam_search() || !r.config.stop_strings.empty())) {
         uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
         s->detokenizer.emplace(model_->tokenizer(), prompt, flags);
     }
@@ -603,7 +601,11 @@ void Engine::answer_at_end(Request &r) {
     const size_t n = std::min<size_t>(static_cast<size_t>(r.config.n), r.done.size());
     for (size_t rank = 0; rank < n; ++rank) {
         Sequence &s = *r.done[rank];
-        if (r.config.beam_search() && model_->tokenizer()) {
+        if (r.config.beam_search() && s.detokenizer) {
+            // Text tracked through the search: what the detokenizer and the stop strings held
+            // back, unless a stop string ended the beam.
+            if (s.finish_reason != PAGODA_FINISH_STOP_STRING) flush_text(s);
+        } else if (r.config.beam_search() && model_->tokenizer()) {
             // The text of the generated tokens; a final stop token adds none (as vLLM).
             uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
             tok::Detokenizer detok(model_->tokenizer(), std::span<const int32_t>(s.tokens.data(), r.n_prompt), flags);
@@ -633,19 +635,36 @@ void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &ro
         float logprob = 0.0f;
         double cumulative = 0.0;
         size_t row = 0;
+        // With stop strings: the parent's text state after this token, the text it lets
+        // through, and whether a stop string ended it there.
+        std::optional<tok::Detokenizer> detokenizer;
+        std::optional<sample::StopStringMatcher> stop_matcher;
+        std::string text;
+        bool stopped = false;
     };
     std::vector<Candidate> candidates;
     for (size_t b = 0; b < r.live.size(); ++b)
-        for (const sample::TokenLogprob &t : sample::top_logprobs(rows[b], 2 * width))
-            candidates.push_back({b, t.token, t.logprob, r.live[b]->cumulative_logprob + t.logprob, b});
+        for (const sample::TokenLogprob &t : sample::top_logprobs(rows[b], 2 * width)) {
+            Candidate c;
+            c.parent = c.row = b;
+            c.token = t.token;
+            c.logprob = t.logprob;
+            c.cumulative = r.live[b]->cumulative_logprob + t.logprob;
+            candidates.push_back(std::move(c));
+        }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate &a, const Candidate &b) { return a.cumulative > b.cumulative; });
 
     // Appends the candidate's token to `s` (a copy of its parent or the parent itself).
-    auto extend = [&](Sequence &s, const Candidate &c) {
+    auto extend = [&](Sequence &s, Candidate &c) {
         s.tokens.push_back(c.token);
         s.cumulative_logprob = c.cumulative;
         s.pending.token_ids.push_back(c.token);
+        if (c.detokenizer) {
+            s.detokenizer = std::move(c.detokenizer);
+            s.stop_matcher = std::move(c.stop_matcher);
+            s.pending.text += c.text;
+        }
         if (r.config.sampling.logprobs >= 0) {
             s.pending.has_logprobs = true;
             s.pending.logprobs.push_back(c.logprob);
@@ -661,8 +680,20 @@ void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &ro
         s->n_computed = parent.n_computed;
         s->cumulative_logprob = parent.cumulative_logprob;
         s->pending = parent.pending;
+        s->detokenizer = parent.detokenizer;
+        s->stop_matcher = parent.stop_matcher;
         return s;
     };
+    // Runs the candidate's token through a copy of its parent's text state.
+    auto watch_stop_strings = [&](Candidate &c) {
+        const Sequence &parent = *r.live[c.parent];
+        c.detokenizer = parent.detokenizer;
+        c.stop_matcher = parent.stop_matcher;
+        sample::StopStringMatcher::Step step = c.stop_matcher->feed(c.detokenizer->push(c.token));
+        c.text = std::move(step.text);
+        c.stopped = step.stopped;
+    };
+    const bool watch = !r.config.stop_strings.empty() && model_->tokenizer() != nullptr;
     auto is_end = [&](int32_t token) {
         bool eos = std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
         bool stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(), token) !=
@@ -670,17 +701,21 @@ void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &ro
         return stop || (eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0);
     };
 
+    // A candidate that ends its beam (a stop token, or text completing a stop string) is a
+    // finished hypothesis when it ranks within the top W.
     std::vector<Candidate> kept;
     for (size_t rank = 0; rank < candidates.size() && static_cast<int32_t>(kept.size()) < width; ++rank) {
-        const Candidate &c = candidates[rank];
-        if (!is_end(c.token)) {
-            kept.push_back(c);
+        Candidate &c = candidates[rank];
+        const bool stop_token = is_end(c.token);
+        if (!stop_token && watch) watch_stop_strings(c);
+        if (!stop_token && !c.stopped) {
+            kept.push_back(std::move(c));
             continue;
         }
         if (rank >= static_cast<size_t>(width)) continue;  // worse than the top W: dropped
         std::unique_ptr<Sequence> hyp = copy_of(*r.live[c.parent]);
         extend(*hyp, c);
-        hyp->finish_reason = PAGODA_FINISH_STOP_TOKEN;
+        hyp->finish_reason = stop_token ? PAGODA_FINISH_STOP_TOKEN : PAGODA_FINISH_STOP_STRING;
         r.done.push_back(std::move(hyp));  // holds no blocks: its keys are never computed
     }
 

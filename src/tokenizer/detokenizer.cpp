@@ -74,6 +74,11 @@ Detokenizer::Detokenizer(std::shared_ptr<const Tokenizer> tokenizer, std::span<c
 Detokenizer::~Detokenizer() = default;
 Detokenizer::Detokenizer(Detokenizer &&) noexcept = default;
 Detokenizer &Detokenizer::operator=(Detokenizer &&) noexcept = default;
+Detokenizer::Detokenizer(const Detokenizer &other) : state_(std::make_unique<State>(*other.state_)) {}
+Detokenizer &Detokenizer::operator=(const Detokenizer &other) {
+    if (this != &other) state_ = std::make_unique<State>(*other.state_);
+    return *this;
+}
 
 std::string Detokenizer::push(int32_t id) {
     state_->ids.push_back(id);

@@ -63,6 +63,9 @@ public:
     ~Detokenizer();
     Detokenizer(Detokenizer &&) noexcept;
     Detokenizer &operator=(Detokenizer &&) noexcept;
+    // A copy continues from the same point on its own (a beam forked from another).
+    Detokenizer(const Detokenizer &other);
+    Detokenizer &operator=(const Detokenizer &other);
 
     // The text that `id` completes; "" while a UTF-8 sequence is still open.
     std::string push(int32_t id);

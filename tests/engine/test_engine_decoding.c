@@ -278,6 +278,59 @@ static void test_beam_width_one_is_greedy(void **state) {
     assert_memory_equal(beam.seqs[0].text, greedy.seqs[0].text, beam.seqs[0].text_len);
 }
 
+/* Whether `text` (not NUL-terminated) contains `needle`. */
+static int contains(const char *text, size_t len, const char *needle) {
+    const size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(text + i, needle, n) == 0) return 1;
+    return 0;
+}
+
+/* Stop strings end beams: width 1 stops exactly where greedy decoding with the same stop
+ * string does (same tokens, same text, with or without the stop string in it), and width 4
+ * returns beams none of which runs past the stop string, at least one of them ended by it. */
+static void test_beam_search_stop_strings(void **state) {
+    (void)state;
+    const char *stops[] = {"Lily"};
+    for (int include = 0; include <= 1; include++) {
+        pagoda_request_options_t g = sampled(40, 0);
+        g.temperature = 0.0f;
+        g.stop_strings = stops;
+        g.n_stop_strings = 1;
+        if (include) g.flags |= PAGODA_REQUEST_INCLUDE_STOP_STRING;
+        request_result_t greedy = run_alone("Once upon a time", &g, 256, 16, NULL);
+        assert_int_equal(greedy.seqs[0].finish, PAGODA_FINISH_STOP_STRING);
+        pagoda_request_options_t o = beams(1, 1, 40);
+        o.stop_strings = stops;
+        o.n_stop_strings = 1;
+        o.flags = g.flags;
+        request_result_t beam = run_alone("Once upon a time", &o, 256, 16, NULL);
+        assert_int_equal(beam.n_seqs, 1);
+        assert_int_equal(beam.seqs[0].finish, PAGODA_FINISH_STOP_STRING);
+        assert_true(same_tokens(&beam.seqs[0], &greedy.seqs[0]));
+        assert_int_equal(beam.seqs[0].text_len, greedy.seqs[0].text_len);
+        assert_memory_equal(beam.seqs[0].text, greedy.seqs[0].text, beam.seqs[0].text_len);
+        const size_t n = beam.seqs[0].text_len;
+        if (include)
+            assert_true(n >= 4 && memcmp(beam.seqs[0].text + n - 4, "Lily", 4) == 0);
+        else
+            assert_false(contains(beam.seqs[0].text, n, "Lily"));
+    }
+
+    pagoda_request_options_t o = beams(4, 4, 40);
+    o.stop_strings = stops;
+    o.n_stop_strings = 1;
+    request_result_t b = run_alone("Once upon a time", &o, 256, 16, NULL);
+    assert_int_equal(b.n_seqs, 4);
+    int stopped = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_false(contains(b.seqs[i].text, b.seqs[i].text_len, "Lily"));
+        assert_true(b.seqs[i].n_tokens >= 1);
+        stopped += b.seqs[i].finish == PAGODA_FINISH_STOP_STRING;
+    }
+    assert_true(stopped >= 1);
+}
+
 static double score(const sequence_result_t *s, float length_penalty) {
     return s->cumulative / pow((double)s->n_tokens, length_penalty);
 }
@@ -532,6 +585,7 @@ int main(void) {
         cmocka_unit_test(test_best_of_returns_the_best),
         cmocka_unit_test(test_beam_width_one_is_greedy),
         cmocka_unit_test(test_beam_search_ranked_and_exact),
+        cmocka_unit_test(test_beam_search_stop_strings),
         cmocka_unit_test(test_beam_search_saves_blocks),
         cmocka_unit_test(test_abort_multi_sequence),
         cmocka_unit_test(test_swap_preemption_multi_sequence),

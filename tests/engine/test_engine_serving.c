@@ -313,13 +313,6 @@ static void test_multi_sequence_options_rejected(void **state) {
     o.early_stopping = 2;
     test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_INVALID_ARGUMENT,
                         "early_stopping");
-    const char *stops[] = {"."};
-    o = greedy(4);
-    o.beam_width = 2;
-    o.stop_strings = stops;
-    o.n_stop_strings = 1;
-    test_expect_failure(pagoda_engine_submit_text(s->stack.engine, "Hi", 2, &o, &id), PAGODA_ERR_UNSUPPORTED,
-                        "beam search");
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     eo.preemption = 7;
