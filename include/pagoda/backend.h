@@ -326,9 +326,12 @@ typedef struct pagoda_backend_iface {
 /**
  * \brief The type of ::PAGODA_BACKEND_ENTRY_SYMBOL.
  * \param[in] host the host's services and ABI version; valid until `destroy`.
- * \param[in] config `key=value` pairs separated by commas (the CPU backend reads `threads` and
- *            `isa=native|portable`), or
- *            NULL; unknown keys are an error naming the key.
+ * \param[in] config `key=value` pairs separated by commas, or NULL; unknown keys are an error
+ *            naming the key. The CPU backend reads `threads` and `isa=native|portable`; the
+ *            CUDA backend reads `tf32=0|1` (f32 GEMMs may round inputs to TF32; off by
+ *            default, since ops promise f32 compute) and `nccl_timeout_ms` (how long NCCL
+ *            communicator setup, a collective's enqueue or teardown may wait for the other
+ *            ranks before the communicator is aborted; 10 minutes by default).
  * \param[out] out the plugin's interface table on success.
  * \return ::PAGODA_OK, ::PAGODA_ERR_ABI_MISMATCH if the host's major version differs, or the
  *         status of whatever failed (no device, bad config), with the host's `set_error` called.
