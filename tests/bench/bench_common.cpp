@@ -84,19 +84,19 @@ Bench::Bench(const Options &options, pagoda_backend_t *backend)
     : options_(options), iface_(pagoda_backend_interface(backend)) {
     if (iface_ == nullptr) throw std::runtime_error("pagoda_backend_interface returned NULL");
     info_.struct_size = sizeof info_;
-    check(pagoda_backend_device_info(backend, 0, &info_), "device_info");
-    check(iface_->stream_create(iface_->self, 0, &stream_), "stream_create");
+    check(pagoda_backend_device_info(backend, options_.device, &info_), "device_info");
+    check(iface_->stream_create(iface_->self, options_.device, &stream_), "stream_create");
 }
 
 Bench::~Bench() {
     if (stream_ != nullptr) iface_->stream_synchronize(iface_->self, stream_);
-    for (void *p : buffers_) iface_->buffer_free(iface_->self, 0, p);
+    for (void *p : buffers_) iface_->buffer_free(iface_->self, options_.device, p);
     if (stream_ != nullptr) iface_->stream_destroy(iface_->self, stream_);
 }
 
 void *Bench::alloc(size_t bytes) {
     void *p = nullptr;
-    check(iface_->buffer_alloc(iface_->self, 0, bytes, &p), "buffer_alloc");
+    check(iface_->buffer_alloc(iface_->self, options_.device, bytes, &p), "buffer_alloc");
     buffers_.push_back(p);
     return p;
 }
@@ -105,7 +105,7 @@ void Bench::release(void *ptr) {
     auto it = std::find(buffers_.begin(), buffers_.end(), ptr);
     if (it == buffers_.end()) return;
     synchronize();  // nothing queued may still use it
-    iface_->buffer_free(iface_->self, 0, ptr);
+    iface_->buffer_free(iface_->self, options_.device, ptr);
     buffers_.erase(it);
 }
 
@@ -147,7 +147,7 @@ void Bench::launch(pagoda_op_t op, const void *args) {
 }
 
 pagoda_status_t Bench::supports(pagoda_op_t op, const void *args, std::string &why) {
-    pagoda_status_t s = iface_->kernels->supports(iface_->self, 0, op, args);
+    pagoda_status_t s = iface_->kernels->supports(iface_->self, options_.device, op, args);
     if (s != PAGODA_OK) why = pagoda_last_error_message();
     return s;
 }
@@ -161,8 +161,8 @@ class EventClock {
 public:
     explicit EventClock(Bench &bench) : bench_(bench) {
         const pagoda_backend_iface_t &f = bench.iface();
-        check(f.event_create(f.self, 0, PAGODA_EVENT_TIMING, &start_), "event_create");
-        if (pagoda_status_t s = f.event_create(f.self, 0, PAGODA_EVENT_TIMING, &end_); s != PAGODA_OK) {
+        check(f.event_create(f.self, bench.options().device, PAGODA_EVENT_TIMING, &start_), "event_create");
+        if (pagoda_status_t s = f.event_create(f.self, bench.options().device, PAGODA_EVENT_TIMING, &end_); s != PAGODA_OK) {
             f.event_destroy(f.self, start_);
             throw_status("event_create", s);
         }

@@ -14,6 +14,7 @@ namespace pagoda::bench {
 // Run-wide settings, from the command line.
 struct Options {
     std::string backend = "cpu";
+    int32_t device = 0;               // the backend's device under test
     std::string plugin_dir;           // where libpagoda-backend-<name>.so is
     int threads = 0;                  // CPU threads; 0 = every core
     bool quick = false;               // tiny sizes and times: a smoke run
@@ -24,7 +25,7 @@ struct Options {
     size_t rotate_bytes = size_t(256) << 20;  // weights rotate among copies that add up to this
 };
 
-// The backend under test, its device 0 and one stream on it.
+// The backend under test, its device (options.device, 0 by default) and one stream on it.
 class Bench {
 public:
     Bench(const Options &options, pagoda_backend_t *backend);

@@ -1,9 +1,9 @@
 // pagoda-bench-generate: the engine's end-to-end throughput through the public API, as one JSON
 // object per line on stdout and a short summary on stderr.
 //
-//   pagoda-bench-generate (--model PATH | --random-model 110m|tiny) [--dtype f32|f16|bf16]
-//                         [--threads N] [--batch B] [--prompt-tokens P] [--gen-tokens G]
-//                         [--repeats N] [--quick] [--plugin-dir DIR] [--seed S]
+//   pagoda-bench-generate (--model PATH | --random-model 110m|tiny|1b|...) [--dtype f32|f16|bf16]
+//                         [--device cpu:0|cuda:N] [--threads N] [--batch B] [--prompt-tokens P]
+//                         [--gen-tokens G] [--repeats N] [--quick] [--plugin-dir DIR] [--seed S]
 //
 // Measured in one run, each the median of --repeats:
 //   prefill: B requests (batch 1 and batch B) of P random token ids and max_tokens 1, timed
@@ -13,6 +13,12 @@
 //            weight once per step, so weight bytes / step time is an effective bandwidth, set
 //            against a streaming-read probe of this machine run just before each repeat
 //            (decode_fraction_of_bandwidth is the median of these paired ratios).
+//            decode_fraction_of_roofline adds the KV cache's bytes to the weights': the keys and
+//            values each step's attention reads over the batch's contexts.
+// On a device the host cannot read (--device cuda:0), the probe is the device's own copy
+// bandwidth instead, measured through the backend's interface as pagoda-bench-kernels does it
+// (device-to-device copies timed by the backend's timing events, bytes read + written / time),
+// and the decode lines carry the roofline fraction as the figure tests/gpu/run.sh tabulates.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "pagoda/pagoda.h"
 #include "random_gguf.hpp"
 
@@ -42,12 +49,25 @@ using pagoda::bench::TempGgufFile;
 // Tokens in each decode request's prompt: short, so decode steps dominate its time.
 constexpr int kDecodePromptTokens = 8;
 
+// The GPU goals, as fractions of the decode roofline ((weights + KV bytes) per step at the
+// measured copy bandwidth). At batch 1 a step of the 1b model moves ~2.5 GB, under a
+// millisecond at an H100's ~3 TB/s, while the host launches ~200 kernels and waits for the
+// sampled token: 0.7 leaves 30% for that overhead and for kernels slower than a plain copy. A
+// larger batch reads the same weights (its 64-row matmuls stay far below the H100's ~300
+// FLOP/byte ridge, so still bandwidth-bound) but adds attention over every sequence and
+// per-token work: 0.6.
+constexpr double kRooflineGoalBatch1 = 0.7;
+constexpr double kRooflineGoalBatched = 0.6;
+
 struct Options {
     std::string model_path;    // --model
     std::string random_model;  // --random-model
     pagoda_dtype_t dtype = PAGODA_DTYPE_F32;
     bool dtype_set = false;
     std::string plugin_dir = PAGODA_BENCH_PLUGIN_DIR;
+    std::string device = "cpu:0";   // --device, as a mesh names it
+    std::string device_backend = "cpu";  // its backend's name
+    int32_t device_index = 0;       // and its index on that backend
     int threads = 0;  // 0 = every core
     int batch = 8;
     int prompt_tokens = 128;
@@ -62,15 +82,18 @@ void usage(FILE *to) {
     std::fprintf(to,
                  "usage: pagoda-bench-generate (--model PATH | --random-model SPEC) [options]\n"
                  "  --model PATH         GGUF file or Hugging Face folder\n"
-                 "  --random-model SPEC  random weights of a known shape: 110m (stories110M) or tiny\n"
+                 "  --random-model SPEC  random weights of a known shape: 110m (stories110M), tiny,\n"
+                 "                       1b (Llama-3.2-1B), serve or serve-large\n"
                  "  --dtype T            random model weights: f32 (default), f16 or bf16\n"
+                 "  --device D           the device to serve on, as a mesh names it (default cpu:0;\n"
+                 "                       e.g. cuda:0, whose plugin is loaded from --plugin-dir)\n"
                  "  --threads N          CPU backend threads (config threads=N); default every core\n"
                  "  --batch B            the larger batch measured besides batch 1 (default 8)\n"
                  "  --prompt-tokens P    prefill prompt length (default 128)\n"
                  "  --gen-tokens G       tokens each decode request generates (default 64)\n"
                  "  --repeats N          repeats per measurement; the median is reported (default 3)\n"
                  "  --quick              smoke run of a few seconds (tiny random model, few tokens)\n"
-                 "  --plugin-dir DIR     folder of libpagoda-backend-cpu.so (default: %s)\n"
+                 "  --plugin-dir DIR     folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --seed S             seed of the random weights and prompts (default 1)\n",
                  PAGODA_BENCH_PLUGIN_DIR);
 }
@@ -81,6 +104,21 @@ bool parse_int(const char *text, long long lo, long long hi, long long &out) {
     const long long v = std::strtoll(text, &end, 10);
     if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) return false;
     out = v;
+    return true;
+}
+
+// Splits a device name "<backend>:<index>" (`cuda:0`); false for anything else, including the
+// lists and ranges a mesh accepts: this benchmark serves on one device.
+bool parse_device(const std::string &spec, std::string &backend, int32_t &index) {
+    const size_t colon = spec.find(':');
+    if (colon == std::string::npos || colon == 0) return false;
+    const std::string name = spec.substr(0, colon);
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    long long n = 0;
+    if (!parse_int(spec.c_str() + colon + 1, 0, INT32_MAX, n)) return false;
+    backend = name;
+    index = int32_t(n);
     return true;
 }
 
@@ -132,6 +170,12 @@ bool parse_options(int argc, char **argv, Options &o) {
             }
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
+        } else if (arg == "--device") {
+            o.device = v;
+            ok = parse_device(o.device, o.device_backend, o.device_index);
+            if (!ok)
+                std::fprintf(stderr, "pagoda-bench-generate: --device wants one device as <backend>:<index> "
+                                     "(cpu:0, cuda:0), not '%s'\n", v);
         } else if (arg == "--threads") {
             ok = integer(1, 1024, o.threads, nullptr);
         } else if (arg == "--batch") {
@@ -191,7 +235,23 @@ void check(pagoda_status_t s, const std::string &what) {
                                  pagoda_last_error_message());
 }
 
-// ---- the streaming-read probe ------------------------------------------------------------------
+// ---- the bandwidth probes --------------------------------------------------------------------
+
+// Bytes/s over a few passes of a probe: their median and their best.
+struct BandwidthSample {
+    double median = 0.0;
+    double best = 0.0;
+};
+
+// The bandwidth a decode step's reads are set against, measured again before each decode
+// repeat so that both sides of a ratio see the same moment.
+class BandwidthProbe {
+public:
+    virtual ~BandwidthProbe() = default;
+    // Bytes one pass counts as moved.
+    virtual size_t bytes() const = 0;
+    virtual BandwidthSample sample(int passes) const = 0;
+};
 
 // Sums n words as four interleaved streams (the four quarters, read in lockstep). A GEMV reads
 // several weight rows at once, and several streams per core draw more bandwidth than one (15-20%
@@ -231,7 +291,7 @@ void parallel(int threads, size_t n, Body body) {
 // kept so that the probe can run again right before each decode repeat: on a shared machine the
 // bandwidth on offer moves with the neighbours' load, and a ratio is only fair between
 // measurements taken in the same moment.
-class ReadProbe {
+class ReadProbe final : public BandwidthProbe {
 public:
     ReadProbe(size_t bytes, int threads)
         : n_(bytes / sizeof(uint64_t)), threads_(threads), words_(new uint64_t[n_]) {
@@ -239,7 +299,7 @@ public:
         // First touch by the threads that read, so pages sit where they are read.
         parallel(threads_, n_, [p](size_t b, size_t e) { std::memset(p + b, 1, (e - b) * sizeof(uint64_t)); });
     }
-    size_t bytes() const { return n_ * sizeof(uint64_t); }
+    size_t bytes() const override { return n_ * sizeof(uint64_t); }
 
     // Bytes/s of `passes` passes over the buffer, each one's rate in `rates`. Threads claim
     // 1 MiB chunks as they go, as the CPU backend's pool hands out work, so a thread the
@@ -260,17 +320,68 @@ public:
             rates.push_back(double(bytes()) / (now() - t0));
         }
     }
-    // The median rate of `passes` passes.
-    double rate(int passes) const {
+    BandwidthSample sample(int passes) const override {
         std::vector<double> rates;
         measure(passes, rates);
-        return median(rates);
+        return {median(rates), *std::max_element(rates.begin(), rates.end())};
     }
 
 private:
     size_t n_;
     int threads_;
     std::unique_ptr<uint64_t[]> words_;
+};
+
+// A device's copy bandwidth, as pagoda-bench-kernels measures it (bench_bandwidth.cpp, through
+// bench_common's Bench and measure()): device-to-device copies of a buffer far larger than a
+// GPU's L2 cache, timed by the backend's timing events, each byte counted once read and once
+// written. A decode step's weight and KV reads are set against it as the CPU path sets them
+// against the read probe.
+class DeviceCopyProbe final : public BandwidthProbe {
+public:
+    // `buffer_bytes` for each of the source and the destination, on `device` of `backend`.
+    DeviceCopyProbe(pagoda_backend_t *backend, const std::string &backend_name, int32_t device,
+                    size_t buffer_bytes, bool quick)
+        : bench_(bench_options(backend_name, device, quick), backend), buffer_bytes_(buffer_bytes) {
+        src_ = bench_.alloc(buffer_bytes_);
+        dst_ = bench_.alloc(buffer_bytes_);
+        const pagoda_backend_iface_t &f = bench_.iface();
+        check(f.memset(f.self, bench_.stream(), src_, 1, buffer_bytes_), "filling the copy probe's buffer");
+        bench_.synchronize();
+    }
+    size_t bytes() const override { return 2 * buffer_bytes_; }
+    const pagoda_device_info_t &device_info() const { return bench_.device(); }
+
+    BandwidthSample sample(int passes) const override {
+        const pagoda_backend_iface_t &f = bench_.iface();
+        auto copy = [&](int64_t) {
+            check(f.copy(f.self, bench_.stream(), dst_, src_, buffer_bytes_, PAGODA_COPY_DEVICE_TO_DEVICE),
+                  "the copy probe's device-to-device copy");
+        };
+        const pagoda::bench::Timing t = pagoda::bench::measure(bench_, copy, passes);
+        return {double(bytes()) / t.seconds, double(bytes()) / t.best_seconds};
+    }
+
+private:
+    // Each pass runs enough copies to last a tenth of a second (a hundredth with --quick): long
+    // enough that launch gaps do not count, short enough to run before every decode repeat.
+    static pagoda::bench::Options bench_options(const std::string &backend_name, int32_t device,
+                                                bool quick) {
+        pagoda::bench::Options b;
+        b.backend = backend_name;
+        b.device = device;
+        b.quick = quick;
+        b.target_seconds = quick ? 0.01 : 0.1;
+        b.min_iterations = quick ? 1 : 3;
+        return b;
+    }
+
+    // measure() takes a non-const Bench (it synchronises its stream); a sample changes nothing
+    // the probe's callers can see.
+    mutable pagoda::bench::Bench bench_;
+    size_t buffer_bytes_;
+    void *src_ = nullptr;
+    void *dst_ = nullptr;
 };
 
 // Bytes of the largest CPU cache Linux reports for cpu0, or 0 when it cannot be read. Weights
@@ -487,6 +598,17 @@ public:
         return true;
     }
 
+    // Keys (and values) the remaining decode forwards will read, summed over the requests, when
+    // each has a prompt of `prompt` and ends after `generated` tokens: the forward that feeds a
+    // request's k-th generated token sits at position prompt + k - 1 and attends to prompt + k
+    // positions, for k from the tokens it has so far up to generated - 1.
+    int64_t keys_still_to_attend(int64_t prompt, int64_t generated) const {
+        int64_t keys = 0;
+        for (const auto &[id, r] : requests_)
+            for (int64_t k = int64_t(r.generated); k < generated; ++k) keys += prompt + k;
+        return keys;
+    }
+
     // Every request ended by length with `generated` tokens after a prompt of `prompt`, and the
     // cache has all its blocks back; throws naming `what` otherwise.
     void verify(const std::string &what, size_t prompt, size_t generated) const {
@@ -530,6 +652,7 @@ struct DecodeRun {
     double seconds = 0.0;  // the decode steps only
     int64_t steps = 0;
     int64_t tokens = 0;
+    int64_t keys_attended = 0;  // KV positions the timed steps' attention read, over the batch
 };
 
 // `batch` requests of kDecodePromptTokens generating `gen` each; only the steps after every
@@ -538,6 +661,7 @@ DecodeRun run_decode(Session &s, int batch, int gen) {
     s.submit(batch, kDecodePromptTokens, gen);
     while (s.has_work() && !s.all_started()) s.step();
     DecodeRun r;
+    r.keys_attended = s.keys_still_to_attend(kDecodePromptTokens, gen);
     const double t0 = now();
     while (s.has_work()) {
         r.tokens += int64_t(s.step());
@@ -557,17 +681,35 @@ JsonLine line_start(const ModelDescription &m, const Options &o, const char *mea
         .add("params", int64_t(m.info.n_parameters))
         .add("dtype", m.dtype)
         .add("threads", o.threads)
+        .add("device", o.device)
         .add("measurement", measurement);
     return l;
 }
 
 int run(const Options &o) {
     // The CPU backend first, with our thread count: the mesh uses loaded backends and discovers
-    // only when none is.
+    // only when none is. So another device's backend is loaded here too, from the same folder
+    // (with no configuration: only the CPU backend takes a thread count, and the others refuse
+    // keys they do not know).
     const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
     const std::string config = "threads=" + std::to_string(o.threads);
     pagoda_backend_t *backend = nullptr;
     check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "loading " + plugin);
+    const bool on_cpu = o.device_backend == "cpu";
+    pagoda_backend_t *device_backend = backend;
+    if (!on_cpu) {
+        const std::string device_plugin = o.plugin_dir + "/libpagoda-backend-" + o.device_backend + ".so";
+        check(pagoda_backend_load(device_plugin.c_str(), nullptr, &device_backend),
+              "loading " + device_plugin + " for --device " + o.device);
+    }
+
+    // The mesh before the model, so that a device that is not there fails the run before
+    // gigabytes of random weights are written.
+    Handles h;
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    mo.devices = o.device.c_str();
+    check(pagoda_mesh_create(&mo, &h.mesh), "pagoda_mesh_create (" + o.device + ")");
 
     ModelDescription desc;
     std::optional<TempGgufFile> temp;
@@ -587,7 +729,6 @@ int run(const Options &o) {
         desc.label = o.model_path;
     }
 
-    Handles h;
     check(pagoda_model_open(path.c_str(), nullptr, &h.model), "opening " + path);
     if (temp) temp->remove();  // the mapping keeps the data; nothing is left behind on any exit
     desc.info.struct_size = sizeof desc.info;
@@ -601,7 +742,6 @@ int run(const Options &o) {
                                  " tokens cannot hold " + std::to_string(longest) +
                                  " (lower --prompt-tokens or --gen-tokens)");
 
-    check(pagoda_mesh_create(nullptr, &h.mesh), "pagoda_mesh_create (cpu:0)");
     // Room for the largest batch at the longest length, a spare block per sequence for the token
     // being sampled, and a few over: no measurement may wait for blocks or be preempted.
     constexpr int32_t kBlockSize = 16;
@@ -616,27 +756,53 @@ int run(const Options &o) {
     pagoda_engine_options_default(&eo);
     eo.max_num_seqs = std::max(eo.max_num_seqs, o.batch);
     check(pagoda_engine_create(h.model, h.mesh, nullptr, h.cache, &eo, &h.engine), "pagoda_engine_create");
+    // What one cached token costs across all layers, K and V: the cache's own block size says
+    // it in whatever dtype the cache chose (F32 on a CPU, F16 on a GPU by default).
+    pagoda_kv_cache_stats_t cache_stats;
+    std::memset(&cache_stats, 0, sizeof cache_stats);
+    cache_stats.struct_size = sizeof cache_stats;
+    check(pagoda_kv_cache_get_stats(h.cache, &cache_stats), "pagoda_kv_cache_get_stats");
+    const double kv_bytes_per_token = double(cache_stats.bytes_per_block) / double(cache_stats.block_size);
 
     std::fprintf(stderr,
-                 "pagoda-bench-generate: %s, %.1fM parameters, %s, %d threads, median of %d\n",
-                 desc.label.c_str(), double(info.n_parameters) / 1e6, desc.dtype.c_str(), o.threads,
-                 o.repeats);
+                 "pagoda-bench-generate: %s, %.1fM parameters, %s, %s, %d threads, median of %d\n",
+                 desc.label.c_str(), double(info.n_parameters) / 1e6, desc.dtype.c_str(),
+                 o.device.c_str(), o.threads, o.repeats);
 
-    // The machine's read bandwidth, measured before the engine's threads start working; decode
-    // repeats are paired with their own probe below.
-    const ReadProbe probe(o.probe_bytes, o.threads);
-    const uint64_t llc = last_level_cache_bytes();
-    std::vector<double> probe_rates;
-    probe.measure(std::max(o.repeats, 5), probe_rates);
-    const double bandwidth = median(probe_rates);
-    line_start(desc, o, "read_bandwidth")
-        .add("bytes", int64_t(probe.bytes()))
-        .add("gb_per_s", bandwidth / 1e9)
-        .add("best_gb_per_s", *std::max_element(probe_rates.begin(), probe_rates.end()) / 1e9)
-        .add("llc_bytes", int64_t(llc))
-        .add("loadavg_1m", load_average())
-        .print();
-    std::fprintf(stderr, "  read bandwidth (%d threads): %.2f GB/s median\n", o.threads, bandwidth / 1e9);
+    // The bandwidth ceiling, measured before the engine starts working; decode repeats are
+    // paired with their own probe below. On the CPU, the machine's read bandwidth; on another
+    // device, its copy bandwidth (1 GiB buffers, as pagoda-bench-kernels uses).
+    std::unique_ptr<BandwidthProbe> probe;
+    uint64_t llc = 0;
+    if (on_cpu) {
+        probe = std::make_unique<ReadProbe>(o.probe_bytes, o.threads);
+        llc = last_level_cache_bytes();
+        const BandwidthSample first = probe->sample(std::max(o.repeats, 5));
+        line_start(desc, o, "read_bandwidth")
+            .add("bytes", int64_t(probe->bytes()))
+            .add("gb_per_s", first.median / 1e9)
+            .add("best_gb_per_s", first.best / 1e9)
+            .add("llc_bytes", int64_t(llc))
+            .add("loadavg_1m", load_average())
+            .print();
+        std::fprintf(stderr, "  read bandwidth (%d threads): %.2f GB/s median\n", o.threads, first.median / 1e9);
+    } else {
+        const size_t buffer_bytes = o.quick ? size_t(64) << 20 : size_t(1) << 30;
+        auto copy_probe = std::make_unique<DeviceCopyProbe>(device_backend, o.device_backend,
+                                                            o.device_index, buffer_bytes, o.quick);
+        const std::string device_name = copy_probe->device_info().name;
+        probe = std::move(copy_probe);
+        const BandwidthSample first = probe->sample(std::max(o.repeats, 5));
+        line_start(desc, o, "device_copy_bandwidth")
+            .add("device_name", device_name)
+            .add("bytes", int64_t(probe->bytes()))
+            .add("gb_per_s", first.median / 1e9)
+            .add("best_gb_per_s", first.best / 1e9)
+            .add("loadavg_1m", load_average())
+            .print();
+        std::fprintf(stderr, "  copy bandwidth of %s (%s, read + written): %.1f GB/s median\n",
+                     o.device.c_str(), device_name.c_str(), first.median / 1e9);
+    }
 
     Session session(h, info.vocab_size, o.seed);
     // Warm-up at the largest shapes: pages, caches, the backend's thread pool and the engine's
@@ -667,18 +833,23 @@ int run(const Options &o) {
 
     const double weight_bytes = weights_read_per_step(info) * desc.bytes_per_weight;
     for (int b : batches) {
-        std::vector<double> rates, step_ms, paired_bandwidth, fractions;
+        std::vector<double> rates, step_ms, paired_bandwidth, fractions, kv_bytes, roofline_fractions;
         for (int r = 0; r < o.repeats; ++r) {
-            const double bw = probe.rate(3);
+            const double bw = probe->sample(3).median;
             const DecodeRun d = run_decode(session, b, o.gen_tokens);
+            const double step_seconds = d.seconds / double(d.steps);
+            const double kv_step_bytes = kv_bytes_per_token * double(d.keys_attended) / double(d.steps);
             rates.push_back(double(d.tokens) / d.seconds);
-            step_ms.push_back(1e3 * d.seconds / double(d.steps));
+            step_ms.push_back(1e3 * step_seconds);
             paired_bandwidth.push_back(bw);
-            fractions.push_back(weight_bytes / (d.seconds / double(d.steps)) / bw);
+            fractions.push_back(weight_bytes / step_seconds / bw);
+            kv_bytes.push_back(kv_step_bytes);
+            roofline_fractions.push_back((weight_bytes + kv_step_bytes) / step_seconds / bw);
         }
         const double ms = median(step_ms);
         const double effective = weight_bytes / (ms / 1e3);
         const double fraction = median(fractions);
+        const double roofline_fraction = median(roofline_fractions);
         const bool weights_cached = llc > 0 && weight_bytes <= double(llc);
         JsonLine line = line_start(desc, o, "decode");
         line.add("batch", b)
@@ -693,12 +864,25 @@ int run(const Options &o) {
             .add("bandwidth_gb_per_s", median(paired_bandwidth) / 1e9)
             .add("decode_fraction_of_bandwidth", fraction);
         if (llc > 0) line.add("weights_fit_in_llc", weights_cached);
+        line.add("bandwidth_source", on_cpu ? "read_probe" : "device_copy")
+            .add("kv_bytes_per_token", int64_t(kv_bytes_per_token))
+            .add("kv_bytes_per_step", int64_t(median(kv_bytes)))
+            .add("decode_fraction_of_roofline", roofline_fraction);
+        if (!on_cpu) {
+            // The figure tests/gpu/run.sh tabulates against its goal, as the kernel benchmark's
+            // lines carry theirs.
+            line.add("figure_name", "decode fraction of roofline")
+                .add("figure", roofline_fraction)
+                .add("goal", b == 1 ? kRooflineGoalBatch1 : kRooflineGoalBatched);
+        }
         line.print();
         std::fprintf(stderr,
                      "  decode  batch %3d: %9.1f tokens/s, %7.2f ms/step, %.2f GB/s of weights = "
-                     "%.0f%% of the read bandwidth%s\n",
+                     "%.0f%% of the %s bandwidth%s; with %.1f MB of KV: %.0f%% of the roofline\n",
                      b, median(rates), ms, effective / 1e9, 100.0 * fraction,
-                     weights_cached ? " (weights fit in the last-level cache)" : "");
+                     on_cpu ? "read" : "copy",
+                     weights_cached ? " (weights fit in the last-level cache)" : "",
+                     median(kv_bytes) / 1e6, 100.0 * roofline_fraction);
     }
     return 0;
 }

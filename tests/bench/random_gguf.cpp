@@ -10,6 +10,8 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace pagoda::bench {
@@ -152,34 +154,65 @@ uint32_t ggml_type(pagoda_dtype_t dtype) {
 
 size_t element_bytes(pagoda_dtype_t dtype) { return dtype == PAGODA_DTYPE_F32 ? 4 : 2; }
 
-// Writes `t`'s values in `dtype`, a chunk at a time so that memory stays small for any model.
-void write_values(Output &out, const TensorSpec &t, pagoda_dtype_t dtype, SplitMix64 &rng) {
-    constexpr size_t kChunk = size_t(1) << 18;
+// Elements in one independently seeded chunk of a tensor.
+constexpr size_t kChunkElements = size_t(1) << 20;
+
+// The seed of chunk `chunk` of tensor number `tensor`: every chunk has its own splitmix stream,
+// so chunks can be made on any thread in any order and the file is the same for every thread
+// count.
+uint64_t chunk_seed(uint64_t seed, uint64_t tensor, uint64_t chunk) {
+    SplitMix64 per_tensor{seed ^ (tensor * 0xD1B54A32D192ED03ull)};
+    SplitMix64 per_chunk{per_tensor.next() ^ (chunk * 0x9E3779B97F4A7C15ull)};
+    return per_chunk.next();
+}
+
+// Encodes elements [chunk · kChunkElements, + n) of `t` (tensor number `tensor`) into `dst`.
+void encode_chunk(const TensorSpec &t, uint64_t tensor, uint64_t chunk, size_t n,
+                  pagoda_dtype_t dtype, uint64_t seed, unsigned char *dst) {
     const float scale = t.fan_in > 0 ? float(1.0 / std::sqrt(t.fan_in)) : 0.0f;
-    std::vector<float> values(kChunk);
-    std::vector<unsigned char> encoded(kChunk * 4);
-    for (uint64_t done = 0, total = t.elements(); done < total;) {
-        const size_t n = size_t(std::min<uint64_t>(kChunk, total - done));
-        if (scale == 0.0f) {
-            std::fill(values.begin(), values.begin() + long(n), 1.0f);
-        } else {
-            // 24 random bits per value, two values per draw, mapped to [-scale, scale).
-            constexpr float kUnit = 1.0f / float(1u << 23);
-            for (size_t i = 0; i < n; i += 2) {
-                const uint64_t r = rng.next();
-                values[i] = (float(uint32_t(r >> 40)) * kUnit - 1.0f) * scale;
-                if (i + 1 < n) values[i + 1] = (float(uint32_t(r >> 8) & 0xFFFFFFu) * kUnit - 1.0f) * scale;
-            }
+    std::vector<float> values(n);
+    if (scale == 0.0f) {
+        std::fill(values.begin(), values.end(), 1.0f);
+    } else {
+        // 24 random bits per value, two values per draw, mapped to [-scale, scale).
+        constexpr float kUnit = 1.0f / float(1u << 23);
+        SplitMix64 rng{chunk_seed(seed, tensor, chunk)};
+        for (size_t i = 0; i < n; i += 2) {
+            const uint64_t r = rng.next();
+            values[i] = (float(uint32_t(r >> 40)) * kUnit - 1.0f) * scale;
+            if (i + 1 < n) values[i + 1] = (float(uint32_t(r >> 8) & 0xFFFFFFu) * kUnit - 1.0f) * scale;
         }
-        if (dtype == PAGODA_DTYPE_F32) {
-            std::memcpy(encoded.data(), values.data(), n * 4);
-        } else {
-            auto *h = reinterpret_cast<uint16_t *>(encoded.data());
-            for (size_t i = 0; i < n; ++i)
-                h[i] = dtype == PAGODA_DTYPE_F16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
-        }
-        out.bytes(encoded.data(), n * element_bytes(dtype));
-        done += n;
+    }
+    if (dtype == PAGODA_DTYPE_F32) {
+        std::memcpy(dst, values.data(), n * 4);
+    } else {
+        auto *h = reinterpret_cast<uint16_t *>(dst);
+        for (size_t i = 0; i < n; ++i)
+            h[i] = dtype == PAGODA_DTYPE_F16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
+    }
+}
+
+// Writes `t`'s values in `dtype`, `threads` chunks at a time: a 1B-parameter model is over a
+// billion values to draw and convert, which one core does at a few hundred MB/s at best; the
+// writes stay sequential, and memory stays at one chunk per thread for any model.
+void write_values(Output &out, const TensorSpec &t, uint64_t tensor, pagoda_dtype_t dtype,
+                  uint64_t seed, unsigned threads, std::vector<unsigned char> &batch) {
+    const uint64_t total = t.elements();
+    const uint64_t chunks = (total + kChunkElements - 1) / kChunkElements;
+    const size_t chunk_bytes = kChunkElements * element_bytes(dtype);
+    batch.resize(size_t(threads) * chunk_bytes);
+    auto elements_of = [&](uint64_t c) { return size_t(std::min<uint64_t>(kChunkElements, total - c * kChunkElements)); };
+    for (uint64_t first = 0; first < chunks; first += threads) {
+        const unsigned here = unsigned(std::min<uint64_t>(threads, chunks - first));
+        auto encode = [&](unsigned j) {
+            encode_chunk(t, tensor, first + j, elements_of(first + j), dtype, seed, batch.data() + j * chunk_bytes);
+        };
+        std::vector<std::thread> pool;
+        for (unsigned j = 1; j < here; ++j) pool.emplace_back(encode, j);
+        encode(0);
+        for (auto &th : pool) th.join();
+        for (unsigned j = 0; j < here; ++j)
+            out.bytes(batch.data() + j * chunk_bytes, elements_of(first + j) * element_bytes(dtype));
     }
 }
 
@@ -190,13 +223,21 @@ RandomModelShape random_model_shape(const std::string &spec) {
     if (spec == "tiny") return {"tiny", 64, 2, 4, 4, 128, 256, 512};
     if (spec == "serve") return {"serve", 256, 4, 4, 4, 768, 1024, 2048};
     if (spec == "serve-large") return {"serve-large", 768, 8, 12, 12, 2048, 2048, 2048};
+    if (spec == "1b") return {"1b", 2048, 16, 32, 8, 8192, 128256, 4096};
     throw std::invalid_argument("unknown random model '" + spec +
-                                "' (known: 110m, tiny, serve, serve-large)");
+                                "' (known: 110m, tiny, serve, serve-large, 1b)");
 }
 
 void write_random_gguf(const std::string &path, const RandomModelShape &shape,
                        pagoda_dtype_t dtype, uint64_t seed) {
     const uint32_t type = ggml_type(dtype);
+    // Grouped-query attention needs whole heads of hidden and whole groups of query heads.
+    if (shape.heads <= 0 || shape.kv_heads <= 0 || shape.hidden % shape.heads != 0 ||
+        shape.heads % shape.kv_heads != 0)
+        throw std::invalid_argument("random model '" + shape.name + "': hidden " +
+                                    std::to_string(shape.hidden) + ", " + std::to_string(shape.heads) +
+                                    " heads and " + std::to_string(shape.kv_heads) +
+                                    " KV heads do not divide evenly");
     const std::vector<TensorSpec> tensors = llama_tensors(shape);
     const uint32_t head_dim = uint32_t(shape.hidden / shape.heads);
 
@@ -243,10 +284,11 @@ void write_random_gguf(const std::string &path, const RandomModelShape &shape,
     }
     const uint64_t data_start = align_up(out.position());
     out.pad_to(data_start);
-    SplitMix64 rng{seed};
-    for (const TensorSpec &t : tensors) {
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
+    std::vector<unsigned char> batch;
+    for (size_t i = 0; i < tensors.size(); ++i) {
         out.pad_to(align_up(out.position()));  // data_start is aligned, so this aligns the offset
-        write_values(out, t, dtype, rng);
+        write_values(out, tensors[i], uint64_t(i), dtype, seed, threads, batch);
     }
     out.close();
 }

@@ -11,7 +11,9 @@
 
 namespace pagoda::bench {
 
-// A Llama-family shape. Embeddings are tied (no output.weight), as in llama2.c's stories models.
+// A Llama-family shape; kv_heads below heads is grouped-query attention (K and V projections of
+// kv_heads · head_dim rows). Embeddings are tied (no output.weight), as in llama2.c's stories
+// models and Llama-3.2-1B.
 struct RandomModelShape {
     std::string name;
     int64_t hidden = 0;
@@ -30,6 +32,9 @@ struct RandomModelShape {
 // "serve-large": hidden 768, 8 layers, 12 heads, FFN 2048, vocab 2048, context 2048 (~60M
 // parameters, 240 MB in F32: more than a CPU's caches, so decode is bandwidth-bound at batch 1
 // and batching pays, as on a GPU).
+// "1b": Llama-3.2-1B (hidden 2048, 16 layers, 32 query heads sharing 8 KV heads, FFN 8192,
+// vocab 128256, tied embeddings; context 4096 here rather than its 128K, which only the KV
+// cache's size would notice): 1.24B parameters, 2.5 GB in BF16, the GPU decode benchmark's model.
 // Throws std::invalid_argument naming the spec and the known ones for anything else.
 RandomModelShape random_model_shape(const std::string &spec);
 

@@ -13,12 +13,18 @@
 #   3. compute-sanitizer --tool memcheck, then --tool racecheck, over every test labelled "cuda"
 #      (skipped with a message when compute-sanitizer is not installed);
 #   4. pagoda-bench-kernels --backend cuda, saved as JSON lines, and a table of the device, each
-#      benchmark's figure, its goal and the share of the goal reached.
+#      benchmark's figure, its goal and the share of the goal reached;
+#   5. pagoda-bench-generate --random-model 1b --dtype bf16 --device cuda:0: end-to-end prefill
+#      and decode of a random-weight Llama-3.2-1B through the public API at batch 1 and
+#      $GENERATE_BATCH; each decode's fraction of the roofline (weight + KV bytes per step at the
+#      device's copy bandwidth) joins the summary as PASS (at or above its goal) or BELOW.
 # Exits non-zero if any step failed. Benchmarks below their goals are reported, not failed.
 #
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default native), JOBS (build jobs, default
 # every core), BENCH_ARGS (extra arguments for the benchmark, e.g. "--quick"), SANITIZE_ALSO
-# (extra ctest regex of tests to run under the sanitizers, e.g. "test_backend_conformance$").
+# (extra ctest regex of tests to run under the sanitizers, e.g. "test_backend_conformance$"),
+# GENERATE_BATCH (the decode benchmark's larger batch, default 64), GENERATE_ARGS (extra
+# arguments for it, e.g. "--quick" or "--repeats 5").
 set -u -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -26,6 +32,8 @@ BUILD="${1:-$ROOT/build-gpu}"
 CUDA_ARCHS="${CUDA_ARCHS:-native}"
 JOBS="${JOBS:-$(nproc 2>/dev/null || echo 4)}"
 BENCH_ARGS="${BENCH_ARGS:-}"
+GENERATE_BATCH="${GENERATE_BATCH:-64}"
+GENERATE_ARGS="${GENERATE_ARGS:-}"
 LOGS="$BUILD/gpu-validation"
 
 declare -a SUMMARY=()
@@ -180,6 +188,68 @@ print("\n%d measurement(s) below their goal. Figures: decode attention as a frac
 print("device-to-device copy bandwidth (goal 0.85), prefill attention as a fraction of cuBLAS's bf16")
 print("GEMM peak (goal 0.6), matmuls as cuBLAS time / ours (goal 1: as fast as plain cuBLAS).")
 PY
+fi
+
+# --- 5. end-to-end decode ----------------------------------------------------------------------
+# Batch 1 is the latency case, where a step is one pass over the weights; batch 64 is a serving
+# batch whose matmuls still read each weight once per step (64 rows stay far below the GPU's
+# FLOP/byte ridge), so both are judged against the same bandwidth roofline.
+GENERATE="$BUILD/bin/pagoda-bench-generate"
+GENERATE_CMD=("$GENERATE" --random-model 1b --dtype bf16 --device cuda:0 --batch "$GENERATE_BATCH"
+    --prompt-tokens 128 --gen-tokens 128 --repeats 3)
+note "${GENERATE_CMD[*]} $GENERATE_ARGS"
+# shellcheck disable=SC2086  # GENERATE_ARGS is a list of words
+if "${GENERATE_CMD[@]}" $GENERATE_ARGS > "$LOGS/generate.jsonl" 2> "$LOGS/generate.err"; then
+    record "pagoda-bench-generate" PASS "$LOGS/generate.jsonl"
+    cat "$LOGS/generate.err"
+else
+    record "pagoda-bench-generate" FAIL "see $LOGS/generate.err"
+    tail -n 20 "$LOGS/generate.err"
+fi
+if [ -s "$LOGS/generate.jsonl" ] && command -v python3 >/dev/null 2>&1; then
+    # Prints the table; writes one summary row per decode line to generate-summary.tsv
+    # (step, status, detail).
+    python3 - "$LOGS/generate.jsonl" "$LOGS/generate-summary.tsv" <<'PY'
+import json, sys
+lines = []
+for raw in open(sys.argv[1]):
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            pass
+copy = next((l for l in lines if l.get("measurement") == "device_copy_bandwidth"), {})
+print("\ndevice: %s (%s), copy bandwidth %.0f GB/s (read + written)" % (
+      copy.get("device", "?"), copy.get("device_name", "?"), copy.get("gb_per_s") or 0.0))
+print("%-12s %5s %11s %9s %10s %10s %9s %5s %8s" % ("measurement", "batch", "tokens/s", "ms/step",
+      "weights GB", "KV MB/step", "roofline", "goal", "of goal"))
+rows = []
+for l in lines:
+    if l.get("measurement") not in ("prefill", "decode"):
+        continue
+    if l["measurement"] == "prefill":
+        print("%-12s %5d %11.1f" % ("prefill", l["batch"], l["tokens_per_s"]))
+        continue
+    figure, goal = l.get("figure"), l.get("goal")
+    share = 100.0 * figure / goal if figure is not None and goal else None
+    print("%-12s %5d %11.1f %9.3f %10.3f %10.2f %9.3f %5.2g %7.0f%%" % ("decode", l["batch"],
+          l["tokens_per_s"], l["ms_per_step"], l["weight_bytes_per_step"] / 1e9,
+          l["kv_bytes_per_step"] / 1e6, figure if figure is not None else float("nan"),
+          goal or 0.0, share if share is not None else float("nan")))
+    status = "PASS" if figure is not None and goal and figure >= goal else "BELOW"
+    rows.append("decode %s batch %d\t%s\t%.3f of roofline (goal %.2g), %.1f tokens/s, %.3f ms/step" % (
+                l["model"], l["batch"], status, figure if figure is not None else float("nan"),
+                goal or 0.0, l["tokens_per_s"], l["ms_per_step"]))
+print("\nroofline: (weights + KV bytes each decode step reads) / step time / the copy bandwidth.")
+with open(sys.argv[2], "w") as out:
+    out.write("".join(r + "\n" for r in rows))
+PY
+    if [ -s "$LOGS/generate-summary.tsv" ]; then
+        while IFS=$'\t' read -r step status detail; do
+            record "$step" "$status" "$detail"
+        done < "$LOGS/generate-summary.tsv"
+    fi
 fi
 
 # --- summary ------------------------------------------------------------------------------------
