@@ -33,6 +33,7 @@ int cli_generate(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
+int cli_place(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
 /* Opens `model_path` and a mesh of `devices` (NULL: cpu:0). Returns CLI_EXIT_OK, or

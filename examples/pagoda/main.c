@@ -18,6 +18,7 @@ static const cli_command_t commands[] = {
     {"tokenize", "Print the token ids of a text", cli_tokenize},
     {"plan", "Plan pipeline stages and prompt slicing of a model on a mesh", cli_plan},
     {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
+    {"place", "Search for a placement of several models on a cluster (AlpaServe)", cli_place},
     {"bench", "Benchmarks; 'bench serve' replays a serving workload, paged vs contiguous KV", cli_bench},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

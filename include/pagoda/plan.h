@@ -299,6 +299,63 @@ PAGODA_API void pagoda_simulate_options_init(pagoda_simulate_options_t *options,
 PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
                                                      const pagoda_simulate_options_t *options,
                                                      char **result_json);
+
+/**
+ * \brief Searches for a placement of several models on a cluster (AlpaServe §4.2).
+ *
+ * Each model's cost on a group of `pipeline` stages × `tensor` devices comes from the stage
+ * partitioner (as pagoda_plan_create() plans one model, with the analytic costs of the cluster's
+ * device preset) for one request of `request.tokens` tokens. The search splits the models into
+ * buckets of similar latency and the devices between the buckets, tries every group size and
+ * parallel configuration per bucket, and fills the groups greedily with the replicas that most
+ * raise SLO attainment as simulated on the workload (Algorithms 1 and 2 of the paper).
+ *
+ * The spec (JSON; relative `config` paths are opened from the current directory):
+ * \code{.json}
+ * {"cluster": {"nodes": 1,                    // optional, default 1
+ *              "devices_per_node": 4,         // a power of two for groups inside a node
+ *              "device": "h100",              // a device preset, as `pagoda plan --device`;
+ *                                             //   optional, default "cpu"
+ *              "memory_bytes": 16e9},         // optional: per device, overrides the preset's
+ *  "models": [{"name": "a",
+ *              "config": "llama-7b/config.json",         // a Hugging Face config.json, or:
+ *              "shape": {"hidden": 4096, "intermediate": 11008, "layers": 32, "heads": 32,
+ *                        "kv_heads": 32, "vocab": 32000,
+ *                        "head_dim": 128,               // optional, default hidden / heads
+ *                        "tied_embeddings": false},     // optional
+ *              "slo": 0.5,                    // optional: seconds; else workload->slo_seconds
+ *              "rate": 2.0}],                 // optional: requests per second; else the workload's
+ *  "request": {"tokens": 2048, "context": 0, "kv_tokens": 0},  // optional: one request's step
+ *  "search": {"max_pipeline": 8, "max_tensor": 4,              // optional: the defaults shown
+ *             "beam_width": 1, "fast_greedy": false}}
+ * \endcode
+ * Every model gives exactly one of "config" and "shape"; names are distinct; unknown fields
+ * are errors.
+ *
+ * \param[in] spec_json the spec, NUL-terminated.
+ * \param[in] workload the traffic the placement is scored on, as pagoda_placement_simulate()
+ *            draws it (rates, CV, duration, seed, default SLO, overhead, rejection); NULL for the
+ *            defaults. A model's "rate" in the spec replaces the workload's rate for it.
+ * \param[out] placement_json the placement in the schema pagoda_placement_simulate() reads,
+ *             with "stage_bytes" per replica, plus a "search" object: "slo_attainment" (on the
+ *             workload), "requests", "simulations" (simulator runs), "greedy_runs" and "seconds"
+ *             (the search's wall time). When every model has the workload's rate,
+ *             pagoda_placement_simulate() of this placement with the same `workload` reports the
+ *             same attainment. Release with pagoda_free(). Untouched on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT for malformed JSON (the message names the byte), a
+ *         field of the wrong type or an unknown field (named by its path, such as
+ *         `models[1].shape.hidden`); ::PAGODA_ERR_INVALID_ARGUMENT for an inconsistent spec (a
+ *         repeated name, a non-positive size or SLO, both or neither of "config" and "shape"), a
+ *         `workload` field out of range, or NULLs; ::PAGODA_ERR_NOT_FOUND for an unknown device
+ *         preset; ::PAGODA_ERR_IO for an unreadable config.json; ::PAGODA_ERR_UNSUPPORTED when a
+ *         model fits no configuration within the devices' memory (the message names it).
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
+                                                   const pagoda_simulate_options_t *workload,
+                                                   char **placement_json);
 /** @} */
 
 #ifdef __cplusplus

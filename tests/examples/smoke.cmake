@@ -1,4 +1,4 @@
-# cmake -DCHECK=<devices|devices_json|usage|generate|plan|simulate|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
+# cmake -DCHECK=<devices|devices_json|usage|generate|plan|simulate|place|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
 #       -DVERSION=<x.y.z> -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -180,6 +180,39 @@ elseif(CHECK STREQUAL "simulate")
   file(WRITE ${dir}/bad.json "{\"models\": [}")
   run(1 ${PAGODA} simulate --placement ${dir}/bad.json)
   expect_match("byte" "${ERR}" "simulate names where the JSON breaks")
+
+elseif(CHECK STREQUAL "place")
+  # pagoda place | pagoda simulate: the placement found for two models on one node of four
+  # devices reads back into the simulator, which scores it as the search did.
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/place)
+  file(MAKE_DIRECTORY ${dir})
+  file(WRITE ${dir}/spec.json [=[
+{"cluster": {"devices_per_node": 4, "device": "cpu", "memory_bytes": 2e9},
+ "models": [{"name": "a", "shape": {"hidden": 512, "intermediate": 1376, "layers": 8, "heads": 8, "kv_heads": 8, "vocab": 8000}},
+            {"name": "b", "shape": {"hidden": 768, "intermediate": 2048, "layers": 12, "heads": 12, "kv_heads": 4, "vocab": 8000}, "slo": 0.3}],
+ "request": {"tokens": 64}}
+]=])
+  set(workload --rate 20 --slo 0.1 --duration 200 --seed 3)
+  run(0 ${PAGODA} place --spec ${dir}/spec.json ${workload})
+  expect_match("SLO attainment +0\\.[0-9]+" "${ERR}" "place prints a summary on stderr")
+  run(0 ${PAGODA} place --spec ${dir}/spec.json ${workload} --json)
+  if(NOT ERR STREQUAL "")
+    message(FATAL_ERROR "place --json wrote to stderr: ${ERR}")
+  endif()
+  file(WRITE ${dir}/placement.json "${OUT}")
+  string(JSON found GET "${OUT}" search slo_attainment)
+  string(JSON n_groups LENGTH "${OUT}" groups)
+  run(0 ${PAGODA} simulate --placement ${dir}/placement.json ${workload} --json)
+  string(JSON simulated GET "${OUT}" slo_attainment)
+  message(STATUS "${n_groups} groups; attainment: search ${found}, simulate ${simulated}")
+  if(n_groups LESS 1 OR NOT found STREQUAL simulated)
+    message(FATAL_ERROR "simulate scores the placement ${simulated}, the search ${found}")
+  endif()
+  file(WRITE ${dir}/bad.json [=[{"cluster": {"devices_per_node": 4}, "models": [{"name": "a", "shape": {"hidden": "512"}}]}]=])
+  run(1 ${PAGODA} place --spec ${dir}/bad.json)
+  expect_match("models\\[0\\]\\.shape\\.hidden" "${ERR}" "place names the bad field")
+  run(2 ${PAGODA} place --rate 2)
+  expect_match("--spec is required" "${ERR}" "place without a spec")
 
 elseif(CHECK STREQUAL "hello_backends")
   run(0 ${HELLO})
