@@ -54,4 +54,13 @@ void cli_json_string(FILE *out, const char *s);
 /* Formats a byte count for people ("15.6 GiB") into buf; returns buf. */
 const char *cli_format_bytes(uint64_t bytes, char *buf, size_t size);
 
+/* workload_args.c: the workload flags of `simulate` and `place` (--rate, --total-rate, --cv,
+ * --slo, --duration, --seed and, with `with_overhead`, --overhead) parsed from argv[*i] and its
+ * value into `o`. Returns 1 when it was one (advancing *i past the value), 0 when argv[*i] is
+ * not a workload flag (or lacks a value), -1 after printing why its value is bad. */
+int cli_workload_flag(const char *command, int argc, char **argv, int *i, int with_overhead,
+                      pagoda_simulate_options_t *o);
+/* The whole file as a NUL-terminated string (free() it), or NULL when it cannot be read. */
+char *cli_read_file(const char *path);
+
 #endif /* PAGODA_CLI_H */

@@ -39,46 +39,6 @@ static void place_usage(FILE *out) {
           out);
 }
 
-/* Parses a whole argument as a number; 0 on failure. */
-static int parse_double(const char *text, double *out) {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0') return 0;
-    *out = v;
-    return 1;
-}
-
-/* Reads a whole file into a NUL-terminated buffer (free it); NULL on failure. */
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (len + 1 < cap) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (!buf) return NULL;
-    if (failed) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /* Prints `"key": value` from the search object of the result as "label value" on stderr. */
 static void summarise(const char *result, const char *key, const char *label) {
     const char *search = strstr(result, "\"search\":");
@@ -102,35 +62,16 @@ int cli_place(int argc, char **argv) {
     pagoda_simulate_options_default(&o);
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
-        double v = 0;
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
             place_usage(stdout);
             return CLI_EXIT_OK;
         }
         if (strcmp(f, "--json") == 0) json = 1;
         else if (i + 1 < argc && strcmp(f, "--spec") == 0) spec_path = argv[++i];
-        else if (i + 1 < argc && strcmp(f, "--seed") == 0) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long seed = strtoull(argv[++i], &end, 10);
-            if (errno != 0 || end == argv[i] || *end != '\0' || argv[i][0] == '-') {
-                fprintf(stderr, "pagoda place: --seed wants a non-negative integer, not '%s'\n", argv[i]);
-                return CLI_EXIT_USAGE;
-            }
-            o.seed = (uint64_t)seed;
-        } else if (i + 1 < argc && (strcmp(f, "--rate") == 0 || strcmp(f, "--total-rate") == 0 ||
-                                    strcmp(f, "--cv") == 0 || strcmp(f, "--slo") == 0 ||
-                                    strcmp(f, "--duration") == 0)) {
-            if (!parse_double(argv[++i], &v)) {
-                fprintf(stderr, "pagoda place: %s wants a number, not '%s'\n", f, argv[i]);
-                return CLI_EXIT_USAGE;
-            }
-            if (strcmp(f, "--rate") == 0) o.rate_per_model = v;
-            else if (strcmp(f, "--total-rate") == 0) o.total_rate = v;
-            else if (strcmp(f, "--cv") == 0) o.cv = v;
-            else if (strcmp(f, "--slo") == 0) o.slo_seconds = v;
-            else o.duration_seconds = v;
-        } else {
+        else {
+            const int w = cli_workload_flag("place", argc, argv, &i, 0, &o);
+            if (w < 0) return CLI_EXIT_USAGE;
+            if (w > 0) continue;
             fprintf(stderr, "pagoda place: unknown option or missing value: '%s'\n\n", f);
             place_usage(stderr);
             return CLI_EXIT_USAGE;
@@ -141,7 +82,7 @@ int cli_place(int argc, char **argv) {
         place_usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    char *spec = read_file(spec_path);
+    char *spec = cli_read_file(spec_path);
     if (!spec) {
         fprintf(stderr, "pagoda place: cannot read '%s'\n", spec_path);
         return CLI_EXIT_FAILED;
