@@ -305,22 +305,18 @@ pagoda_status_t lt_prepare(CudaBackend &cuda, MatmulState &s, const Gemm &g, LtD
     if ((st = cublasLtMatmulPreferenceCreate(&pref.handle)) != CUBLAS_STATUS_SUCCESS)
         return lt_fail(cuda, st, "cublasLtMatmulPreferenceCreate", dev);
     const uint64_t workspace = s.workspace_bytes;
-    const uint32_t align_a = alignment_of(g.a), align_b = alignment_of(g.b),
-                   align_d = alignment_of(g.d);
     st = cublasLtMatmulPreferenceSetAttribute(pref.handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                               &workspace, sizeof workspace);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(
-            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof align_a);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(
-            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof align_b);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(
-            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_d, sizeof align_d);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulPreferenceSetAttribute(
-            pref.handle, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_d, sizeof align_d);
+    // Algorithms may assume these alignments of A, B and of C = D (the output, read when
+    // accumulating).
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(g.a)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(g.b)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(g.d)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(g.d)}};
+    for (const auto &[attribute, bytes] : alignments)
+        if (st == CUBLAS_STATUS_SUCCESS)
+            st = cublasLtMatmulPreferenceSetAttribute(pref.handle, attribute, &bytes, sizeof bytes);
     if (st != CUBLAS_STATUS_SUCCESS)
         return lt_fail(cuda, st, "cublasLtMatmulPreferenceSetAttribute", dev);
 

@@ -202,6 +202,26 @@ static void test_parallel_sampling_reproducible(void **state) {
     assert_false(same_tokens(&c.seqs[0], &a.seqs[0]) && same_tokens(&c.seqs[1], &a.seqs[1]));
 }
 
+/* Peak KV blocks of `count` separate single-sequence requests for kStory (seeds seed_base,
+ * seed_base + 1, ...) against `shared`, the peak of one request holding them all; prints the
+ * share saved under `label`. */
+static void report_sharing(const char *label, int count, pagoda_request_options_t one,
+                           uint64_t seed_base, int64_t shared) {
+    decoding_t *d = open_decoding(512, 16, 0, 0);
+    one.n = 1;
+    for (int i = 0; i < count; i++) {
+        one.seed = seed_base + (uint64_t)i;
+        submit(d, kStory, &one);
+    }
+    step_until_done(d);
+    int64_t separate = d->peak_blocks;
+    close_decoding(d);
+    double saved = 100.0 * (double)(separate - shared) / (double)separate;
+    printf("%s: peak blocks %lld shared vs %lld separate: %.1f %% saved\n", label,
+           (long long)shared, (long long)separate, saved);
+    assert_true(shared < separate);
+}
+
 /* Peak blocks of one request with n sequences vs n separate requests (prefix caching off, so
  * nothing is shared between them). vLLM §6.3 reports 6.1–30.5 % saved for parallel sampling. */
 static void test_parallel_sampling_saves_blocks(void **state) {
@@ -216,19 +236,9 @@ static void test_parallel_sampling_saves_blocks(void **state) {
         request_result_t g = run_alone(kStory, &o, 512, 16, &shared);
         assert_int_equal(g.n_seqs, n);
 
-        decoding_t *d = open_decoding(512, 16, 0, 0);
-        o.n = 1;
-        for (int i = 0; i < n; i++) {
-            o.seed = 100 + (uint64_t)i;
-            submit(d, kStory, &o);
-        }
-        step_until_done(d);
-        int64_t separate = d->peak_blocks;
-        close_decoding(d);
-        double saved = 100.0 * (double)(separate - shared) / (double)separate;
-        printf("parallel sampling n=%d: peak blocks %lld shared vs %lld separate: %.1f %% saved\n", n,
-               (long long)shared, (long long)separate, saved);
-        assert_true(shared < separate);
+        char label[64];
+        snprintf(label, sizeof label, "parallel sampling n=%d", n);
+        report_sharing(label, n, o, 100, shared);
     }
 }
 
@@ -453,20 +463,11 @@ static void test_beam_search_saves_blocks(void **state) {
         assert_int_equal(b.n_seqs, w);
         for (int i = 0; i < w; i++) assert_int_equal(b.seqs[i].n_tokens, 48);
 
-        decoding_t *d = open_decoding(512, 16, 0, 0);
         pagoda_request_options_t one = sampled(48, 0);
         one.flags = PAGODA_REQUEST_IGNORE_EOS;
-        for (int i = 0; i < w; i++) {
-            one.seed = 200 + (uint64_t)i;
-            submit(d, kStory, &one);
-        }
-        step_until_done(d);
-        int64_t separate = d->peak_blocks;
-        close_decoding(d);
-        double saved = 100.0 * (double)(separate - shared) / (double)separate;
-        printf("beam search W=%d: peak blocks %lld shared vs %lld separate: %.1f %% saved\n", w,
-               (long long)shared, (long long)separate, saved);
-        assert_true(shared < separate);
+        char label[64];
+        snprintf(label, sizeof label, "beam search W=%d", w);
+        report_sharing(label, w, one, 200, shared);
     }
 }
 
