@@ -1,25 +1,57 @@
-// Reading an op's argument struct across ABI minor versions: a caller built against an older
-// header passes a smaller struct_size; the fields it does not know read as zero.
+// Reading an op's argument struct across ABI minor versions (ops.h's conventions). A caller built
+// against an older header passes a smaller struct_size: the fields it does not know read as zero.
+// A caller built against a newer header passes a larger one: the fields this backend does not
+// know must then be zero, and a descriptor that sets any of them is refused as unsupported, so
+// that an older backend never silently misreads a request it does not understand.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <optional>
+#include <string>
+
+#include "pagoda/ops.h"
+#include "reporter.hpp"
 
 namespace pagoda::plugin {
 
-// The struct as this backend knows it, or nothing when `args` is NULL or too small to hold even
-// the fields that version 1 of the ABI had (`min_size`).
+// The smallest struct_size accepted for T: the size of T in ABI 1.0, whose fields every kernel
+// needs. Fields appended since then read as zero when a 1.0 caller leaves them out.
 template <typename T>
-std::optional<T> read_op_args(const void *args, size_t min_size) {
-    if (args == nullptr) return std::nullopt;
+inline constexpr size_t kOpArgsMinSize = sizeof(T);
+// ABI 1.1 appended k_rope.
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_kv_write_t> =
+    offsetof(pagoda_op_kv_write_t, k_rope);
+
+// Copies the struct at `args` into `out` as this backend knows it. Fails, naming `what` (the op,
+// or the field holding a nested struct, such as "kv_write: k_rope") in the message, with
+// PAGODA_ERR_INVALID_ARGUMENT when `args` is NULL or its struct_size is below kOpArgsMinSize<T>,
+// and with PAGODA_ERR_UNSUPPORTED when struct_size is larger than sizeof(T) and a byte past
+// sizeof(T) is nonzero: a field from a newer header that this backend would ignore.
+// Bytes [sizeof(T), struct_size) of the caller's struct are read, as its struct_size promises.
+template <typename T>
+pagoda_status_t read_op_args(const Reporter &r, const std::string &what, const void *args,
+                             T &out) {
+    if (args == nullptr)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT, what + ": the argument struct is NULL");
     uint32_t declared = 0;
     std::memcpy(&declared, args, sizeof declared);
-    if (declared < min_size) return std::nullopt;
-    T out{};
+    if (declared < kOpArgsMinSize<T>)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      what + ": struct_size " + std::to_string(declared) +
+                          " is too small (at least " + std::to_string(kOpArgsMinSize<T>) + ")");
+    const auto *bytes = static_cast<const unsigned char *>(args);
+    for (size_t i = sizeof(T); i < declared; ++i)
+        if (bytes[i] != 0)
+            return r.fail(PAGODA_ERR_UNSUPPORTED,
+                          what + ": the descriptor sets fields this backend does not know "
+                                 "(struct_size " + std::to_string(declared) + " > " +
+                              std::to_string(sizeof(T)) + ", byte " + std::to_string(i) +
+                              " is nonzero)");
+    out = T{};
     std::memcpy(&out, args, declared < sizeof(T) ? declared : sizeof(T));
-    return out;
+    return PAGODA_OK;
 }
 
 }  // namespace pagoda::plugin

@@ -21,11 +21,22 @@ pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a,
 pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a);
 pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a);
 pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);
+// The rotation's own parameters (layout, scaling and its factors, head_dim, rot_dim, theta),
+// which ROPE and KV_WRITE's k_rope share. Messages read "<op>: <field_prefix><field> = ...":
+// ("rope", "") for ROPE, ("kv_write", "k_rope.") for KV_WRITE.
+pagoda_status_t check_rope_rotation(const Reporter &r, const char *op, const char *field_prefix,
+                                    const pagoda_op_rope_t &a);
 pagoda_status_t check_silu_mul(const Reporter &r, const pagoda_op_silu_mul_t &a);
 pagoda_status_t check_add(const Reporter &r, const pagoda_op_add_t &a);
 pagoda_status_t check_argmax(const Reporter &r, const pagoda_op_argmax_t &a);
 pagoda_status_t check_softmax(const Reporter &r, const pagoda_op_softmax_t &a);
+// SAMPLE's shapes; its pointers and per-row values are checked at launch (sample_rules.hpp).
+pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a);
+// With k_rope set, also reads it (read_op_args: its own struct_size) and checks it as ROPE's
+// rotation, its head_dim equal to the write's.
 pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a);
+// "kv_write: k_rope": how read_op_args names KV_WRITE's nested rotation in messages.
+inline constexpr const char *kKvWriteRopeName = "kv_write: k_rope";
 pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a);
 // COPY_BLOCKS and SWAP_BLOCKS take the same struct; SWAP_BLOCKS also checks `direction`.
 pagoda_status_t check_copy_blocks(const Reporter &r, const pagoda_op_copy_blocks_t &a);

@@ -2,6 +2,7 @@
 // (check_kv_cache) and the shapes of the token rows. What depends on the data (slot ids, query
 // offsets, context lengths, block tables) is checked by each backend when it runs the op.
 #include "check_helpers.hpp"
+#include "op_args.hpp"
 #include "op_checks.hpp"
 
 namespace pagoda::plugin {
@@ -17,7 +18,17 @@ pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a)
                           " is negative");
     const int64_t row = a.n_kv_heads * a.head_dim;  // cannot overflow: check_kv_cache bounds it
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "k_token_stride", a.k_token_stride, row));
-    return check_token_stride(r, op, "v_token_stride", a.v_token_stride, row);
+    PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "v_token_stride", a.v_token_stride, row));
+    if (a.k_rope == nullptr) return PAGODA_OK;
+    // The fused rotation: ROPE's rules for the fields it keeps (its positions are checked at
+    // launch, where they are needed only when there are tokens).
+    pagoda_op_rope_t rope;
+    PAGODA_PLUGIN_CHECK(read_op_args(r, kKvWriteRopeName, a.k_rope, rope));
+    if (rope.head_dim != a.head_dim)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(op) + ": k_rope.head_dim = " + std::to_string(rope.head_dim) +
+                          " must equal head_dim = " + std::to_string(a.head_dim));
+    return check_rope_rotation(r, op, "k_rope.", rope);
 }
 
 pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a) {

@@ -24,6 +24,8 @@ bool has_avx2_fma_f16c() {
 }
 #endif
 
+thread_local std::string t_last_failure;
+
 CpuFeatures detect_features() {
     CpuFeatures f;
 #if defined(__x86_64__)
@@ -38,9 +40,12 @@ CpuBackend::CpuBackend(const pagoda_backend_host_t &host, int threads, bool port
     : host_(host), features_(portable_only ? CpuFeatures{} : detect_features()), pool_(threads) {}
 
 pagoda_status_t CpuBackend::fail(pagoda_status_t status, const std::string &message) const {
+    t_last_failure = message;
     if (host_.set_error) host_.set_error(host_.ctx, ("cpu backend: " + message).c_str());
     return status;
 }
+
+const std::string &CpuBackend::last_failure() noexcept { return t_last_failure; }
 
 void CpuBackend::log(pagoda_log_level_t level, const std::string &message) const {
     if (host_.log) host_.log(host_.ctx, level, ("cpu backend: " + message).c_str());

@@ -1,6 +1,7 @@
 // The CPU backend's state: the host's services, the thread pool and the error path.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "pagoda/backend.h"
@@ -29,6 +30,9 @@ public:
     // Records `message`, prefixed "cpu backend: ", as the calling thread's error (through the
     // host) and returns `status`, so kernels write `return cpu.fail(PAGODA_ERR_..., "...")`.
     pagoda_status_t fail(pagoda_status_t status, const std::string &message) const override;
+    // The message of the calling thread's last fail(), without the prefix; a graph recording
+    // keeps it as the reason the recording was spoilt (cpu_graph.cpp).
+    static const std::string &last_failure() noexcept;
     void log(pagoda_log_level_t level, const std::string &message) const;
 
 private:
@@ -40,10 +44,20 @@ private:
 // The backend behind the `self` that every table function receives (cpu_plugin.cpp).
 CpuBackend &backend_from_self(void *self);
 
+// Work recorded from a stream (cpu_graph.cpp); the deleter lets a stream own one while the type
+// stays private to that file.
+struct CpuGraph;
+struct CpuGraphDeleter {
+    void operator()(CpuGraph *graph) const noexcept;
+};
+
 // A CPU "stream": the CPU backend runs work synchronously on launch, so a stream only names its
 // device; it exists so that the core drives every backend the same way.
 struct CpuStream {
     int32_t device = 0;
+    // Set between graph_capture_begin and graph_capture_end: work issued to the stream is
+    // recorded here instead of run.
+    std::unique_ptr<CpuGraph, CpuGraphDeleter> recording;
 };
 
 // Likewise an event is complete as soon as it is recorded; a timing event keeps the moment.

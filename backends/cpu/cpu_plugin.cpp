@@ -14,6 +14,7 @@
 
 #include "collectives.hpp"
 #include "cpu_backend.hpp"
+#include "cpu_graph.hpp"
 #include "kernels.hpp"
 #include "plugin_config.hpp"
 
@@ -132,7 +133,11 @@ pagoda_status_t stream_create(void *self, int32_t device, pagoda_backend_stream_
 
 void stream_destroy(void *, pagoda_backend_stream_t *stream) { delete stream; }
 
-pagoda_status_t stream_synchronize(void *, pagoda_backend_stream_t *) { return PAGODA_OK; }
+pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) {
+    if (stream == nullptr)
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_synchronize: stream is NULL");
+    return refuse_while_recording(self_of(self), *stream, "stream_synchronize");
+}
 
 pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,
                              pagoda_backend_event_t **out) {
@@ -157,20 +162,28 @@ pagoda_status_t event_record(void *self, pagoda_backend_event_t *event,
                              pagoda_backend_stream_t *stream) {
     if (event == nullptr || stream == nullptr)
         return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "event_record: event or stream is NULL");
+    if (pagoda_status_t s = refuse_while_recording(self_of(self), *stream, "event_record");
+        s != PAGODA_OK)
+        return s;
     event->recorded = true;
     if (event->timing)
         event->recorded_at =
             std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return PAGODA_OK;
 }
-pagoda_status_t stream_wait_event(void *, pagoda_backend_stream_t *, pagoda_backend_event_t *) {
-    return PAGODA_OK;
+pagoda_status_t stream_wait_event(void *self, pagoda_backend_stream_t *stream,
+                                  pagoda_backend_event_t *) {
+    if (stream == nullptr) return PAGODA_OK;
+    return refuse_while_recording(self_of(self), *stream, "stream_wait_event");
 }
 pagoda_status_t event_synchronize(void *, pagoda_backend_event_t *) { return PAGODA_OK; }
 
 pagoda_status_t stream_query(void *self, pagoda_backend_stream_t *stream, uint32_t *complete) {
     if (stream == nullptr || complete == nullptr)
         return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_query: stream or complete is NULL");
+    if (pagoda_status_t s = refuse_while_recording(self_of(self), *stream, "stream_query");
+        s != PAGODA_OK)
+        return s;
     *complete = 1;
     return PAGODA_OK;
 }
@@ -201,6 +214,7 @@ pagoda_status_t copy(void *self, pagoda_backend_stream_t *stream, void *dst, con
                      size_t size, pagoda_copy_kind_t kind) {
     CpuBackend &cpu = self_of(self);
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "copy: stream is NULL");
+    if (stream->recording) return record_copy(cpu, *stream, dst, src, size, kind);
     if (size == 0) return PAGODA_OK;
     if (dst == nullptr || src == nullptr)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "copy: dst or src is NULL");
@@ -214,6 +228,7 @@ pagoda_status_t memset_(void *self, pagoda_backend_stream_t *stream, void *dst, 
                         size_t size) {
     CpuBackend &cpu = self_of(self);
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "memset: stream is NULL");
+    if (stream->recording) return record_memset(cpu, *stream, dst, value, size);
     if (size == 0) return PAGODA_OK;
     if (dst == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "memset: dst is NULL");
     std::memset(dst, value, size);
@@ -242,6 +257,7 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
                        const void *args) {
     CpuBackend &cpu = self_of(self);
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "launch: stream is NULL");
+    if (stream->recording) return record_launch(cpu, *stream, op, args);
     return guarded_dispatch(cpu, op, args, true);
 }
 
@@ -344,6 +360,10 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.stream_query = stream_query;
         t.event_query = event_query;
         t.event_elapsed = event_elapsed;
+        t.graph_capture_begin = graph_capture_begin;
+        t.graph_capture_end = graph_capture_end;
+        t.graph_launch = graph_launch;
+        t.graph_destroy = graph_destroy;
         *out = &instance.release()->iface;
         return PAGODA_OK;
     } catch (const std::bad_alloc &) {

@@ -20,15 +20,11 @@ using RunFn = pagoda_status_t (*)(CpuBackend &, const T &);
 template <typename T>
 pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch,
                          CheckFn<T> check, RunFn<T> run) {
-    // Every field ABI 1.0 defined is needed; later versions only append.
-    auto a = plugin::read_op_args<T>(args, sizeof(T));
-    if (!a)
-        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                        std::string(plugin::op_name(op)) +
-                            ": the argument struct is NULL or its struct_size is too small");
-    pagoda_status_t s = check(cpu, *a);
+    T a;
+    pagoda_status_t s = plugin::read_op_args(cpu, plugin::op_name(op), args, a);
+    if (s == PAGODA_OK) s = check(cpu, a);
     if (s != PAGODA_OK || !launch) return s;
-    return run(cpu, *a);
+    return run(cpu, a);
 }
 
 // The CPU kernels compute on f32 activations (ops.h's contract); half weights are widened.
@@ -75,6 +71,8 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
         case PAGODA_OP_SWAP_BLOCKS:
             return dispatch<pagoda_op_copy_blocks_t>(cpu, op, args, launch, check_swap_blocks,
                                                      run_swap_blocks);
+        case PAGODA_OP_SAMPLE:
+            return dispatch<pagoda_op_sample_t>(cpu, op, args, launch, check_sample, run_sample);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

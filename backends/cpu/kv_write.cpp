@@ -1,13 +1,22 @@
 // KV_WRITE: stores each new token's f32 keys and values (all KV heads) into its slot of the paged
 // caches, converting to the cache dtype. This is vLLM's fused "reshape and cache" step (thesis
-// §5.5.1, optimisation 1): a token's heads go to rows that lie far apart in the cache.
+// §5.5.1, optimisation 1): a token's heads go to rows that lie far apart in the cache. With
+// k_rope the keys are rotated on the way (rope_rotation.hpp), bit for bit as ROPE would have
+// rotated them, without touching `k`.
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string>
+#include <vector>
 
+#include "check_helpers.hpp"
 #include "half.hpp"
 #include "kernels.hpp"
 #include "kv_layout.hpp"
+#include "op_args.hpp"
+#include "op_checks.hpp"
+#include "rope_rotation.hpp"
+#include "scratch.hpp"
 
 namespace pagoda::cpu {
 
@@ -30,6 +39,68 @@ void store_row(const float *src, void *dst, pagoda_dtype_t dtype, int64_t n) {
     }
 }
 
+// The fused rotation of one launch: the rope descriptor and its frequency table.
+struct KeyRotation {
+    pagoda_op_rope_t rope{};
+    std::vector<double> inv_freq;
+    int64_t pairs = 0;
+};
+
+// A token's write. `scratch` (2 · pairs + head_dim floats, the caller's alone) holds the
+// token's cos/sin and one rotated head; unused without a rotation.
+struct TokenWriter {
+    const pagoda_op_kv_write_t &a;
+    const KeyRotation *rotation;  // or nullptr
+    KvCacheLayout layout;
+    int64_t k_stride, v_stride;
+
+    void operator()(int64_t t, float *scratch) const {
+        const int64_t slot = a.slot_mapping[t];
+        if (slot < 0) return;  // padding
+        const int64_t block = slot / a.block_size, offset = slot % a.block_size;
+        const auto *k = static_cast<const float *>(a.k) + t * k_stride;
+        const auto *v = static_cast<const float *>(a.v) + t * v_stride;
+        auto *k_cache = static_cast<unsigned char *>(a.k_cache);
+        auto *v_cache = static_cast<unsigned char *>(a.v_cache);
+        float *cos_t = scratch, *sin_t = nullptr, *head = nullptr;
+        if (rotation != nullptr) {
+            sin_t = cos_t + rotation->pairs;
+            head = sin_t + rotation->pairs;
+            rope_angles(rotation->rope.positions[t], rotation->inv_freq.data(), rotation->pairs,
+                        cos_t, sin_t);
+        }
+        for (int64_t h = 0; h < a.n_kv_heads; ++h) {
+            const float *k_head = k + h * a.head_dim;
+            if (rotation != nullptr) {
+                // The rotated pairs, then the elements past rot_dim as they are.
+                const int64_t rot_dim = 2 * rotation->pairs;
+                rope_rotate_head(rotation->rope.layout, rotation->pairs, k_head, head, 0,
+                                 rotation->pairs, cos_t, sin_t);
+                std::copy(k_head + rot_dim, k_head + a.head_dim, head + rot_dim);
+                k_head = head;
+            }
+            store_row(k_head, layout.row_ptr(k_cache, block, h, offset), a.cache_dtype,
+                      a.head_dim);
+            store_row(v + h * a.head_dim, layout.row_ptr(v_cache, block, h, offset),
+                      a.cache_dtype, a.head_dim);
+        }
+    }
+};
+
+// The launch-time checks of k_rope (positions present; freq_factors finite and positive) and
+// its frequency table.
+pagoda_status_t prepare_rotation(CpuBackend &cpu, const pagoda_op_kv_write_t &a,
+                                 KeyRotation &rotation) {
+    PAGODA_PLUGIN_CHECK(
+        plugin::read_op_args(cpu, plugin::kKvWriteRopeName, a.k_rope, rotation.rope));
+    PAGODA_PLUGIN_CHECK(
+        plugin::check_pointer(cpu, "kv_write", "k_rope.positions", rotation.rope.positions));
+    PAGODA_PLUGIN_CHECK(
+        rope_inverse_frequencies(cpu, "kv_write", "k_rope.", rotation.rope, rotation.inv_freq));
+    rotation.pairs = rope_rot_dim(rotation.rope) / 2;
+    return PAGODA_OK;
+}
+
 }  // namespace
 
 pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
@@ -44,6 +115,8 @@ pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string("kv_write: ") + null_field +
                                                          " is NULL with n_tokens " +
                                                          std::to_string(a.n_tokens));
+    KeyRotation rotation;
+    if (a.k_rope != nullptr) PAGODA_PLUGIN_CHECK(prepare_rotation(cpu, a, rotation));
 
     // Every slot is checked before anything is written, so a failed launch leaves the caches as
     // they were.
@@ -59,28 +132,41 @@ pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
                                 std::to_string(a.block_size) + ")");
     }
 
-    const auto layout = KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim, a.cache_dtype);
     const int64_t row = a.n_kv_heads * a.head_dim;
-    const int64_t k_stride = a.k_token_stride ? a.k_token_stride : row;
-    const int64_t v_stride = a.v_token_stride ? a.v_token_stride : row;
-    auto *k_cache = static_cast<unsigned char *>(a.k_cache);
-    auto *v_cache = static_cast<unsigned char *>(a.v_cache);
-    const auto *k = static_cast<const float *>(a.k);
-    const auto *v = static_cast<const float *>(a.v);
+    const TokenWriter write{a, a.k_rope != nullptr ? &rotation : nullptr,
+                            KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim,
+                                              a.cache_dtype),
+                            plugin::packed_or(a.k_token_stride, row),
+                            plugin::packed_or(a.v_token_stride, row)};
 
-    // A token is a few KiB at most; give each chunk enough tokens to be worth a thread.
-    const int64_t grain = std::max<int64_t>(1, 16384 / row);
-    cpu.pool().parallel_for(a.n_tokens, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            const int64_t slot = a.slot_mapping[t];
-            if (slot < 0) continue;  // padding
-            const int64_t block = slot / a.block_size, offset = slot % a.block_size;
-            for (int64_t h = 0; h < a.n_kv_heads; ++h) {
-                store_row(k + t * k_stride + h * a.head_dim,
-                          layout.row_ptr(k_cache, block, h, offset), a.cache_dtype, a.head_dim);
-                store_row(v + t * v_stride + h * a.head_dim,
-                          layout.row_ptr(v_cache, block, h, offset), a.cache_dtype, a.head_dim);
-            }
+    if (a.k_rope == nullptr) {
+        // A token is a few KiB at most; give each chunk enough tokens to be worth a thread.
+        const int64_t grain = std::max<int64_t>(1, 16384 / row);
+        cpu.pool().parallel_for(a.n_tokens, grain, [&](int64_t begin, int64_t end) {
+            for (int64_t t = begin; t < end; ++t) write(t, nullptr);
+        });
+        return PAGODA_OK;
+    }
+
+    // With the rotation each token also costs rot_dim/2 double sin/cos pairs. The tokens go in
+    // a few chunks per thread, each with its own scratch in the launching thread's reusable
+    // area (scratch.hpp).
+    const int64_t per_chunk = 2 * rotation.pairs + a.head_dim;
+    const int64_t n_chunks = std::min<int64_t>(a.n_tokens, 4 * int64_t(cpu.threads()));
+    float *scratch = nullptr;
+    try {
+        scratch = thread_scratch<struct KvWriteRopeScratch>(size_t(n_chunks * per_chunk));
+    } catch (const std::bad_alloc &) {
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "kv_write: no memory for " +
+                                                      std::to_string(n_chunks) +
+                                                      " rotation scratch areas of " +
+                                                      std::to_string(per_chunk) + " floats");
+    }
+    cpu.pool().parallel_for(n_chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            const int64_t first = c * a.n_tokens / n_chunks;
+            const int64_t last = (c + 1) * a.n_tokens / n_chunks;
+            for (int64_t t = first; t < last; ++t) write(t, scratch + c * per_chunk);
         }
     });
     return PAGODA_OK;

@@ -4,6 +4,10 @@
 
 namespace pagoda::cuda {
 
+namespace {
+thread_local std::string t_last_failure;  // CudaBackend::last_failure()
+}  // namespace
+
 CudaBackend::CudaBackend(const pagoda_backend_host_t &host, int32_t device_count,
                          std::string description, CudaOptions options)
     : host_(host), description_(std::move(description)), options_(options) {
@@ -37,12 +41,15 @@ pagoda_status_t CudaBackend::use_device(int32_t device) const {
 
 pagoda_status_t CudaBackend::fail(pagoda_status_t status, const std::string &message) const noexcept {
     try {
+        t_last_failure = message;
         if (host_.set_error) host_.set_error(host_.ctx, ("cuda backend: " + message).c_str());
     } catch (...) {
         // Out of memory while building the message: the status alone must do.
     }
     return status;
 }
+
+const std::string &CudaBackend::last_failure() noexcept { return t_last_failure; }
 
 pagoda_status_t CudaBackend::fail_cuda(cudaError_t error, const std::string &call,
                                        int32_t device) const {
@@ -73,8 +80,13 @@ void CudaBackend::log(pagoda_log_level_t level, const std::string &message) cons
 pagoda_status_t CudaBackend::make_blas(int32_t device, Device &d) {
     if (pagoda_status_t s = use_device(device); s != PAGODA_OK) return s;
     cublasHandle_t handle = nullptr;
-    if (cublasStatus_t s = cublasCreate(&handle); s != CUBLAS_STATUS_SUCCESS)
-        return fail_cublas(s, "cublasCreate", device);
+    // A first matmul may come while a stream records a graph: the handle's own allocations are
+    // made for real, not recorded (relaxed mode lets this thread allocate during a capture).
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    const cublasStatus_t created = cublasCreate(&handle);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (created != CUBLAS_STATUS_SUCCESS) return fail_cublas(created, "cublasCreate", device);
     // ops.h promises f32 compute. The default math mode keeps at least the precision that the
     // compute type asks for (CUBLAS_COMPUTE_32F, not _FAST_TF32), so no TF32; setting it
     // explicitly guards against a handle default changing. (CUBLAS_PEDANTIC_MATH is meant for

@@ -57,6 +57,8 @@ public:
 
     // Records `message` as the calling thread's error (through the host) and returns `status`.
     pagoda_status_t fail(pagoda_status_t status, const std::string &message) const noexcept override;
+    // The calling thread's last fail() message, so a graph recording can say what spoilt it.
+    static const std::string &last_failure() noexcept;
     // "<call> on cuda:<device>: <cudaErrorName>: <cudaGetErrorString>"; an allocation failure
     // maps to PAGODA_ERR_OUT_OF_MEMORY, everything else to PAGODA_ERR_BACKEND.
     pagoda_status_t fail_cuda(cudaError_t error, const std::string &call, int32_t device) const;
@@ -149,6 +151,15 @@ struct pagoda_backend_stream {
     // can share it; grown by stream_scratch, freed by stream_destroy.
     void *scratch = nullptr;
     size_t scratch_bytes = 0;
+    // Between graph_capture_begin and graph_capture_end (cuda_graphs.cpp): work is recorded,
+    // so nothing may allocate, synchronize or touch host memory; the first refusal is kept
+    // here and graph_capture_end reports it.
+    bool capturing = false;
+    std::string capture_spoilt;
+    // Once a graph was recorded on this stream it may hold the scratch's address: outgrown
+    // scratch buffers are kept, not freed, until stream_destroy.
+    bool graphs_recorded = false;
+    std::vector<void *> retired_scratch;
 };
 
 namespace pagoda::cuda {
@@ -156,6 +167,14 @@ namespace pagoda::cuda {
 // buffer and allocates the new one in stream order, so work already queued keeps its memory.
 pagoda_status_t stream_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream, size_t bytes,
                                void **out);
+// Fails `what` (something a recording stream cannot record) with a message saying so, and keeps
+// it as the reason the recording is spoilt (cuda_graphs.cpp).
+pagoda_status_t refuse_during_capture(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                      const std::string &what);
+// Runs `launch` (a graph launch on `stream`) ordered with the device's shared matmul scratch, as
+// each eager matmul is: recorded matmuls skip that ordering (cuda_matmul.cpp).
+pagoda_status_t order_with_matmul_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                          pagoda_status_t (*launch)(void *), void *context);
 }  // namespace pagoda::cuda
 
 struct pagoda_backend_event {

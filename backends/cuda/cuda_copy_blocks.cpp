@@ -39,6 +39,11 @@ pagoda_status_t run_copy_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stre
                                 const pagoda_op_copy_blocks_t &a) {
     // Every array and id is checked before anything is queued: a failed launch changes nothing.
     PAGODA_PLUGIN_CHECK(plugin::check_block_pairs(cuda, "copy_blocks", a));
+    // Its pair table is uploaded from host memory, which a graph would read again at each run.
+    if (stream.capturing)
+        return refuse_during_capture(cuda, stream,
+                                     "copy_blocks cannot be recorded into a graph (its block "
+                                     "pairs are host arrays): run it before or after the capture");
     if (a.n_pairs == 0 || a.n_caches == 0) return PAGODA_OK;
 
     // The kernel reads the cache addresses and the pairs from the stream's scratch:
@@ -80,6 +85,10 @@ pagoda_status_t run_copy_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stre
 pagoda_status_t run_swap_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                                 const pagoda_op_copy_blocks_t &a) {
     PAGODA_PLUGIN_CHECK(plugin::check_block_pairs(cuda, "swap_blocks", a));
+    if (stream.capturing)
+        return refuse_during_capture(cuda, stream,
+                                     "swap_blocks cannot be recorded into a graph (it copies "
+                                     "host memory): run it before or after the capture");
     if (a.n_pairs == 0 || a.n_caches == 0) return PAGODA_OK;
     const cudaMemcpyKind kind =
         a.direction == PAGODA_SWAP_OUT ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;

@@ -33,6 +33,16 @@ pagoda_status_t event_query(void *self, pagoda_backend_event_t *event, uint32_t 
 pagoda_status_t event_elapsed(void *self, pagoda_backend_event_t *start,
                               pagoda_backend_event_t *end, float *milliseconds);
 
+// cuda_graphs.cpp: stream capture into CUDA graphs, and the kernel table the plugin hands out
+// (cuda_kernels.cpp's, noting launches refused during a capture).
+pagoda_status_t graph_capture_begin(void *self, pagoda_backend_stream_t *stream);
+pagoda_status_t graph_capture_end(void *self, pagoda_backend_stream_t *stream,
+                                  pagoda_backend_graph_t **out);
+pagoda_status_t graph_launch(void *self, pagoda_backend_graph_t *graph,
+                             pagoda_backend_stream_t *stream);
+void graph_destroy(void *self, pagoda_backend_graph_t *graph);
+extern const pagoda_backend_kernels_t kGraphAwareKernels;
+
 // cuda_kernels.cpp: the kernel table.
 extern const pagoda_backend_kernels_t kKernels;
 

@@ -21,15 +21,13 @@ using RunFn = pagoda_status_t (*)(CudaBackend &, pagoda_backend_stream_t &, cons
 template <typename T>
 pagoda_status_t dispatch(CudaBackend &cuda, pagoda_backend_stream_t *stream, pagoda_op_t op,
                          const void *args, CheckFn<T> check, RunFn<T> run) {
-    // Every field ABI 1.0 defined is needed; later versions only append.
-    auto a = plugin::read_op_args<T>(args, sizeof(T));
-    if (!a)
-        return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                         std::string(plugin::op_name(op)) +
-                             ": the argument struct is NULL or its struct_size is too small");
-    if (pagoda_status_t s = check(cuda, *a); s != PAGODA_OK || stream == nullptr) return s;
+    T a;
+    if (pagoda_status_t s = plugin::read_op_args(cuda, plugin::op_name(op), args, a);
+        s != PAGODA_OK)
+        return s;
+    if (pagoda_status_t s = check(cuda, a); s != PAGODA_OK || stream == nullptr) return s;
     if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
-    return run(cuda, *stream, *a);
+    return run(cuda, *stream, a);
 }
 
 // The shared checks take a Reporter; these adapt them to CheckFn.
@@ -98,6 +96,9 @@ pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, 
             return dispatch<pagoda_op_copy_blocks_t>(
                 cuda, stream, op, args, shared_check<pagoda_op_copy_blocks_t, check_swap_blocks>,
                 run_swap_blocks);
+        case PAGODA_OP_SAMPLE:
+            return dispatch<pagoda_op_sample_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_sample_t, check_sample>, run_sample);
         case PAGODA_OP_INVALID: break;
     }
     return cuda.fail(PAGODA_ERR_UNSUPPORTED,

@@ -34,6 +34,10 @@ pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
 pagoda_status_t run_softmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                             const pagoda_op_softmax_t &a);
 
+// cuda_sample.cpp over sample_kernel.cu: SAMPLE, one block per row.
+pagoda_status_t run_sample(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                           const pagoda_op_sample_t &a);
+
 // cuda_paged.cpp over kv_write_kernel.cu, paged_attention_prefill.cu (FlashAttention-2 style
 // tiles read straight from blocks), paged_attention_decode.cu (split-K over the context) and
 // attention_merge.cu (the log-sum-exp merge of partial results, its own kernel because cache

@@ -28,6 +28,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "bias_kernel.hpp"
 #include "cuda_kernels.hpp"
@@ -185,6 +186,10 @@ struct MatmulState {
     // streams run their scratch work in the order they were queued.
     cudaEvent_t scratch_free = nullptr;
     std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
+    // A graph has recorded a launch using the workspace or panel, and keeps their addresses:
+    // an outgrown panel is then kept (here) rather than freed, until the backend goes.
+    bool recorded = false;
+    std::vector<float *> retired_panels;
 };
 
 void MatmulStateDeleter::operator()(MatmulState *s) const noexcept {
@@ -194,6 +199,7 @@ void MatmulStateDeleter::operator()(MatmulState *s) const noexcept {
     if (s->scratch_free != nullptr) (void)cudaEventDestroy(s->scratch_free);
     if (s->workspace != nullptr) (void)cudaFree(s->workspace);
     if (s->panel != nullptr) (void)cudaFree(s->panel);
+    for (float *old : s->retired_panels) (void)cudaFree(old);
     if (s->lt != nullptr) (void)cublasLtDestroy(s->lt);
     delete s;
 }
@@ -224,23 +230,48 @@ pagoda_status_t make_state(CudaBackend &cuda, int32_t device, MatmulStatePtr &ou
     return PAGODA_OK;
 }
 
+// Runs `body` with the calling thread allowed to allocate while one of its streams records a
+// graph: the device state made this way is real memory, not part of the recording.
+template <typename Body>
+auto outside_capture(Body &&body) {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    auto result = body();
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    return result;
+}
+
 // Makes sure the panel holds at least `min_elems` floats (min_elems ≤ kPanelElems), preferring
 // kPanelElems and halving while the device refuses. The caller holds the scratch.
-pagoda_status_t ensure_panel(CudaBackend &cuda, MatmulState &s, cudaStream_t stream,
+pagoda_status_t ensure_panel(CudaBackend &cuda, MatmulState &s, pagoda_backend_stream_t &stream,
                              int64_t min_elems) {
     if (s.panel != nullptr && s.panel_elems >= min_elems) return PAGODA_OK;
     if (s.panel != nullptr) {
-        // A panel cut short by an earlier shortage: let the work queued on it finish (this
-        // stream waits for every earlier scratch user), then start over.
-        if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-            return cuda.fail_cuda(e, std::string(kOp) + ": cudaStreamSynchronize", s.device);
-        (void)cudaFree(s.panel);
+        // A panel cut short by an earlier shortage. Replacing it cannot be recorded: the
+        // synchronisation below is not allowed while capturing, and earlier graphs hold it.
+        if (stream.capturing)
+            return refuse_during_capture(
+                cuda, stream,
+                std::string(kOp) + ": the f32 weight panel must be grown by an eager run before "
+                                   "capture: " +
+                    std::to_string(min_elems) + " floats needed, " +
+                    std::to_string(s.panel_elems) + " held");
+        if (s.recorded) {
+            s.retired_panels.push_back(s.panel);  // a graph may still run on it
+        } else {
+            // Let the work queued on it finish (this stream waits for every earlier scratch
+            // user), then start over.
+            if (cudaError_t e = cudaStreamSynchronize(stream.stream); e != cudaSuccess)
+                return cuda.fail_cuda(e, std::string(kOp) + ": cudaStreamSynchronize", s.device);
+            (void)cudaFree(s.panel);
+        }
         s.panel = nullptr;
         s.panel_elems = 0;
     }
     for (int64_t elems = kPanelElems;; elems = std::max(min_elems, elems / 2)) {
         void *p = nullptr;
-        if (cudaMalloc(&p, size_t(elems) * sizeof(float)) == cudaSuccess) {
+        if (outside_capture([&] { return cudaMalloc(&p, size_t(elems) * sizeof(float)); }) ==
+            cudaSuccess) {
             s.panel = static_cast<float *>(p);
             s.panel_elems = elems;
             return PAGODA_OK;
@@ -396,8 +427,25 @@ pagoda_status_t with_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     return cuda.with_matmul(stream.device, stream.stream,
                             [&](cublasHandle_t blas, MatmulStatePtr &state) {
         if (state == nullptr) {
-            if (pagoda_status_t r = make_state(cuda, stream.device, state); r != PAGODA_OK)
+            if (pagoda_status_t r = outside_capture([&] { return make_state(cuda, stream.device, state); });
+                r != PAGODA_OK)
                 return r;
+            // cublasGemmEx (the fallback) otherwise allocates its own workspace on first use,
+            // which a recording stream cannot do; the two libraries run in turn on this one.
+            if (state->workspace != nullptr) {
+                if (cublasStatus_t st =
+                        cublasSetWorkspace(blas, state->workspace, state->workspace_bytes);
+                    st != CUBLAS_STATUS_SUCCESS)
+                    return cuda.fail_cublas(st, std::string(kOp) + ": cublasSetWorkspace",
+                                            stream.device);
+            }
+        }
+        if (stream.capturing) {
+            // The event cannot join a recording (waiting on it would tie the graph to work
+            // outside it; recording it would make it the graph's). graph_launch orders the
+            // whole graph with the scratch instead (order_with_matmul_scratch).
+            state->recorded = true;
+            return body(blas, *state);
         }
         if (cudaError_t e = cudaStreamWaitEvent(stream.stream, state->scratch_free, 0);
             e != cudaSuccess)
@@ -445,7 +493,7 @@ pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream,
 pagoda_status_t run_widened(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                             const pagoda_op_matmul_t &a, const Resolved &r) {
     return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
-        if (pagoda_status_t st = ensure_panel(cuda, s, stream.stream, a.k); st != PAGODA_OK)
+        if (pagoda_status_t st = ensure_panel(cuda, s, stream, a.k); st != PAGODA_OK)
             return st;
         // Whole panels of 64 rows keep each panel's slice of y and bias aligned.
         int64_t panel_rows = std::min(a.n, s.panel_elems / a.k);
@@ -507,6 +555,22 @@ pagoda_status_t run_gemm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
 }
 
 }  // namespace
+
+pagoda_status_t order_with_matmul_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                                          pagoda_status_t (*launch)(void *), void *context) {
+    return cuda.with_matmul(stream.device, stream.stream,
+                            [&](cublasHandle_t, MatmulStatePtr &state) {
+        if (state == nullptr || !state->recorded) return launch(context);  // no matmul recorded
+        if (cudaError_t e = cudaStreamWaitEvent(stream.stream, state->scratch_free, 0);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, "graph_launch: cudaStreamWaitEvent", stream.device);
+        pagoda_status_t r = launch(context);
+        if (cudaError_t e = cudaEventRecord(state->scratch_free, stream.stream);
+            e != cudaSuccess && r == PAGODA_OK)
+            r = cuda.fail_cuda(e, "graph_launch: cudaEventRecord", stream.device);
+        return r;
+    });
+}
 
 pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
     Route route;

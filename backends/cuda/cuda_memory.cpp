@@ -107,6 +107,13 @@ pagoda_status_t copy(void *self, pagoda_backend_stream_t *stream, void *dst, con
                 return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
                                  "copy: unknown copy kind " + std::to_string(int(kind)));
         }
+        // A recorded copy would read or write the host memory each time the graph runs, long
+        // after the caller's buffer may be gone: only device-to-device copies are recorded.
+        if (stream->capturing && kind != PAGODA_COPY_DEVICE_TO_DEVICE)
+            return refuse_during_capture(
+                cuda, *stream,
+                "copy: a copy from or to host memory cannot be recorded into a graph (copy before "
+                "or after the capture)");
         if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
         if (direction == cudaMemcpyHostToHost) {
             auto job = std::make_unique<HostCopy>(HostCopy{dst, src, size});

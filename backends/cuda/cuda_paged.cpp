@@ -14,6 +14,8 @@
 #include "check_helpers.hpp"
 #include "cuda_kernels.hpp"
 #include "kv_write_kernel.hpp"
+#include "op_args.hpp"
+#include "op_checks.hpp"
 #include "paged_attention_batch.hpp"
 #include "paged_attention_decode.hpp"
 #include "paged_attention_params.hpp"
@@ -109,6 +111,14 @@ pagoda_status_t run_kv_write(CudaBackend &cuda, pagoda_backend_stream_t &stream,
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string("kv_write: ") + null +
                                                           " is NULL with n_tokens " +
                                                           std::to_string(a.n_tokens));
+    // The fused rotation, read as check_kv_write read it; its positions are needed now.
+    pagoda_op_rope_t k_rope{};
+    if (a.k_rope != nullptr) {
+        PAGODA_PLUGIN_CHECK(
+            plugin::read_op_args(cuda, plugin::kKvWriteRopeName, a.k_rope, k_rope));
+        PAGODA_PLUGIN_CHECK(
+            plugin::check_pointer(cuda, "kv_write", "k_rope.positions", k_rope.positions));
+    }
     const int64_t row = a.n_kv_heads * a.head_dim;
     KvWriteArgs k{};
     k.cache_dtype = a.cache_dtype;
@@ -124,6 +134,7 @@ pagoda_status_t run_kv_write(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     k.k_cache = a.k_cache;
     k.v_cache = a.v_cache;
     k.slot_mapping = a.slot_mapping;
+    k.k_rope = a.k_rope != nullptr ? &k_rope : nullptr;
     k.error = stream.error;
     if (cudaError_t e = launch_kv_write(k, stream.stream); e != cudaSuccess)
         return cuda.fail_cuda(e, "kv_write: kernel launch", stream.device);

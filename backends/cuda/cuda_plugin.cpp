@@ -181,11 +181,15 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
         t.event_synchronize = event_synchronize;
         t.copy = copy;
         t.memset = memset_async;
-        t.kernels = &kKernels;
+        t.kernels = &kGraphAwareKernels;  // kKernels, noting refusals during a capture
         t.collectives = &kCollectives;
         t.stream_query = stream_query;
         t.event_query = event_query;
         t.event_elapsed = event_elapsed;
+        t.graph_capture_begin = graph_capture_begin;
+        t.graph_capture_end = graph_capture_end;
+        t.graph_launch = graph_launch;
+        t.graph_destroy = graph_destroy;
         *out = &instance.release()->iface;
         return PAGODA_OK;
     } catch (const std::bad_alloc &) {

@@ -54,6 +54,7 @@ void stream_destroy(void *self, pagoda_backend_stream_t *stream) {
         // scratch came from the stream-ordered allocator and goes back the same way.
         if (stream->error != nullptr) (void)cudaFree(stream->error);
         if (stream->scratch != nullptr) (void)cudaFreeAsync(stream->scratch, stream->stream);
+        for (void *old : stream->retired_scratch) (void)cudaFreeAsync(old, stream->stream);
         (void)cudaStreamDestroy(stream->stream);
         (void)cudaGetLastError();
     }
@@ -65,6 +66,7 @@ pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) 
     return guarded(cuda, [&] {
         if (stream == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_synchronize: stream is NULL");
+        if (stream->capturing) return refuse_during_capture(cuda, *stream, "stream_synchronize");
         if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
         if (cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess)
             return cuda.fail_cuda(e, "cudaStreamSynchronize", stream->device);
@@ -98,15 +100,27 @@ pagoda_status_t stream_scratch(CudaBackend &cuda, pagoda_backend_stream_t &strea
         *out = stream.scratch;
         return PAGODA_OK;
     }
+    // A recorded launch keeps the scratch's address; growing it here would record an allocation
+    // (and free what earlier graphs use). Running the same work once before recording sizes it.
+    if (stream.capturing)
+        return refuse_during_capture(
+            cuda, stream,
+            "the stream's scratch must be sized by an eager run before capture: " +
+                std::to_string(bytes) + " bytes needed, " + std::to_string(stream.scratch_bytes) +
+                " held");
     // Grow geometrically (in whole MiB) so a slowly rising need reallocates rarely: the steady
     // state allocates nothing.
     constexpr size_t kMiB = size_t(1) << 20;
     size_t grown = stream.scratch_bytes * 2 > bytes ? stream.scratch_bytes * 2 : bytes;
     grown = (grown + kMiB - 1) / kMiB * kMiB;
     if (stream.scratch != nullptr) {
-        // Stream-ordered: the buffer is released only after the work queued before it.
-        if (cudaError_t e = cudaFreeAsync(stream.scratch, stream.stream); e != cudaSuccess)
+        if (stream.graphs_recorded) {
+            // A graph recorded on this stream may still use it whenever it is launched.
+            stream.retired_scratch.push_back(stream.scratch);
+        } else if (cudaError_t e = cudaFreeAsync(stream.scratch, stream.stream); e != cudaSuccess) {
+            // Stream-ordered: the buffer is released only after the work queued before it.
             return cuda.fail_cuda(e, "cudaFreeAsync of the stream's scratch", stream.device);
+        }
         stream.scratch = nullptr;
         stream.scratch_bytes = 0;
     }
@@ -155,6 +169,8 @@ pagoda_status_t event_record(void *self, pagoda_backend_event_t *event,
     return guarded(cuda, [&] {
         if (event == nullptr || stream == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "event_record: event or stream is NULL");
+        // Recorded in a capture, the event would belong to the graph and fail every later use.
+        if (stream->capturing) return refuse_during_capture(cuda, *stream, "event_record");
         // CUDA requires an event and the stream it is recorded on to share a device.
         if (event->device != stream->device)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
@@ -174,6 +190,7 @@ pagoda_status_t stream_wait_event(void *self, pagoda_backend_stream_t *stream,
         if (event == nullptr || stream == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
                              "stream_wait_event: stream or event is NULL");
+        if (stream->capturing) return refuse_during_capture(cuda, *stream, "stream_wait_event");
         // Waiting on another device's event is allowed: that is how devices hand work over.
         if (pagoda_status_t s = cuda.use_device(stream->device); s != PAGODA_OK) return s;
         if (cudaError_t e = cudaStreamWaitEvent(stream->stream, event->event, 0); e != cudaSuccess)
@@ -199,6 +216,7 @@ pagoda_status_t stream_query(void *self, pagoda_backend_stream_t *stream, uint32
     return guarded(cuda, [&] {
         if (stream == nullptr || complete == nullptr)
             return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "stream_query: stream or complete is NULL");
+        if (stream->capturing) return refuse_during_capture(cuda, *stream, "stream_query");
         cudaError_t e = cudaStreamQuery(stream->stream);
         if (e != cudaSuccess && e != cudaErrorNotReady)
             return cuda.fail_cuda(e, "cudaStreamQuery", stream->device);

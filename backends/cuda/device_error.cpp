@@ -8,6 +8,7 @@
 #include "check_helpers.hpp"
 #include "names.hpp"
 #include "pagoda/ops.h"
+#include "sample_rules.hpp"
 
 namespace pagoda::cuda {
 
@@ -47,8 +48,18 @@ std::string what_was_wrong(const DeviceError &e) {
             const uint32_t bits = uint32_t(e.value);
             float factor;
             std::memcpy(&factor, &bits, sizeof factor);
-            return "freq_factors[" + text(e.index) + "] = " + plugin::float_text(factor) +
+            // KV_WRITE's factors are those of its k_rope.
+            const char *field =
+                e.op == PAGODA_OP_KV_WRITE ? "k_rope.freq_factors[" : "freq_factors[";
+            return field + text(e.index) + "] = " + plugin::float_text(factor) +
                    " must be finite and positive";
+        }
+        case DeviceErrorField::SampleRow: {
+            const uint32_t bits = uint32_t(e.value);
+            float value;
+            std::memcpy(&value, &bits, sizeof value);
+            return plugin::sample_fault_text(plugin::SampleFault(e.limit), e.index, value,
+                                             e.value);
         }
         case DeviceErrorField::None: break;
     }

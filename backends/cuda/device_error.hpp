@@ -20,8 +20,12 @@ enum class DeviceErrorField : int32_t {
     AttentionQueryStart,// paged_attention: query_start[index] = value out of order (limit: the previous)
     AttentionContext,   // paged_attention: context_lens[index] = value below its q_len or past capacity (limit)
     AttentionBlock,     // paged_attention: block_tables entry index (seq · max_blocks + j) = value outside [0, limit)
-    // rope: freq_factors[index] is not finite and positive; value: its f32 bit pattern (limit: rot_dim/2)
+    // rope: freq_factors[index] (kv_write: k_rope.freq_factors[index]) is not finite and
+    // positive; value: its f32 bit pattern (limit: rot_dim/2)
     RopeFreqFactor,
+    // sample: row index is rejected; limit: its plugin::SampleFault (sample_rules.hpp); value:
+    // the bad parameter's f32 bit pattern, or the column of a NaN logit
+    SampleRow,
 };
 
 // One per stream, in device memory (zeroed when the stream is made and after each report).

@@ -6,7 +6,9 @@
 #include <climits>
 
 #include "half_load.cuh"
+#include "launch_shape.hpp"
 #include "pagoda/ops.h"
+#include "rope_math.cuh"
 
 namespace pagoda::cuda {
 
@@ -61,11 +63,70 @@ __device__ __forceinline__ void store4_as(__half *dst, float4 v) {
     *reinterpret_cast<uint2 *>(dst) = packed;
 }
 
+// The rotated part of the keys (k_rope): rope_kernel.cu's loop with the cache as destination.
+// One block per token (grid-stride over tokens); the block builds inv_freq a chunk of pairs at a
+// time in shared memory and each token's cos/sin once for all its heads. A thread rotates one
+// pair of one head, so it reads both elements of the pair from `k` and writes both to the
+// cache; `k` is only read. The elements past rot_dim are write_kernel's.
+constexpr int kRotateThreads = 256;
+
+template <typename T>
+__global__ void __launch_bounds__(kRotateThreads)
+    write_rotated_keys_kernel(KvWriteArgs a, const int32_t *positions, RopeFrequencies freq,
+                              bool interleaved) {
+    // Uniform over the block, as every barrier below needs: another block of this launch may
+    // record a bad factor while this one starts.
+    if (__syncthreads_or(threadIdx.x == 0 && failed(a.error))) return;
+    __shared__ double inv_freq[kRopePairsPerChunk];
+    __shared__ float cos_t[kRopePairsPerChunk], sin_t[kRopePairsPerChunk];
+    __shared__ unsigned long long first_bad;
+    if (!rope_freq_factors_valid(freq, a.error, int32_t(PAGODA_OP_KV_WRITE), first_bad)) return;
+
+    T *k_cache = static_cast<T *>(a.k_cache);
+    const int64_t pairs = freq.pairs;
+    for (int64_t p0 = 0; p0 < pairs; p0 += kRopePairsPerChunk) {
+        const int n = int(pairs - p0 < kRopePairsPerChunk ? pairs - p0 : kRopePairsPerChunk);
+        // The previous chunk's last token is done with inv_freq before it is replaced.
+        __syncthreads();
+        for (int i = int(threadIdx.x); i < n; i += int(blockDim.x))
+            inv_freq[i] = inverse_frequency(freq, p0 + i);
+        for (int64_t t = blockIdx.x; t < a.n_tokens; t += gridDim.x) {
+            // inv_freq is written, and the previous token's rotation is done with cos/sin.
+            __syncthreads();
+            const int64_t slot = a.slot_mapping[t];
+            if (slot < 0) continue;  // padding: the same for the whole block
+            const int32_t position = positions[t];
+            for (int i = int(threadIdx.x); i < n; i += int(blockDim.x))
+                rope_angle(position, inv_freq[i], cos_t[i], sin_t[i]);
+            __syncthreads();
+            const int64_t block = slot / a.block_size, offset = slot % a.block_size;
+            const float *k = a.k + t * a.k_token_stride;
+            const int64_t work = a.n_kv_heads * n;
+            for (int64_t e = threadIdx.x; e < work; e += blockDim.x) {
+                const int64_t head = e / n;
+                const int i = int(e - head * n);
+                const float *src = k + head * a.head_dim;
+                T *dst = k_cache +
+                         ((block * a.n_kv_heads + head) * a.block_size + offset) * a.head_dim;
+                // Half-split pairs i with i + rot_dim/2; interleaved pairs 2i with 2i + 1.
+                const int64_t j0 = interleaved ? 2 * (p0 + i) : p0 + i;
+                const int64_t j1 = interleaved ? j0 + 1 : j0 + pairs;
+                float y0, y1;
+                rotate_pair(src[j0], src[j1], cos_t[i], sin_t[i], y0, y1);
+                store_as(dst + j0, y0);
+                store_as(dst + j1, y1);
+            }
+        }
+    }
+}
+
 // A grid-stride loop over pieces of kVec elements of every (token, head) row, K and V
 // together. A token's heads go to rows far apart in the cache (vLLM's "reshape and cache"),
-// but each row is written contiguously, so stores coalesce within a row.
+// but each row is written contiguously, so stores coalesce within a row. Key elements below
+// `k_from` (rot_dim with k_rope, else 0) are write_rotated_keys_kernel's and skipped; with
+// kVec = 4, k_from is a multiple of 4, so a piece is either wholly skipped or wholly written.
 template <typename T, int kVec>
-__global__ void write_kernel(KvWriteArgs a) {
+__global__ void write_kernel(KvWriteArgs a, int64_t k_from) {
     if (failed(a.error)) return;  // set before this kernel started: the same for every thread
     T *k_cache = static_cast<T *>(a.k_cache);
     T *v_cache = static_cast<T *>(a.v_cache);
@@ -82,11 +143,12 @@ __global__ void write_kernel(KvWriteArgs a) {
         const int64_t dst = ((block * a.n_kv_heads + head) * a.block_size + offset) * a.head_dim + d;
         const float *k = a.k + t * a.k_token_stride + head * a.head_dim + d;
         const float *v = a.v + t * a.v_token_stride + head * a.head_dim + d;
+        const bool write_k = d >= k_from;
         if constexpr (kVec == 4) {
-            store4_as(k_cache + dst, *reinterpret_cast<const float4 *>(k));
+            if (write_k) store4_as(k_cache + dst, *reinterpret_cast<const float4 *>(k));
             store4_as(v_cache + dst, *reinterpret_cast<const float4 *>(v));
         } else {
-            store_as(k_cache + dst, *k);
+            if (write_k) store_as(k_cache + dst, *k);
             store_as(v_cache + dst, *v);
         }
     }
@@ -105,9 +167,20 @@ cudaError_t launch_kv_write(const KvWriteArgs &a, cudaStream_t stream) {
 
     return with_storage_type(a.cache_dtype, [&](auto tag) -> cudaError_t {
         using T = typename decltype(tag)::type;
+        int64_t k_from = 0;
+        if (a.k_rope != nullptr) {
+            // First, so that a bad freq_factors entry is found before anything is written.
+            const RopeFrequencies freq = rope_frequencies_of(*a.k_rope);
+            k_from = freq.rot_dim;
+            const int64_t chunk = freq.pairs < kRopePairsPerChunk ? freq.pairs : kRopePairsPerChunk;
+            const int threads = row_block_threads(a.n_kv_heads * chunk, kRotateThreads);
+            write_rotated_keys_kernel<T><<<grid_blocks(a.n_tokens, 1), threads, 0, stream>>>(
+                a, a.k_rope->positions, freq, a.k_rope->layout == PAGODA_ROPE_INTERLEAVED);
+            if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+        }
         // Four elements per thread when every row piece is aligned for it: 16-byte loads of
         // the f32 inputs and 16- or 8-byte stores to the cache.
-        const bool vec = a.head_dim % 4 == 0 && a.k_token_stride % 4 == 0 &&
+        const bool vec = a.head_dim % 4 == 0 && k_from % 4 == 0 && a.k_token_stride % 4 == 0 &&
                          a.v_token_stride % 4 == 0 && aligned(a.k, 16) && aligned(a.v, 16) &&
                          aligned(a.k_cache, 4 * sizeof(T)) && aligned(a.v_cache, 4 * sizeof(T));
         const int vec_elems = vec ? 4 : 1;
@@ -116,9 +189,9 @@ cudaError_t launch_kv_write(const KvWriteArgs &a, cudaStream_t stream) {
         const int64_t wanted = (pieces + kThreads - 1) / kThreads;
         const unsigned blocks = unsigned(wanted < 65535 ? wanted : 65535);
         if (vec)
-            write_kernel<T, 4><<<blocks, kThreads, 0, stream>>>(a);
+            write_kernel<T, 4><<<blocks, kThreads, 0, stream>>>(a, k_from);
         else
-            write_kernel<T, 1><<<blocks, kThreads, 0, stream>>>(a);
+            write_kernel<T, 1><<<blocks, kThreads, 0, stream>>>(a, k_from);
         return cudaGetLastError();
     });
 }

@@ -1,5 +1,6 @@
-// KV_WRITE's kernels: the slot check and the scatter of new keys and values into the paged
-// caches; kv_write_kernel.cu. Plain C++ so both nvcc and the host compiler read it.
+// KV_WRITE's kernels: the slot check, the fused rotation of keys (k_rope) and the scatter of new
+// keys and values into the paged caches; kv_write_kernel.cu. Plain C++ so both nvcc and the host
+// compiler read it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,7 +8,7 @@
 #include <cstdint>
 
 #include "device_error.hpp"
-#include "pagoda/dtype.h"
+#include "pagoda/ops.h"
 
 namespace pagoda::cuda {
 
@@ -27,6 +28,10 @@ struct KvWriteArgs {
     void *k_cache;
     void *v_cache;
     const int64_t *slot_mapping;
+    // ops.h's k_rope as read and checked by the backend (its own struct_size resolved), or
+    // nullptr. Host memory, read by launch_kv_write only; its positions and freq_factors are
+    // device addresses.
+    const pagoda_op_rope_t *k_rope;
     DeviceError *error;
 };
 
@@ -34,7 +39,11 @@ struct KvWriteArgs {
 // num_blocks × block_size is reported through a.error, as the CPU backend words it) and then
 // the write, which does nothing when the stream's error record is set: a bad slot changes no
 // cache. Negative slots are padding and skipped. Narrowing to bf16/f16 rounds to nearest
-// even. Returns the first launch error (cudaSuccess for zero tokens).
+// even. With k_rope the keys' first rot_dim elements of every head are rotated on the way in,
+// exactly as launch_rope would rotate them (rope_math.cuh), and `k` is left alone; a
+// freq_factors entry that is not finite and positive is recorded in a.error
+// (DeviceErrorField::RopeFreqFactor) and nothing is written. Returns the first launch error
+// (cudaSuccess for zero tokens).
 cudaError_t launch_kv_write(const KvWriteArgs &a, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /** \brief Plugin ABI version: major in the upper 16 bits, minor in the lower 16. */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 0u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 1u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */
@@ -106,6 +106,8 @@ typedef struct pagoda_backend_stream pagoda_backend_stream_t;
 typedef struct pagoda_backend_event pagoda_backend_event_t;
 /** \brief A collective communicator for one rank; defined by each backend. */
 typedef struct pagoda_backend_comm pagoda_backend_comm_t;
+/** \brief Work recorded from a stream once and launched many times; defined by each backend. */
+typedef struct pagoda_backend_graph pagoda_backend_graph_t;
 
 /** \brief Which memories a ::pagoda_backend_iface_t::copy joins. */
 typedef enum pagoda_copy_kind {
@@ -321,6 +323,34 @@ typedef struct pagoda_backend_iface {
      */
     pagoda_status_t (*event_elapsed)(void *self, pagoda_backend_event_t *start,
                                      pagoda_backend_event_t *end, float *milliseconds);
+
+    /* Since ABI 1.1. A table of ABI 1.0 ends here; the host reads the slots below as NULL. */
+
+    /**
+     * Starts recording the work issued to `stream` into a graph instead of running it (CUDA's
+     * stream capture), so that a decode step's hundreds of launches cost one later. While the
+     * stream records, only `launch`, `memset` and device-to-device `copy` may be issued to it,
+     * from the thread that began the recording; launches check their descriptors as usual and
+     * read host memory (descriptors, nested structs) now, and the device memory they name when
+     * the graph runs. Anything else fails and spoils the recording, which `graph_capture_end`
+     * then reports. NULL when the backend has no graphs: the host launches op by op.
+     */
+    pagoda_status_t (*graph_capture_begin)(void *self, pagoda_backend_stream_t *stream);
+    /**
+     * Ends the recording begun on `stream` and, unless it was spoilt, returns it in `*out`. On
+     * failure the recording is dropped, `*out` is NULL and the stream runs work again.
+     */
+    pagoda_status_t (*graph_capture_end)(void *self, pagoda_backend_stream_t *stream,
+                                         pagoda_backend_graph_t **out);
+    /**
+     * Runs `graph` on `stream`, which must be the stream it was recorded on: the same device
+     * addresses and launch parameters, with whatever device memory holds when it runs. Failures
+     * inside the graph are reported by the stream's synchronize or query, as for launches.
+     */
+    pagoda_status_t (*graph_launch)(void *self, pagoda_backend_graph_t *graph,
+                                    pagoda_backend_stream_t *stream);
+    /** Destroys a graph; NULL is ignored. Work already launched from it completes. */
+    void (*graph_destroy)(void *self, pagoda_backend_graph_t *graph);
 } pagoda_backend_iface_t;
 
 /**

@@ -130,7 +130,40 @@ typedef struct pagoda_engine_options {
     void *on_output_user;           /**< Passed to `on_output`. */
     int32_t preemption;             /**< A ::pagoda_preemption_t; default ::PAGODA_PREEMPT_AUTO. */
     int32_t kv_reservation;         /**< A ::pagoda_kv_reservation_t; default ::PAGODA_KV_PAGED. */
+    int32_t decode_graphs;          /**< A ::pagoda_decode_graphs_t; default ::PAGODA_DECODE_GRAPHS_AUTO. */
+    int32_t device_sampling;        /**< A ::pagoda_device_sampling_t; default ::PAGODA_DEVICE_SAMPLING_AUTO. */
 } pagoda_engine_options_t;
+
+/**
+ * \brief Where the engine picks tokens. On the device, a step's logits stay there and only one
+ *        token and its log-probability per sequence come back (PAGODA_OP_SAMPLE: greedy,
+ *        temperature, top-k, top-p, min-p). Steps that need the whole distribution on the host
+ *        sample there anyway: repetition, presence or frequency penalties, top log-probabilities,
+ *        prompt log-probabilities, beam search, and the first draw of a request with several
+ *        sequences. The seeded draws differ between the two places, each reproducible.
+ */
+typedef enum pagoda_device_sampling {
+    /** On the device where its memory is apart from the host's (a GPU), so that the logits need
+     *  not cross; on the host otherwise. */
+    PAGODA_DEVICE_SAMPLING_AUTO = 0,
+    PAGODA_DEVICE_SAMPLING_ON = 1,  /**< On the device wherever its backend runs PAGODA_OP_SAMPLE. */
+    PAGODA_DEVICE_SAMPLING_OFF = 2  /**< Always on the host. */
+} pagoda_device_sampling_t;
+
+/**
+ * \brief Whether decode steps are recorded once per batch-size bucket and replayed as graphs
+ *        (CUDA graphs): a step whose sequences each decode one token is padded to the next
+ *        bucket (1, 2, 4, 8, 16, 24, 32, then every 16 up to 256) and launched as one graph
+ *        instead of hundreds of kernels.
+ */
+typedef enum pagoda_decode_graphs {
+    /** Graphs where the backend records them and its kernels run apart from the host (a GPU);
+     *  op by op on a device that runs kernels on the host (the CPU backend), where a launch
+     *  costs little and the padding rows would cost compute. */
+    PAGODA_DECODE_GRAPHS_AUTO = 0,
+    PAGODA_DECODE_GRAPHS_ON = 1,  /**< Graphs wherever the backend records them. */
+    PAGODA_DECODE_GRAPHS_OFF = 2  /**< Op by op, never padded. */
+} pagoda_decode_graphs_t;
 
 /** \brief What the engine does when running sequences need KV blocks and none are free: it
  *  preempts the latest-arrived request, all of its sequences at once. A request with several
@@ -163,6 +196,8 @@ typedef struct pagoda_engine_stats {
     int64_t prompt_tokens;         /**< Prompt tokens computed (recomputed ones and prefix-cache hits excluded). */
     int64_t generated_tokens;      /**< Tokens sampled. */
     int64_t batched_sequences;     /**< Sum over steps of the sequences in the batch (mean batch = this / steps). */
+    int64_t graph_steps;           /**< Steps launched as one recorded decode graph (::pagoda_decode_graphs_t). */
+    int64_t device_sampled_tokens; /**< Tokens picked on the device (::pagoda_device_sampling_t). */
 } pagoda_engine_stats_t;
 
 /**

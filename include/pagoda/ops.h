@@ -10,6 +10,10 @@
  * Conventions for every op:
  * - Pointers are addresses in the memory of the stream's device (host memory for the CPU
  *   backend), except where a field says "host".
+ * - A caller built against a newer header may pass a larger `struct_size`. The fields a backend
+ *   does not know must then be zero (they are appended so that zero keeps the older meaning);
+ *   a descriptor with any of them set gives ::PAGODA_ERR_UNSUPPORTED, so that an older backend
+ *   refuses a request it would otherwise silently misread.
  * - Strides count elements, not bytes. A stride of 0 means "packed" (the row length).
  * - Activations are ::PAGODA_DTYPE_F32 unless a field names their type; weights may be
  *   F32, BF16 or F16; index arrays are I32 unless stated.
@@ -53,7 +57,8 @@ typedef enum pagoda_op {
     PAGODA_OP_KV_WRITE = 9,         /**< ::pagoda_op_kv_write_t */
     PAGODA_OP_PAGED_ATTENTION = 10, /**< ::pagoda_op_paged_attention_t */
     PAGODA_OP_COPY_BLOCKS = 11,     /**< ::pagoda_op_copy_blocks_t, within one device */
-    PAGODA_OP_SWAP_BLOCKS = 12      /**< ::pagoda_op_copy_blocks_t, between host and device */
+    PAGODA_OP_SWAP_BLOCKS = 12,     /**< ::pagoda_op_copy_blocks_t, between host and device */
+    PAGODA_OP_SAMPLE = 13           /**< ::pagoda_op_sample_t */
 } pagoda_op_t;
 
 /**
@@ -254,6 +259,17 @@ typedef struct pagoda_op_kv_write {
     void *k_cache;                 /**< Key cache. */
     void *v_cache;                 /**< Value cache. */
     const int64_t *slot_mapping;   /**< `[n_tokens]` slots (I64); negative = skip. */
+    /**
+     * RoPE applied to the keys on their way into the cache, or NULL for none: the fused form of
+     * a ::PAGODA_OP_ROPE launch on `k` followed by this write, which saves a pass over the keys.
+     * The struct itself is host memory, read during the launch; its `positions` and
+     * `freq_factors` are device addresses. Its `layout`, `scaling`, `head_dim` (which must equal
+     * this op's), `rot_dim`, `positions`, `theta`, factors and `freq_factors` apply; its `x`,
+     * `n_tokens`, `n_heads` and `token_stride` are ignored (this op's `k`, `n_tokens`,
+     * `n_kv_heads` and `k_token_stride` take their place). `k` itself is not modified. A backend
+     * that cannot fuse reports the descriptor unsupported; the caller then runs ROPE first.
+     */
+    const pagoda_op_rope_t *k_rope;
 } pagoda_op_kv_write_t;
 
 /**
@@ -326,6 +342,50 @@ typedef struct pagoda_op_copy_blocks {
     int64_t src_num_blocks;            /**< Blocks in each source cache; an id past them is an error. */
     int64_t dst_num_blocks;            /**< Blocks in each destination cache, likewise. */
 } pagoda_op_copy_blocks_t;
+
+/**
+ * \brief Picks one token per row of logits: greedy, or a draw after temperature, top-k, top-p
+ *        and min-p, with the random number supplied by the caller.
+ *
+ * Per row `r`, with `T = temperature[r]`:
+ * - `T = 0`: the lowest id among the largest logits (as ::PAGODA_OP_ARGMAX).
+ * - `T > 0`: the candidates are every token whose logit is not −inf, or with
+ *   `0 < top_k[r] < cols` the `top_k[r]` best in rank order (higher logit first, ties to the
+ *   lower id), leaving out −inf ones. Each candidate weighs `w = exp((logit − max) / T)`, `max`
+ *   being the largest candidate logit (w = 1 at the maximum, so a +inf logit weighs 1 and the finite
+ *   ones beside it 0). With `top_p[r] < 1`, only the shortest rank-order prefix
+ *   whose weight reaches `top_p[r] · Σw` stays (at least one token). Then tokens with
+ *   `w < min_p[r]` (that is, probability below `min_p` times the largest) and `w = 0` leave. The
+ *   survivors are walked in rank order when top-k applied and in id order otherwise, and the
+ *   token picked is the first at which the running weight exceeds `uniform[r] · Σ(survivors' w)`
+ *   (the last survivor if rounding leaves none). These are the engine's host sampler's rules,
+ *   so a device and the host draw alike up to rounding near a boundary.
+ *
+ * The per-row arrays are device memory so that the launch can be replayed (a captured graph)
+ * with new values. A row with no finite-or-+inf logit left (all −inf), a NaN logit, a negative
+ * or non-finite `T`, `top_p` outside (0, 1], `min_p` outside [0, 1] or `uniform` outside [0, 1)
+ * is an error naming the row; where the backend checks on the device, it is reported when the
+ * stream synchronizes and `out[r]` is then unspecified.
+ */
+typedef struct pagoda_op_sample {
+    uint32_t struct_size;       /**< sizeof(pagoda_op_sample_t) as the caller knows it. */
+    int64_t rows;               /**< Rows. */
+    int64_t cols;               /**< Row length (vocabulary size). */
+    const void *logits;         /**< `[rows, ldx]` f32; not modified. */
+    int64_t ldx;                /**< Row stride of `logits`; 0 = `cols`. */
+    const float *temperature;   /**< `[rows]`; 0 = greedy. */
+    const int32_t *top_k;       /**< `[rows]`; 0, negative or ≥ `cols` = off. */
+    const float *top_p;         /**< `[rows]`; 1 = off. */
+    const float *min_p;         /**< `[rows]`; 0 = off. */
+    const float *uniform;       /**< `[rows]` uniform draws in [0, 1), one per row. */
+    int32_t *out;               /**< `[rows]` chosen token ids. */
+    /**
+     * `[rows]` f32, or NULL for none: each chosen token's log-probability under the raw logits
+     * (log-softmax at temperature 1, before every filter), which the engine reports and sums
+     * per sequence. NaN for a row holding +inf.
+     */
+    float *logprobs;
+} pagoda_op_sample_t;
 
 #ifdef __cplusplus
 }

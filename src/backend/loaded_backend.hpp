@@ -14,7 +14,12 @@ struct pagoda_backend {
     std::string path;  // canonical path of the file
     std::string name;  // the plugin's own name
     std::string description;
+    // Points at `table` once the plugin's table has been negotiated (at the plugin's own table
+    // only while loading, so that a failed load can still call its destroy).
     const pagoda_backend_iface_t *iface = nullptr;
+    // The plugin's table copied into one of this library's size: slots of a newer minor ABI than
+    // the plugin knows read as NULL, so the rest of the core never looks at struct_size.
+    pagoda_backend_iface_t table{};
     pagoda::SharedLibrary library;
 
     pagoda_backend() = default;

@@ -1,5 +1,8 @@
 #include "backend/plugin_loader.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 
 #include "backend/host_services.hpp"
@@ -59,6 +62,17 @@ const char *missing_slot(const pagoda_backend_iface_t &t) {
     return nullptr;
 }
 
+// The optional graph slots (ABI 1.1) come as a set: a host that records a graph must be able to
+// end, launch and destroy it.
+bool half_filled_graph_slots(const pagoda_backend_iface_t &t) {
+    const int set = (t.graph_capture_begin != nullptr) + (t.graph_capture_end != nullptr) +
+                    (t.graph_launch != nullptr) + (t.graph_destroy != nullptr);
+    return set != 0 && set != 4;
+}
+
+// The size of an ABI 1.0 table: everything before the first slot ABI 1.1 appended.
+constexpr size_t kAbi10TableSize = offsetof(pagoda_backend_iface_t, graph_capture_begin);
+
 std::string version_text(uint32_t v) {
     return std::to_string(v >> 16) + "." + std::to_string(v & 0xFFFFu);
 }
@@ -103,13 +117,20 @@ std::unique_ptr<pagoda_backend> load_plugin(const std::string &path, const char 
                     path + ": speaks plugin ABI " + version_text(iface->abi_version) +
                         ", this library speaks " + version_text(PAGODA_BACKEND_ABI_VERSION));
     }
-    if (iface->struct_size < sizeof(pagoda_backend_iface_t)) {
+    if (iface->struct_size < kAbi10TableSize) {
         backend->iface = nullptr;
         throw Error(PAGODA_ERR_ABI_MISMATCH,
                     path + ": its interface table is " + std::to_string(iface->struct_size) +
-                        " bytes, ABI " + version_text(PAGODA_BACKEND_ABI_VERSION) + " needs " +
-                        std::to_string(sizeof(pagoda_backend_iface_t)));
+                        " bytes, ABI " + version_text(PAGODA_BACKEND_ABI_VERSION) +
+                        " needs at least " + std::to_string(kAbi10TableSize));
     }
+    // Read only the bytes the plugin declared; the slots an older minor version lacks stay NULL
+    // in the host's copy, which the registry hands out from now on.
+    const size_t known = std::min<size_t>(iface->struct_size, sizeof(pagoda_backend_iface_t));
+    std::memcpy(&backend->table, iface, known);
+    backend->table.struct_size = uint32_t(known);  // what a reader of the copy may rely on
+    backend->iface = &backend->table;
+    iface = backend->iface;
     if (!valid_name(iface->name))
         throw Error(PAGODA_ERR_NOT_A_PLUGIN,
                     path + ": the backend's name must be lower-case letters, digits and '_'");
@@ -117,6 +138,11 @@ std::unique_ptr<pagoda_backend> load_plugin(const std::string &path, const char 
         throw Error(PAGODA_ERR_NOT_A_PLUGIN,
                     path + ": the backend '" + iface->name + "' leaves the required slot " +
                         slot + " empty");
+    if (half_filled_graph_slots(*iface))
+        throw Error(PAGODA_ERR_NOT_A_PLUGIN,
+                    path + ": the backend '" + iface->name +
+                        "' fills only some of graph_capture_begin, graph_capture_end, "
+                        "graph_launch and graph_destroy (all four or none)");
     backend->name = iface->name;
     backend->description = iface->description ? iface->description : "";
     return backend;

@@ -143,6 +143,14 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
                                                   std::to_string(o.kv_reservation) + ")");
         config.preemption = static_cast<pagoda_preemption_t>(o.preemption);
         config.reservation = static_cast<pagoda_kv_reservation_t>(o.kv_reservation);
+        if (o.decode_graphs < PAGODA_DECODE_GRAPHS_AUTO || o.decode_graphs > PAGODA_DECODE_GRAPHS_OFF)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->decode_graphs must be a pagoda_decode_graphs_t (got " +
+                                                  std::to_string(o.decode_graphs) + ")");
+        config.decode_graphs = static_cast<pagoda_decode_graphs_t>(o.decode_graphs);
+        if (o.device_sampling < PAGODA_DEVICE_SAMPLING_AUTO || o.device_sampling > PAGODA_DEVICE_SAMPLING_OFF)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->device_sampling must be a pagoda_device_sampling_t (got " +
+                                                  std::to_string(o.device_sampling) + ")");
+        config.device_sampling = static_cast<pagoda_device_sampling_t>(o.device_sampling);
         if (o.on_output != nullptr)
             config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
                 pagoda_output_t p = public_output(produced);
@@ -249,6 +257,8 @@ PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine
         full.prompt_tokens = s.prompt_tokens;
         full.generated_tokens = s.generated_tokens;
         full.batched_sequences = s.batched_sequences;
+        full.graph_steps = s.graph_steps;
+        full.device_sampled_tokens = s.device_sampled_tokens;
         pagoda::write_sized(stats, full, "stats");
         return PAGODA_OK;
     });

@@ -75,6 +75,14 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
     if (config_.max_num_seqs < 1 || config_.max_num_batched_tokens < 1)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "max_num_seqs and max_num_batched_tokens must be at least 1");
+    const bool graphs = config_.decode_graphs == PAGODA_DECODE_GRAPHS_ON ||
+                        (config_.decode_graphs == PAGODA_DECODE_GRAPHS_AUTO &&
+                         !stream_.device().host_accessible());
+    forward_.set_decode_mode(graphs ? exec::DecodeMode::Graphs : exec::DecodeMode::OpByOp);
+    sample_on_device_ = (config_.device_sampling == PAGODA_DEVICE_SAMPLING_ON ||
+                         (config_.device_sampling == PAGODA_DEVICE_SAMPLING_AUTO &&
+                          !stream_.device().host_accessible())) &&
+                        forward_.can_sample_on_device();
     eos_ids_ = model_->config().eos_token_ids;
     if (eos_ids_.empty() && model_->tokenizer() && model_->tokenizer()->eos_token_id() >= 0)
         eos_ids_.push_back(model_->tokenizer()->eos_token_id());
@@ -225,6 +233,8 @@ EngineStats Engine::stats() const {
     s.prompt_tokens = n_prompt_tokens_.load();
     s.generated_tokens = n_generated_.load();
     s.batched_sequences = n_batched_seqs_.load();
+    s.graph_steps = n_graph_steps_.load();
+    s.device_sampled_tokens = n_device_sampled_.load();
     return s;
 }
 
@@ -439,12 +449,47 @@ void Engine::run_batch(const Schedule &schedule) {
         rows.count = batch.logit_rows.size() - rows.first;
     }
 
-    logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
-    forward_.run(batch, cache_->geometry(), cache_->pools(), logits_.data());
+    // The device picks the tokens when every logit row samples for a request whose choice the
+    // device's SAMPLE makes alone; then only the tokens come back, not the logits.
+    bool pick_on_device = sample_on_device_;
+    for (size_t ci = 0; pick_on_device && ci < schedule.chunks.size(); ++ci) {
+        const ScheduledChunk &c = schedule.chunks[ci];
+        pick_on_device = rows_of[ci].count == (c.samples ? 1u : 0u) &&
+                         (!c.samples || device_can_pick(*c.request));
+    }
+    device_sampling_.clear();
+    if (pick_on_device) {
+        for (const ScheduledChunk &c : schedule.chunks) {
+            if (!c.samples) continue;
+            const sample::SamplingParams &p = c.request->config.sampling;
+            device_sampling_.temperature.push_back(p.temperature);
+            device_sampling_.top_k.push_back(p.top_k);
+            device_sampling_.top_p.push_back(p.top_p);
+            device_sampling_.min_p.push_back(p.min_p);
+            // One draw per sampled token, as the host sampler takes; greedy rows take none.
+            device_sampling_.uniform.push_back(
+                p.temperature > 0.0f ? sample::uniform_unit_f32(c.sequence->rng) : 0.0f);
+        }
+        picked_tokens_.assign(batch.logit_rows.size(), -1);
+        picked_logprobs_.assign(batch.logit_rows.size(), 0.0f);
+        pick_on_device = forward_.run_sampled(batch, cache_->geometry(), cache_->pools(),
+                                              device_sampling_, picked_tokens_.data(),
+                                              picked_logprobs_.data());
+        if (!pick_on_device) {
+            // The device refused a row (NaN or -inf logits): the host sampler names the request.
+            logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
+            forward_.copy_logits(logits_.data());
+        }
+    } else {
+        logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
+        forward_.run(batch, cache_->geometry(), cache_->pools(), logits_.data());
+    }
+    n_graph_steps_ = forward_.decode_graph_stats().graph_launches;
 
     // Requests that sample this step, in batch order, with each live sequence's logits row.
     std::vector<Request *> sampling;
     std::map<const Sequence *, std::span<float>> sample_row;
+    std::map<const Sequence *, size_t> picked_row;  // the logit row a device pick is in
     for (size_t ci = 0; ci < schedule.chunks.size(); ++ci) {
         const ScheduledChunk &c = schedule.chunks[ci];
         Request &r = *c.request;
@@ -482,10 +527,26 @@ void Engine::run_batch(const Schedule &schedule) {
         }
         if (!c.samples) continue;
         if (sampling.empty() || sampling.back() != &r) sampling.push_back(&r);
-        sample_row[&s] = row_logits(rows.count - 1);
+        if (pick_on_device)
+            picked_row[&s] = rows.first + rows.count - 1;
+        else
+            sample_row[&s] = row_logits(rows.count - 1);
     }
 
     for (Request *r : sampling) {
+        if (pick_on_device) {
+            if (!r->forked) fork_samples(*r);  // one sequence (device_can_pick): forks none
+            for (const auto &s : r->live) {
+                const size_t row = picked_row.at(s.get());
+                sample::SampleResult res;
+                res.token = picked_tokens_[row];
+                res.logprob = picked_logprobs_[row];
+                accept_token(*r, *s, res);
+                ++n_device_sampled_;
+            }
+            after_sampling(*r);
+            continue;
+        }
         // A group is scheduled whole, so every live sequence has its row.
         std::vector<std::span<float>> rows;
         for (const auto &s : r->live) rows.push_back(sample_row.at(s.get()));
@@ -522,8 +583,21 @@ void Engine::fork_samples(Request &r) {
     }
 }
 
+// Whether the device's SAMPLE picks for `r` as the host sampler would: no penalties (they need
+// the token history), no top log-probabilities (the chosen token's comes back), no beams, and
+// one draw per sequence (the first draw of several sequences shares the prompt's row).
+bool Engine::device_can_pick(const Request &r) const {
+    const sample::SamplingParams &p = r.config.sampling;
+    return !r.config.beam_search() && p.logprobs <= 0 && p.repetition_penalty == 1.0f &&
+           p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f &&
+           (r.forked || r.config.width() == 1);
+}
+
 void Engine::sample_sequence(Request &r, Sequence &s, std::span<float> logits) {
-    sample::SampleResult res = sample::sample(logits, r.config.sampling, s.history, s.rng);
+    accept_token(r, s, sample::sample(logits, r.config.sampling, s.history, s.rng));
+}
+
+void Engine::accept_token(Request &r, Sequence &s, const sample::SampleResult &res) {
     s.tokens.push_back(res.token);
     s.history.add_output(res.token);
     s.cumulative_logprob += res.logprob;

@@ -28,6 +28,8 @@ struct EngineConfig {
     int32_t max_num_batched_tokens = 2048;
     pagoda_preemption_t preemption = PAGODA_PREEMPT_AUTO;
     pagoda_kv_reservation_t reservation = PAGODA_KV_PAGED;
+    pagoda_decode_graphs_t decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
+    pagoda_device_sampling_t device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
     // When set, outputs go here on the stepping thread instead of the poll queue.
     std::function<void(const Output &)> on_output;
 };
@@ -44,6 +46,8 @@ struct EngineStats {
     int64_t prompt_tokens = 0;
     int64_t generated_tokens = 0;
     int64_t batched_sequences = 0;
+    int64_t graph_steps = 0;
+    int64_t device_sampled_tokens = 0;
 };
 
 class Engine {
@@ -76,6 +80,9 @@ private:
     void fork_samples(Request &r);
     // Samples in place: `logits` is modified.
     void sample_sequence(Request &r, Sequence &s, std::span<float> logits);
+    bool device_can_pick(const Request &r) const;
+    // Appends `res.token` to `s`: output, stop conditions, text.
+    void accept_token(Request &r, Sequence &s, const sample::SampleResult &res);
     void after_sampling(Request &r);
     // Beam search over the rows of every live beam (`rows[i]` for r.live[i]).
     void beam_step(Request &r, const std::vector<std::span<const float>> &rows);
@@ -117,11 +124,16 @@ private:
     RequestQueues queues_;
     std::vector<float> logits_;
     std::vector<float> row_scratch_;  // a logits row the sampler may modify
+    bool sample_on_device_ = false;   // pick tokens with the device's SAMPLE where a step allows
+    exec::DeviceSampling device_sampling_;
+    std::vector<int32_t> picked_tokens_;
+    std::vector<float> picked_logprobs_;
     std::vector<Output> produced_;  // this step's outputs, delivered once the lock is released
 
     // Counters for stats() from any thread.
     std::atomic<int64_t> n_running_{0}, n_swapped_{0}, n_finished_{0}, n_preempt_recompute_{0},
-        n_preempt_swap_{0}, n_steps_{0}, n_prompt_tokens_{0}, n_generated_{0}, n_batched_seqs_{0};
+        n_preempt_swap_{0}, n_steps_{0}, n_prompt_tokens_{0}, n_generated_{0}, n_batched_seqs_{0},
+        n_graph_steps_{0}, n_device_sampled_{0};
 
     std::mutex output_mutex_;
     std::deque<Output> outputs_;

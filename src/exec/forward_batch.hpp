@@ -3,6 +3,7 @@
 // executor copies what it needs to the device.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +28,25 @@ struct ForwardBatch {
 
     int32_t n_tokens() const { return static_cast<int32_t>(token_ids.size()); }
     int32_t n_seqs() const { return static_cast<int32_t>(context_lens.size()); }
+};
+
+// How to pick each logit row's token on the device (PAGODA_OP_SAMPLE's per-row parameters),
+// one entry per logit row of the step.
+struct DeviceSampling {
+    std::vector<float> temperature;  // 0 = greedy
+    std::vector<int32_t> top_k;
+    std::vector<float> top_p;
+    std::vector<float> min_p;
+    std::vector<float> uniform;  // the row's draw in [0, 1); unused by greedy rows
+
+    size_t size() const { return temperature.size(); }
+    void clear() {
+        temperature.clear();
+        top_k.clear();
+        top_p.clear();
+        min_p.clear();
+        uniform.clear();
+    }
 };
 
 }  // namespace pagoda::exec

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
+#include "exec/decode_graphs.hpp"
 #include "exec/llama_weights.hpp"
 #include "exec/scratch_buffer.hpp"
 #include "names.hpp"
@@ -92,12 +94,56 @@ void check_stage(const model::ModelConfig &c, const LlamaForward::Stage &st) {
 
 }  // namespace
 
+namespace {
+
+// A device address that a step's launches read through get(): bound, before each step, to the
+// eager scratch or to a decode bucket's fixed memory (which a recorded graph bakes in).
+struct StepBuffer {
+    void *ptr = nullptr;
+    void *get() const noexcept { return ptr; }
+};
+
+// One step's activations, [tokens, width] f32.
+struct Activations {
+    ScratchBuffer residual{"the residual stream"}, normed{"normalised hidden states"};
+    ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
+    ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
+    ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
+};
+
+// The batch's index arrays on the device, for steps run op by op.
+struct StepInputs {
+    ScratchBuffer token_ids{"token ids"}, positions{"positions"}, slots{"slot mapping"};
+    ScratchBuffer query_start{"query starts"}, context_lens{"context lengths"};
+    ScratchBuffer block_tables{"block tables"}, logit_rows{"logit rows"};
+};
+
+}  // namespace
+
 struct LlamaForward::State {
     State(std::shared_ptr<const model::Model> m, const runtime::Stream &s)
-        : model(std::move(m)), stream(s), weights(*model, s) {}
+        : model(std::move(m)), stream(s), weights(*model, s), decode_graphs(s) {}
 
     void check_kv_ops(const kv::KvGeometry &g);
+    // Binds the activation views to `memory`, grown for `tokens` tokens and `rows` logit rows;
+    // true when a buffer moved (a graph recorded on the old ones is stale).
+    bool bind_activations(Activations &memory, size_t tokens, size_t rows);
     void stage(const ForwardBatch &b);
+    void bind_bucket(const DecodeBucket &bucket);
+    // The launches of a step from the embedding (or the stage's first layer) to the LM head (or
+    // the stage's hidden states), on the bound buffers; no host copies, so it can be recorded.
+    void launch_layers(const ForwardBatch &b, const kv::KvGeometry &g,
+                       const std::vector<kv::LayerPools> &pools, const Stage &st);
+    // A decode-only step padded to its bucket: by graph where there is one (recording it on
+    // the bucket's second step), op by op otherwise. False when the batch does not fit a bucket.
+    bool run_bucketed(const ForwardBatch &b, const kv::KvGeometry &g,
+                      const std::vector<kv::LayerPools> &pools, float *logits);
+    // RoPE of the model for `n_tokens` tokens at the step's positions; `x` and `n_heads` unset.
+    pagoda_op_rope_t rope_args(int64_t n_tokens) const;
+    // Hands the step's first `rows` rows of `logits` to the caller (copied to `host_logits`, or
+    // picked on the device for run_sampled) and synchronizes.
+    void deliver(size_t rows, float *host_logits);
+    void sample_on_device(size_t rows);
     void matmul(const DeviceTensor &w, const DeviceTensor &bias, const float *x, int64_t m,
                 float *y);
     void rmsnorm(const DeviceTensor &w, int64_t rows, const float *x, float *residual, float *out);
@@ -108,18 +154,38 @@ struct LlamaForward::State {
     const runtime::Stream &stream;
     LlamaWeights weights;
 
-    // Activations, [tokens, width] f32.
-    ScratchBuffer residual{"the residual stream"}, normed{"normalised hidden states"};
-    ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
-    ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
-    ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
-    // The batch's index arrays on the device.
-    ScratchBuffer token_ids{"token ids"}, positions{"positions"}, slots{"slot mapping"};
-    ScratchBuffer query_start{"query starts"}, context_lens{"context lengths"};
-    ScratchBuffer block_tables{"block tables"}, logit_rows{"logit rows"};
+    // What the current step's launches use, bound to one of the memories below.
+    StepBuffer residual, normed, q, k, v, attn, delta, gate, up, gathered, logits;
+    StepBuffer token_ids, positions, slots, query_start, context_lens, block_tables, logit_rows;
+    // Steps run op by op own these...
+    Activations eager_memory;
+    StepInputs eager_inputs;
+    // ...decode buckets share these activations (one step runs at a time) and own their inputs.
+    Activations bucket_memory;
+    DecodeGraphs decode_graphs;
+    DecodeMode decode_mode = DecodeMode::Graphs;
+    DecodeGraphStats decode_stats;
+
+    // run_sampled's request for the current step, and what became of it.
+    struct DevicePick {
+        const DeviceSampling *sampling = nullptr;
+        int32_t *tokens = nullptr;
+        float *logprobs = nullptr;
+        bool refused = false;
+    };
+    DevicePick *pick = nullptr;
+    // SAMPLE's per-row arrays and results on the device.
+    ScratchBuffer pick_temperature{"sampling temperatures"}, pick_top_k{"sampling top-k"},
+        pick_top_p{"sampling top-p"}, pick_min_p{"sampling min-p"},
+        pick_uniform{"sampling draws"}, pick_tokens{"sampled tokens"},
+        pick_logprobs{"sampled log-probabilities"};
+    size_t last_logit_rows = 0;  // rows the last step left in `logits`
+    int can_sample = -1;         // whether the backend runs SAMPLE here; -1 = not asked yet
 
     // The KV cache shape whose ops the backend already accepted.
     bool kv_checked = false;
+    // KV_WRITE rotates the keys itself (its `k_rope`), saving a ROPE launch and a pass over K.
+    bool fused_key_rope = false;
     kv::KvGeometry kv_checked_geometry;
 };
 
@@ -145,6 +211,13 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     w.block_size = g.block_size;
     w.num_blocks = g.num_blocks;
     require_support(device, PAGODA_OP_KV_WRITE, &w, what);
+    // A backend that cannot fuse (or predates the field) says so; the keys then get their own
+    // ROPE launch.
+    const pagoda_op_rope_t rope = rope_args(1);
+    w.k_rope = &rope;
+    const pagoda_backend_iface_t &f = device.iface();
+    fused_key_rope = f.kernels->supports(f.self, device.index(), PAGODA_OP_KV_WRITE, &w) == PAGODA_OK;
+    clear_last_error();
 
     pagoda_op_paged_attention_t a{};
     a.struct_size = sizeof a;
@@ -165,22 +238,59 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     kv_checked_geometry = g;
 }
 
+bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t rows) {
+    const runtime::Device &d = stream.device();
+    const model::ModelConfig &c = model->config();
+    const size_t f = sizeof(float), hidden = size_t(c.hidden_size),
+                 inter = size_t(c.intermediate_size), q_width = size_t(c.n_heads * c.head_dim),
+                 kv_width = size_t(c.n_kv_heads * c.head_dim);
+    bool moved = false;
+    auto bind = [&](StepBuffer &view, ScratchBuffer &buffer, size_t bytes) {
+        void *before = buffer.get();
+        view.ptr = buffer.reserve(d, bytes);
+        moved = moved || (before != nullptr && view.ptr != before);
+    };
+    bind(residual, m.residual, tokens * hidden * f);
+    bind(normed, m.normed, tokens * hidden * f);
+    bind(delta, m.delta, tokens * hidden * f);
+    bind(q, m.q, tokens * q_width * f);
+    bind(k, m.k, tokens * kv_width * f);
+    bind(v, m.v, tokens * kv_width * f);
+    bind(attn, m.attn, tokens * q_width * f);
+    bind(gate, m.gate, tokens * inter * f);
+    bind(up, m.up, tokens * inter * f);
+    bind(gathered, m.gathered, rows * hidden * f);
+    bind(logits, m.logits, rows * size_t(c.vocab_size) * f);
+    return moved;
+}
+
 // Copies the batch's index arrays to the device. The vectors stay alive until run() has
 // synchronized, as an asynchronous copy from pageable memory needs.
 void LlamaForward::State::stage(const ForwardBatch &b) {
     const runtime::Device &d = stream.device();
-    auto upload = [&](ScratchBuffer &dst, const auto &src) {
+    auto upload = [&](StepBuffer &view, ScratchBuffer &dst, const auto &src) {
         const size_t bytes = src.size() * sizeof(src[0]);
-        void *p = dst.reserve(d, bytes);
-        stream.copy(p, src.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+        view.ptr = dst.reserve(d, bytes);
+        stream.copy(view.ptr, src.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
     };
-    upload(token_ids, b.token_ids);
-    upload(positions, b.positions);
-    upload(slots, b.slot_mapping);
-    upload(query_start, b.query_start);
-    upload(context_lens, b.context_lens);
-    upload(block_tables, b.block_tables);
-    upload(logit_rows, b.logit_rows);
+    StepInputs &in = eager_inputs;
+    upload(token_ids, in.token_ids, b.token_ids);
+    upload(positions, in.positions, b.positions);
+    upload(slots, in.slots, b.slot_mapping);
+    upload(query_start, in.query_start, b.query_start);
+    upload(context_lens, in.context_lens, b.context_lens);
+    upload(block_tables, in.block_tables, b.block_tables);
+    upload(logit_rows, in.logit_rows, b.logit_rows);
+}
+
+void LlamaForward::State::bind_bucket(const DecodeBucket &bucket) {
+    token_ids.ptr = bucket.token_ids.get();
+    positions.ptr = bucket.positions.get();
+    slots.ptr = bucket.slots.get();
+    query_start.ptr = bucket.query_start.get();
+    context_lens.ptr = bucket.context_lens.get();
+    block_tables.ptr = bucket.block_tables.get();
+    logit_rows.ptr = bucket.logit_rows.get();
 }
 
 void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const float *x,
@@ -215,6 +325,24 @@ void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const flo
     stream.launch(PAGODA_OP_RMSNORM, &a);
 }
 
+pagoda_op_rope_t LlamaForward::State::rope_args(int64_t n_tokens) const {
+    const model::ModelConfig &c = model->config();
+    pagoda_op_rope_t r{};
+    r.struct_size = sizeof r;
+    r.layout = c.rope.layout;
+    r.scaling = c.rope.scaling;
+    r.n_tokens = n_tokens;
+    r.head_dim = c.head_dim;
+    r.positions = static_cast<const int32_t *>(positions.get());
+    r.theta = float(c.rope.theta);
+    r.factor = float(c.rope.factor);
+    r.low_freq_factor = float(c.rope.low_freq_factor);
+    r.high_freq_factor = float(c.rope.high_freq_factor);
+    r.original_max_position = c.rope.original_max_position;
+    r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
+    return r;
+}
+
 // normed → Q, K, V → RoPE → cache → paged attention → `attn`.
 void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBatch &b,
                                     const kv::KvGeometry &g, const kv::LayerPools &pools) {
@@ -228,25 +356,15 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     matmul(l.k, l.k_bias, x, n, kp);
     matmul(l.v, l.v_bias, x, n, vp);
 
-    pagoda_op_rope_t r{};
-    r.struct_size = sizeof r;
-    r.layout = c.rope.layout;
-    r.scaling = c.rope.scaling;
-    r.n_tokens = n;
-    r.head_dim = c.head_dim;
-    r.positions = static_cast<const int32_t *>(positions.get());
-    r.theta = float(c.rope.theta);
-    r.factor = float(c.rope.factor);
-    r.low_freq_factor = float(c.rope.low_freq_factor);
-    r.high_freq_factor = float(c.rope.high_freq_factor);
-    r.original_max_position = c.rope.original_max_position;
-    r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
+    pagoda_op_rope_t r = rope_args(n);
     r.x = qp;
     r.n_heads = c.n_heads;
     stream.launch(PAGODA_OP_ROPE, &r);
-    r.x = kp;
-    r.n_heads = c.n_kv_heads;
-    stream.launch(PAGODA_OP_ROPE, &r);
+    if (!fused_key_rope) {
+        r.x = kp;
+        r.n_heads = c.n_kv_heads;
+        stream.launch(PAGODA_OP_ROPE, &r);
+    }
 
     pagoda_op_kv_write_t w{};
     w.struct_size = sizeof w;
@@ -262,6 +380,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     w.k_cache = pools.k;
     w.v_cache = pools.v;
     w.slot_mapping = static_cast<const int64_t *>(slots.get());
+    if (fused_key_rope) w.k_rope = &r;  // r.x and r.n_heads are ignored here
     stream.launch(PAGODA_OP_KV_WRITE, &w);
 
     pagoda_op_paged_attention_t a{};
@@ -306,6 +425,58 @@ void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry
     run_stage(batch, geometry, pools, Stage{0, int32_t(state_->model->config().n_layers)}, logits);
 }
 
+bool LlamaForward::can_sample_on_device() const {
+    State &s = *state_;
+    if (s.can_sample < 0) {
+        pagoda_op_sample_t a{};
+        a.struct_size = sizeof a;
+        a.rows = 1;
+        a.cols = s.model->config().vocab_size;
+        const runtime::Device &d = s.stream.device();
+        const pagoda_backend_iface_t &f = d.iface();
+        s.can_sample = f.kernels->supports(f.self, d.index(), PAGODA_OP_SAMPLE, &a) == PAGODA_OK;
+        clear_last_error();
+    }
+    return s.can_sample == 1;
+}
+
+bool LlamaForward::run_sampled(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+                               const std::vector<kv::LayerPools> &pools,
+                               const DeviceSampling &sampling, int32_t *tokens,
+                               float *logprobs) {
+    State &s = *state_;
+    State::DevicePick pick;
+    pick.sampling = &sampling;
+    pick.tokens = tokens;
+    pick.logprobs = logprobs;
+    s.pick = &pick;
+    try {
+        run(batch, geometry, pools, nullptr);
+    } catch (...) {
+        s.pick = nullptr;
+        throw;
+    }
+    s.pick = nullptr;
+    return !pick.refused;
+}
+
+void LlamaForward::copy_logits(float *logits) {
+    State &s = *state_;
+    if (s.last_logit_rows == 0) return;
+    s.stream.copy(logits, s.logits.get(),
+                  s.last_logit_rows * size_t(s.model->config().vocab_size) * sizeof(float),
+                  PAGODA_COPY_DEVICE_TO_HOST);
+    s.stream.synchronize();
+}
+
+void LlamaForward::set_decode_mode(DecodeMode mode) noexcept {
+    state_->decode_mode = mode;
+}
+
+const DecodeGraphStats &LlamaForward::decode_graph_stats() const noexcept {
+    return state_->decode_stats;
+}
+
 void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &geometry,
                              const std::vector<kv::LayerPools> &pools, const Stage &stage,
                              float *logits) {
@@ -317,34 +488,173 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const bool first = stage.first_layer == 0, last = stage.end_layer == c.n_layers;
     const int64_t n = batch.n_tokens();
     if (n == 0) return;  // check_batch made sure no logits were asked for
-    if (last && !batch.logit_rows.empty() && logits == nullptr)
+    if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "forward batch: logits requested into a NULL buffer");
     s.check_kv_ops(geometry);
 
-    // Size the scratch for this batch; the launches below find it through get().
-    const runtime::Device &d = s.stream.device();
+    // A whole-model decode step goes by bucket where the mode and the backend allow; a pipeline
+    // stage always runs op by op.
+    const bool padded = s.decode_mode == DecodeMode::PaddedOpByOp ||
+                        (s.decode_mode == DecodeMode::Graphs && s.stream.supports_graphs());
+    if (padded && first && last && is_decode_only(batch) && decode_bucket(batch.n_seqs()) > 0 &&
+        s.run_bucketed(batch, geometry, pools, logits))
+        return;
+
     const size_t f = sizeof(float), tokens = size_t(n);
-    const size_t hidden = size_t(c.hidden_size), inter = size_t(c.intermediate_size);
-    const size_t q_width = size_t(c.n_heads * c.head_dim),
-                 kv_width = size_t(c.n_kv_heads * c.head_dim);
+    const size_t hidden_bytes = tokens * size_t(c.hidden_size) * f;
     const size_t rows = last ? batch.logit_rows.size() : 0;
-    auto *residual = static_cast<float *>(s.residual.reserve(d, tokens * hidden * f));
-    auto *normed = static_cast<float *>(s.normed.reserve(d, tokens * hidden * f));
-    auto *delta = static_cast<float *>(s.delta.reserve(d, tokens * hidden * f));
-    s.q.reserve(d, tokens * q_width * f);
-    s.k.reserve(d, tokens * kv_width * f);
-    s.v.reserve(d, tokens * kv_width * f);
-    auto *attn = static_cast<float *>(s.attn.reserve(d, tokens * q_width * f));
-    auto *gate = static_cast<float *>(s.gate.reserve(d, tokens * inter * f));
-    auto *up = static_cast<float *>(s.up.reserve(d, tokens * inter * f));
-    auto *gathered = static_cast<float *>(s.gathered.reserve(d, rows * hidden * f));
-    auto *device_logits =
-        static_cast<float *>(s.logits.reserve(d, rows * size_t(c.vocab_size) * f));
+    s.bind_activations(s.eager_memory, tokens, rows);
     s.stage(batch);
+    if (!first)
+        s.stream.copy(s.residual.get(), stage.hidden_in, hidden_bytes,
+                      PAGODA_COPY_HOST_TO_DEVICE);
+    s.launch_layers(batch, geometry, pools, stage);
+    if (!last) {
+        s.stream.copy(stage.hidden_out, s.residual.get(), hidden_bytes,
+                      PAGODA_COPY_DEVICE_TO_HOST);
+        s.stream.synchronize();
+        return;
+    }
+    s.deliver(rows, logits);
+}
+
+void LlamaForward::State::deliver(size_t rows, float *host_logits) {
+    last_logit_rows = rows;
+    if (pick == nullptr) {
+        if (rows > 0)
+            stream.copy(host_logits, logits.get(),
+                        rows * size_t(model->config().vocab_size) * sizeof(float),
+                        PAGODA_COPY_DEVICE_TO_HOST);
+        stream.synchronize();
+        return;
+    }
+    // The forward's own failures surface here, before the sampler runs, so that a failure of
+    // the sampler alone is told apart (and the logits it refused stay usable). The extra wait
+    // costs the device one launch's gap.
+    stream.synchronize();
+    sample_on_device(rows);
+}
+
+void LlamaForward::State::sample_on_device(size_t rows) {
+    const DeviceSampling &in = *pick->sampling;
+    if (in.size() != rows || in.top_k.size() != rows || in.top_p.size() != rows ||
+        in.min_p.size() != rows || in.uniform.size() != rows)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "device sampling: parameters for " + std::to_string(in.size()) + " rows, the step has " +
+                        std::to_string(rows) + " logit rows");
+    if (rows == 0) return;
+    const runtime::Device &d = stream.device();
+    auto upload = [&](ScratchBuffer &dst, const auto &src) {
+        const size_t bytes = src.size() * sizeof(src[0]);
+        void *p = dst.reserve(d, bytes);
+        stream.copy(p, src.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+        return p;
+    };
+    pagoda_op_sample_t a{};
+    a.struct_size = sizeof a;
+    a.rows = int64_t(rows);
+    a.cols = model->config().vocab_size;
+    a.logits = logits.get();
+    a.temperature = static_cast<const float *>(upload(pick_temperature, in.temperature));
+    a.top_k = static_cast<const int32_t *>(upload(pick_top_k, in.top_k));
+    a.top_p = static_cast<const float *>(upload(pick_top_p, in.top_p));
+    a.min_p = static_cast<const float *>(upload(pick_min_p, in.min_p));
+    a.uniform = static_cast<const float *>(upload(pick_uniform, in.uniform));
+    a.out = static_cast<int32_t *>(pick_tokens.reserve(d, rows * sizeof(int32_t)));
+    a.logprobs = static_cast<float *>(pick_logprobs.reserve(d, rows * sizeof(float)));
+    try {
+        stream.launch(PAGODA_OP_SAMPLE, &a);
+        stream.copy(pick->tokens, a.out, rows * sizeof(int32_t), PAGODA_COPY_DEVICE_TO_HOST);
+        stream.copy(pick->logprobs, a.logprobs, rows * sizeof(float), PAGODA_COPY_DEVICE_TO_HOST);
+        stream.synchronize();
+    } catch (const Error &e) {
+        // A row the device will not sample from (NaN, all -inf): the host sampler reports it
+        // for the request it belongs to.
+        pick->refused = true;
+        pagoda::log(PAGODA_LOG_DEBUG, std::string("device sampling refused the step: ") + e.what());
+    }
+}
+
+bool LlamaForward::State::run_bucketed(const ForwardBatch &batch, const kv::KvGeometry &g,
+                                       const std::vector<kv::LayerPools> &pools, float *out) {
+    const model::ModelConfig &c = model->config();
+    decode_graphs.use_cache(g, pools, c.max_position);
+    DecodeBucket *bucket = decode_graphs.prepare(batch);
+    if (bucket == nullptr) return false;  // a context longer than the fixed block-table rows
+    const size_t size = size_t(bucket->size);
+    // The buckets share one set of activations, grown to the largest bucket yet; a graph
+    // recorded on smaller buffers is stale once they move.
+    if (bind_activations(bucket_memory, size, size)) decode_graphs.drop_graphs();
+    bind_bucket(*bucket);
+    const ForwardBatch &padded = bucket->padded;
+    const Stage whole{0, int32_t(c.n_layers)};
+
+    const bool record = decode_mode == DecodeMode::Graphs && !bucket->capture_failed;
+    if (record && bucket->graph) {
+        bucket->graph.launch(stream);
+        ++decode_stats.graph_launches;
+    } else if (record && bucket->warmed) {
+        // The first run op by op sized the backend's scratch for this bucket; now record.
+        stream.begin_capture();
+        runtime::Graph graph;
+        try {
+            launch_layers(padded, g, pools, whole);
+        } catch (...) {
+            // A launch the backend refused is an error of the step, as it would be op by op;
+            // the recording is dropped first so the stream runs work again.
+            try {
+                (void)stream.end_capture();
+            } catch (...) {
+            }
+            throw;
+        }
+        try {
+            graph = stream.end_capture();
+        } catch (const Error &e) {
+            // The backend could not record something it runs fine op by op: keep this bucket
+            // op by op rather than fail the step.
+            bucket->capture_failed = true;
+            pagoda::log(PAGODA_LOG_WARN, std::string("decode steps of ") + std::to_string(size) +
+                                     " sequences run op by op: " + e.what());
+        }
+        if (graph) {
+            bucket->graph = std::move(graph);
+            ++decode_stats.captures;
+            bucket->graph.launch(stream);
+            ++decode_stats.graph_launches;
+        } else {
+            launch_layers(padded, g, pools, whole);
+            ++decode_stats.padded_op_by_op;
+        }
+    } else {
+        launch_layers(padded, g, pools, whole);
+        bucket->warmed = true;
+        ++decode_stats.padded_op_by_op;
+    }
+    // Only the real sequences' rows; the padding's are dropped.
+    deliver(size_t(batch.n_seqs()), out);
+    return true;
+}
+
+void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+                                        const std::vector<kv::LayerPools> &pools,
+                                        const Stage &stage) {
+    State &s = *this;
+    const model::ModelConfig &c = model->config();
+    const bool first = stage.first_layer == 0, last = stage.end_layer == c.n_layers;
+    const int64_t n = batch.n_tokens();
+    const size_t rows = last ? batch.logit_rows.size() : 0;
+    auto *h_stream = static_cast<float *>(s.residual.get());
+    auto *normed_x = static_cast<float *>(s.normed.get());
+    auto *sublayer_out = static_cast<float *>(s.delta.get());
+    auto *attn_out = static_cast<float *>(s.attn.get());
+    auto *mlp_gate = static_cast<float *>(s.gate.get());
+    auto *mlp_up = static_cast<float *>(s.up.get());
+    auto *gathered_rows = static_cast<float *>(s.gathered.get());
+    auto *device_logits = static_cast<float *>(s.logits.get());
 
     const LlamaWeights &w = s.weights;
-    const size_t hidden_bytes = tokens * hidden * f;
     if (first) {
         pagoda_op_embedding_t e{};
         e.struct_size = sizeof e;
@@ -354,47 +664,45 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
         e.n_tokens = n;
         e.table = w.embed_tokens().data;
         e.ids = static_cast<const int32_t *>(s.token_ids.get());
-        e.out = residual;
+        e.out = h_stream;
         s.stream.launch(PAGODA_OP_EMBEDDING, &e);
-    } else {
-        s.stream.copy(residual, stage.hidden_in, hidden_bytes, PAGODA_COPY_HOST_TO_DEVICE);
     }
 
     const DeviceTensor none;
     for (size_t i = size_t(stage.first_layer); i < size_t(stage.end_layer); ++i) {
         const LlamaLayerWeights &l = w.layers()[i];
         if (i == size_t(stage.first_layer))
-            s.rmsnorm(l.input_norm, n, residual, nullptr, normed);
+            s.rmsnorm(l.input_norm, n, h_stream, nullptr, normed_x);
         else
-            s.rmsnorm(l.input_norm, n, delta, residual, normed);  // h += mlp output
+            s.rmsnorm(l.input_norm, n, sublayer_out, h_stream, normed_x);  // h += mlp output
         s.attention(l, batch, geometry, pools[i]);
-        s.matmul(l.o, none, attn, n, delta);
-        s.rmsnorm(l.post_attention_norm, n, delta, residual, normed);  // h += attention output
-        s.matmul(l.gate, none, normed, n, gate);
-        s.matmul(l.up, none, normed, n, up);
+        s.matmul(l.o, none, attn_out, n, sublayer_out);
+        // h += attention output
+        s.rmsnorm(l.post_attention_norm, n, sublayer_out, h_stream, normed_x);
+        s.matmul(l.gate, none, normed_x, n, mlp_gate);
+        s.matmul(l.up, none, normed_x, n, mlp_up);
         pagoda_op_silu_mul_t m{};
         m.struct_size = sizeof m;
         m.rows = n;
         m.dim = c.intermediate_size;
-        m.gate = gate;
-        m.up = up;
-        m.out = gate;
+        m.gate = mlp_gate;
+        m.up = mlp_up;
+        m.out = mlp_gate;
         s.stream.launch(PAGODA_OP_SILU_MUL, &m);
-        s.matmul(l.down, none, gate, n, delta);
+        s.matmul(l.down, none, mlp_gate, n, sublayer_out);
     }
 
     if (!last) {
-        // Hand on h itself: the last layer's MLP output is still pending in `delta`.
+        // Hand on h itself: the last layer's MLP output is still pending in `sublayer_out`.
         pagoda_op_add_t add{};
         add.struct_size = sizeof add;
         add.n = n * c.hidden_size;
-        add.a = residual;
-        add.b = delta;
-        add.out = residual;
+        add.a = h_stream;
+        add.b = sublayer_out;
+        add.out = h_stream;
         s.stream.launch(PAGODA_OP_ADD, &add);
-        s.stream.copy(stage.hidden_out, residual, hidden_bytes, PAGODA_COPY_DEVICE_TO_HOST);
     } else if (rows > 0) {
-        s.rmsnorm(w.final_norm(), n, delta, residual, normed);
+        s.rmsnorm(w.final_norm(), n, sublayer_out, h_stream, normed_x);
         // ops.h has no gather; EMBEDDING over the f32 hidden states is one: row i of the output
         // is row logit_rows[i] of `normed`.
         pagoda_op_embedding_t g{};
@@ -403,15 +711,12 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
         g.vocab_size = n;
         g.dim = c.hidden_size;
         g.n_tokens = int64_t(rows);
-        g.table = normed;
+        g.table = normed_x;
         g.ids = static_cast<const int32_t *>(s.logit_rows.get());
-        g.out = gathered;
+        g.out = gathered_rows;
         s.stream.launch(PAGODA_OP_EMBEDDING, &g);
-        s.matmul(w.lm_head(), none, gathered, int64_t(rows), device_logits);
-        s.stream.copy(logits, device_logits, rows * size_t(c.vocab_size) * f,
-                      PAGODA_COPY_DEVICE_TO_HOST);
+        s.matmul(w.lm_head(), none, gathered_rows, int64_t(rows), device_logits);
     }
-    s.stream.synchronize();
 }
 
 }  // namespace pagoda::exec

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/decode_graphs.hpp"
 #include "exec/forward_batch.hpp"
 #include "kv/kv_geometry.hpp"
 #include "model/model.hpp"
@@ -26,9 +27,24 @@ public:
 
     // Runs `batch`, reading and writing the KV pools (`pools[layer]`, shaped by `geometry`),
     // and writes the logits of batch.logit_rows, in that order, to `logits` (host,
-    // [logit_rows.size(), vocab_size] f32). Synchronizes before returning.
+    // [logit_rows.size(), vocab_size] f32). Synchronizes before returning. A decode-only batch
+    // of at most 256 sequences runs as a recorded graph where the backend records them (see
+    // set_decode_mode); the pools must then stay where they are, or the graphs are re-recorded.
     void run(const ForwardBatch &batch, const kv::KvGeometry &geometry,
              const std::vector<kv::LayerPools> &pools, float *logits);
+
+    // Whether the backend picks tokens on the device (PAGODA_OP_SAMPLE over this vocabulary).
+    bool can_sample_on_device() const;
+    // Like run(), but picks each logit row's token on the device, so that only the tokens
+    // travel back instead of vocabulary-sized rows: `tokens` and `logprobs` (host, one per
+    // logit row) get the chosen token and its raw log-probability. Returns false, with nothing
+    // picked, when the device refused a row (a NaN logit, every logit -inf); the step's logits
+    // are then still there for copy_logits() and the host sampler. Other failures throw.
+    bool run_sampled(const ForwardBatch &batch, const kv::KvGeometry &geometry,
+                     const std::vector<kv::LayerPools> &pools, const DeviceSampling &sampling,
+                     int32_t *tokens, float *logprobs);
+    // The logits of the last step's logit rows, as run() would have written them.
+    void copy_logits(float *logits);
 
     // A pipeline stage's share of a forward pass: decoder layers [first_layer, end_layer). The
     // stage holding layer 0 embeds the token ids, a later one starts from the hidden states its
@@ -46,6 +62,11 @@ public:
                    const std::vector<kv::LayerPools> &pools, const Stage &stage, float *logits);
 
     const model::Model &model() const noexcept;
+
+    // How decode-only batches run (decode_graphs.hpp); DecodeMode::Graphs by default, which
+    // falls back to op by op where the backend records no graphs.
+    void set_decode_mode(DecodeMode mode) noexcept;
+    const DecodeGraphStats &decode_graph_stats() const noexcept;
 
 private:
     struct State;

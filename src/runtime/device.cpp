@@ -98,4 +98,50 @@ void Stream::synchronize() const {
                    "synchronizing a stream");
 }
 
+bool Stream::supports_graphs() const noexcept {
+    // The loader accepts the four graph slots only all set or all NULL.
+    return device_->iface().graph_capture_begin != nullptr;
+}
+
+void Stream::begin_capture() const {
+    if (!supports_graphs())
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    device_->name() + ": the backend '" + device_->backend()->name +
+                        "' cannot record graphs");
+    device_->check(device_->iface().graph_capture_begin(device_->iface().self, stream_),
+                   "beginning a graph capture");
+}
+
+Graph Stream::end_capture() const {
+    if (!supports_graphs())
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    device_->name() + ": the backend '" + device_->backend()->name +
+                        "' cannot record graphs");
+    pagoda_backend_graph_t *graph = nullptr;
+    device_->check(device_->iface().graph_capture_end(device_->iface().self, stream_, &graph),
+                   "recording a graph");
+    return Graph(*device_, graph);
+}
+
+Graph &Graph::operator=(Graph &&other) noexcept {
+    if (this != &other) {
+        reset();
+        device_ = std::exchange(other.device_, nullptr);
+        graph_ = std::exchange(other.graph_, nullptr);
+    }
+    return *this;
+}
+
+void Graph::launch(const Stream &stream) const {
+    if (graph_ == nullptr)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, stream.device().name() + ": launching an empty graph");
+    device_->check(device_->iface().graph_launch(device_->iface().self, graph_, stream.get()),
+                   "launching a graph");
+}
+
+void Graph::reset() noexcept {
+    if (graph_ != nullptr) device_->iface().graph_destroy(device_->iface().self, graph_);
+    graph_ = nullptr;
+}
+
 }  // namespace pagoda::runtime

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "backend/loaded_backend.hpp"
 #include "pagoda/backend.h"
@@ -61,6 +62,33 @@ private:
     size_t bytes_ = 0;
 };
 
+class Stream;
+
+// Work recorded from a stream (Stream::end_capture), launched again and again on that stream
+// with whatever its device memory then holds. Released through the backend's graph_destroy.
+class Graph {
+public:
+    Graph() = default;
+    ~Graph() { reset(); }
+    Graph(Graph &&other) noexcept { *this = std::move(other); }
+    Graph &operator=(Graph &&other) noexcept;
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+
+    explicit operator bool() const noexcept { return graph_ != nullptr; }
+    // Queues the recorded work on `stream`, which must be the stream it was recorded on.
+    // Throws BACKEND naming the device.
+    void launch(const Stream &stream) const;
+    void reset() noexcept;
+
+private:
+    friend class Stream;
+    Graph(const Device &device, pagoda_backend_graph_t *graph) : device_(&device), graph_(graph) {}
+
+    const Device *device_ = nullptr;
+    pagoda_backend_graph_t *graph_ = nullptr;
+};
+
 // A stream on a device, with the calls the executor makes on it.
 class Stream {
 public:
@@ -76,6 +104,16 @@ public:
     void launch(pagoda_op_t op, const void *args) const;
     void copy(void *dst, const void *src, size_t bytes, pagoda_copy_kind_t kind) const;
     void synchronize() const;
+
+    // Whether the backend can record this stream's work as a graph (the ABI 1.1 graph slots).
+    bool supports_graphs() const noexcept;
+    // Starts recording: until end_capture, launches, memsets and device-to-device copies are
+    // recorded, not run. Throws UNSUPPORTED without graphs, BACKEND when the backend refuses.
+    void begin_capture() const;
+    // Ends the recording and returns it; throws BACKEND (naming the device and the backend's
+    // reason) when something issued during the recording spoilt it. The stream runs work again
+    // either way.
+    Graph end_capture() const;
 
 private:
     const Device *device_;

@@ -84,6 +84,9 @@ using Rng = std::mt19937_64;
 // A uniform double in [0, 1) from the top 53 bits of one rng() draw. Written out rather than
 // std::uniform_real_distribution, whose algorithm differs between standard libraries.
 inline double uniform_unit(Rng &rng) { return double(rng() >> 11) * 0x1.0p-53; }
+// The same from the top 24 bits, exactly a float in [0, 1): a draw for the device's sampler
+// (rounding uniform_unit to float could give 1).
+inline float uniform_unit_f32(Rng &rng) { return float(rng() >> 40) * 0x1.0p-24f; }
 
 // Samples from `logits` (vocab entries; may be modified in place). Log-probabilities are
 // those of the raw logits (before penalties and temperature), as vLLM reports them.

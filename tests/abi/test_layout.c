@@ -95,6 +95,7 @@ FROZEN_VALUE(PAGODA_OP_KV_WRITE, 9);
 FROZEN_VALUE(PAGODA_OP_PAGED_ATTENTION, 10);
 FROZEN_VALUE(PAGODA_OP_COPY_BLOCKS, 11);
 FROZEN_VALUE(PAGODA_OP_SWAP_BLOCKS, 12);
+FROZEN_VALUE(PAGODA_OP_SAMPLE, 13);
 
 /* pagoda_rope_layout_t (ops.h) */
 FROZEN_VALUE(PAGODA_ROPE_HALF_SPLIT, 0);
@@ -259,7 +260,15 @@ FROZEN_SLOT(pagoda_backend_iface_t, event_query, 192,
 FROZEN_SLOT(pagoda_backend_iface_t, event_elapsed, 200,
             pagoda_status_t (*)(void *, pagoda_backend_event_t *, pagoda_backend_event_t *,
                                 float *));
-FROZEN_MIN_SIZE(pagoda_backend_iface_t, 208);
+/* ABI 1.1 */
+FROZEN_SLOT(pagoda_backend_iface_t, graph_capture_begin, 208,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, graph_capture_end, 216,
+            pagoda_status_t (*)(void *, pagoda_backend_stream_t *, pagoda_backend_graph_t **));
+FROZEN_SLOT(pagoda_backend_iface_t, graph_launch, 224,
+            pagoda_status_t (*)(void *, pagoda_backend_graph_t *, pagoda_backend_stream_t *));
+FROZEN_SLOT(pagoda_backend_iface_t, graph_destroy, 232, void (*)(void *, pagoda_backend_graph_t *));
+FROZEN_MIN_SIZE(pagoda_backend_iface_t, 240);
 
 /* pagoda_op_matmul_t (ops.h) */
 FROZEN_FIELD(pagoda_op_matmul_t, struct_size, 0, 4);
@@ -380,7 +389,8 @@ FROZEN_FIELD(pagoda_op_kv_write_t, v_token_stride, 80, 8);
 FROZEN_FIELD(pagoda_op_kv_write_t, k_cache, 88, 8);
 FROZEN_FIELD(pagoda_op_kv_write_t, v_cache, 96, 8);
 FROZEN_FIELD(pagoda_op_kv_write_t, slot_mapping, 104, 8);
-FROZEN_MIN_SIZE(pagoda_op_kv_write_t, 112);
+FROZEN_FIELD(pagoda_op_kv_write_t, k_rope, 112, 8);
+FROZEN_MIN_SIZE(pagoda_op_kv_write_t, 120);
 
 /* pagoda_op_paged_attention_t (ops.h) */
 FROZEN_FIELD(pagoda_op_paged_attention_t, struct_size, 0, 4);
@@ -553,7 +563,9 @@ FROZEN_FIELD(pagoda_engine_options_t, on_output, 16, 8);
 FROZEN_FIELD(pagoda_engine_options_t, on_output_user, 24, 8);
 FROZEN_FIELD(pagoda_engine_options_t, preemption, 32, 4);
 FROZEN_FIELD(pagoda_engine_options_t, kv_reservation, 36, 4);
-FROZEN_MIN_SIZE(pagoda_engine_options_t, 40);
+FROZEN_FIELD(pagoda_engine_options_t, decode_graphs, 40, 4);
+FROZEN_FIELD(pagoda_engine_options_t, device_sampling, 44, 4);
+FROZEN_MIN_SIZE(pagoda_engine_options_t, 48);
 
 /* pagoda_engine_stats_t (engine.h) */
 FROZEN_FIELD(pagoda_engine_stats_t, struct_size, 0, 4);
@@ -567,7 +579,19 @@ FROZEN_FIELD(pagoda_engine_stats_t, steps, 56, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, prompt_tokens, 64, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, generated_tokens, 72, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, batched_sequences, 80, 8);
-FROZEN_MIN_SIZE(pagoda_engine_stats_t, 88);
+FROZEN_FIELD(pagoda_engine_stats_t, graph_steps, 88, 8);
+FROZEN_FIELD(pagoda_engine_stats_t, device_sampled_tokens, 96, 8);
+FROZEN_MIN_SIZE(pagoda_engine_stats_t, 104);
+
+/* pagoda_device_sampling_t (engine.h) */
+FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_AUTO, 0);
+FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_ON, 1);
+FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_OFF, 2);
+
+/* pagoda_decode_graphs_t (engine.h) */
+FROZEN_VALUE(PAGODA_DECODE_GRAPHS_AUTO, 0);
+FROZEN_VALUE(PAGODA_DECODE_GRAPHS_ON, 1);
+FROZEN_VALUE(PAGODA_DECODE_GRAPHS_OFF, 2);
 
 /* pagoda_finish_reason_t (engine.h) */
 FROZEN_VALUE(PAGODA_FINISH_NONE, 0);

@@ -1,5 +1,6 @@
 /* A configurable mock backend for the loader tests. One source, built several times with
  * MOCK_KIND selecting how it misbehaves; MOCK_NAME sets the backend's name. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,8 @@
 #define MOCK_MISSING_SLOT 3   /* device_info left NULL */
 #define MOCK_NO_ENTRY 4       /* exports something else */
 #define MOCK_BAD_NAME 5       /* name with upper-case letters */
+#define MOCK_ABI_1_0 6        /* an ABI 1.0 table: struct_size ends before the graph slots */
+#define MOCK_HALF_GRAPHS 7    /* graph_capture_begin/end set, graph_launch/destroy NULL */
 
 #ifndef MOCK_NAME
 #define MOCK_NAME "mock"
@@ -120,6 +123,19 @@ static pagoda_status_t mock_launch(void *self, pagoda_backend_stream_t *s, pagod
     return PAGODA_ERR_UNSUPPORTED;
 }
 
+#if MOCK_KIND == MOCK_HALF_GRAPHS
+static pagoda_status_t mock_capture_begin(void *self, pagoda_backend_stream_t *s) {
+    (void)self, (void)s;
+    return PAGODA_ERR_UNSUPPORTED;
+}
+static pagoda_status_t mock_capture_end(void *self, pagoda_backend_stream_t *s,
+                                        pagoda_backend_graph_t **out) {
+    (void)self, (void)s;
+    *out = NULL;
+    return PAGODA_ERR_UNSUPPORTED;
+}
+#endif
+
 static const pagoda_backend_kernels_t mock_kernels = {sizeof(pagoda_backend_kernels_t),
                                                       mock_supports, mock_launch};
 
@@ -144,10 +160,19 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
     state->magic = 7;
     memset(&mock_iface, 0, sizeof mock_iface);
     mock_iface.struct_size = sizeof mock_iface;
+#if MOCK_KIND == MOCK_ABI_1_0
+    /* A plugin built against ABI 1.0 knows nothing past event_elapsed. Whatever lies beyond its
+     * struct_size (here: junk) must never be read by the host. */
+    mock_iface.struct_size = (uint32_t)offsetof(pagoda_backend_iface_t, graph_capture_begin);
+    memset((char *)&mock_iface + offsetof(pagoda_backend_iface_t, graph_capture_begin), 0xA5,
+           sizeof mock_iface - offsetof(pagoda_backend_iface_t, graph_capture_begin));
+#endif
 #if MOCK_KIND == MOCK_WRONG_ABI
     mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) + 1) << 16;
     free(state); /* the host must not call destroy on a table of another major version */
     state = NULL;
+#elif MOCK_KIND == MOCK_ABI_1_0
+    mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 0u;
 #else
     mock_iface.abi_version = PAGODA_BACKEND_ABI_VERSION;
 #endif
@@ -179,6 +204,10 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
     mock_iface.stream_query = mock_stream_query;
     mock_iface.event_query = mock_event_query;
     mock_iface.event_elapsed = mock_elapsed;
+#if MOCK_KIND == MOCK_HALF_GRAPHS
+    mock_iface.graph_capture_begin = mock_capture_begin;
+    mock_iface.graph_capture_end = mock_capture_end;
+#endif
     *out = &mock_iface;
     return PAGODA_OK;
 }

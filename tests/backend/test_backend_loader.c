@@ -1,5 +1,6 @@
 /* The loader against mock plugins: each broken plugin gives the right status and a message that
  * names the file and the reason, nothing crashes, and discovery skips what it cannot load. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,31 @@ static void test_missing_slot(void **state) {
     expect_load_failure(MOCK("missingslot"), PAGODA_ERR_NOT_A_PLUGIN, "device_info");
 }
 
+/* A plugin of ABI 1.0 (no graph slots) still loads; the slots it does not know read as NULL,
+ * not as whatever lies past its table. */
+static void test_abi_1_0_plugin(void **state) {
+    (void)state;
+    pagoda_backend_t *b = NULL;
+    TEST_ASSERT_OK(pagoda_backend_load(MOCK("abiten"), NULL, &b));
+    const pagoda_backend_iface_t *t = pagoda_backend_interface(b);
+    assert_non_null(t);
+    assert_true(t->struct_size <= offsetof(pagoda_backend_iface_t, graph_capture_begin));
+    assert_null(t->graph_capture_begin);
+    assert_null(t->graph_capture_end);
+    assert_null(t->graph_launch);
+    assert_null(t->graph_destroy);
+    int32_t n = 0;
+    TEST_ASSERT_OK(pagoda_backend_device_count(b, &n));
+    assert_int_equal(n, 2);
+}
+
+/* The graph slots come all four or none. */
+static void test_half_filled_graph_slots(void **state) {
+    (void)state;
+    expect_load_failure(MOCK("halfgraphs"), PAGODA_ERR_NOT_A_PLUGIN, "graph_launch");
+    assert_message_has("'halfgraphs'");
+}
+
 static void test_bad_name(void **state) {
     (void)state;
     expect_load_failure(MOCK("badname"), PAGODA_ERR_NOT_A_PLUGIN, "name");
@@ -138,14 +164,15 @@ static void test_discovery_skips_broken_plugins(void **state) {
     (void)state;
     size_t loaded = 99;
     TEST_ASSERT_OK(pagoda_backends_discover(MOCK_DIR ":/no/such/folder", &loaded));
-    assert_int_equal(loaded, 1);
-    assert_int_equal(pagoda_backend_count(), 1);
+    assert_int_equal(loaded, 2); /* mock and abiten */
+    assert_int_equal(pagoda_backend_count(), 2);
     pagoda_backend_t *b = NULL;
     TEST_ASSERT_OK(pagoda_backend_find("mock", &b));
 
-    /* badname, fails, junk, missingslot, mockdup (clash), noentry, wrongabi */
+    /* badname, fails, halfgraphs, junk, missingslot, mockdup (clash), noentry, wrongabi */
     struct { const char *part; pagoda_status_t status; } expected[] = {
         {"badname", PAGODA_ERR_NOT_A_PLUGIN},  {"fails", PAGODA_ERR_BACKEND},
+        {"halfgraphs", PAGODA_ERR_NOT_A_PLUGIN},
         {"junk", PAGODA_ERR_NOT_A_PLUGIN},     {"missingslot", PAGODA_ERR_NOT_A_PLUGIN},
         {"mockdup", PAGODA_ERR_ALREADY_EXISTS}, {"noentry", PAGODA_ERR_NOT_A_PLUGIN},
         {"wrongabi", PAGODA_ERR_ABI_MISMATCH},
@@ -186,9 +213,12 @@ static void test_default_search_path(void **state) {
     size_t loaded = 0;
     TEST_ASSERT_OK(pagoda_backends_discover(NULL, &loaded));
     unsetenv("PAGODA_BACKEND_PATH");
-    assert_int_equal(loaded, 2);
+    assert_int_equal(loaded, 3); /* mock, abiten and cpu */
+    /* The mock folder's plugins (abiten, mock) come before libpagoda's own folder's cpu. */
     pagoda_backend_t *first = NULL, *cpu = NULL;
     TEST_ASSERT_OK(pagoda_backend_get(0, &first));
+    assert_string_equal(pagoda_backend_name(first), "abiten");
+    TEST_ASSERT_OK(pagoda_backend_get(1, &first));
     assert_string_equal(pagoda_backend_name(first), "mock");
     TEST_ASSERT_OK(pagoda_backend_find("cpu", &cpu));
 }
@@ -222,6 +252,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_not_a_shared_object, teardown),
         cmocka_unit_test_teardown(test_entry_fails, teardown),
         cmocka_unit_test_teardown(test_missing_slot, teardown),
+        cmocka_unit_test_teardown(test_abi_1_0_plugin, teardown),
+        cmocka_unit_test_teardown(test_half_filled_graph_slots, teardown),
         cmocka_unit_test_teardown(test_bad_name, teardown),
         cmocka_unit_test_teardown(test_missing_file, teardown),
         cmocka_unit_test_teardown(test_config_failure, teardown),

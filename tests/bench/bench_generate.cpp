@@ -74,6 +74,9 @@ struct Options {
     int gen_tokens = 64;
     int repeats = 3;
     bool quick = false;
+    // --decode-graphs: decode steps as recorded graphs (on), op by op (off), or both side by
+    // side with a second engine on the same model, so their ratio comes from one run.
+    std::string decode_graphs = "on";
     uint64_t seed = 1;
     size_t probe_bytes = size_t(512) << 20;
 };
@@ -93,6 +96,9 @@ void usage(FILE *to) {
                  "  --gen-tokens G       tokens each decode request generates (default 64)\n"
                  "  --repeats N          repeats per measurement; the median is reported (default 3)\n"
                  "  --quick              smoke run of a few seconds (tiny random model, few tokens)\n"
+                 "  --decode-graphs M    on (default): decode steps launched as recorded graphs where\n"
+                 "                       the backend records them; off: op by op; compare: both, each\n"
+                 "                       decode repeat run once per mode, and their ratio reported\n"
                  "  --plugin-dir DIR     folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --seed S             seed of the random weights and prompts (default 1)\n",
                  PAGODA_BENCH_PLUGIN_DIR);
@@ -168,6 +174,11 @@ bool parse_options(int argc, char **argv, Options &o) {
                 std::fprintf(stderr, "pagoda-bench-generate: --dtype wants f32, f16 or bf16, not '%s'\n", v);
                 ok = false;
             }
+        } else if (arg == "--decode-graphs") {
+            o.decode_graphs = v;
+            ok = o.decode_graphs == "on" || o.decode_graphs == "off" || o.decode_graphs == "compare";
+            if (!ok)
+                std::fprintf(stderr, "pagoda-bench-generate: --decode-graphs wants on, off or compare, not '%s'\n", v);
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
         } else if (arg == "--device") {
@@ -521,14 +532,22 @@ void describe_weights_from_files(ModelDescription &d) {
 
 // ---- the engine session ----------------------------------------------------------------------
 
+// An engine and the KV cache it serves from.
+struct Server {
+    pagoda_kv_cache_t *cache = nullptr;
+    pagoda_engine_t *engine = nullptr;
+};
+
 struct Handles {
     pagoda_model_t *model = nullptr;
     pagoda_mesh_t *mesh = nullptr;
-    pagoda_kv_cache_t *cache = nullptr;
-    pagoda_engine_t *engine = nullptr;
+    Server main;
+    Server op_by_op;  // --decode-graphs compare: the same model with decode graphs off
     ~Handles() {
-        pagoda_engine_destroy(engine);
-        pagoda_kv_cache_destroy(cache);
+        for (Server *s : {&op_by_op, &main}) {
+            pagoda_engine_destroy(s->engine);
+            pagoda_kv_cache_destroy(s->cache);
+        }
         pagoda_mesh_destroy(mesh);
         pagoda_model_destroy(model);
     }
@@ -544,7 +563,7 @@ struct RequestState {
 class Session {
 public:
     // Prompts are ids drawn uniformly from [0, vocab_size), with their own seed.
-    Session(Handles &h, int64_t vocab_size, uint64_t seed)
+    Session(const Server &h, int64_t vocab_size, uint64_t seed)
         : h_(h), vocab_size_(vocab_size), rng_(seed ^ 0x5EEDull) {}
 
     // Submits `batch` requests of `prompt_len` random ids generating `max_tokens` greedily.
@@ -632,7 +651,7 @@ public:
     }
 
 private:
-    Handles &h_;
+    const Server &h_;
     int64_t vocab_size_;
     std::mt19937_64 rng_;
     std::unordered_map<uint64_t, RequestState> requests_;
@@ -750,18 +769,25 @@ int run(const Options &o) {
     pagoda_kv_cache_options_default(&ko);
     ko.block_size = kBlockSize;
     ko.num_blocks = int64_t(std::max(o.batch, 1)) * blocks_per_seq + 4;
-    check(pagoda_kv_cache_create(h.model, h.mesh, nullptr, &ko, &h.cache),
-          "allocating a KV cache of " + std::to_string(ko.num_blocks) + " blocks");
-    pagoda_engine_options_t eo;
-    pagoda_engine_options_default(&eo);
-    eo.max_num_seqs = std::max(eo.max_num_seqs, o.batch);
-    check(pagoda_engine_create(h.model, h.mesh, nullptr, h.cache, &eo, &h.engine), "pagoda_engine_create");
+    const bool compare_graphs = o.decode_graphs == "compare";
+    auto make_server = [&](Server &server, bool graphs) {
+        check(pagoda_kv_cache_create(h.model, h.mesh, nullptr, &ko, &server.cache),
+              "allocating a KV cache of " + std::to_string(ko.num_blocks) + " blocks");
+        pagoda_engine_options_t eo;
+        pagoda_engine_options_default(&eo);
+        eo.max_num_seqs = std::max(eo.max_num_seqs, o.batch);
+        eo.decode_graphs = graphs ? PAGODA_DECODE_GRAPHS_ON : PAGODA_DECODE_GRAPHS_OFF;
+        check(pagoda_engine_create(h.model, h.mesh, nullptr, server.cache, &eo, &server.engine),
+              "pagoda_engine_create");
+    };
+    make_server(h.main, o.decode_graphs != "off");
+    if (compare_graphs) make_server(h.op_by_op, false);
     // What one cached token costs across all layers, K and V: the cache's own block size says
     // it in whatever dtype the cache chose (F32 on a CPU, F16 on a GPU by default).
     pagoda_kv_cache_stats_t cache_stats;
     std::memset(&cache_stats, 0, sizeof cache_stats);
     cache_stats.struct_size = sizeof cache_stats;
-    check(pagoda_kv_cache_get_stats(h.cache, &cache_stats), "pagoda_kv_cache_get_stats");
+    check(pagoda_kv_cache_get_stats(h.main.cache, &cache_stats), "pagoda_kv_cache_get_stats");
     const double kv_bytes_per_token = double(cache_stats.bytes_per_block) / double(cache_stats.block_size);
 
     std::fprintf(stderr,
@@ -804,11 +830,16 @@ int run(const Options &o) {
                      o.device.c_str(), device_name.c_str(), first.median / 1e9);
     }
 
-    Session session(h, info.vocab_size, o.seed);
+    Session session(h.main, info.vocab_size, o.seed);
+    std::optional<Session> op_by_op_session;
+    if (compare_graphs) op_by_op_session.emplace(h.op_by_op, info.vocab_size, o.seed);
     // Warm-up at the largest shapes: pages, caches, the backend's thread pool and the engine's
-    // step buffers, which grow to the largest batch seen, all outside every timing.
+    // step buffers, which grow to the largest batch seen, all outside every timing. Decode at
+    // batch 1 too, so that each measured batch's graph is recorded before it is timed.
     run_prefill(session, o.batch, o.prompt_tokens);
     run_decode(session, o.batch, std::min(o.gen_tokens, 4));
+    run_decode(session, 1, 4);
+    if (op_by_op_session) run_decode(*op_by_op_session, o.batch, std::min(o.gen_tokens, 4));
 
     std::vector<int> batches{1};
     if (o.batch > 1) batches.push_back(o.batch);
@@ -834,9 +865,17 @@ int run(const Options &o) {
     const double weight_bytes = weights_read_per_step(info) * desc.bytes_per_weight;
     for (int b : batches) {
         std::vector<double> rates, step_ms, paired_bandwidth, fractions, kv_bytes, roofline_fractions;
+        std::vector<double> op_by_op_rates, graph_speedups;
         for (int r = 0; r < o.repeats; ++r) {
+            if (op_by_op_session) {
+                // Each repeat pairs the two modes back to back, so both see the same moment.
+                const DecodeRun eager = run_decode(*op_by_op_session, b, o.gen_tokens);
+                op_by_op_rates.push_back(double(eager.tokens) / eager.seconds);
+            }
             const double bw = probe->sample(3).median;
             const DecodeRun d = run_decode(session, b, o.gen_tokens);
+            if (op_by_op_session)
+                graph_speedups.push_back(double(d.tokens) / d.seconds / op_by_op_rates.back());
             const double step_seconds = d.seconds / double(d.steps);
             const double kv_step_bytes = kv_bytes_per_token * double(d.keys_attended) / double(d.steps);
             rates.push_back(double(d.tokens) / d.seconds);
@@ -853,6 +892,7 @@ int run(const Options &o) {
         const bool weights_cached = llc > 0 && weight_bytes <= double(llc);
         JsonLine line = line_start(desc, o, "decode");
         line.add("batch", b)
+            .add("decode_graphs", o.decode_graphs == "off" ? "off" : "on")
             .add("prompt_tokens", kDecodePromptTokens)
             .add("generated_tokens", o.gen_tokens)
             .add("repeats", o.repeats)
@@ -883,6 +923,17 @@ int run(const Options &o) {
                      on_cpu ? "read" : "copy",
                      weights_cached ? " (weights fit in the last-level cache)" : "",
                      median(kv_bytes) / 1e6, 100.0 * roofline_fraction);
+        if (op_by_op_session) {
+            line_start(desc, o, "decode_graph_speedup")
+                .add("batch", b)
+                .add("repeats", o.repeats)
+                .add("graphs_tokens_per_s", median(rates))
+                .add("op_by_op_tokens_per_s", median(op_by_op_rates))
+                .add("speedup", median(graph_speedups))
+                .print();
+            std::fprintf(stderr, "  decode  batch %3d op by op: %9.1f tokens/s; graphs are %.2fx as fast\n",
+                         b, median(op_by_op_rates), median(graph_speedups));
+        }
     }
     return 0;
 }

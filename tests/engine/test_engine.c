@@ -45,6 +45,11 @@ static int64_t blocks_used(const fixture_t *f) { return engine_stack_kv_stats(&f
 
 /* A model, mesh, cache of `num_blocks` blocks of `block_size`, and an engine batching at most
  * `max_tokens` tokens per step. */
+/* The decode-graph mode make_fixture gives its engines (the CPU's default is op by op). */
+static int32_t g_decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
+/* Where make_fixture's engines pick tokens (the CPU's default is the host). */
+static int32_t g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+
 static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t max_tokens) {
     fixture_t *f = test_xcalloc(1, sizeof *f);
     pagoda_kv_cache_options_t ko;
@@ -54,6 +59,8 @@ static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t m
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     if (max_tokens > 0) eo.max_num_batched_tokens = max_tokens;
+    eo.decode_graphs = g_decode_graphs;
+    eo.device_sampling = g_device_sampling;
     engine_stack_open(&f->stack, &ko, &eo);
     return f;
 }
@@ -256,6 +263,123 @@ static void test_seeded_sampling(void **state) {
     destroy_fixture(f);
 }
 
+/* 16 requests of different lengths, greedy and seeded, as decode graphs and op by op: the
+ * same tokens. The batch shrinks as requests end, so steps move between buckets (16, then 8
+ * with padding) and the recorded graphs replay over changing contexts. */
+static void test_decode_graphs_equal_op_by_op(void **state) {
+    (void)state;
+    uint64_t ids[2][16];
+    fixture_t *fixtures[2];
+    const int32_t modes[2] = {PAGODA_DECODE_GRAPHS_ON, PAGODA_DECODE_GRAPHS_OFF};
+    for (int m = 0; m < 2; m++) {
+        g_decode_graphs = modes[m];
+        fixture_t *f = fixtures[m] = make_fixture(512, 16, 0);
+        for (int i = 0; i < 16; i++) {
+            pagoda_request_options_t o = greedy(24 - (i % 6));
+            if (i % 2) {
+                o.temperature = 0.8f;
+                o.top_k = 40;
+                o.top_p = 0.9f;
+                o.seed = 1000u + (uint64_t)i;
+            }
+            ids[m][i] = submit_text(f, kPrompts[i], &o);
+        }
+        run_all(f, 2000);
+    }
+    g_decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
+    /* Most steps decode only; the first of each bucket runs op by op to size the scratch. */
+    const pagoda_engine_stats_t on = engine_stack_engine_stats(&fixtures[0]->stack);
+    const pagoda_engine_stats_t off = engine_stack_engine_stats(&fixtures[1]->stack);
+    printf("decode graphs: %lld of %lld steps\n", (long long)on.graph_steps, (long long)on.steps);
+    assert_true(on.graph_steps >= on.steps / 2);
+    assert_int_equal(off.graph_steps, 0);
+    for (int i = 0; i < 16; i++) {
+        result_t *g = result_for(fixtures[0], ids[0][i]), *e = result_for(fixtures[1], ids[1][i]);
+        assert_int_equal(g->n_tokens, (size_t)(24 - (i % 6)));
+        assert_int_equal(g->n_tokens, e->n_tokens);
+        for (size_t t = 0; t < g->n_tokens; t++)
+            if (g->tokens[t] != e->tokens[t])
+                fail_msg("prompt %d, token %zu: %d with decode graphs, %d op by op", i, t,
+                         g->tokens[t], e->tokens[t]);
+    }
+    destroy_fixture(fixtures[0]);
+    destroy_fixture(fixtures[1]);
+}
+
+/* Tokens picked by the device's SAMPLE: greedy requests write what the host sampler writes,
+ * with the same log-probabilities; seeded draws repeat with their seed and differ with
+ * another; a request that needs the host (penalties) makes its steps sample on the host. */
+static void test_device_sampling(void **state) {
+    (void)state;
+    enum { kRequests = 8 };
+    uint64_t ids[2][kRequests];
+    fixture_t *fixtures[2];
+    const int32_t modes[2] = {PAGODA_DEVICE_SAMPLING_ON, PAGODA_DEVICE_SAMPLING_OFF};
+    for (int m = 0; m < 2; m++) {
+        g_device_sampling = modes[m];
+        fixture_t *f = fixtures[m] = make_fixture(512, 16, 0);
+        for (int i = 0; i < kRequests; i++) {
+            pagoda_request_options_t o = greedy(20);
+            o.logprobs = 0; /* the chosen token's */
+            ids[m][i] = submit_text(f, kPrompts[i], &o);
+        }
+        run_all(f, 500);
+    }
+    g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+    const pagoda_engine_stats_t on = engine_stack_engine_stats(&fixtures[0]->stack);
+    assert_int_equal(on.device_sampled_tokens, on.generated_tokens);
+    assert_int_equal(engine_stack_engine_stats(&fixtures[1]->stack).device_sampled_tokens, 0);
+    for (int i = 0; i < kRequests; i++) {
+        result_t *d = result_for(fixtures[0], ids[0][i]), *h = result_for(fixtures[1], ids[1][i]);
+        assert_int_equal(d->n_tokens, 20);
+        assert_memory_equal(d->tokens, h->tokens, 20 * sizeof(int32_t));
+        for (int t = 0; t < 20; t++)
+            if (!(fabsf(d->logprobs[t] - h->logprobs[t]) <= 1e-4f))
+                fail_msg("request %d token %d: log-probability %.7g on the device, %.7g on the "
+                         "host", i, t, (double)d->logprobs[t], (double)h->logprobs[t]);
+    }
+    destroy_fixture(fixtures[0]);
+    destroy_fixture(fixtures[1]);
+
+    /* Seeded draws on the device: the same seed repeats, another differs. */
+    g_device_sampling = PAGODA_DEVICE_SAMPLING_ON;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_request_options_t o;
+    pagoda_request_options_default(&o);
+    o.max_tokens = 48;
+    o.temperature = 0.9f;
+    o.top_k = 50;
+    o.top_p = 0.95f;
+    o.min_p = 0.02f;
+    o.flags = PAGODA_REQUEST_IGNORE_EOS;
+    o.seed = 1234;
+    uint64_t a = submit_text(f, "Once upon a time", &o);
+    uint64_t b = submit_text(f, "Once upon a time", &o);
+    o.seed = 99;
+    uint64_t c = submit_text(f, "Once upon a time", &o);
+    run_all(f, 200);
+    result_t *ra = result_for(f, a), *rb = result_for(f, b), *rc = result_for(f, c);
+    assert_int_equal(ra->n_tokens, 48);
+    assert_memory_equal(ra->tokens, rb->tokens, 48 * sizeof(int32_t));
+    assert_true(memcmp(ra->tokens, rc->tokens, 48 * sizeof(int32_t)) != 0);
+    const pagoda_engine_stats_t st = engine_stack_engine_stats(&f->stack);
+    assert_int_equal(st.device_sampled_tokens, st.generated_tokens);
+
+    /* A request with a penalty beside one without: their shared steps sample on the host. */
+    o.seed = 7;
+    o.max_tokens = 10;
+    uint64_t plain = submit_text(f, "The little dog", &o);
+    o.repetition_penalty = 1.3f;
+    uint64_t penalised = submit_text(f, "The little dog", &o);
+    run_all(f, 100);
+    assert_int_equal(result_for(f, plain)->n_tokens, 10);
+    assert_int_equal(result_for(f, penalised)->n_tokens, 10);
+    const pagoda_engine_stats_t after = engine_stack_engine_stats(&f->stack);
+    assert_int_equal(after.device_sampled_tokens, st.device_sampled_tokens);
+    destroy_fixture(f);
+    g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+}
+
 /* A stop string cuts the text before it; a stop token id ends without text; EOS ends unless
  * ignored. */
 static void test_stop_conditions(void **state) {
@@ -417,6 +541,22 @@ static void test_bad_input(void **state) {
     test_expect_failure(pagoda_kv_cache_create(f->stack.model, f->stack.mesh, NULL, &ko, &cache),
                         PAGODA_ERR_INVALID_ARGUMENT, "holds no block");
     assert_null(cache);
+
+    /* An engine option out of range, on a cache no engine serves. */
+    pagoda_kv_cache_options_default(&ko);
+    ko.num_blocks = 8;
+    TEST_ASSERT_OK(pagoda_kv_cache_create(f->stack.model, f->stack.mesh, NULL, &ko, &cache));
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.decode_graphs = 7;
+    test_expect_failure(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, cache, &eo, &second),
+                        PAGODA_ERR_INVALID_ARGUMENT, "decode_graphs");
+    pagoda_engine_options_default(&eo);
+    eo.device_sampling = -1;
+    test_expect_failure(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, cache, &eo, &second),
+                        PAGODA_ERR_INVALID_ARGUMENT, "device_sampling");
+    assert_null(second);
+    pagoda_kv_cache_destroy(cache);
     destroy_fixture(f);
 }
 
@@ -627,6 +767,8 @@ int main(void) {
         cmocka_unit_test(test_chunked_prefill_equals_alone),
         cmocka_unit_test(test_preemption_equals_alone),
         cmocka_unit_test(test_seeded_sampling),
+        cmocka_unit_test(test_decode_graphs_equal_op_by_op),
+        cmocka_unit_test(test_device_sampling),
         cmocka_unit_test(test_stop_conditions),
         cmocka_unit_test(test_prompt_logprobs_match_generation),
         cmocka_unit_test(test_abort),

@@ -16,7 +16,7 @@
 #      benchmark's figure, its goal and the share of the goal reached;
 #   5. pagoda-bench-generate --random-model 1b --dtype bf16 --device cuda:0: end-to-end prefill
 #      and decode of a random-weight Llama-3.2-1B through the public API at batch 1 and
-#      $GENERATE_BATCH; each decode's fraction of the roofline (weight + KV bytes per step at the
+#      $GENERATE_BATCH, decode with graphs and op by op side by side; each decode's fraction of the roofline (weight + KV bytes per step at the
 #      device's copy bandwidth) joins the summary as PASS (at or above its goal) or BELOW.
 # Exits non-zero if any step failed. Benchmarks below their goals are reported, not failed.
 #
@@ -196,7 +196,7 @@ fi
 # FLOP/byte ridge), so both are judged against the same bandwidth roofline.
 GENERATE="$BUILD/bin/pagoda-bench-generate"
 GENERATE_CMD=("$GENERATE" --random-model 1b --dtype bf16 --device cuda:0 --batch "$GENERATE_BATCH"
-    --prompt-tokens 128 --gen-tokens 128 --repeats 3)
+    --prompt-tokens 128 --gen-tokens 128 --repeats 3 --decode-graphs compare)
 note "${GENERATE_CMD[*]} $GENERATE_ARGS"
 # shellcheck disable=SC2086  # GENERATE_ARGS is a list of words
 if "${GENERATE_CMD[@]}" $GENERATE_ARGS > "$LOGS/generate.jsonl" 2> "$LOGS/generate.err"; then
@@ -226,6 +226,12 @@ print("%-12s %5s %11s %9s %10s %10s %9s %5s %8s" % ("measurement", "batch", "tok
       "weights GB", "KV MB/step", "roofline", "goal", "of goal"))
 rows = []
 for l in lines:
+    if l.get("measurement") == "decode_graph_speedup":
+        print("%-12s %5d %11.1f   (op by op; decode graphs %.2fx as fast)" % ("decode eager",
+              l["batch"], l["op_by_op_tokens_per_s"], l["speedup"]))
+        rows.append("decode graphs vs op by op batch %d\tINFO\t%.2fx (%.1f vs %.1f tokens/s)" % (
+                    l["batch"], l["speedup"], l["graphs_tokens_per_s"], l["op_by_op_tokens_per_s"]))
+        continue
     if l.get("measurement") not in ("prefill", "decode"):
         continue
     if l["measurement"] == "prefill":

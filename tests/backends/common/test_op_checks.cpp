@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "op_args.hpp"
 #include "op_checks.hpp"
 #include "reporter.hpp"
 
@@ -347,6 +348,130 @@ void test_kv_write(void **state) {
     assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT, "kv_write: n_tokens -1 is negative");
 }
 
+// ops.h: a newer caller's struct_size is accepted while the fields this backend does not know
+// are zero; a nonzero one is refused as unsupported. An older caller's is read with the
+// missing fields as zero, down to ABI 1.0's size.
+void test_read_op_args(void **state) {
+    (void)state;
+    using pagoda::plugin::read_op_args;
+    struct Newer {
+        pagoda_op_add_t add;
+        unsigned char later_fields[16];
+    } newer{};
+    newer.add.struct_size = sizeof newer;
+    newer.add.n = 7;
+    pagoda_op_add_t add{};
+    auto read_add = [&](const Reporter &r) { return read_op_args(r, "add", &newer, add); };
+    assert_accepted(read_add, "a larger struct whose extra fields are zero");
+    assert_int_equal(add.n, 7);
+    assert_int_equal(add.struct_size, sizeof newer);
+    newer.later_fields[5] = 1;
+    const std::string refused = "add: the descriptor sets fields this backend does not know "
+                                "(struct_size " + std::to_string(sizeof newer) + " > " +
+                                std::to_string(sizeof add) + ", byte " +
+                                std::to_string(sizeof add + 5) + " is nonzero)";
+    assert_rejected(read_add, PAGODA_ERR_UNSUPPORTED, refused.c_str());
+    newer.later_fields[5] = 0;
+    newer.add.struct_size = 8;
+    assert_rejected(read_add, PAGODA_ERR_INVALID_ARGUMENT,
+                    ("add: struct_size 8 is too small (at least " + std::to_string(sizeof add) +
+                     ")").c_str());
+    auto read_null = [&](const Reporter &r) { return read_op_args(r, "add", nullptr, add); };
+    assert_rejected(read_null, PAGODA_ERR_INVALID_ARGUMENT, "add: the argument struct is NULL");
+
+    // An ABI 1.0 KV_WRITE ends before k_rope, which then reads as NULL whatever follows.
+    struct OldKvWrite {
+        pagoda_op_kv_write_t kv;
+    } old{};
+    std::memset(&old, 0x5a, sizeof old);
+    old.kv.struct_size = offsetof(pagoda_op_kv_write_t, k_rope);
+    pagoda_op_kv_write_t kv{};
+    auto read_kv = [&](const Reporter &r) { return read_op_args(r, "kv_write", &old, kv); };
+    assert_accepted(read_kv, "an ABI 1.0 kv_write");
+    assert_null(kv.k_rope);
+    old.kv.struct_size -= 8;
+    assert_rejected(read_kv, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: struct_size 104 is too small (at least 112)");
+}
+
+void test_kv_write_k_rope(void **state) {
+    (void)state;
+    pagoda_op_rope_t rope{};
+    rope.struct_size = sizeof rope;
+    rope.layout = PAGODA_ROPE_HALF_SPLIT;
+    rope.head_dim = 8;
+    rope.rot_dim = 4;
+    rope.theta = 10000.0f;
+    pagoda_op_kv_write_t a{};
+    a.struct_size = sizeof a;
+    a.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a.cache_dtype = PAGODA_DTYPE_F16;
+    a.n_tokens = 3;
+    a.n_kv_heads = 2;
+    a.head_dim = 8;
+    a.block_size = 16;
+    a.num_blocks = 4;
+    a.k_rope = &rope;
+    auto kv_write = [&a](const Reporter &r) { return pagoda::plugin::check_kv_write(r, a); };
+    // Its x, n_tokens, n_heads and token_stride are ignored (zero here), positions too (NULL).
+    assert_accepted(kv_write, "kv_write with k_rope");
+    rope.head_dim = 16;
+    rope.rot_dim = 0;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_rope.head_dim = 16 must equal head_dim = 8");
+    rope.head_dim = 8;
+    rope.rot_dim = 10;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_rope.rot_dim = 10 must be even and in [2, head_dim = 8] (0 means "
+                    "head_dim)");
+    rope.rot_dim = 0;
+    set_raw(rope.layout, 7);
+    assert_rejected(kv_write, PAGODA_ERR_UNSUPPORTED,
+                    "kv_write: k_rope.layout = 7 is not a layout this backend knows");
+    rope.layout = PAGODA_ROPE_INTERLEAVED;
+    set_raw(rope.scaling, 9);
+    assert_rejected(kv_write, PAGODA_ERR_UNSUPPORTED,
+                    "kv_write: k_rope.scaling = 9 is not a scaling this backend knows");
+    rope.scaling = PAGODA_ROPE_SCALING_LINEAR;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_rope.factor = 0 must be finite and positive");
+    rope.factor = 2.0f;
+    assert_accepted(kv_write, "linear scaling");
+    rope.scaling = PAGODA_ROPE_SCALING_LLAMA3;
+    rope.factor = 8.0f;
+    rope.low_freq_factor = 1.0f;
+    rope.high_freq_factor = 4.0f;
+    rope.original_max_position = 8192;
+    assert_accepted(kv_write, "llama3 scaling");
+    rope.high_freq_factor = 1.0f;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_rope.high_freq_factor = 1 must be greater than "
+                    "low_freq_factor = 1");
+    rope.high_freq_factor = 4.0f;
+    rope.theta = 0.0f;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    "kv_write: k_rope.theta = 0 must be finite and positive");
+    rope.theta = 500000.0f;
+    // The nested struct is read by its own struct_size, by the same rules as an op's.
+    rope.struct_size = 4;
+    assert_rejected(kv_write, PAGODA_ERR_INVALID_ARGUMENT,
+                    ("kv_write: k_rope: struct_size 4 is too small (at least " +
+                     std::to_string(sizeof rope) + ")").c_str());
+    struct NewerRope {
+        pagoda_op_rope_t rope;
+        uint64_t later_field;
+    } newer{rope, 0};
+    newer.rope.struct_size = sizeof newer;
+    a.k_rope = &newer.rope;
+    assert_accepted(kv_write, "a newer rope struct whose extra field is zero");
+    newer.later_field = 3;
+    assert_rejected(kv_write, PAGODA_ERR_UNSUPPORTED,
+                    ("kv_write: k_rope: the descriptor sets fields this backend does not know "
+                     "(struct_size " + std::to_string(sizeof newer) + " > " +
+                     std::to_string(sizeof rope) + ", byte " + std::to_string(sizeof rope) +
+                     " is nonzero)").c_str());
+}
+
 void test_paged_attention(void **state) {
     (void)state;
     pagoda_op_paged_attention_t a{};
@@ -485,6 +610,8 @@ int main(void) {
         cmocka_unit_test(test_dense_ops),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_kv_write),
+        cmocka_unit_test(test_read_op_args),
+        cmocka_unit_test(test_kv_write_k_rope),
         cmocka_unit_test(test_paged_attention),
         cmocka_unit_test(test_copy_and_swap_descriptors),
         cmocka_unit_test(test_block_pairs),

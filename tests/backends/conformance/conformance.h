@@ -6,7 +6,8 @@
  * A case is a short list of launches (steps) over a set of tensors. Each tensor has host
  * contents that are uploaded before the first step and, for outputs, a way to compare what the
  * backend left there with what the reference left there. Tensors reach the op structs through
- * bindings: a pointer field of a step's struct, or an entry of COPY/SWAP_BLOCKS' cache arrays. */
+ * bindings: a pointer field of a step's struct, an entry of COPY/SWAP_BLOCKS' cache arrays, or a
+ * pointer field of a nested host struct a step's struct points to (KV_WRITE's k_rope). */
 #ifndef PAGODA_CONFORMANCE_H
 #define PAGODA_CONFORMANCE_H
 
@@ -44,7 +45,13 @@ void conf_backends_release(void);
 /* Cases                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-enum { CONF_MAX_TENSORS = 16, CONF_MAX_STEPS = 4, CONF_MAX_BINDINGS = 24, CONF_MAX_CACHES = 8 };
+enum {
+    CONF_MAX_TENSORS = 16,
+    CONF_MAX_STEPS = 4,
+    CONF_MAX_BINDINGS = 24,
+    CONF_MAX_CACHES = 8,
+    CONF_MAX_NESTED = 4
+};
 
 /* Any op's argument struct. */
 typedef union conf_args {
@@ -59,6 +66,7 @@ typedef union conf_args {
     pagoda_op_kv_write_t kv_write;
     pagoda_op_paged_attention_t attention;
     pagoda_op_copy_blocks_t copy;
+    pagoda_op_sample_t sample;
 } conf_args_t;
 
 /* Where a tensor lives on the backend. */
@@ -72,8 +80,24 @@ typedef enum conf_compare {
     CONF_INPUT = 0,   /* not compared */
     CONF_F32,         /* f32 values, normwise relative error at most `tolerance` */
     CONF_EXACT,       /* every byte equal (caches after KV_WRITE, copies, swaps) */
-    CONF_ARGMAX       /* i32 indices equal, or a near-tie of their scores (see conf_tensor_t) */
+    CONF_ARGMAX,      /* i32 indices equal, or a near-tie of their scores (see conf_tensor_t) */
+    CONF_CUSTOM       /* the op's own rule (conf_custom_t), where outputs may rightly differ */
 } conf_compare_t;
+
+struct conf_tensor;
+
+/* A comparison an op brings along when equality (or a tolerance on values) is the wrong test,
+ * such as SAMPLE's draws, which may move across a boundary of the CDF under rounding. */
+typedef struct conf_custom {
+    /* Returns 1 when `got` is acceptable next to the reference's `ref`, else 0 with `why`. */
+    int (*compare)(const struct conf_custom *self, const struct conf_tensor *t, const void *ref,
+                   const void *got, char *why, size_t why_size);
+    /* Changes `got` so that `compare` must reject it (PAGODA_CONFORMANCE_PERTURB); returns 0
+     * when it cannot. */
+    int (*perturb)(const struct conf_custom *self, const struct conf_tensor *t, const void *ref,
+                   void *got);
+    void *context; /* the op's data, such as the inputs the rule reads; owned by the case */
+} conf_custom_t;
 
 typedef struct conf_tensor {
     const char *name;        /* the op field it stands for, for messages */
@@ -88,13 +112,15 @@ typedef struct conf_tensor {
      * count as a near-tie: they may swap when the scores come out of a computation. */
     int tie_tensor;
     int64_t tie_cols, tie_ld;
+    const conf_custom_t *custom; /* CONF_CUSTOM; owned by the case (conf_own) */
 } conf_tensor_t;
 
 /* Which tensor's address goes where. */
 typedef enum conf_binding_kind {
     CONF_BIND_FIELD = 0,   /* *(void **)((char *)&args + offset) = address */
     CONF_BIND_SRC_CACHE,   /* copy.src_caches[index] = address */
-    CONF_BIND_DST_CACHE    /* copy.dst_caches[index] = address */
+    CONF_BIND_DST_CACHE,   /* copy.dst_caches[index] = address */
+    CONF_BIND_NESTED_FIELD /* *(void **)((char *)run's copy of nested[nested] + offset) = address */
 } conf_binding_kind_t;
 
 typedef struct conf_binding {
@@ -102,7 +128,21 @@ typedef struct conf_binding {
     conf_binding_kind_t kind;
     size_t offset_or_index;
     size_t byte_offset; /* added to the tensor's address (a fused buffer's second half) */
+    int nested;         /* CONF_BIND_NESTED_FIELD: which of the case's nested structs */
 } conf_binding_t;
+
+/* A host struct that a pointer field of a step's struct points to, with device addresses inside
+ * (KV_WRITE's k_rope: host memory read at the launch, its positions and freq_factors device
+ * buffers). The step's field points to `host`, which `supports` reads; each run hands the
+ * backend its own copy of `host`, with the fields bound by conf_bind_nested set to that
+ * backend's buffers, points the step's field at the copy, and spoils the copy once the launch
+ * returns (ops.h: read during the launch only). */
+typedef struct conf_nested {
+    int step;
+    size_t offset; /* of the pointer field in the step's struct */
+    void *host;    /* the template, its bound fields left NULL; owned by the case */
+    size_t bytes;
+} conf_nested_t;
 
 typedef struct conf_step {
     pagoda_op_t op;
@@ -117,6 +157,8 @@ typedef struct conf_case {
     conf_tensor_t tensors[CONF_MAX_TENSORS];
     int n_bindings;
     conf_binding_t bindings[CONF_MAX_BINDINGS];
+    int n_nested;
+    conf_nested_t nested[CONF_MAX_NESTED];
     /* What the reference must return (PAGODA_OK unless the case holds a bad id on purpose),
      * so that a generator that made an invalid case by mistake is caught. */
     pagoda_status_t expect;
@@ -140,6 +182,12 @@ void conf_bind(conf_case_t *c, int step, int tensor, size_t offset);
 void conf_bind_at(conf_case_t *c, int step, int tensor, size_t offset, size_t byte_offset);
 /* Binds tensor `tensor` to entry `index` of step `step`'s src_caches / dst_caches. */
 void conf_bind_cache(conf_case_t *c, int step, int tensor, int is_destination, size_t index);
+/* Points the pointer field at `offset` of step `step`'s struct to `host`, a nested struct of
+ * `bytes` bytes (malloc'd; the case takes it over), whose device pointers are bound with
+ * conf_bind_nested. Returns its index. */
+int conf_add_nested(conf_case_t *c, int step, size_t offset, void *host, size_t bytes);
+/* Binds tensor `tensor` to the pointer field at `offset` of nested struct `nested`. */
+void conf_bind_nested(conf_case_t *c, int nested, int tensor, size_t offset);
 /* Hands host memory to the case, to be freed with it; returns `p`. */
 void *conf_own(conf_case_t *c, void *p);
 void conf_case_free(conf_case_t *c);
@@ -171,7 +219,8 @@ typedef struct conf_result {
 void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out);
 void conf_result_free(conf_result_t *r);
 
-/* Compares one tensor (`scores`: CONF_ARGMAX's, else NULL); returns 1 when `got` matches `ref`, else 0 with `why` filled. */
+/* Compares one tensor (`scores`: CONF_ARGMAX's, else NULL; CONF_CUSTOM asks t->custom);
+ * returns 1 when `got` matches `ref`, else 0 with `why` filled. */
 int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
                         const float *scores, char *why, size_t why_size);
 
@@ -210,6 +259,7 @@ void conf_cases_paged_attention(conf_tally_t *tally); /* gen_paged.c */
 void conf_cases_paged_attention_odd(conf_tally_t *tally); /* gen_paged.c: unusual shapes */
 void conf_cases_copy_blocks(conf_tally_t *tally);     /* gen_copy_blocks.c: copy and swap */
 void conf_cases_descriptors(conf_tally_t *tally);     /* gen_descriptors.c: supports agreement */
+void conf_cases_sample(conf_tally_t *tally);          /* gen_sample.c */
 
 #ifdef __cplusplus
 }

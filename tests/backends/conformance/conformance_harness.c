@@ -36,6 +36,7 @@ static uint32_t args_size(pagoda_op_t op) {
         case PAGODA_OP_PAGED_ATTENTION: return sizeof(pagoda_op_paged_attention_t);
         case PAGODA_OP_COPY_BLOCKS:
         case PAGODA_OP_SWAP_BLOCKS: return sizeof(pagoda_op_copy_blocks_t);
+        case PAGODA_OP_SAMPLE: return sizeof(pagoda_op_sample_t);
         default: return 0;
     }
 }
@@ -92,6 +93,32 @@ void conf_bind_cache(conf_case_t *c, int step, int tensor, int is_destination, s
     b->offset_or_index = index;
 }
 
+int conf_add_nested(conf_case_t *c, int step, size_t offset, void *host, size_t bytes) {
+    assert_true(c->n_nested < CONF_MAX_NESTED);
+    assert_true(step >= 0 && step < c->n_steps);
+    assert_true(offset + sizeof host <= sizeof(conf_args_t));
+    conf_nested_t *n = &c->nested[c->n_nested];
+    n->step = step;
+    n->offset = offset;
+    n->host = host;
+    n->bytes = bytes;
+    memcpy((char *)&c->steps[step].args + offset, &host, sizeof host);
+    return c->n_nested++;
+}
+
+void conf_bind_nested(conf_case_t *c, int nested, int tensor, size_t offset) {
+    assert_true(c->n_bindings < CONF_MAX_BINDINGS);
+    assert_true(nested >= 0 && nested < c->n_nested);
+    assert_true(offset + sizeof(void *) <= c->nested[nested].bytes);
+    conf_binding_t *b = &c->bindings[c->n_bindings++];
+    memset(b, 0, sizeof *b);
+    b->step = c->nested[nested].step;
+    b->tensor = tensor;
+    b->kind = CONF_BIND_NESTED_FIELD;
+    b->offset_or_index = offset;
+    b->nested = nested;
+}
+
 void *conf_own(conf_case_t *c, void *p) {
     assert_true(c->n_owned < (int)(sizeof c->owned / sizeof c->owned[0]));
     c->owned[c->n_owned++] = p;
@@ -101,7 +128,8 @@ void *conf_own(conf_case_t *c, void *p) {
 void conf_case_free(conf_case_t *c) {
     for (int t = 0; t < c->n_tensors; ++t) free(c->tensors[t].init);
     for (int i = 0; i < c->n_owned; ++i) free(c->owned[i]);
-    c->n_tensors = c->n_owned = 0;
+    for (int i = 0; i < c->n_nested; ++i) free(c->nested[i].host);
+    c->n_tensors = c->n_owned = c->n_nested = 0;
 }
 
 float *conf_random_f32(test_rng_t *rng, size_t n, float lo, float hi) {
@@ -178,6 +206,15 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
     for (int s = 0; s < c->n_steps && out->status == PAGODA_OK; ++s) {
         conf_args_t args = c->steps[s].args;
         void *src_caches[CONF_MAX_CACHES] = {0}, *dst_caches[CONF_MAX_CACHES] = {0};
+        /* This backend's copy of each nested struct of the step, its pointers bound below. */
+        void *nested[CONF_MAX_NESTED] = {0};
+        for (int n = 0; n < c->n_nested; ++n) {
+            const conf_nested_t *nest = &c->nested[n];
+            if (nest->step != s) continue;
+            nested[n] = test_xmalloc(nest->bytes);
+            memcpy(nested[n], nest->host, nest->bytes);
+            memcpy((char *)&args + nest->offset, &nested[n], sizeof nested[n]);
+        }
         for (int i = 0; i < c->n_bindings; ++i) {
             const conf_binding_t *bind = &c->bindings[i];
             if (bind->step != s) continue;
@@ -194,9 +231,20 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
                     dst_caches[bind->offset_or_index] = address;
                     args.copy.dst_caches = dst_caches;
                     break;
+                case CONF_BIND_NESTED_FIELD:
+                    memcpy((char *)nested[bind->nested] + bind->offset_or_index, &address,
+                           sizeof address);
+                    break;
             }
         }
         pagoda_status_t st = f->kernels->launch(f->self, stream, c->steps[s].op, &args);
+        /* ops.h lets a backend read a nested struct only during the launch: the copy is spoiled
+         * and freed as soon as it returns, so one that reads it later from the stream fails. */
+        for (int n = 0; n < c->n_nested; ++n) {
+            if (nested[n] == NULL) continue;
+            memset(nested[n], 0xFF, c->nested[n].bytes);
+            free(nested[n]);
+        }
         if (st != PAGODA_OK) {
             char where[64];
             snprintf(where, sizeof where, "launch of step %d (%s)", s, pagoda_op_name(c->steps[s].op));
@@ -316,6 +364,7 @@ int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got
         case CONF_F32: return compare_f32(t, ref, got, why, why_size);
         case CONF_EXACT: return compare_exact(t, ref, got, why, why_size);
         case CONF_ARGMAX: return compare_argmax(t, ref, got, scores, why, why_size);
+        case CONF_CUSTOM: return t->custom->compare(t->custom, t, ref, got, why, why_size);
         default: return 1;
     }
 }
@@ -347,6 +396,7 @@ static int perturb(const conf_tensor_t *t, const void *ref, void *got, const flo
             ((int32_t *)got)[r] = lowest == ((const int32_t *)ref)[r] ? -1 : lowest;
             return 1;
         }
+        case CONF_CUSTOM: return t->custom->perturb(t->custom, t, ref, got);
         default: return 0;
     }
 }

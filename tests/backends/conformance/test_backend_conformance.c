@@ -35,6 +35,7 @@ CONFORMANCE_TEST(test_paged_attention_odd_shapes, conf_cases_paged_attention_odd
                  "paged_attention (odd shapes)")
 CONFORMANCE_TEST(test_copy_swap_blocks, conf_cases_copy_blocks, "copy_blocks, swap_blocks")
 CONFORMANCE_TEST(test_descriptor_agreement, conf_cases_descriptors, "supports agreement")
+CONFORMANCE_TEST(test_sample, conf_cases_sample, "sample")
 
 /* The comparisons themselves: each must reject an output that is off by a little more than it
  * tolerates, and accept one within it. */
@@ -42,7 +43,7 @@ static void test_comparisons_catch_errors(void **state) {
     (void)state;
     char why[256];
     float ref[6] = {1.0f, -2.0f, 0.5f, 4.0f, 0.0f, -0.25f}, got[6];
-    conf_tensor_t f32 = {"y", NULL, sizeof ref, CONF_DEVICE, CONF_F32, 1e-5, 0, 0, 0};
+    conf_tensor_t f32 = {"y", NULL, sizeof ref, CONF_DEVICE, CONF_F32, 1e-5, 0, 0, 0, NULL};
     memcpy(got, ref, sizeof ref);
     assert_true(conf_compare_tensor(&f32, ref, got, NULL, why, sizeof why));
     got[2] += 3e-5f; /* 0.75e-5 of max |ref| = 4: within */
@@ -55,7 +56,7 @@ static void test_comparisons_catch_errors(void **state) {
     assert_false(conf_compare_tensor(&f32, ref, got, NULL, why, sizeof why));
 
     unsigned char a[5] = {1, 2, 3, 4, 5}, b[5] = {1, 2, 3, 4, 5};
-    conf_tensor_t exact = {"cache", NULL, sizeof a, CONF_DEVICE, CONF_EXACT, 0, 0, 0, 0};
+    conf_tensor_t exact = {"cache", NULL, sizeof a, CONF_DEVICE, CONF_EXACT, 0, 0, 0, 0, NULL};
     assert_true(conf_compare_tensor(&exact, a, b, NULL, why, sizeof why));
     b[4] ^= 0x80;
     assert_false(conf_compare_tensor(&exact, a, b, NULL, why, sizeof why));
@@ -64,7 +65,7 @@ static void test_comparisons_catch_errors(void **state) {
     /* Argmax: exact unless the scores nearly tie within the tolerance. */
     const float scores[2][4] = {{0.0f, 3.0f, 3.0f, 1.0f}, {5.0f, 4.99999f, 1.0f, 0.0f}};
     int32_t want[2] = {1, 0}, have[2] = {1, 0};
-    conf_tensor_t am = {"out", NULL, sizeof want, CONF_DEVICE, CONF_ARGMAX, 0.0, 0, 4, 4};
+    conf_tensor_t am = {"out", NULL, sizeof want, CONF_DEVICE, CONF_ARGMAX, 0.0, 0, 4, 4, NULL};
     assert_true(conf_compare_tensor(&am, want, have, &scores[0][0], why, sizeof why));
     have[0] = 2; /* an exact tie: only the lowest index is right */
     assert_false(conf_compare_tensor(&am, want, have, &scores[0][0], why, sizeof why));
@@ -97,6 +98,7 @@ int main(void) {
         cmocka_unit_test(test_paged_attention),
         cmocka_unit_test(test_paged_attention_odd_shapes),
         cmocka_unit_test(test_copy_swap_blocks),
+        cmocka_unit_test(test_sample),
     };
     return cmocka_run_group_tests(tests, NULL, release_backends);
 }

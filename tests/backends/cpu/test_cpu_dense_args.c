@@ -1,6 +1,7 @@
 /* How the CPU backend's dense ops treat their argument structs, for every op alike: a NULL
  * struct or a struct_size older than ABI 1.0 is an invalid argument; a larger struct_size (a
- * newer caller) is accepted; `supports` reads only the description, so NULL pointers pass;
+ * newer caller) is accepted while its extra fields are zero, and refused as unsupported when one
+ * is set; `supports` reads only the description, so NULL pointers pass;
  * `launch` reports the NULL pointer by field name. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,22 +112,35 @@ static void test_null_and_short_structs(void **state) {
     }
 }
 
-/* A caller built against a later header passes a larger struct; its extra fields are ignored. */
-static void test_larger_struct_accepted(void **state) {
+/* A caller built against a later header passes a larger struct. Its extra fields are zero when
+ * it asks for nothing this backend does not know, and the op runs; a nonzero one is refused as
+ * unsupported, by supports and launch alike, before anything is written (ops.h). */
+static void test_larger_struct(void **state) {
     (void)state;
     struct {
         pagoda_op_add_t add;
-        char future_fields[32];
+        unsigned char future_fields[32];
     } newer;
-    memset(&newer, 0x5a, sizeof newer);
+    memset(&newer, 0, sizeof newer);
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {0};
     newer.add.struct_size = sizeof newer;
     newer.add.n = 4;
     newer.add.a = a;
     newer.add.b = b;
     newer.add.out = out;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ADD, &newer));
     TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ADD, &newer));
     assert_true(out[0] == 11.0f && out[3] == 44.0f);
+
+    memset(out, 0, sizeof out);
+    newer.future_fields[31] = 0x5a;
+    char needle[160];
+    snprintf(needle, sizeof needle,
+             "add: the descriptor sets fields this backend does not know (struct_size %zu > %zu",
+             sizeof newer, sizeof newer.add);
+    test_cpu_expect_rejected(PAGODA_OP_ADD, &newer, PAGODA_ERR_UNSUPPORTED, needle);
+    test_expect_failure(test_cpu_launch(PAGODA_OP_ADD, &newer), PAGODA_ERR_UNSUPPORTED, needle);
+    assert_true(out[0] == 0.0f && out[3] == 0.0f);
 }
 
 static void test_launch_names_null_pointer(void **state) {
@@ -150,7 +164,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supports_without_pointers),
         cmocka_unit_test(test_null_and_short_structs),
-        cmocka_unit_test(test_larger_struct_accepted),
+        cmocka_unit_test(test_larger_struct),
         cmocka_unit_test(test_launch_names_null_pointer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,8 @@
 /* KV_WRITE on the CPU backend: tokens land in their slots of the paged layout
  * [num_blocks][n_kv_heads][block_size][head_dim] in the cache dtype, padding slots are skipped,
- * every other byte of the caches is left alone, and a bad launch writes nothing. */
+ * every other byte of the caches is left alone, and a bad launch writes nothing. With k_rope the
+ * caches come out byte for byte as after ROPE on a copy of the keys followed by a plain write,
+ * and the keys themselves are left alone. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,11 +172,167 @@ static void test_bad_descriptors(void **state) {
     free(s);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Fused key rotation (k_rope)                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct fused_case {
+    pagoda_rope_layout_t layout;
+    pagoda_rope_scaling_t scaling;
+    int64_t rot_dim; /* 0 = DIM */
+    int with_freq_factors;
+} fused_case_t;
+
+/* The rope descriptor of a case: positions up to 128k, Llama 3.1's numbers for its scaling. */
+static pagoda_op_rope_t fused_rope(const fused_case_t *c, const int32_t *positions,
+                                   const float *freq_factors) {
+    pagoda_op_rope_t r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.layout = c->layout;
+    r.scaling = c->scaling;
+    r.head_dim = DIM;
+    r.rot_dim = c->rot_dim;
+    r.positions = positions;
+    r.theta = c->scaling == PAGODA_ROPE_SCALING_NONE ? 10000.0f : 500000.0f;
+    r.factor = c->scaling == PAGODA_ROPE_SCALING_LINEAR ? 4.0f : 8.0f;
+    r.low_freq_factor = 1.0f;
+    r.high_freq_factor = 4.0f;
+    r.original_max_position = 8192;
+    r.freq_factors = c->with_freq_factors ? freq_factors : NULL;
+    return r;
+}
+
+/* Fused (one KV_WRITE with k_rope) against unfused (ROPE on a copy of k, then KV_WRITE) on two
+ * setups made from the same seed: both caches must match byte for byte, k must be unchanged,
+ * and the rotation must have changed the keys (the caches differ from an unrotated write). */
+static void fused_case(const fused_case_t *c, pagoda_dtype_t dtype, uint64_t seed) {
+    kv_setup_t *fused = test_xcalloc(1, sizeof *fused), *unfused = test_xcalloc(1, sizeof *unfused);
+    setup_make(fused, dtype, seed);
+    setup_make(unfused, dtype, seed);
+    test_rng_t rng;
+    test_rng_seed(&rng, seed ^ 0x9e3779b97f4a7c15ull);
+    int32_t positions[TOKENS];
+    for (int t = 0; t < TOKENS; ++t) positions[t] = (int32_t)test_rng_int(&rng, 0, 131072);
+    float freq_factors[DIM / 2];
+    for (int i = 0; i < DIM / 2; ++i) freq_factors[i] = test_rng_uniform(&rng, 0.5f, 8.0f);
+    const pagoda_op_rope_t rope = fused_rope(c, positions, freq_factors);
+
+    float k_before[TOKENS * K_STRIDE];
+    memcpy(k_before, fused->k, sizeof k_before);
+    fused->args.k_rope = &rope;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_KV_WRITE, &fused->args));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &fused->args));
+
+    pagoda_op_rope_t separate = rope;
+    separate.n_tokens = TOKENS;
+    separate.n_heads = HEADS;
+    separate.x = unfused->k;
+    separate.token_stride = K_STRIDE;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &separate));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &unfused->args));
+
+    unsigned char *unrotated = expected_cache(fused, k_before, K_STRIDE);
+    const int k_same = memcmp(fused->k_cache, unfused->k_cache, fused->cache_bytes) == 0;
+    const int v_same = memcmp(fused->v_cache, unfused->v_cache, fused->cache_bytes) == 0;
+    const int k_kept = memcmp(fused->k, k_before, sizeof k_before) == 0;
+    const int rotated = memcmp(fused->k_cache, unrotated, fused->cache_bytes) != 0;
+    free(unrotated);
+    setup_free(fused);
+    setup_free(unfused);
+    free(fused);
+    free(unfused);
+    if (!k_same || !v_same || !k_kept || !rotated)
+        fail_msg("fused kv_write layout=%d scaling=%d rot_dim=%lld freq_factors=%d cache=%s: %s",
+                 (int)c->layout, (int)c->scaling, (long long)c->rot_dim, c->with_freq_factors,
+                 pagoda_dtype_name(dtype),
+                 !k_same    ? "k cache differs from ROPE then KV_WRITE"
+                 : !v_same  ? "v cache differs from ROPE then KV_WRITE"
+                 : !k_kept  ? "k was modified"
+                            : "the keys were stored unrotated");
+}
+
+static void test_fused_rope_matches_rope_then_write(void **state) {
+    (void)state;
+    static const pagoda_dtype_t dtypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    static const pagoda_rope_layout_t layouts[] = {PAGODA_ROPE_HALF_SPLIT,
+                                                   PAGODA_ROPE_INTERLEAVED};
+    const fused_case_t shapes[] = {
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 0, 0},
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 8, 0},  /* rot_dim < head_dim */
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LINEAR, 12, 0},
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LLAMA3, 0, 1}, /* Llama 3.1 + rope_freqs */
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LLAMA3, 14, 1},
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 2, 1},
+    };
+    uint64_t seed = 100;
+    for (size_t l = 0; l < 2; ++l)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            for (size_t d = 0; d < 3; ++d) {
+                fused_case_t c = shapes[i];
+                c.layout = layouts[l];
+                fused_case(&c, dtypes[d], seed++);
+            }
+}
+
+/* k_rope's own faults: checked fields fail supports and launch alike; positions are needed
+ * (and freq_factors read) only at a launch with tokens, and a bad factor writes nothing. */
+static void test_fused_rope_rejects(void **state) {
+    (void)state;
+    kv_setup_t *s = test_xcalloc(1, sizeof *s);
+    setup_make(s, PAGODA_DTYPE_BF16, 40);
+    int32_t positions[TOKENS] = {0};
+    float freq_factors[DIM / 2];
+    for (int i = 0; i < DIM / 2; ++i) freq_factors[i] = 1.0f;
+    const fused_case_t c = {PAGODA_ROPE_INTERLEAVED, PAGODA_ROPE_SCALING_NONE, 0, 1};
+    pagoda_op_rope_t rope = fused_rope(&c, positions, freq_factors);
+    s->args.k_rope = &rope;
+
+    rope.head_dim = DIM + 2;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_INVALID_ARGUMENT,
+                             "kv_write: k_rope.head_dim = 22 must equal head_dim = 20");
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args),
+                        PAGODA_ERR_INVALID_ARGUMENT, "k_rope.head_dim = 22");
+    rope.head_dim = DIM;
+    rope.rot_dim = 5;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_INVALID_ARGUMENT,
+                             "kv_write: k_rope.rot_dim = 5 must be even");
+    rope.rot_dim = 0;
+    rope.struct_size = 8;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_INVALID_ARGUMENT,
+                             "kv_write: k_rope: struct_size 8 is too small");
+    rope.struct_size = sizeof rope;
+
+    unsigned char *before = test_xmalloc(s->cache_bytes);
+    memcpy(before, s->k_cache, s->cache_bytes);
+    rope.positions = NULL;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_KV_WRITE, &s->args));
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args),
+                        PAGODA_ERR_INVALID_ARGUMENT, "kv_write: k_rope.positions is NULL");
+    rope.positions = positions;
+    freq_factors[3] = -1.0f;
+    test_expect_failure(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args),
+                        PAGODA_ERR_INVALID_ARGUMENT,
+                        "kv_write: k_rope.freq_factors[3] = -1 must be finite and positive");
+    assert_memory_equal(before, s->k_cache, s->cache_bytes);
+    assert_memory_equal(before, s->v_cache, s->cache_bytes);
+    free(before);
+
+    /* No tokens: nothing to rotate, so neither positions nor factors are read. */
+    rope.positions = NULL;
+    s->args.n_tokens = 0;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args));
+    setup_free(s);
+    free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writes_slots),
         cmocka_unit_test(test_slot_out_of_range),
         cmocka_unit_test(test_bad_descriptors),
+        cmocka_unit_test(test_fused_rope_matches_rope_then_write),
+        cmocka_unit_test(test_fused_rope_rejects),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     pagoda_backends_unload_all();

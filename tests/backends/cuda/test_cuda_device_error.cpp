@@ -8,6 +8,7 @@
 
 #include "device_error.hpp"
 #include "paged_attention_params.hpp"
+#include "sample_rules.hpp"
 #include "pagoda/ops.h"
 
 // Last: cmocka defines macros (fail) that would rename members in the headers above.
@@ -73,6 +74,19 @@ void test_rope_and_unknown_messages(void **) {
     std::memcpy(&bits, &bad, sizeof bits);
     expect(record(PAGODA_OP_ROPE, DeviceErrorField::RopeFreqFactor, 4, int64_t(bits), 32),
            "rope: freq_factors[4] = -2.5 must be finite and positive (found on the device)");
+    // KV_WRITE's fused rotation names the factors of its k_rope.
+    expect(record(PAGODA_OP_KV_WRITE, DeviceErrorField::RopeFreqFactor, 4, int64_t(bits), 32),
+           "kv_write: k_rope.freq_factors[4] = -2.5 must be finite and positive (found on the "
+           "device)");
+    // SAMPLE's row faults: the parameter's bits, or the column of a NaN logit.
+    const float top_p = 1.5f;
+    std::memcpy(&bits, &top_p, sizeof bits);
+    expect(record(PAGODA_OP_SAMPLE, DeviceErrorField::SampleRow, 3, int64_t(bits),
+                  int64_t(pagoda::plugin::SampleFault::TopP)),
+           "sample: top_p[3] = 1.5 must be in (0, 1] (found on the device)");
+    expect(record(PAGODA_OP_SAMPLE, DeviceErrorField::SampleRow, 2, 77,
+                  int64_t(pagoda::plugin::SampleFault::NanLogit)),
+           "sample: logits row 2 has a NaN at column 77 (found on the device)");
     // A record from a newer kernel still gives a message, with the numbers.
     const std::string got = describe(record(PAGODA_OP_ADD, DeviceErrorField(99), 1, 2, 3));
     assert_true(got.find("add: ") == 0);
