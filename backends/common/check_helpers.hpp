@@ -73,6 +73,20 @@ inline pagoda_status_t check_weight_dtype(const Reporter &r, const char *op, con
     return is_weight_dtype(d) ? PAGODA_OK : dtype_error(r, op, field, d, "f32, bf16 or f16");
 }
 
+// An activation type field of ABI 1.1 (an op's act_dtype, EMBEDDING's out_dtype, ...): F32, BF16,
+// F16, or 0, which a caller of an older header leaves there and which means F32 (ops.h). Any
+// other value is unsupported, as for weight types. `d` is raw_enum() of the field.
+inline pagoda_status_t check_act_dtype(const Reporter &r, const char *op, const char *field,
+                                       int64_t d) {
+    if (d == PAGODA_DTYPE_INVALID || is_weight_dtype(d)) return PAGODA_OK;
+    return dtype_error(r, op, field, d, "f32 (or 0), bf16 or f16");
+}
+
+// The type an activation field that passed check_act_dtype names: 0 resolved to F32.
+inline pagoda_dtype_t act_dtype_of(const pagoda_dtype_t &field) {
+    return raw_enum(field) == PAGODA_DTYPE_INVALID ? PAGODA_DTYPE_F32 : field;
+}
+
 inline pagoda_status_t check_positive(const Reporter &r, const char *op, const char *field,
                                       int64_t v) {
     if (v > 0) return PAGODA_OK;

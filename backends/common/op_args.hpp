@@ -23,6 +23,34 @@ inline constexpr size_t kOpArgsMinSize = sizeof(T);
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_kv_write_t> =
     offsetof(pagoda_op_kv_write_t, k_rope);
+// ABI 1.1 appended act_dtype (0 = F32).
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_paged_attention_t> =
+    offsetof(pagoda_op_paged_attention_t, act_dtype);
+// ABI 1.1 appended the activation types of the dense ops (0 = F32).
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_embedding_t> =
+    offsetof(pagoda_op_embedding_t, out_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_rmsnorm_t> =
+    offsetof(pagoda_op_rmsnorm_t, act_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_rope_t> = offsetof(pagoda_op_rope_t, act_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_silu_mul_t> =
+    offsetof(pagoda_op_silu_mul_t, act_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_add_t> = offsetof(pagoda_op_add_t, act_dtype);
+// ABI 1.1 appended the row-wise ops' activation types (0 = F32).
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_argmax_t> =
+    offsetof(pagoda_op_argmax_t, act_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_softmax_t> =
+    offsetof(pagoda_op_softmax_t, act_dtype);
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_sample_t> =
+    offsetof(pagoda_op_sample_t, logits_dtype);
 
 // Copies the struct at `args` into `out` as this backend knows it. Fails, naming `what` (the op,
 // or the field holding a nested struct, such as "kv_write: k_rope") in the message, with

@@ -11,13 +11,7 @@
 
 namespace pagoda::plugin {
 
-// Which activation types a backend's matmul takes for x, y and bias. ops.h's contract is F32;
-// a backend may also accept BF16/F16 activations with weights of the same type (a GEMM on
-// half-precision tensor cores, f32 accumulation).
-enum class MatmulActivations { F32Only, F32OrHalf };
-
-pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a,
-                             MatmulActivations activations);
+pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a);
 pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a);
 pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a);
 pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);

@@ -1,6 +1,6 @@
-// The MATMUL descriptor check. ops.h's contract is f32 activations with f32, bf16 or f16
-// weights; a backend with half-precision GEMMs (MatmulActivations::F32OrHalf) also takes x, W
-// and y all in one half type, the bias then in y's type.
+// The MATMUL descriptor check. ops.h: x, W and y each F32, BF16 or F16, in any combination;
+// the bias is F32 whatever they are. A backend that runs only some combinations (the CUDA
+// backend's GEMM routes) refuses the others in its own checks after this one.
 #include "check_helpers.hpp"
 #include "op_checks.hpp"
 
@@ -10,35 +10,23 @@ namespace {
 
 constexpr const char *kOp = "matmul";
 
-// x_dtype, w_dtype, y_dtype in that order, so a descriptor with several faults names the same
-// one whichever activation set a backend takes.
-pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t &a,
-                                    MatmulActivations activations) {
-    const int64_t x = raw_enum(a.x_dtype), w = raw_enum(a.w_dtype), y = raw_enum(a.y_dtype);
-    if (activations == MatmulActivations::F32Only) {
-        PAGODA_PLUGIN_CHECK(check_f32(r, kOp, "x_dtype", x));
-        PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "w_dtype", w));
-        return check_f32(r, kOp, "y_dtype", y);
-    }
-    if (!is_weight_dtype(x)) return dtype_error(r, kOp, "x_dtype", x, "f32, bf16 or f16");
-    PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "w_dtype", w));
-    const std::string like_x = std::string(dtype_name(pagoda_dtype_t(x))) + " like x_dtype";
-    // f32 activations take any weight type (widened on the fly); half activations run on a
-    // half-precision GEMM, whose inputs share one type.
-    if (x != PAGODA_DTYPE_F32 && w != x) return dtype_error(r, kOp, "w_dtype", w, like_x);
-    if (y != x) return dtype_error(r, kOp, "y_dtype", y, like_x);
-    return PAGODA_OK;
+// x_dtype, w_dtype, y_dtype in that order, so a descriptor with several faults always names
+// the first. x_dtype and y_dtype were required fields in ABI 1.0, so unlike the activation types
+// appended in 1.1 (check_act_dtype), 0 there is a descriptor nobody filled in.
+pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t &a) {
+    PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "x_dtype", raw_enum(a.x_dtype)));
+    PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "w_dtype", raw_enum(a.w_dtype)));
+    return check_weight_dtype(r, kOp, "y_dtype", raw_enum(a.y_dtype));
 }
 
 }  // namespace
 
-pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a,
-                             MatmulActivations activations) {
+pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
     if ((a.flags & ~PAGODA_MATMUL_ACCUMULATE) != 0)
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
                                                   ": flags = " + std::to_string(a.flags) +
                                                   " has bits this backend does not know");
-    PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a, activations));
+    PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "m", a.m));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "n", a.n));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "k", a.k));

@@ -1,6 +1,7 @@
 // Descriptor checks of the paged-KV ops, KV_WRITE and PAGED_ATTENTION: the cache's geometry
-// (check_kv_cache) and the shapes of the token rows. What depends on the data (slot ids, query
-// offsets, context lengths, block tables) is checked by each backend when it runs the op.
+// (check_kv_cache), the activations' type (act_dtype) and the shapes of the token rows. What
+// depends on the data (slot ids, query offsets, context lengths, block tables) is checked by
+// each backend when it runs the op.
 #include "check_helpers.hpp"
 #include "op_args.hpp"
 #include "op_checks.hpp"
@@ -19,9 +20,18 @@ pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a)
     const int64_t row = a.n_kv_heads * a.head_dim;  // cannot overflow: check_kv_cache bounds it
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "k_token_stride", a.k_token_stride, row));
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "v_token_stride", a.v_token_stride, row));
+    PAGODA_PLUGIN_CHECK(check_act_dtype(r, op, "act_dtype", raw_enum(a.act_dtype)));
+    if (a.n_tokens > 0) {
+        const auto elem = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+        PAGODA_PLUGIN_CHECK(check_extent(r, op, "k", a.n_tokens,
+                                         packed_or(a.k_token_stride, row), row, elem));
+        PAGODA_PLUGIN_CHECK(check_extent(r, op, "v", a.n_tokens,
+                                         packed_or(a.v_token_stride, row), row, elem));
+    }
     if (a.k_rope == nullptr) return PAGODA_OK;
     // The fused rotation: ROPE's rules for the fields it keeps (its positions are checked at
-    // launch, where they are needed only when there are tokens).
+    // launch, where they are needed only when there are tokens). Its act_dtype is not one of
+    // them: the keys are this op's `k`, of this op's act_dtype, rotated in f32.
     pagoda_op_rope_t rope;
     PAGODA_PLUGIN_CHECK(read_op_args(r, kKvWriteRopeName, a.k_rope, rope));
     if (rope.head_dim != a.head_dim)
@@ -60,6 +70,7 @@ pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_a
     int64_t row = 0;
     if (__builtin_mul_overflow(a.n_q_heads, a.head_dim, &row))
         return invalid("n_q_heads × head_dim is too large");
+    PAGODA_PLUGIN_CHECK(check_act_dtype(r, op, "act_dtype", raw_enum(a.act_dtype)));
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "q_token_stride", a.q_token_stride, row));
     return check_token_stride(r, op, "out_token_stride", a.out_token_stride, row);
 }

@@ -1,6 +1,7 @@
 // The ROPE descriptor check: pairing layout, scaling kind and the scaling's parameters
 // (Meta's llama3 scaling blends two frequency bands and needs them ordered). KV_WRITE's fused
-// key rotation (its k_rope) is checked by the same rules, minus the fields it ignores.
+// key rotation (its k_rope) is checked by the same rules, minus the fields it ignores (its
+// act_dtype among them: KV_WRITE's own act_dtype names the keys' type).
 #include "check_helpers.hpp"
 #include "op_checks.hpp"
 
@@ -57,6 +58,7 @@ pagoda_status_t check_rope_rotation(const Reporter &r, const char *op, const cha
 
 pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a) {
     PAGODA_PLUGIN_CHECK(check_rope_rotation(r, kOp, "", a));
+    PAGODA_PLUGIN_CHECK(check_act_dtype(r, kOp, "act_dtype", raw_enum(a.act_dtype)));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "n_tokens", a.n_tokens));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "n_heads", a.n_heads));
     int64_t heads_len = 0;
@@ -65,7 +67,7 @@ pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a) {
                       std::string(kOp) + ": n_heads · head_dim overflows");
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "token_stride", a.token_stride, heads_len));
     return check_extent(r, kOp, "x", a.n_tokens, packed_or(a.token_stride, heads_len), heads_len,
-                        4);
+                        int64_t(dtype_size(act_dtype_of(a.act_dtype))));
 }
 
 }  // namespace pagoda::plugin

@@ -10,6 +10,7 @@ constexpr const char *kOp = "sample";
 }  // namespace
 
 pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a) {
+    PAGODA_PLUGIN_CHECK(check_act_dtype(r, kOp, "logits_dtype", raw_enum(a.logits_dtype)));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "rows", a.rows));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "cols", a.cols));
     if (a.cols > INT32_MAX)
@@ -17,8 +18,8 @@ pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a) {
                                                        std::to_string(a.cols) +
                                                        " does not fit the int32 ids of out");
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldx", a.ldx, a.cols));
-    PAGODA_PLUGIN_CHECK(
-        check_extent(r, kOp, "logits", a.rows, packed_or(a.ldx, a.cols), a.cols, 4));
+    PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "logits", a.rows, packed_or(a.ldx, a.cols), a.cols,
+                                     int64_t(dtype_size(act_dtype_of(a.logits_dtype)))));
     return PAGODA_OK;
 }
 

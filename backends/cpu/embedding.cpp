@@ -1,12 +1,24 @@
-// PAGODA_OP_EMBEDDING: out[i, :] = table[ids[i], :] as f32.
+// PAGODA_OP_EMBEDDING: out[i, :] = table[ids[i], :] converted to out_dtype. An f32 output is a
+// widening (vectorised by widen_to_f32); a table already of the output's type is copied as it is;
+// otherwise each element is widened and rounded once.
+#include <cstring>
+
 #include "check_helpers.hpp"
+#include "half.hpp"
 #include "kernels.hpp"
 #include "widen.hpp"
 
 namespace pagoda::cpu {
 
 namespace {
+
 constexpr const char *kOp = "embedding";
+
+template <pagoda_dtype_t Out>
+void convert_row(const void *src, pagoda_dtype_t src_dtype, int64_t n, void *dst) {
+    for (int64_t i = 0; i < n; ++i) store_from_f32<Out>(dst, i, load_weight(src, src_dtype, i));
+}
+
 }  // namespace
 
 pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
@@ -22,14 +34,26 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
                 std::string(kOp) + ": ids[" + std::to_string(i) + "] = " + std::to_string(id) +
                     " is outside [0, vocab_size = " + std::to_string(a.vocab_size) + ")");
     }
+    const pagoda_dtype_t out_dtype = plugin::act_dtype_of(a.out_dtype);
     const int64_t ldo = plugin::packed_or(a.ldo, a.dim);
-    const int64_t row_bytes = a.dim * (a.table_dtype == PAGODA_DTYPE_F32 ? 4 : 2);
+    const auto table_elem = int64_t(plugin::dtype_size(a.table_dtype));
+    const auto out_elem = int64_t(plugin::dtype_size(out_dtype));
     const auto *table = static_cast<const char *>(a.table);
-    auto *out = static_cast<float *>(a.out);
+    auto *out = static_cast<char *>(a.out);
     cpu.pool().parallel_for(a.n_tokens, rows_per_chunk(a.dim), [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-            widen_to_f32(cpu.features(), table + a.ids[i] * row_bytes, a.table_dtype, a.dim,
-                         out + i * ldo);
+        for (int64_t i = begin; i < end; ++i) {
+            const char *row = table + a.ids[i] * a.dim * table_elem;
+            char *dst = out + i * ldo * out_elem;
+            if (out_dtype == PAGODA_DTYPE_F32)
+                widen_to_f32(cpu.features(), row, a.table_dtype, a.dim,
+                             reinterpret_cast<float *>(dst));
+            else if (out_dtype == a.table_dtype)
+                std::memcpy(dst, row, size_t(a.dim * out_elem));
+            else if (out_dtype == PAGODA_DTYPE_BF16)
+                convert_row<PAGODA_DTYPE_BF16>(row, a.table_dtype, a.dim, dst);
+            else
+                convert_row<PAGODA_DTYPE_F16>(row, a.table_dtype, a.dim, dst);
+        }
     });
     return PAGODA_OK;
 }

@@ -92,6 +92,28 @@ inline void store_value(void *base, pagoda_dtype_t dtype, int64_t i, float v) {
     }
 }
 
+// Compile-time forms of load_weight and store_value, for kernels templated on the type of their
+// activations (F32, BF16 or F16) so that the f32 form compiles to plain float accesses.
+template <pagoda_dtype_t D>
+inline float load_as_f32(const void *base, int64_t i) {
+    if constexpr (D == PAGODA_DTYPE_BF16)
+        return bf16_to_f32(static_cast<const uint16_t *>(base)[i]);
+    else if constexpr (D == PAGODA_DTYPE_F16)
+        return f16_to_f32(static_cast<const uint16_t *>(base)[i]);
+    else
+        return static_cast<const float *>(base)[i];
+}
+
+template <pagoda_dtype_t D>
+inline void store_from_f32(void *base, int64_t i, float v) {
+    if constexpr (D == PAGODA_DTYPE_BF16)
+        static_cast<uint16_t *>(base)[i] = f32_to_bf16(v);
+    else if constexpr (D == PAGODA_DTYPE_F16)
+        static_cast<uint16_t *>(base)[i] = f32_to_f16(v);
+    else
+        static_cast<float *>(base)[i] = v;
+}
+
 inline bool is_weight_dtype(pagoda_dtype_t d) {
     return d == PAGODA_DTYPE_F32 || d == PAGODA_DTYPE_BF16 || d == PAGODA_DTYPE_F16;
 }

@@ -27,19 +27,13 @@ pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool
     return run(cpu, a);
 }
 
-// The CPU kernels compute on f32 activations (ops.h's contract); half weights are widened.
-pagoda_status_t check_matmul_f32(const plugin::Reporter &r, const pagoda_op_matmul_t &a) {
-    return plugin::check_matmul(r, a, plugin::MatmulActivations::F32Only);
-}
-
 }  // namespace
 
 pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch) {
     using namespace plugin;
     switch (op) {
         case PAGODA_OP_MATMUL:
-            return dispatch<pagoda_op_matmul_t>(cpu, op, args, launch, check_matmul_f32,
-                                                run_matmul);
+            return dispatch<pagoda_op_matmul_t>(cpu, op, args, launch, check_matmul, run_matmul);
         case PAGODA_OP_EMBEDDING:
             return dispatch<pagoda_op_embedding_t>(cpu, op, args, launch, check_embedding,
                                                    run_embedding);

@@ -1,8 +1,9 @@
-// KV_WRITE: stores each new token's f32 keys and values (all KV heads) into its slot of the paged
-// caches, converting to the cache dtype. This is vLLM's fused "reshape and cache" step (thesis
-// §5.5.1, optimisation 1): a token's heads go to rows that lie far apart in the cache. With
-// k_rope the keys are rotated on the way (rope_rotation.hpp), bit for bit as ROPE would have
-// rotated them, without touching `k`.
+// KV_WRITE: stores each new token's keys and values (all KV heads, of act_dtype) into its slot of
+// the paged caches, converting to the cache dtype. This is vLLM's fused "reshape and cache" step
+// (thesis §5.5.1, optimisation 1): a token's heads go to rows that lie far apart in the cache.
+// With k_rope the keys are rotated on the way (rope_rotation.hpp), bit for bit as ROPE would
+// have rotated them, without touching `k`; half-precision keys are widened first and the
+// rotated head is rounded once, to the cache's type.
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -23,7 +24,7 @@ namespace pagoda::cpu {
 namespace {
 
 // Stores one head's f32 row into the cache's dtype.
-void store_row(const float *src, void *dst, pagoda_dtype_t dtype, int64_t n) {
+void store_f32_row(const float *src, void *dst, pagoda_dtype_t dtype, int64_t n) {
     switch (dtype) {
         case PAGODA_DTYPE_BF16: {
             auto *d = static_cast<uint16_t *>(dst);
@@ -39,6 +40,19 @@ void store_row(const float *src, void *dst, pagoda_dtype_t dtype, int64_t n) {
     }
 }
 
+// Stores one head's row of activations (`src_dtype`) into the cache's dtype. A half row going
+// to a cache of its own type is copied: widening and rounding back would give the same bits.
+void store_row(const void *src, pagoda_dtype_t src_dtype, void *dst, pagoda_dtype_t dtype,
+               int64_t n) {
+    if (src_dtype == PAGODA_DTYPE_F32)
+        return store_f32_row(static_cast<const float *>(src), dst, dtype, n);
+    if (src_dtype == dtype) {
+        std::memcpy(dst, src, size_t(n) * sizeof(uint16_t));
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) store_value(dst, dtype, i, load_weight(src, src_dtype, i));
+}
+
 // The fused rotation of one launch: the rope descriptor and its frequency table.
 struct KeyRotation {
     pagoda_op_rope_t rope{};
@@ -52,14 +66,17 @@ struct TokenWriter {
     const pagoda_op_kv_write_t &a;
     const KeyRotation *rotation;  // or nullptr
     KvCacheLayout layout;
-    int64_t k_stride, v_stride;
+    pagoda_dtype_t act;            // of k and v: F32, BF16 or F16
+    int64_t k_stride, v_stride;    // elements
 
     void operator()(int64_t t, float *scratch) const {
         const int64_t slot = a.slot_mapping[t];
         if (slot < 0) return;  // padding
         const int64_t block = slot / a.block_size, offset = slot % a.block_size;
-        const auto *k = static_cast<const float *>(a.k) + t * k_stride;
-        const auto *v = static_cast<const float *>(a.v) + t * v_stride;
+        const int64_t act_bytes = act == PAGODA_DTYPE_F32 ? 4 : 2;
+        const auto *k = static_cast<const unsigned char *>(a.k) + t * k_stride * act_bytes;
+        const auto *v = static_cast<const unsigned char *>(a.v) + t * v_stride * act_bytes;
+        const int64_t head_bytes = a.head_dim * act_bytes;
         auto *k_cache = static_cast<unsigned char *>(a.k_cache);
         auto *v_cache = static_cast<unsigned char *>(a.v_cache);
         float *cos_t = scratch, *sin_t = nullptr, *head = nullptr;
@@ -70,18 +87,28 @@ struct TokenWriter {
                         cos_t, sin_t);
         }
         for (int64_t h = 0; h < a.n_kv_heads; ++h) {
-            const float *k_head = k + h * a.head_dim;
+            const void *k_head = k + h * head_bytes;
+            pagoda_dtype_t k_dtype = act;
             if (rotation != nullptr) {
-                // The rotated pairs, then the elements past rot_dim as they are.
                 const int64_t rot_dim = 2 * rotation->pairs;
-                rope_rotate_head(rotation->rope.layout, rotation->pairs, k_head, head, 0,
-                                 rotation->pairs, cos_t, sin_t);
-                std::copy(k_head + rot_dim, k_head + a.head_dim, head + rot_dim);
+                if (act == PAGODA_DTYPE_F32) {
+                    // The rotated pairs, then the elements past rot_dim as they are.
+                    const auto *src = static_cast<const float *>(k_head);
+                    rope_rotate_head(rotation->rope.layout, rotation->pairs, src, head, 0,
+                                     rotation->pairs, cos_t, sin_t);
+                    std::copy(src + rot_dim, src + a.head_dim, head + rot_dim);
+                } else {
+                    // Widened whole, then rotated in place: rounded only once, on the store.
+                    for (int64_t i = 0; i < a.head_dim; ++i) head[i] = load_weight(k_head, act, i);
+                    rope_rotate_head(rotation->rope.layout, rotation->pairs, head, head, 0,
+                                     rotation->pairs, cos_t, sin_t);
+                }
                 k_head = head;
+                k_dtype = PAGODA_DTYPE_F32;
             }
-            store_row(k_head, layout.row_ptr(k_cache, block, h, offset), a.cache_dtype,
+            store_row(k_head, k_dtype, layout.row_ptr(k_cache, block, h, offset), a.cache_dtype,
                       a.head_dim);
-            store_row(v + h * a.head_dim, layout.row_ptr(v_cache, block, h, offset),
+            store_row(v + h * head_bytes, act, layout.row_ptr(v_cache, block, h, offset),
                       a.cache_dtype, a.head_dim);
         }
     }
@@ -136,6 +163,7 @@ pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a) {
     const TokenWriter write{a, a.k_rope != nullptr ? &rotation : nullptr,
                             KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim,
                                               a.cache_dtype),
+                            plugin::act_dtype_of(a.act_dtype),
                             plugin::packed_or(a.k_token_stride, row),
                             plugin::packed_or(a.v_token_stride, row)};
 

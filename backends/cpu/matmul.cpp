@@ -5,6 +5,11 @@
 // bound by arithmetic: OpenBLAS's sgemm, with bf16/f16 W widened to f32 a panel of rows at a
 // time. sgemm runs on the calling thread with OpenBLAS's own threads (as many as the pool has)
 // while our workers sleep, so the two never run on the cores at once.
+//
+// bf16/f16 activations (x or y) are staged in f32 a block of rows at a time: x rows widened,
+// y computed in f32 (from its widened old value when accumulating) and rounded once, so both
+// routes run on f32 exactly as for f32 activations. Staging costs O(m·(k+n)) conversions
+// against the O(m·n·k) product.
 
 // OpenBLAS's header declares C99 _Complex types, which -Wpedantic flags in C++ under clang.
 #pragma GCC diagnostic push
@@ -40,10 +45,15 @@ constexpr int64_t kMinMacsPerChunk = 1 << 16;
 // f32 elements of one widened W panel: 4 MiB stays in L2/L3 while sgemm packs it.
 constexpr int64_t kPanelElems = 1 << 20;
 
+// f32 elements of the staged x and y rows of one block: 32 MiB, so a prefill's block is still
+// hundreds of rows (k + n = 18432 for Llama's FFN gives 455), keeping sgemm efficient and the
+// re-widening of half W per block small.
+constexpr int64_t kStageElems = int64_t(1) << 23;
+
 // cblas takes int dimensions and strides.
 constexpr int64_t kBlasMax = INT_MAX;
 
-int64_t w_elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
+int64_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 
 void run_gemv(CpuBackend &cpu, const GemvProblem &p) {
     const int64_t tiles = (p.n + kGemvTileRows - 1) / kGemvTileRows;
@@ -113,7 +123,7 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
                                                       std::to_string(panel_rows) + " x " +
                                                       std::to_string(p.k) + " f32 weight panel");
     }
-    const int64_t w_bytes = w_elem_bytes(p.w_dtype);
+    const int64_t w_bytes = elem_bytes(p.w_dtype);
     for (int64_t j0 = 0; j0 < p.n; j0 += panel_rows) {
         const int64_t rows = std::min(panel_rows, p.n - j0);
         cpu.pool().parallel_for(rows, rows_per_chunk(p.k), [&](int64_t begin, int64_t end) {
@@ -123,6 +133,71 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
                              p.k, panel + r * p.k);
         });
         sgemm_panel(p, j0, rows, panel, p.k, beta);
+    }
+    return PAGODA_OK;
+}
+
+// The f32 problem on f32 activations: the GEMV for decode-sized m, else sgemm.
+pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p) {
+    if (p.m <= kGemvMaxM || !blas_can_run(p)) {
+        run_gemv(cpu, p);
+        return PAGODA_OK;
+    }
+    return run_blas(cpu, p);
+}
+
+// Half x or y: each block of rows is staged in f32 (see the top of the file) and run by run_f32.
+pagoda_status_t run_staged(CpuBackend &cpu, const pagoda_op_matmul_t &a, const GemvProblem &p) {
+    const bool half_x = a.x_dtype != PAGODA_DTYPE_F32, half_y = a.y_dtype != PAGODA_DTYPE_F32;
+    const int64_t staged_row = (half_x ? p.k : 0) + (half_y ? p.n : 0);
+    // Blocks past the GEMV's m, so a prefill's blocks stay on sgemm.
+    const int64_t block =
+        std::min(p.m, std::max(kGemvMaxM + 1, kStageElems / std::max<int64_t>(1, staged_row)));
+    float *x_stage = nullptr, *y_stage = nullptr;
+    try {
+        if (half_x) x_stage = thread_scratch<struct MatmulXStage>(size_t(block * p.k));
+        if (half_y) y_stage = thread_scratch<struct MatmulYStage>(size_t(block * p.n));
+    } catch (const std::bad_alloc &) {
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
+                        std::string(kOp) + ": no memory to stage " + std::to_string(block) +
+                            " rows of bf16/f16 activations in f32 (k = " + std::to_string(p.k) +
+                            ", n = " + std::to_string(p.n) + ")");
+    }
+    const auto *x = static_cast<const char *>(a.x);
+    auto *y = static_cast<char *>(a.y);
+    const int64_t x_bytes = elem_bytes(a.x_dtype), y_bytes = elem_bytes(a.y_dtype);
+    for (int64_t i0 = 0; i0 < p.m; i0 += block) {
+        const int64_t rows = std::min(block, p.m - i0);
+        GemvProblem q = p;
+        q.m = rows;
+        if (!half_x) q.x = p.x + i0 * p.ldx;
+        if (!half_y) q.y = p.y + i0 * p.ldy;
+        if (half_x) {
+            cpu.pool().parallel_for(rows, rows_per_chunk(p.k), [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r)
+                    widen_to_f32(cpu.features(), x + (i0 + r) * p.ldx * x_bytes, a.x_dtype, p.k,
+                                 x_stage + r * p.k);
+            });
+            q.x = x_stage;
+            q.ldx = p.k;
+        }
+        if (half_y) {
+            if (p.accumulate)
+                cpu.pool().parallel_for(rows, rows_per_chunk(p.n), [&](int64_t begin, int64_t end) {
+                    for (int64_t r = begin; r < end; ++r)
+                        widen_to_f32(cpu.features(), y + (i0 + r) * p.ldy * y_bytes, a.y_dtype,
+                                     p.n, y_stage + r * p.n);
+                });
+            q.y = y_stage;
+            q.ldy = p.n;
+        }
+        PAGODA_PLUGIN_CHECK(run_f32(cpu, q));
+        if (half_y)
+            cpu.pool().parallel_for(rows, rows_per_chunk(p.n), [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r)
+                    narrow_from_f32(cpu.features(), y_stage + r * p.n, a.y_dtype, p.n,
+                                    y + (i0 + r) * p.ldy * y_bytes);
+            });
     }
     return PAGODA_OK;
 }
@@ -137,6 +212,7 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.m = a.m;
     p.n = a.n;
     p.k = a.k;
+    // Through p.x and p.y only as f32; run_staged addresses half ones itself.
     p.x = static_cast<const float *>(a.x);
     p.ldx = plugin::packed_or(a.ldx, a.k);
     p.w = a.w;
@@ -147,11 +223,8 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.ldy = plugin::packed_or(a.ldy, a.n);
     p.accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
 
-    if (p.m <= kGemvMaxM || !blas_can_run(p)) {
-        run_gemv(cpu, p);
-        return PAGODA_OK;
-    }
-    return run_blas(cpu, p);
+    if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32) return run_f32(cpu, p);
+    return run_staged(cpu, a, p);
 }
 
 }  // namespace pagoda::cpu

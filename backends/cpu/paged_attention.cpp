@@ -8,6 +8,8 @@
 // Keys are visited in tiles with an online softmax, so scratch does not grow with the context.
 // When there are too few items to keep every thread busy (small decode batches, MQA), each
 // item's keys are split into partitions attended separately and merged afterwards.
+// Half-precision queries (act_dtype) are widened into the worker's scratch; everything after
+// stays f32, partitions included, and only the output is rounded, once.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -18,6 +20,8 @@
 #include <string>
 #include <utility>
 
+#include "check_helpers.hpp"
+#include "half.hpp"
 #include "kernels.hpp"
 #include "scratch.hpp"
 #include "kv_layout.hpp"
@@ -87,6 +91,8 @@ struct Launch {
     const pagoda_op_paged_attention_t &a;
     const AttentionRowKernels &rows;
     KvCacheLayout layout;
+    pagoda_dtype_t act;  // of q and out: F32, BF16 or F16
+    int64_t act_bytes;
     int64_t group;  // query heads per KV head
     int64_t q_stride;
     int64_t out_stride;
@@ -212,6 +218,12 @@ void attend_keys(const Launch &l, const ItemKeys &it, int64_t begin, int64_t end
     }
 }
 
+// The start of an item's group of output rows, of l.act.
+void *output_rows(const Launch &l, const ItemKeys &it) {
+    return static_cast<unsigned char *>(l.a.out) +
+           (it.token * l.out_stride + it.kv_head * l.group * l.a.head_dim) * l.act_bytes;
+}
+
 // Work unit `unit`: partition `unit % max_parts` of item `unit / max_parts`, counted from the
 // item's first key. Unsplit, the result goes straight to `out`; split, to the item's partials.
 void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
@@ -224,8 +236,12 @@ void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
     if (begin >= end) return;  // the item has fewer partitions than slots
 
     const int64_t g = l.group, d = a.head_dim;
-    const float *q = static_cast<const float *>(a.q) + it.token * l.q_stride + it.kv_head * g * d;
-    std::memcpy(sc.q, q, size_t(g * d) * sizeof(float));
+    const void *q = static_cast<const unsigned char *>(a.q) +
+                    (it.token * l.q_stride + it.kv_head * g * d) * l.act_bytes;
+    if (l.act == PAGODA_DTYPE_F32)
+        std::memcpy(sc.q, q, size_t(g * d) * sizeof(float));
+    else
+        for (int64_t i = 0; i < g * d; ++i) sc.q[i] = load_weight(q, l.act, i);
     attend_keys(l, it, begin, end, sc);
 
     if (l.max_parts > 1) {
@@ -235,28 +251,35 @@ void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
         std::memcpy(p + g * d + g, sc.sum, size_t(g) * sizeof(float));
         return;
     }
-    float *out = static_cast<float *>(a.out) + it.token * l.out_stride + it.kv_head * g * d;
+    void *out = output_rows(l, it);
     for (int64_t r = 0; r < g; ++r) {
         // At least the query's own key is visible, so the sum is positive.
         const float inv = 1.0f / sc.sum[r];
-        for (int64_t i = 0; i < d; ++i) out[r * d + i] = sc.acc[r * d + i] * inv;
+        if (l.act == PAGODA_DTYPE_F32) {
+            float *o = static_cast<float *>(out) + r * d;
+            for (int64_t i = 0; i < d; ++i) o[i] = sc.acc[r * d + i] * inv;
+        } else {
+            for (int64_t i = 0; i < d; ++i)
+                store_value(out, l.act, r * d + i, sc.acc[r * d + i] * inv);
+        }
     }
 }
 
 // Combines an item's partitions (flash-decoding's log-sum-exp merge: Dao et al. 2023,
 // "Flash-Decoding for long-context inference"): with M the largest partition max, partition p
 // weighs exp(m_p − M), so out = Σ_p exp(m_p − M)·acc_p / Σ_p exp(m_p − M)·l_p.
-void merge_partitions(const Launch &l, int64_t item) {
+// Half outputs are merged in f32 into `row` (head_dim floats, the caller's alone) and rounded.
+void merge_partitions(const Launch &l, int64_t item, float *row) {
     const pagoda_op_paged_attention_t &a = l.a;
     const ItemKeys it = item_keys(l, item);
     const int64_t n_parts = it.keys.last / l.partition - it.keys.first / l.partition + 1;
     const int64_t g = l.group, d = a.head_dim, stride = l.partial_floats();
     const float *parts = l.partials + item * l.max_parts * stride;
-    float *out = static_cast<float *>(a.out) + it.token * l.out_stride + it.kv_head * g * d;
+    void *out = output_rows(l, it);
     for (int64_t r = 0; r < g; ++r) {
         float m = -INFINITY;
         for (int64_t p = 0; p < n_parts; ++p) m = std::max(m, parts[p * stride + g * d + r]);
-        float *o = out + r * d;
+        float *o = l.act == PAGODA_DTYPE_F32 ? static_cast<float *>(out) + r * d : row;
         std::fill(o, o + d, 0.0f);
         float sum = 0.0f;
         for (int64_t p = 0; p < n_parts; ++p) {
@@ -268,6 +291,8 @@ void merge_partitions(const Launch &l, int64_t item) {
         }
         const float inv = 1.0f / sum;
         for (int64_t i = 0; i < d; ++i) o[i] *= inv;
+        if (l.act != PAGODA_DTYPE_F32)
+            for (int64_t i = 0; i < d; ++i) store_value(out, l.act, r * d + i, o[i]);
     }
 }
 
@@ -389,9 +414,12 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
     const int64_t row = a.n_q_heads * a.head_dim;
     const int64_t n_items = n_tokens * a.n_kv_heads;
     const SplitPlan split = plan_split(a, n_items, cpu.threads());
+    const pagoda_dtype_t act = plugin::act_dtype_of(a.act_dtype);  // 0 means F32 (ops.h)
     Launch launch{a,
                   cpu.features().avx2_fma_f16c ? attention_rows_avx2() : attention_rows_portable(),
                   KvCacheLayout::of(a.n_kv_heads, a.block_size, a.head_dim, a.cache_dtype),
+                  act,
+                  act == PAGODA_DTYPE_F32 ? 4 : 2,
                   a.n_q_heads / a.n_kv_heads,
                   a.q_token_stride ? a.q_token_stride : row,
                   a.out_token_stride ? a.out_token_stride : row,
@@ -431,10 +459,19 @@ pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_atten
                 attend(launch, unit, sc);
         }
     });
-    if (max_parts > 1)
-        cpu.pool().parallel_for(n_items, 1, [&](int64_t begin, int64_t end) {
-            for (int64_t item = begin; item < end; ++item) merge_partitions(launch, item);
+    if (max_parts > 1) {
+        // Each worker's area is free again: its acc (group · head_dim floats) holds a merged
+        // row of a half output before rounding.
+        std::atomic<int64_t> next_item{0};
+        cpu.pool().parallel_for(n_workers, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t w = begin; w < end; ++w) {
+                GroupScratch sc(areas + w * per_worker, launch.group, a.head_dim);
+                for (int64_t item;
+                     (item = next_item.fetch_add(1, std::memory_order_relaxed)) < n_items;)
+                    merge_partitions(launch, item, sc.acc);
+            }
         });
+    }
     return PAGODA_OK;
 }
 

@@ -1,7 +1,8 @@
 // PAGODA_OP_SAMPLE on the CPU: the reference every backend's sampler is compared with, so it is
 // plain and exact rather than fast. Per row, in double precision, with std::nth_element and
 // std::sort over the one canonical ranking (higher logit first, ties to the lower id): the same
-// rules as the engine's host sampler (src/sample/sampler.cpp), which keeps f32 weights.
+// rules as the engine's host sampler (src/sample/sampler.cpp), which keeps f32 weights. bf16/f16
+// logits are widened a row at a time (exactly), so every type follows the same path.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -11,6 +12,8 @@
 #include "check_helpers.hpp"
 #include "kernels.hpp"
 #include "sample_rules.hpp"
+#include "scratch.hpp"
+#include "widen.hpp"
 
 namespace pagoda::cpu {
 
@@ -147,6 +150,18 @@ float raw_logprob(const float *x, int64_t cols, int32_t token) {
     return float(double(x[token]) - double(max) - std::log(sum));
 }
 
+// Row `r` of the logits as f32: in place for f32, else widened into this thread's scratch
+// (valid until its next call on this thread). Throws bad_alloc.
+const float *logit_row(const CpuBackend &cpu, const pagoda_op_sample_t &a, int64_t ldx,
+                       int64_t r) {
+    const pagoda_dtype_t dtype = plugin::act_dtype_of(a.logits_dtype);
+    if (dtype == PAGODA_DTYPE_F32) return static_cast<const float *>(a.logits) + r * ldx;
+    float *row = thread_scratch<struct SampleRowScratch>(size_t(a.cols));
+    widen_to_f32(cpu.features(), static_cast<const uint16_t *>(a.logits) + r * ldx, dtype, a.cols,
+                 row);
+    return row;
+}
+
 RowParams row_params(const pagoda_op_sample_t &a, int64_t r) {
     return {a.temperature[r], a.top_k[r], a.top_p[r], a.min_p[r], a.uniform[r]};
 }
@@ -178,35 +193,42 @@ pagoda_status_t run_sample(CpuBackend &cpu, const pagoda_op_sample_t &a) {
                                 plugin::sample_fault_text(fault, r, faulty_value(fault, p), 0));
     }
     const int64_t ldx = plugin::packed_or(a.ldx, a.cols);
-    const auto *logits = static_cast<const float *>(a.logits);
     const int64_t grain = rows_per_chunk(a.cols);
+    const std::string no_memory = std::string(kOp) + ": no memory for a row of " +
+                                  std::to_string(a.cols) + " candidates";
 
-    // Then the logits, in parallel; the lowest bad row is the one reported.
+    // Then the logits, in parallel; the lowest bad row is the one reported. The pool's workers
+    // must not throw: a row that cannot get its scratch is reported after the loop.
     std::atomic<int64_t> first_bad_row{a.rows};
+    std::atomic<bool> out_of_memory{false};
     cpu.pool().parallel_for(a.rows, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            int64_t column = 0;
-            if (logit_fault(logits + r * ldx, a.cols, &column) == SampleFault::None) continue;
-            int64_t seen = first_bad_row.load();
-            while (r < seen && !first_bad_row.compare_exchange_weak(seen, r)) {
+        try {
+            for (int64_t r = begin; r < end; ++r) {
+                int64_t column = 0;
+                if (logit_fault(logit_row(cpu, a, ldx, r), a.cols, &column) == SampleFault::None)
+                    continue;
+                int64_t seen = first_bad_row.load();
+                while (r < seen && !first_bad_row.compare_exchange_weak(seen, r)) {
+                }
+                return;  // later rows of this chunk cannot be lower
             }
-            return;  // later rows of this chunk cannot be lower
+        } catch (const std::bad_alloc &) {
+            out_of_memory = true;
         }
     });
+    if (out_of_memory) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, no_memory);
     if (const int64_t r = first_bad_row.load(); r < a.rows) {
         int64_t column = 0;
-        const SampleFault fault = logit_fault(logits + r * ldx, a.cols, &column);
+        const SampleFault fault = logit_fault(logit_row(cpu, a, ldx, r), a.cols, &column);
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         std::string(kOp) + ": " +
                             plugin::sample_fault_text(fault, r, 0.0f, column));
     }
 
-    // The pool's workers must not throw; a row that cannot get its scratch is reported here.
-    std::atomic<bool> out_of_memory{false};
     cpu.pool().parallel_for(a.rows, grain, [&](int64_t begin, int64_t end) {
         try {
             for (int64_t r = begin; r < end; ++r) {
-                const float *x = logits + r * ldx;
+                const float *x = logit_row(cpu, a, ldx, r);
                 const RowParams p = row_params(a, r);
                 a.out[r] = p.temperature == 0.0f ? greedy(x, a.cols)
                                                  : draw_row(x, a.cols, p, row_scratch());
@@ -216,10 +238,7 @@ pagoda_status_t run_sample(CpuBackend &cpu, const pagoda_op_sample_t &a) {
             out_of_memory = true;
         }
     });
-    if (out_of_memory)
-        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
-                        std::string(kOp) + ": no memory for a row of " + std::to_string(a.cols) +
-                            " candidates");
+    if (out_of_memory) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, no_memory);
     return PAGODA_OK;
 }
 

@@ -22,4 +22,19 @@ void widen_to_f32(const CpuFeatures &features, const void *src, pagoda_dtype_t d
     }
 }
 
+void narrow_from_f32(const CpuFeatures &features, const float *src, pagoda_dtype_t dtype,
+                     int64_t n, void *dst) {
+    if (dtype == PAGODA_DTYPE_F32) {
+        std::memcpy(dst, src, size_t(n) * sizeof(float));
+    } else if (features.avx2_fma_f16c) {
+        narrow_from_f32_avx2(src, dtype, n, dst);
+    } else {
+        auto *h = static_cast<uint16_t *>(dst);
+        if (dtype == PAGODA_DTYPE_BF16)
+            for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(src[i]);
+        else
+            for (int64_t i = 0; i < n; ++i) h[i] = f32_to_f16(src[i]);
+    }
+}
+
 }  // namespace pagoda::cpu

@@ -2,6 +2,8 @@
 
 #include <math_constants.h>
 
+#include "half_load.cuh"
+
 namespace pagoda::cuda {
 
 namespace {
@@ -11,10 +13,11 @@ constexpr int kWarpsPerBlock = kThreads / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // One warp per (token, head) row: the lanes read the parts' log-sum-exps together, then each
-// lane merges its columns, so the partial rows are read with coalesced loads.
+// lane merges its columns, so the partial rows are read with coalesced loads. The output's type
+// is a run-time switch on a warp-uniform value: one store per element, after the merge.
 __global__ void __launch_bounds__(kThreads)
-    merge_kernel(AttentionPartials p, const int32_t *token_rows, float *out,
-                 int64_t out_token_stride, const DeviceError *error) {
+    merge_kernel(AttentionPartials p, const int32_t *token_rows, void *out,
+                 pagoda_dtype_t out_dtype, int64_t out_token_stride, const DeviceError *error) {
     if (error != nullptr && failed(error)) return;  // no barriers below: a per-thread check
     const int lane = threadIdx.x & 31;
     const int64_t n_rows = p.n_tokens * p.n_heads;
@@ -24,7 +27,7 @@ __global__ void __launch_bounds__(kThreads)
         const int64_t token = row / p.n_heads, head = row % p.n_heads;
         const int64_t dst_token = token_rows != nullptr ? token_rows[token] : token;
         if (dst_token < 0) continue;  // uniform across the warp
-        float *dst = out + dst_token * out_token_stride + head * p.head_dim;
+        const int64_t dst = dst_token * out_token_stride + head * p.head_dim;
 
         float m = -CUDART_INF_F;
         for (int64_t part = lane; part < p.n_parts; part += 32)
@@ -33,7 +36,8 @@ __global__ void __launch_bounds__(kThreads)
         for (int offset = 16; offset > 0; offset >>= 1)
             m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
         if (m == -CUDART_INF_F) {  // no part saw a key of this row
-            for (int64_t d = lane; d < p.head_dim; d += 32) dst[d] = 0.0f;
+            for (int64_t d = lane; d < p.head_dim; d += 32)
+                store_from_float(out, out_dtype, dst + d, 0.0f);
             continue;
         }
         float sum = 0.0f;
@@ -52,7 +56,7 @@ __global__ void __launch_bounds__(kThreads)
                 const float weight = expf(p.lse[part * n_rows + row] - m);
                 if (weight != 0.0f) acc = fmaf(weight, p.out[(part * n_rows + row) * p.head_dim + d], acc);
             }
-            dst[d] = acc * inv;
+            store_from_float(out, out_dtype, dst + d, acc * inv);
         }
     }
 }
@@ -60,16 +64,16 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 cudaError_t merge_attention(const AttentionPartials &partials, const int32_t *token_rows,
-                            float *out, int64_t out_token_stride, const DeviceError *error,
-                            cudaStream_t stream) {
+                            void *out, pagoda_dtype_t out_dtype, int64_t out_token_stride,
+                            const DeviceError *error, cudaStream_t stream) {
     const int64_t n_rows = partials.n_tokens * partials.n_heads;
     if (n_rows <= 0 || partials.n_parts <= 0) return cudaSuccess;
     const int64_t wanted = (n_rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
     // A bounded grid: the warps loop over the rows.
     const unsigned blocks = unsigned(wanted < 65535 ? wanted : 65535);
     (void)cudaGetLastError();  // so the error returned is this launch's
-    merge_kernel<<<blocks, kThreads, 0, stream>>>(partials, token_rows, out, out_token_stride,
-                                                  error);
+    merge_kernel<<<blocks, kThreads, 0, stream>>>(partials, token_rows, out, out_dtype,
+                                                  out_token_stride, error);
     return cudaGetLastError();
 }
 

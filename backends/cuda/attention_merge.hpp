@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "device_error.hpp"
+#include "pagoda/dtype.h"
 
 namespace pagoda::cuda {
 
@@ -34,11 +35,12 @@ struct AttentionPartials {
 
 // Queues out[token_rows[t]·out_token_stride + h·head_dim + d] = the merge of every part's row
 // (t, h) on `stream`. `token_rows` ([n_tokens], device memory) maps a partial token to its row
-// of `out`, -1 skipping it; NULL maps t to t. A row that no part saw is written as zeros. When
+// of `out`, -1 skipping it; NULL maps t to t. The merge is in f32 and each result is rounded
+// once to `out_dtype` (F32, BF16 or F16). A row that no part saw is written as zeros. When
 // `error` is not NULL and holds a record (device_error.hpp), nothing is written. Returns the
 // launch's error (cudaSuccess, doing nothing, when there are no rows).
 cudaError_t merge_attention(const AttentionPartials &partials, const int32_t *token_rows,
-                            float *out, int64_t out_token_stride, const DeviceError *error,
-                            cudaStream_t stream);
+                            void *out, pagoda_dtype_t out_dtype, int64_t out_token_stride,
+                            const DeviceError *error, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "bias_kernel.hpp"
+#include "half_load.cuh"
 
 namespace pagoda::cuda {
 
@@ -10,27 +11,20 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 65535;
 
-__device__ inline float load(const float *p) { return *p; }
-__device__ inline float load(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
-__device__ inline float load(const __half *p) { return __half2float(*p); }
-__device__ inline void store(float *p, float v) { *p = v; }
-__device__ inline void store(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
-__device__ inline void store(__half *p, float v) { *p = __float2half_rn(v); }
-
 // Threads run along a row (coalesced), blocks down the rows; both dimensions grid-stride so any
 // m·n fits a bounded grid. The n bias values stay in L1/L2 while the rows stream past.
 template <typename T>
-__global__ void add_bias_kernel(T *y, int64_t ldy, const T *bias, int64_t m, int64_t n) {
+__global__ void add_bias_kernel(T *y, int64_t ldy, const float *bias, int64_t m, int64_t n) {
     for (int64_t i = blockIdx.y; i < m; i += gridDim.y)
         for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
              j += int64_t(gridDim.x) * blockDim.x) {
             T *p = y + i * ldy + j;
-            store(p, load(p) + load(bias + j));
+            store_from_float(p, load_as_float(p) + bias[j]);
         }
 }
 
 template <typename T>
-cudaError_t launch(void *y, int64_t ldy, const void *bias, int64_t m, int64_t n,
+cudaError_t launch(void *y, int64_t ldy, const float *bias, int64_t m, int64_t n,
                    cudaStream_t stream) {
     const int64_t col_blocks = (n + kThreads - 1) / kThreads;
     const dim3 grid(unsigned(col_blocks < kMaxBlocks ? col_blocks : kMaxBlocks),
@@ -39,14 +33,13 @@ cudaError_t launch(void *y, int64_t ldy, const void *bias, int64_t m, int64_t n,
     // slot first so that what we read back belongs to this launch. Faults inside the kernel
     // surface later, on the stream.
     (void)cudaGetLastError();
-    add_bias_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<T *>(y), ldy,
-                                                      static_cast<const T *>(bias), m, n);
+    add_bias_kernel<T><<<grid, kThreads, 0, stream>>>(static_cast<T *>(y), ldy, bias, m, n);
     return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t add_bias(void *y, pagoda_dtype_t dtype, int64_t ldy, const void *bias, int64_t m,
+cudaError_t add_bias(void *y, pagoda_dtype_t dtype, int64_t ldy, const float *bias, int64_t m,
                      int64_t n, cudaStream_t stream) {
     if (m <= 0 || n <= 0) return cudaSuccess;
     switch (dtype) {

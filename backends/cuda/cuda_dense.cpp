@@ -17,6 +17,7 @@ namespace pagoda::cuda {
 
 namespace {
 
+using plugin::act_dtype_of;
 using plugin::check_pointer;
 using plugin::packed_or;
 
@@ -36,7 +37,7 @@ pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     return launched(cuda, stream, kOp,
                     launch_embedding(a.table, a.table_dtype, a.vocab_size, a.dim, a.ids,
-                                     a.n_tokens, static_cast<float *>(a.out),
+                                     a.n_tokens, a.out, act_dtype_of(a.out_dtype),
                                      packed_or(a.ldo, a.dim), stream.error, stream.stream));
 }
 
@@ -50,13 +51,14 @@ pagoda_status_t run_rmsnorm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     rows.rows = a.rows;
     rows.dim = a.dim;
     rows.eps = a.eps;
-    rows.x = static_cast<const float *>(a.x);
+    rows.act_dtype = act_dtype_of(a.act_dtype);
+    rows.x = a.x;
     rows.ldx = packed_or(a.ldx, a.dim);
     rows.residual = static_cast<float *>(a.residual);
     rows.ld_residual = packed_or(a.ld_residual, a.dim);
     rows.weight = a.weight;
     rows.weight_dtype = a.weight_dtype;
-    rows.out = static_cast<float *>(a.out);
+    rows.out = a.out;
     rows.ldo = packed_or(a.ldo, a.dim);
     return launched(cuda, stream, kOp, launch_rmsnorm(rows, stream.error, stream.stream));
 }
@@ -76,10 +78,9 @@ pagoda_status_t run_silu_mul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "up", a.up));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     return launched(cuda, stream, kOp,
-                    launch_silu_mul(static_cast<const float *>(a.gate),
-                                    static_cast<const float *>(a.up), packed_or(a.ld_in, a.dim),
-                                    static_cast<float *>(a.out), packed_or(a.ldo, a.dim), a.rows,
-                                    a.dim, stream.error, stream.stream));
+                    launch_silu_mul(act_dtype_of(a.act_dtype), a.gate, a.up,
+                                    packed_or(a.ld_in, a.dim), a.out, packed_or(a.ldo, a.dim),
+                                    a.rows, a.dim, stream.error, stream.stream));
 }
 
 pagoda_status_t run_add(CudaBackend &cuda, pagoda_backend_stream_t &stream,
@@ -89,8 +90,8 @@ pagoda_status_t run_add(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "b", a.b));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     return launched(cuda, stream, kOp,
-                    launch_add(static_cast<const float *>(a.a), static_cast<const float *>(a.b),
-                               static_cast<float *>(a.out), a.n, stream.error, stream.stream));
+                    launch_add(act_dtype_of(a.act_dtype), a.a, a.b, a.out, a.n, stream.error,
+                               stream.stream));
 }
 
 pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
@@ -99,7 +100,7 @@ pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "x", a.x));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     return launched(cuda, stream, kOp,
-                    launch_argmax(static_cast<const float *>(a.x), packed_or(a.ldx, a.cols),
+                    launch_argmax(act_dtype_of(a.act_dtype), a.x, packed_or(a.ldx, a.cols),
                                   a.rows, a.cols, a.out, stream.error, stream.stream));
 }
 
@@ -111,9 +112,9 @@ pagoda_status_t run_softmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     // ops.h: a scale of 0 is taken as 1.
     const float scale = a.scale == 0.0f ? 1.0f : a.scale;
     return launched(cuda, stream, kOp,
-                    launch_softmax(static_cast<const float *>(a.x), packed_or(a.ldx, a.cols),
-                                   static_cast<float *>(a.out), packed_or(a.ldo, a.cols), a.rows,
-                                   a.cols, scale, stream.error, stream.stream));
+                    launch_softmax(act_dtype_of(a.act_dtype), a.x, packed_or(a.ldx, a.cols),
+                                   a.out, packed_or(a.ldo, a.cols), a.rows, a.cols, scale,
+                                   stream.error, stream.stream));
 }
 
 }  // namespace pagoda::cuda

@@ -37,7 +37,7 @@ pagoda_status_t shared_check(CudaBackend &cuda, const T &a) {
 }
 
 pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
-    if (pagoda_status_t s = plugin::check_matmul(cuda, a, plugin::MatmulActivations::F32OrHalf);
+    if (pagoda_status_t s = plugin::check_matmul(cuda, a);
         s != PAGODA_OK)
         return s;
     return check_matmul_limits(cuda, a);

@@ -1,18 +1,23 @@
 // PAGODA_OP_MATMUL: y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias) (+ y), W in Hugging Face's [out, in]
-// layout. Four routes, by types and m:
-//   f32 x, f32 W            cuBLASLt GEMM, f32 compute, bias fused as the epilogue;
-//   f32 x, bf16/f16 W, m ≤ kGemvMaxM
+// layout; x, W and y each f32, bf16 or f16 (ops.h), the bias f32. Five routes, by types and m:
+//   bf16/f16 W, m ≤ kGemvMaxM, any x and y
 //                           our GEMV (gemv_kernel.cu): decode is bound by streaming W once;
-//   f32 x, bf16/f16 W, larger m
+//   f32 x, f32 W, f32 y     cuBLASLt GEMM, f32 compute, bias fused as the epilogue;
+//   f32 x, bf16/f16 W, f32 y, larger m
 //                           W widened to f32 a panel of rows at a time into per-device scratch
 //                           (widen_kernel.cu), then the f32 GEMM on each panel: ops.h promises
 //                           f32 compute, so x must not be rounded to W's type;
-//   x, W, y all bf16 (or all f16)
-//                           cuBLASLt GEMM on tensor cores with f32 compute, bias epilogue in
-//                           y's type.
-// Accumulating is beta = 1 with C = D = y. Where cuBLASLt has no algorithm for a shape or
-// alignment (with the bias epilogue or at all), cublasGemmEx runs and bias_kernel.cu adds the
-// bias.
+//   x and W of one half type, y f32 (or y of that type too and no bias)
+//                           cuBLASLt GEMM on tensor cores straight on x and W with f32 compute
+//                           and output in y's type (the f32 bias epilogue needs an f32 D:
+//                           cuBLASLt's bias has D's type outside FP8);
+//   anything else, larger m ("staged")
+//                           a block of rows at a time: half x whose type W does not share
+//                           widened to f32, y computed in f32 by one of the routes above into
+//                           per-device scratch and rounded once into half y (widen_kernel.cu).
+// Accumulating is beta = 1 with C = D = y (staged half y: its widened old value). Where cuBLASLt
+// has no algorithm for a shape or alignment (with the bias epilogue or at all), cublasGemmEx runs
+// and bias_kernel.cu adds the bias (D is then f32, so nothing is rounded twice).
 //
 // cuBLAS is column-major. A row-major matrix with row stride ld is the column-major matrix of
 // its transpose with the same ld, so the row-major product y = x·Wᵀ is, column-major,
@@ -42,9 +47,10 @@ namespace {
 
 constexpr const char *kOp = "matmul";
 
-// Up to this m, f32 x with bf16/f16 W runs our GEMV rather than widen + GEMM. A first guess
-// from the GEMV reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra
-// bytes per weight: to be measured on the H100 (k = n = 4096 and the Llama FFN shapes).
+// Up to this m, bf16/f16 W runs our GEMV rather than a GEMM. A first guess from the GEMV
+// reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra bytes per weight:
+// to be measured on the H100 (k = n = 4096 and the Llama FFN shapes), also against the tensor-
+// core GEMM that half x with W of its type would take instead.
 constexpr int64_t kGemvMaxM = 8;
 static_assert(kGemvMaxM <= kGemvRowsPerPass, "the GEMV route must be one pass over W");
 
@@ -52,12 +58,15 @@ static_assert(kGemvMaxM <= kGemvRowsPerPass, "the GEMV route must be one pass ov
 // GEMMs are one call, and an LM head takes a few. Allocated on first use, halved while the
 // device refuses it.
 constexpr int64_t kPanelElems = int64_t(1) << 24;
+// f32 elements of the staged route's x and y rows: 32 MiB is hundreds of rows of a prefill
+// (k + n = 18432 for Llama's FFN gives 455), so its GEMMs stay large. Allocated like the panel.
+constexpr int64_t kStageElems = int64_t(1) << 23;
 // cuBLASLt workspace: NVIDIA's recommendation for Hopper (split-K and the TMA kernels use it).
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 // Cached cuBLASLt algorithm choices; m changes every step in serving, so bound the map.
 constexpr size_t kMaxPlans = 4096;
 
-enum class Route { F32Gemm, HalfWeightGemv, HalfWeightWiden, HalfGemm };
+enum class Route { Gemv, F32Gemm, HalfWeightWiden, HalfGemm, Staged };
 
 int64_t packed_or(int64_t ld, int64_t row_len) { return ld == 0 ? row_len : ld; }
 
@@ -65,25 +74,52 @@ size_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 
 bool is_half(pagoda_dtype_t d) { return d == PAGODA_DTYPE_BF16 || d == PAGODA_DTYPE_F16; }
 
-// Which route a checked descriptor takes; false for a type combination the CUDA backend has
-// no route for (the shared check should have refused it already).
-bool route_of(const pagoda_op_matmul_t &a, Route &out) {
-    if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32) {
-        if (a.w_dtype == PAGODA_DTYPE_F32) {
-            out = Route::F32Gemm;
-            return true;
-        }
-        if (!is_half(a.w_dtype)) return false;
-        // A row too long for the panel leaves only the GEMV (in several passes over W).
-        out = a.m <= kGemvMaxM || a.k > kPanelElems ? Route::HalfWeightGemv
-                                                    : Route::HalfWeightWiden;
+// A checked matmul with its strides resolved (never 0); also one block of the staged route.
+struct Operands {
+    int64_t m, n, k;
+    const void *x;
+    pagoda_dtype_t x_dtype;
+    int64_t ldx;
+    const void *w;
+    pagoda_dtype_t w_dtype;
+    int64_t ldw;
+    const float *bias;  // or nullptr
+    void *y;
+    pagoda_dtype_t y_dtype;
+    int64_t ldy;
+    bool accumulate;
+};
+
+// The GEMM route that runs these types as they are, if any (not the GEMV, not staged).
+bool direct_gemm(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y, bool bias, Route &out) {
+    if (x == PAGODA_DTYPE_F32 && y == PAGODA_DTYPE_F32) {
+        out = w == PAGODA_DTYPE_F32 ? Route::F32Gemm : Route::HalfWeightWiden;
         return true;
     }
-    if (is_half(a.x_dtype) && a.w_dtype == a.x_dtype && a.y_dtype == a.x_dtype) {
+    if (is_half(x) && w == x && (y == PAGODA_DTYPE_F32 || (y == x && !bias))) {
         out = Route::HalfGemm;
         return true;
     }
     return false;
+}
+
+// What the staged route converts: half x whose type W does not share (the tensor cores take x
+// as it is otherwise), and half y, which is computed in f32 and rounded once.
+bool stages_x(pagoda_dtype_t x, pagoda_dtype_t w) { return is_half(x) && w != x; }
+bool stages_y(pagoda_dtype_t y) { return is_half(y); }
+
+// f32 elements one staged row takes.
+int64_t staged_row_elems(const pagoda_op_matmul_t &a) {
+    return (stages_x(a.x_dtype, a.w_dtype) ? a.k : 0) + (stages_y(a.y_dtype) ? a.n : 0);
+}
+
+// The route of a descriptor that passed the shared check (so each dtype is f32, bf16 or f16).
+Route route_of(const pagoda_op_matmul_t &a) {
+    // A row too long for the panel leaves only the GEMV (in several passes over W).
+    if (is_half(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems)) return Route::Gemv;
+    Route direct;
+    if (direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, a.bias != nullptr, direct)) return direct;
+    return Route::Staged;
 }
 
 cudaDataType_t cuda_type(pagoda_dtype_t d) {
@@ -114,7 +150,7 @@ uint32_t alignment_of(const void *p) {
 // One GEMM in cuBLAS's column-major terms: D[rows, cols] = op(A)ᵀ·B (+ bias) (+ C = D).
 struct Gemm {
     cudaDataType_t ab_type;  // A and B
-    cudaDataType_t d_type;   // C, D and bias
+    cudaDataType_t d_type;   // C and D
     cublasComputeType_t compute;
     int64_t rows, cols, k;  // n, m, k of the matmul
     const void *a;
@@ -123,7 +159,7 @@ struct Gemm {
     int64_t ldb;  // x: column-major [k, cols]
     void *d;
     int64_t ldd;       // y: column-major [rows, cols]
-    const void *bias;  // [rows] of d_type, or nullptr
+    const float *bias;  // [rows], or nullptr; only with an f32 D
     bool accumulate;
 };
 
@@ -171,6 +207,14 @@ std::string shape_text(const pagoda_op_matmul_t &a) {
     return "m=" + std::to_string(a.m) + ", n=" + std::to_string(a.n) + ", k=" + std::to_string(a.k);
 }
 
+// A device buffer of f32 scratch: the widened W panel, or the staged route's rows.
+struct ScratchArea {
+    const char *what;  // "f32 weight panel", for messages
+    int64_t preferred_elems;
+    float *data = nullptr;
+    int64_t elems = 0;
+};
+
 }  // namespace
 
 // Per device, under the device's lock (CudaBackend::with_matmul).
@@ -179,17 +223,17 @@ struct MatmulState {
     cublasLtHandle_t lt = nullptr;
     void *workspace = nullptr;
     size_t workspace_bytes = 0;
-    float *panel = nullptr;
-    int64_t panel_elems = 0;
-    // The workspace and panel are shared by every stream of the device. Each user makes its
-    // stream wait for this event, then records it after its last use, so users on different
+    ScratchArea panel{"f32 weight panel", kPanelElems};
+    ScratchArea stage{"f32 staging of half activations", kStageElems};
+    // The workspace, panel and stage are shared by every stream of the device. Each user makes
+    // its stream wait for this event, then records it after its last use, so users on different
     // streams run their scratch work in the order they were queued.
     cudaEvent_t scratch_free = nullptr;
     std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
-    // A graph has recorded a launch using the workspace or panel, and keeps their addresses:
-    // an outgrown panel is then kept (here) rather than freed, until the backend goes.
+    // A graph has recorded a launch using the workspace or scratch areas, and keeps their
+    // addresses: an outgrown area is then kept (here) rather than freed, until the backend goes.
     bool recorded = false;
-    std::vector<float *> retired_panels;
+    std::vector<float *> retired_areas;
 };
 
 void MatmulStateDeleter::operator()(MatmulState *s) const noexcept {
@@ -198,8 +242,9 @@ void MatmulStateDeleter::operator()(MatmulState *s) const noexcept {
     (void)cudaSetDevice(s->device);
     if (s->scratch_free != nullptr) (void)cudaEventDestroy(s->scratch_free);
     if (s->workspace != nullptr) (void)cudaFree(s->workspace);
-    if (s->panel != nullptr) (void)cudaFree(s->panel);
-    for (float *old : s->retired_panels) (void)cudaFree(old);
+    if (s->panel.data != nullptr) (void)cudaFree(s->panel.data);
+    if (s->stage.data != nullptr) (void)cudaFree(s->stage.data);
+    for (float *old : s->retired_areas) (void)cudaFree(old);
     if (s->lt != nullptr) (void)cublasLtDestroy(s->lt);
     delete s;
 }
@@ -241,39 +286,40 @@ auto outside_capture(Body &&body) {
     return result;
 }
 
-// Makes sure the panel holds at least `min_elems` floats (min_elems ≤ kPanelElems), preferring
-// kPanelElems and halving while the device refuses. The caller holds the scratch.
-pagoda_status_t ensure_panel(CudaBackend &cuda, MatmulState &s, pagoda_backend_stream_t &stream,
-                             int64_t min_elems) {
-    if (s.panel != nullptr && s.panel_elems >= min_elems) return PAGODA_OK;
-    if (s.panel != nullptr) {
-        // A panel cut short by an earlier shortage. Replacing it cannot be recorded: the
+// Makes sure `area` (the state's panel or stage) holds at least `min_elems` floats (at most
+// its preferred size), preferring that size and halving while the device refuses. The caller
+// holds the scratch.
+pagoda_status_t ensure_area(CudaBackend &cuda, MatmulState &s, pagoda_backend_stream_t &stream,
+                            ScratchArea &area, int64_t min_elems) {
+    if (area.data != nullptr && area.elems >= min_elems) return PAGODA_OK;
+    if (area.data != nullptr) {
+        // An area cut short by an earlier shortage. Replacing it cannot be recorded: the
         // synchronisation below is not allowed while capturing, and earlier graphs hold it.
         if (stream.capturing)
             return refuse_during_capture(
                 cuda, stream,
-                std::string(kOp) + ": the f32 weight panel must be grown by an eager run before "
-                                   "capture: " +
-                    std::to_string(min_elems) + " floats needed, " +
-                    std::to_string(s.panel_elems) + " held");
+                std::string(kOp) + ": the " + area.what +
+                    " must be grown by an eager run before capture: " +
+                    std::to_string(min_elems) + " floats needed, " + std::to_string(area.elems) +
+                    " held");
         if (s.recorded) {
-            s.retired_panels.push_back(s.panel);  // a graph may still run on it
+            s.retired_areas.push_back(area.data);  // a graph may still run on it
         } else {
             // Let the work queued on it finish (this stream waits for every earlier scratch
             // user), then start over.
             if (cudaError_t e = cudaStreamSynchronize(stream.stream); e != cudaSuccess)
                 return cuda.fail_cuda(e, std::string(kOp) + ": cudaStreamSynchronize", s.device);
-            (void)cudaFree(s.panel);
+            (void)cudaFree(area.data);
         }
-        s.panel = nullptr;
-        s.panel_elems = 0;
+        area.data = nullptr;
+        area.elems = 0;
     }
-    for (int64_t elems = kPanelElems;; elems = std::max(min_elems, elems / 2)) {
+    for (int64_t elems = area.preferred_elems;; elems = std::max(min_elems, elems / 2)) {
         void *p = nullptr;
         if (outside_capture([&] { return cudaMalloc(&p, size_t(elems) * sizeof(float)); }) ==
             cudaSuccess) {
-            s.panel = static_cast<float *>(p);
-            s.panel_elems = elems;
+            area.data = static_cast<float *>(p);
+            area.elems = elems;
             return PAGODA_OK;
         }
         (void)cudaGetLastError();
@@ -281,7 +327,7 @@ pagoda_status_t ensure_panel(CudaBackend &cuda, MatmulState &s, pagoda_backend_s
     }
     return cuda.fail(PAGODA_ERR_OUT_OF_MEMORY,
                      std::string(kOp) + ": no device memory on " + device_name(s.device) +
-                         " for the f32 weight panel (" +
+                         " for the " + area.what + " (" +
                          format_bytes(size_t(min_elems) * sizeof(float)) + " at least)");
 }
 
@@ -308,9 +354,9 @@ pagoda_status_t lt_prepare(CudaBackend &cuda, MatmulState &s, const Gemm &g, LtD
         st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                             sizeof epilogue);
     if (st == CUBLAS_STATUS_SUCCESS && g.bias != nullptr) {
-        // The bias has D's type, cuBLASLt's default for these compute types; said explicitly so
-        // a changed default cannot misread it.
-        const int32_t bias_type = int32_t(g.d_type);
+        // f32 (ops.h), which is D's type whenever a bias is fused (route_of), cuBLASLt's default
+        // outside FP8; said explicitly so a changed default cannot misread it.
+        const int32_t bias_type = int32_t(CUDA_R_32F);
         st = cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                             &g.bias, sizeof g.bias);
         if (st == CUBLAS_STATUS_SUCCESS)
@@ -459,99 +505,164 @@ pagoda_status_t with_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     });
 }
 
-struct Resolved {
-    int64_t ldx, ldw, ldy;
-    bool accumulate;
-};
-
 cublasComputeType_t f32_compute(const CudaBackend &cuda) {
     return cuda.options().tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream,
-                         const pagoda_op_matmul_t &a, const Resolved &r) {
+// Row `i` of an array of `dtype` with row stride `ld`.
+const void *row_at(const void *base, pagoda_dtype_t dtype, int64_t ld, int64_t i) {
+    return static_cast<const char *>(base) + size_t(i * ld) * elem_bytes(dtype);
+}
+void *row_at(void *base, pagoda_dtype_t dtype, int64_t ld, int64_t i) {
+    return static_cast<char *>(base) + size_t(i * ld) * elem_bytes(dtype);
+}
+
+pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream, const Operands &o) {
     GemvArgs g{};
-    g.m = a.m;
-    g.n = a.n;
-    g.k = a.k;
-    g.x = static_cast<const float *>(a.x);
-    g.ldx = r.ldx;
-    g.w = a.w;
-    g.w_dtype = a.w_dtype;
-    g.ldw = r.ldw;
-    g.bias = static_cast<const float *>(a.bias);
-    g.y = static_cast<float *>(a.y);
-    g.ldy = r.ldy;
-    g.accumulate = r.accumulate;
+    g.m = o.m;
+    g.n = o.n;
+    g.k = o.k;
+    g.x = o.x;
+    g.x_dtype = o.x_dtype;
+    g.ldx = o.ldx;
+    g.w = o.w;
+    g.w_dtype = o.w_dtype;
+    g.ldw = o.ldw;
+    g.bias = o.bias;
+    g.y = o.y;
+    g.y_dtype = o.y_dtype;
+    g.ldy = o.ldy;
+    g.accumulate = o.accumulate;
     g.error = stream.error;
     if (cudaError_t e = launch_gemv(g, stream.stream); e != cudaSuccess)
-        return cuda.fail_cuda(e, std::string(kOp) + ": GEMV kernel launch (" + shape_text(a) + ")",
+        return cuda.fail_cuda(e,
+                              std::string(kOp) + ": GEMV kernel launch (m=" + std::to_string(o.m) +
+                                  ", n=" + std::to_string(o.n) + ", k=" + std::to_string(o.k) + ")",
                               stream.device);
     return PAGODA_OK;
 }
 
-pagoda_status_t run_widened(CudaBackend &cuda, pagoda_backend_stream_t &stream,
-                            const pagoda_op_matmul_t &a, const Resolved &r) {
-    return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
-        if (pagoda_status_t st = ensure_panel(cuda, s, stream, a.k); st != PAGODA_OK)
+// The direct GEMM routes, run with the scratch held (with_scratch). HalfWeightWiden: `o` has
+// f32 x and y and half W.
+pagoda_status_t widened_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
+                             pagoda_backend_stream_t &stream, const Operands &o) {
+    if (pagoda_status_t st = ensure_area(cuda, s, stream, s.panel, o.k); st != PAGODA_OK)
+        return st;
+    // Whole panels of 64 rows keep each panel's slice of y and bias aligned.
+    int64_t panel_rows = std::min(o.n, s.panel.elems / o.k);
+    if (panel_rows > 64) panel_rows -= panel_rows % 64;
+    for (int64_t j0 = 0; j0 < o.n; j0 += panel_rows) {
+        const int64_t rows = std::min(panel_rows, o.n - j0);
+        if (cudaError_t e = widen_to_f32(row_at(o.w, o.w_dtype, o.ldw, j0), o.w_dtype, o.ldw, rows,
+                                         o.k, s.panel.data, stream.stream);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, std::string(kOp) + ": widen kernel launch", stream.device);
+        Gemm g{};
+        g.ab_type = CUDA_R_32F;
+        g.d_type = CUDA_R_32F;
+        g.compute = f32_compute(cuda);
+        g.rows = rows;
+        g.cols = o.m;
+        g.k = o.k;
+        g.a = s.panel.data;
+        g.lda = o.k;
+        g.b = o.x;
+        g.ldb = o.ldx;
+        g.d = static_cast<float *>(o.y) + j0;
+        g.ldd = o.ldy;
+        g.bias = o.bias != nullptr ? o.bias + j0 : nullptr;
+        g.accumulate = o.accumulate;
+        if (pagoda_status_t st = gemm(cuda, blas, s, stream.stream, g, PAGODA_DTYPE_F32);
+            st != PAGODA_OK)
             return st;
-        // Whole panels of 64 rows keep each panel's slice of y and bias aligned.
-        int64_t panel_rows = std::min(a.n, s.panel_elems / a.k);
-        if (panel_rows > 64) panel_rows -= panel_rows % 64;
-        const size_t w_elem = elem_bytes(a.w_dtype);
-        for (int64_t j0 = 0; j0 < a.n; j0 += panel_rows) {
-            const int64_t rows = std::min(panel_rows, a.n - j0);
-            const void *w_rows = static_cast<const char *>(a.w) + size_t(j0 * r.ldw) * w_elem;
-            if (cudaError_t e = widen_to_f32(w_rows, a.w_dtype, r.ldw, rows, a.k, s.panel,
-                                             stream.stream);
-                e != cudaSuccess)
-                return cuda.fail_cuda(e, std::string(kOp) + ": widen kernel launch",
-                                      stream.device);
-            Gemm g{};
-            g.ab_type = CUDA_R_32F;
-            g.d_type = CUDA_R_32F;
-            g.compute = f32_compute(cuda);
-            g.rows = rows;
-            g.cols = a.m;
-            g.k = a.k;
-            g.a = s.panel;
-            g.lda = a.k;
-            g.b = a.x;
-            g.ldb = r.ldx;
-            g.d = static_cast<float *>(a.y) + j0;
-            g.ldd = r.ldy;
-            g.bias = a.bias != nullptr ? static_cast<const float *>(a.bias) + j0 : nullptr;
-            g.accumulate = r.accumulate;
-            if (pagoda_status_t st = gemm(cuda, blas, s, stream.stream, g, PAGODA_DTYPE_F32);
-                st != PAGODA_OK)
-                return st;
-        }
-        return PAGODA_OK;
-    });
+    }
+    return PAGODA_OK;
 }
 
-pagoda_status_t run_gemm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
-                         const pagoda_op_matmul_t &a, const Resolved &r, bool half) {
+// F32Gemm (f32 x, W and y) and HalfGemm (x and W of one half type, y f32 or, without a bias,
+// that type too): one GEMM straight on the operands.
+pagoda_status_t plain_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
+                           pagoda_backend_stream_t &stream, const Operands &o) {
+    const bool half = is_half(o.w_dtype);
     Gemm g{};
-    g.ab_type = cuda_type(a.w_dtype);
-    g.d_type = cuda_type(a.y_dtype);
+    g.ab_type = cuda_type(o.w_dtype);
+    g.d_type = cuda_type(o.y_dtype);
     // Half inputs are exact in the tensor cores' products, so CUBLAS_COMPUTE_32F keeps the f32
     // promise there; TF32 only ever applies to f32 inputs, when the host asked for it.
     g.compute = half ? CUBLAS_COMPUTE_32F : f32_compute(cuda);
-    g.rows = a.n;
-    g.cols = a.m;
-    g.k = a.k;
-    g.a = a.w;
-    g.lda = r.ldw;
-    g.b = a.x;
-    g.ldb = r.ldx;
-    g.d = a.y;
-    g.ldd = r.ldy;
-    g.bias = a.bias;
-    g.accumulate = r.accumulate;
-    return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
-        return gemm(cuda, blas, s, stream.stream, g, a.y_dtype);
-    });
+    g.rows = o.n;
+    g.cols = o.m;
+    g.k = o.k;
+    g.a = o.w;
+    g.lda = o.ldw;
+    g.b = o.x;
+    g.ldb = o.ldx;
+    g.d = o.y;
+    g.ldd = o.ldy;
+    g.bias = o.bias;
+    g.accumulate = o.accumulate;
+    return gemm(cuda, blas, s, stream.stream, g, o.y_dtype);
+}
+
+pagoda_status_t direct_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
+                            pagoda_backend_stream_t &stream, const Operands &o, Route route) {
+    if (route == Route::HalfWeightWiden) return widened_gemm(cuda, blas, s, stream, o);
+    return plain_gemm(cuda, blas, s, stream, o);
+}
+
+// The staged route (see the top of the file): blocks of rows through the stage, each run by a
+// direct route on f32 y and, unless W shares x's half type, f32 x.
+pagoda_status_t staged_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
+                            pagoda_backend_stream_t &stream, const Operands &o) {
+    const bool stage_x = stages_x(o.x_dtype, o.w_dtype), stage_y = stages_y(o.y_dtype);
+    const int64_t row_elems = (stage_x ? o.k : 0) + (stage_y ? o.n : 0);
+    if (pagoda_status_t st = ensure_area(cuda, s, stream, s.stage, row_elems); st != PAGODA_OK)
+        return st;
+    const int64_t block = std::min(o.m, s.stage.elems / row_elems);
+    float *x_stage = s.stage.data;
+    float *y_stage = s.stage.data + (stage_x ? block * o.k : 0);
+    const pagoda_dtype_t inner_x = stage_x ? PAGODA_DTYPE_F32 : o.x_dtype;
+    Route route;
+    if (!direct_gemm(inner_x, o.w_dtype, PAGODA_DTYPE_F32, o.bias != nullptr, route))
+        return cuda.fail(PAGODA_ERR_INTERNAL, std::string(kOp) + ": no route for a staged block");
+    for (int64_t i0 = 0; i0 < o.m; i0 += block) {
+        Operands b = o;
+        b.m = std::min(block, o.m - i0);
+        b.x = row_at(o.x, o.x_dtype, o.ldx, i0);
+        b.y = row_at(o.y, o.y_dtype, o.ldy, i0);
+        if (stage_x) {
+            if (cudaError_t e =
+                    widen_to_f32(b.x, o.x_dtype, o.ldx, b.m, o.k, x_stage, stream.stream);
+                e != cudaSuccess)
+                return cuda.fail_cuda(e, std::string(kOp) + ": widen kernel launch (x)",
+                                      stream.device);
+            b.x = x_stage;
+            b.x_dtype = PAGODA_DTYPE_F32;
+            b.ldx = o.k;
+        }
+        if (stage_y) {
+            if (o.accumulate) {
+                if (cudaError_t e =
+                        widen_to_f32(b.y, o.y_dtype, o.ldy, b.m, o.n, y_stage, stream.stream);
+                    e != cudaSuccess)
+                    return cuda.fail_cuda(e, std::string(kOp) + ": widen kernel launch (y)",
+                                          stream.device);
+            }
+            b.y = y_stage;
+            b.y_dtype = PAGODA_DTYPE_F32;
+            b.ldy = o.n;
+        }
+        if (pagoda_status_t st = direct_body(cuda, blas, s, stream, b, route); st != PAGODA_OK)
+            return st;
+        if (stage_y) {
+            if (cudaError_t e = narrow_from_f32(y_stage, b.m, o.n, row_at(o.y, o.y_dtype, o.ldy, i0),
+                                                o.y_dtype, o.ldy, stream.stream);
+                e != cudaSuccess)
+                return cuda.fail_cuda(e, std::string(kOp) + ": narrow kernel launch",
+                                      stream.device);
+        }
+    }
+    return PAGODA_OK;
 }
 
 }  // namespace
@@ -573,14 +684,6 @@ pagoda_status_t order_with_matmul_scratch(CudaBackend &cuda, pagoda_backend_stre
 }
 
 pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
-    Route route;
-    if (!route_of(a, route))
-        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         std::string(kOp) + ": x_dtype = " + plugin::dtype_name(a.x_dtype) +
-                             ", w_dtype = " + plugin::dtype_name(a.w_dtype) +
-                             ", y_dtype = " + plugin::dtype_name(a.y_dtype) +
-                             " is not a combination the CUDA backend runs (f32 x and y with "
-                             "f32, bf16 or f16 W; or x, W and y all bf16 or all f16)");
     // cublasGemmEx, the fallback of every GEMM route, takes int sizes and strides.
     const std::pair<const char *, int64_t> fields[] = {
         {"m", a.m},
@@ -594,32 +697,53 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
             return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) + ": " + name + " = " +
                                                          std::to_string(value) +
                                                          " exceeds cuBLAS's 32-bit limit");
+    // Whether the route stages depends on the bias (NULL in a supports query): assume one.
+    Route direct;
+    const bool gemv = is_half(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
+    if (!gemv && !direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, true, direct) &&
+        staged_row_elems(a) > kStageElems)
+        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                         std::string(kOp) + ": " + shape_text(a) + " with x_dtype = " +
+                             plugin::dtype_name(a.x_dtype) + ", w_dtype = " +
+                             plugin::dtype_name(a.w_dtype) + ", y_dtype = " +
+                             plugin::dtype_name(a.y_dtype) + " needs " +
+                             std::to_string(staged_row_elems(a)) +
+                             " f32 elements per staged row, more than the CUDA backend's " +
+                             std::to_string(kStageElems));
     return PAGODA_OK;
 }
 
 pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_matmul_t &a) {
-    Route route;
-    if (!route_of(a, route))  // checked already; kept so a change there cannot misroute
-        return check_matmul_limits(cuda, a);
     if (a.x == nullptr || a.w == nullptr || a.y == nullptr)
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT,
                          std::string(kOp) + ": " +
                              (a.x == nullptr ? "x" : a.w == nullptr ? "w" : "y") + " is NULL");
-    const Resolved r{packed_or(a.ldx, a.k), packed_or(a.ldw, a.k), packed_or(a.ldy, a.n),
+    const Operands o{a.m,
+                     a.n,
+                     a.k,
+                     a.x,
+                     a.x_dtype,
+                     packed_or(a.ldx, a.k),
+                     a.w,
+                     a.w_dtype,
+                     packed_or(a.ldw, a.k),
+                     static_cast<const float *>(a.bias),
+                     a.y,
+                     a.y_dtype,
+                     packed_or(a.ldy, a.n),
                      (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0};
-    const uint64_t y_bytes = span_bytes(a.m, a.n, r.ldy, elem_bytes(a.y_dtype));
-    if (overlaps(a.y, y_bytes, a.x, span_bytes(a.m, a.k, r.ldx, elem_bytes(a.x_dtype))) ||
-        overlaps(a.y, y_bytes, a.w, span_bytes(a.n, a.k, r.ldw, elem_bytes(a.w_dtype))))
+    const uint64_t y_bytes = span_bytes(o.m, o.n, o.ldy, elem_bytes(o.y_dtype));
+    if (overlaps(o.y, y_bytes, o.x, span_bytes(o.m, o.k, o.ldx, elem_bytes(o.x_dtype))) ||
+        overlaps(o.y, y_bytes, o.w, span_bytes(o.n, o.k, o.ldw, elem_bytes(o.w_dtype))))
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(kOp) + ": y overlaps x or w");
 
-    switch (route) {
-        case Route::HalfWeightGemv: return run_gemv(cuda, stream, a, r);
-        case Route::HalfWeightWiden: return run_widened(cuda, stream, a, r);
-        case Route::F32Gemm: return run_gemm(cuda, stream, a, r, false);
-        case Route::HalfGemm: return run_gemm(cuda, stream, a, r, true);
-    }
-    return cuda.fail(PAGODA_ERR_INTERNAL, std::string(kOp) + ": unknown route");
+    const Route route = route_of(a);
+    if (route == Route::Gemv) return run_gemv(cuda, stream, o);
+    return with_scratch(cuda, stream, [&](cublasHandle_t blas, MatmulState &s) {
+        if (route == Route::Staged) return staged_body(cuda, blas, s, stream, o);
+        return direct_body(cuda, blas, s, stream, o, route);
+    });
 }
 
 }  // namespace pagoda::cuda

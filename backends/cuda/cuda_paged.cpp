@@ -122,14 +122,15 @@ pagoda_status_t run_kv_write(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     const int64_t row = a.n_kv_heads * a.head_dim;
     KvWriteArgs k{};
     k.cache_dtype = a.cache_dtype;
+    k.act_dtype = plugin::act_dtype_of(a.act_dtype);  // 0 means F32 (ops.h)
     k.n_tokens = a.n_tokens;
     k.n_kv_heads = a.n_kv_heads;
     k.head_dim = a.head_dim;
     k.block_size = a.block_size;
     k.num_blocks = a.num_blocks;
-    k.k = static_cast<const float *>(a.k);
+    k.k = a.k;
     k.k_token_stride = plugin::packed_or(a.k_token_stride, row);
-    k.v = static_cast<const float *>(a.v);
+    k.v = a.v;
     k.v_token_stride = plugin::packed_or(a.v_token_stride, row);
     k.k_cache = a.k_cache;
     k.v_cache = a.v_cache;
@@ -165,6 +166,7 @@ pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &
 
     PagedAttentionArgs k{};
     k.cache_dtype = a.cache_dtype;
+    k.act_dtype = plugin::act_dtype_of(a.act_dtype);  // 0 means F32 (ops.h)
     k.causal = a.causal != 0;
     k.vector_rows = (a.head_dim * elem) % 16 == 0 && aligned16(a.k_cache) && aligned16(a.v_cache);
     k.n_seqs = int32_t(a.n_seqs);
@@ -178,14 +180,14 @@ pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &
     k.max_blocks_per_seq = a.max_blocks_per_seq;
     k.context_limit = context_limit;
     k.scale = a.scale;
-    k.q = static_cast<const float *>(a.q);
+    k.q = a.q;
     k.q_token_stride = plugin::packed_or(a.q_token_stride, row);
     k.k_cache = a.k_cache;
     k.v_cache = a.v_cache;
     k.block_tables = a.block_tables;
     k.context_lens = a.context_lens;
     k.query_start = a.query_start;
-    k.out = static_cast<float *>(a.out);
+    k.out = a.out;
     k.out_token_stride = plugin::packed_or(a.out_token_stride, row);
     k.error = stream.error;
 
@@ -232,7 +234,7 @@ pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &
         partials.n_tokens = n_slots;
         partials.n_heads = a.n_q_heads;
         partials.head_dim = a.head_dim;
-        if (cudaError_t e = merge_attention(partials, plan.decode_token_rows, k.out,
+        if (cudaError_t e = merge_attention(partials, plan.decode_token_rows, k.out, k.act_dtype,
                                             k.out_token_stride, stream.error, stream.stream);
             e != cudaSuccess)
             return cuda.fail_cuda(e, "paged_attention: merge kernel launch", stream.device);

@@ -17,7 +17,8 @@ pagoda_status_t run_sample(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     SampleRows rows{};
     rows.rows = a.rows;
     rows.cols = a.cols;
-    rows.logits = static_cast<const float *>(a.logits);
+    rows.logits = a.logits;
+    rows.logits_dtype = plugin::act_dtype_of(a.logits_dtype);
     rows.ldx = plugin::packed_or(a.ldx, a.cols);
     rows.temperature = a.temperature;
     rows.top_k = a.top_k;

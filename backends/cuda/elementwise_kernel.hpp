@@ -1,5 +1,5 @@
-// SILU_MUL and ADD over f32; elementwise_kernel.cu. Plain C++ so both nvcc and the host compiler
-// read it.
+// SILU_MUL and ADD over f32, bf16 or f16 activations; elementwise_kernel.cu. Plain C++ so both
+// nvcc and the host compiler read it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,18 +7,21 @@
 #include <cstdint>
 
 #include "device_error.hpp"
+#include "pagoda/dtype.h"
 
 namespace pagoda::cuda {
 
-// out[r, i] = silu(gate[r, i]) · up[r, i] for r < rows, i < dim; `gate` and `up` rows `ld_in`
+// out[r, i] = silu(gate[r, i]) · up[r, i] for r < rows, i < dim; `gate`, `up` and `out` are of
+// `act` (F32, BF16 or F16), computed in f32 and rounded once; `gate` and `up` rows `ld_in`
 // apart, `out` rows `ldo` apart; `out` may alias `gate` or `up`. Queued on `stream`; does
-// nothing when `error` holds an earlier launch's error. Returns the launch's error.
-cudaError_t launch_silu_mul(const float *gate, const float *up, int64_t ld_in, float *out,
-                            int64_t ldo, int64_t rows, int64_t dim, const DeviceError *error,
-                            cudaStream_t stream);
+// nothing when `error` holds an earlier launch's error. Returns the launch's error
+// (cudaErrorInvalidValue for another `act`).
+cudaError_t launch_silu_mul(pagoda_dtype_t act, const void *gate, const void *up, int64_t ld_in,
+                            void *out, int64_t ldo, int64_t rows, int64_t dim,
+                            const DeviceError *error, cudaStream_t stream);
 
-// out[i] = a[i] + b[i] for i < n; `out` may alias either. Same queueing and return.
-cudaError_t launch_add(const float *a, const float *b, float *out, int64_t n,
+// out[i] = a[i] + b[i] for i < n, all of `act`; `out` may alias either. Same queueing and return.
+cudaError_t launch_add(pagoda_dtype_t act, const void *a, const void *b, void *out, int64_t n,
                        const DeviceError *error, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

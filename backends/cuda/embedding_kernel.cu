@@ -3,6 +3,7 @@
 // what makes a failed launch change nothing (ops.h), without every gather block rereading every
 // id.
 #include <cstdint>
+#include <type_traits>
 
 #include "embedding_kernel.hpp"
 #include "half_load.cuh"
@@ -28,30 +29,46 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Stores the N f32 values at `v` as O at `p`, in accesses of at most 16 bytes (each aligned to
+// its size, which the caller's alignment of `p` to N·sizeof(O) or 16 bytes ensures).
+template <int N, typename O>
+__device__ __forceinline__ void store_unit(O *p, const float *v) {
+    constexpr int kPiece = N < kVec16Elems<O> ? N : kVec16Elems<O>;
+#pragma unroll
+    for (int j = 0; j < N; j += kPiece) {
+        float piece[kPiece];
+#pragma unroll
+        for (int k = 0; k < kPiece; ++k) piece[k] = v[j + k];
+        store_vec_from_float<kPiece>(p + j, piece);
+    }
+}
+
 // Tokens go along grid.y (grid-stride) and each row's units along grid.x. A unit is one 16-byte
-// load of the table (4 f32 or 8 bf16/f16, stored as 1 or 2 float4) when kVec, else 1 element.
-template <typename T, bool kVec>
+// load of the table (4 f32 or 8 bf16/f16) when kVec, else 1 element; a table of the output's
+// own type is copied unconverted, bit for bit.
+template <typename T, typename O, bool kVec>
 __global__ void __launch_bounds__(kThreads)
-    gather_kernel(const T *table, int64_t dim, const int32_t *ids, int64_t n_tokens, float *out,
+    gather_kernel(const T *table, int64_t dim, const int32_t *ids, int64_t n_tokens, O *out,
                   int64_t ldo, const DeviceError *error) {
     if (failed(error)) return;
     constexpr int kUnit = kVec ? kVec16Elems<T> : 1;
+    constexpr bool kSameType = std::is_same_v<T, O>;
     const int64_t units = dim / kUnit;  // kVec only when kUnit divides dim
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
     for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
         const T *row = table + int64_t(ids[t]) * dim;
-        float *o = out + t * ldo;
+        O *o = out + t * ldo;
         for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += step) {
             const int64_t i = u * kUnit;
-            if constexpr (kVec) {
+            if constexpr (kSameType) {
+                using Unit = AlignedVec<T, kUnit>;
+                *reinterpret_cast<Unit *>(o + i) = *reinterpret_cast<const Unit *>(row + i);
+            } else if constexpr (kVec) {
                 float v[kUnit];
                 load_vec_as_float<kUnit>(row + i, v);
-#pragma unroll
-                for (int j = 0; j < kUnit; j += 4)
-                    *reinterpret_cast<float4 *>(o + i + j) =
-                        make_float4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+                store_unit<kUnit>(o + i, v);
             } else {
-                o[i] = load_as_float(row + i);
+                store_from_float(o + i, load_as_float(row + i));
             }
         }
     }
@@ -60,30 +77,40 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int64_t vocab_size,
-                             int64_t dim, const int32_t *ids, int64_t n_tokens, float *out,
-                             int64_t ldo, DeviceError *error, cudaStream_t stream) {
-    return with_storage_type(table_dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        constexpr int kVecElems = kVec16Elems<T>;
-        // Every table row starts on a 16-byte boundary when the base does and dim is a whole
-        // number of vectors; out's rows likewise.
-        const bool vec = is_aligned(table, 16) && dim % kVecElems == 0 &&
-                         rows_allow_float4(out, ldo);
-        const int64_t units = vec ? dim / kVecElems : dim;
-        const dim3 gather_grid(grid_blocks(units, kThreads), grid_blocks(n_tokens, 1));
-        const auto *typed = static_cast<const T *>(table);
-        // Empty the thread's last-error slot so that what we read back belongs to these launches.
-        (void)cudaGetLastError();
-        check_ids_kernel<<<grid_blocks(n_tokens, kThreads), kThreads, 0, stream>>>(
-            ids, n_tokens, vocab_size, error);
-        if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-        if (vec)
-            gather_kernel<T, true><<<gather_grid, kThreads, 0, stream>>>(typed, dim, ids, n_tokens,
-                                                                        out, ldo, error);
-        else
-            gather_kernel<T, false><<<gather_grid, kThreads, 0, stream>>>(typed, dim, ids,
-                                                                         n_tokens, out, ldo, error);
-        return cudaGetLastError();
+                             int64_t dim, const int32_t *ids, int64_t n_tokens, void *out,
+                             pagoda_dtype_t out_dtype, int64_t ldo, DeviceError *error,
+                             cudaStream_t stream) {
+    return with_storage_type(table_dtype, [&](auto table_tag) {
+        using T = typename decltype(table_tag)::type;
+        return with_storage_type(out_dtype, [&](auto out_tag) {
+            using O = typename decltype(out_tag)::type;
+            constexpr int kVecElems = kVec16Elems<T>;
+            // store_unit's accesses: a whole unit of O, or 16 bytes when that is larger.
+            constexpr int64_t kOutBytes =
+                kVecElems * int64_t(sizeof(O)) < 16 ? kVecElems * int64_t(sizeof(O)) : 16;
+            // Every table row starts on a 16-byte boundary when the base does and dim is a
+            // whole number of vectors; out's rows start on a boundary of kOutBytes likewise.
+            const bool vec = is_aligned(table, 16) && dim % kVecElems == 0 &&
+                             is_aligned(out, size_t(kOutBytes)) &&
+                             (ldo * int64_t(sizeof(O))) % kOutBytes == 0;
+            const int64_t units = vec ? dim / kVecElems : dim;
+            const dim3 gather_grid(grid_blocks(units, kThreads), grid_blocks(n_tokens, 1));
+            const auto *typed = static_cast<const T *>(table);
+            auto *typed_out = static_cast<O *>(out);
+            // Empty the thread's last-error slot so that what we read back belongs to these
+            // launches.
+            (void)cudaGetLastError();
+            check_ids_kernel<<<grid_blocks(n_tokens, kThreads), kThreads, 0, stream>>>(
+                ids, n_tokens, vocab_size, error);
+            if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+            if (vec)
+                gather_kernel<T, O, true><<<gather_grid, kThreads, 0, stream>>>(
+                    typed, dim, ids, n_tokens, typed_out, ldo, error);
+            else
+                gather_kernel<T, O, false><<<gather_grid, kThreads, 0, stream>>>(
+                    typed, dim, ids, n_tokens, typed_out, ldo, error);
+            return cudaGetLastError();
+        });
     });
 }
 

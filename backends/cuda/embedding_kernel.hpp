@@ -1,4 +1,5 @@
-// EMBEDDING: rows of a f32/bf16/f16 table gathered by token id into f32; embedding_kernel.cu.
+// EMBEDDING: rows of a f32/bf16/f16 table gathered by token id into f32, bf16 or f16;
+// embedding_kernel.cu.
 // Plain C++ so both nvcc and the host compiler read it.
 #pragma once
 
@@ -11,13 +12,15 @@
 
 namespace pagoda::cuda {
 
-// out[i, :] = table[ids[i], :] as f32 for i < n_tokens; `table` is [vocab_size, dim] of
-// `table_dtype` (F32, BF16 or F16), `out` rows are `ldo` apart. Two kernels on `stream`: the
+// out[i, :] = table[ids[i], :] for i < n_tokens; `table` is [vocab_size, dim] of `table_dtype`
+// (F32, BF16 or F16), `out` rows of `out_dtype` (F32, BF16 or F16) are `ldo` apart: a row of the
+// table's own type is copied as it is, others are widened and rounded once. Two kernels on `stream`: the
 // first checks every id and records the first one outside [0, vocab_size) in `error`
 // (DeviceErrorField::EmbeddingId); the second gathers unless `error` holds a record, so a bad
 // batch writes nothing. Returns the launches' error.
 cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int64_t vocab_size,
-                             int64_t dim, const int32_t *ids, int64_t n_tokens, float *out,
-                             int64_t ldo, DeviceError *error, cudaStream_t stream);
+                             int64_t dim, const int32_t *ids, int64_t n_tokens, void *out,
+                             pagoda_dtype_t out_dtype, int64_t ldo, DeviceError *error,
+                             cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -3,11 +3,14 @@
 // shared memory, all m rows of it, so every x value loaded from global memory serves the
 // block's kRowsPerBlock W rows; it cannot be held whole, since m·k floats outgrow shared memory
 // at the k of a Llama FFN. Each lane keeps m × kRowsPerWarp partial sums in f32 registers; a
-// warp-shuffle butterfly adds them up at the end of the row group.
+// warp-shuffle butterfly adds them up at the end of the row group. x of any activation type is
+// widened to f32 as it is staged (a small share of the traffic next to W's), and each output is
+// rounded once to y's type, so one instantiation per W type and row count serves every x and y.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "gemv_kernel.hpp"
+#include "half_load.cuh"
 
 namespace pagoda::cuda {
 
@@ -89,7 +92,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
             __syncthreads();  // every warp is done with the previous tile
             for (int e = int(threadIdx.x); e < m * tile; e += kThreads) {
                 const int i = e / tile, c = e - i * tile;
-                x_tile[i * kTileK + c] = a.x[int64_t(i) * a.ldx + c0 + c];
+                x_tile[i * kTileK + c] = load_as_float(a.x, a.x_dtype, int64_t(i) * a.ldx + c0 + c);
             }
             __syncthreads();
             if (!warp_has_rows) continue;
@@ -158,9 +161,9 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
                 const int64_t j = row0 + r;
                 float v = acc[i][r];
                 if (a.bias != nullptr) v += a.bias[j];
-                float *out = a.y + int64_t(i) * a.ldy + j;
-                if (a.accumulate) v += *out;
-                *out = v;
+                const int64_t out = int64_t(i) * a.ldy + j;
+                if (a.accumulate) v += load_as_float(a.y, a.y_dtype, out);
+                store_from_float(a.y, a.y_dtype, out, v);
             }
     }
 }
@@ -187,6 +190,8 @@ cudaError_t launch_pass(const GemvArgs &a, bool vectors, unsigned blocks, cudaSt
 cudaError_t launch_gemv(const GemvArgs &args, cudaStream_t stream) {
     if (args.w_dtype != PAGODA_DTYPE_BF16 && args.w_dtype != PAGODA_DTYPE_F16)
         return cudaErrorInvalidValue;
+    const int64_t x_bytes = activation_bytes(args.x_dtype), y_bytes = activation_bytes(args.y_dtype);
+    if (x_bytes == 0 || y_bytes == 0) return cudaErrorInvalidValue;
     if (args.m <= 0 || args.n <= 0) return cudaSuccess;
     const bool vectors = reinterpret_cast<uintptr_t>(args.w) % 16 == 0 && args.ldw % kVec == 0;
     const int64_t wanted = (args.n + kRowsPerBlock - 1) / kRowsPerBlock;
@@ -197,8 +202,8 @@ cudaError_t launch_gemv(const GemvArgs &args, cudaStream_t stream) {
     for (int64_t i0 = 0; i0 < args.m; i0 += kGemvRowsPerPass) {
         GemvArgs pass = args;
         pass.m = args.m - i0 < kGemvRowsPerPass ? args.m - i0 : kGemvRowsPerPass;
-        pass.x = args.x + i0 * args.ldx;
-        pass.y = args.y + i0 * args.ldy;
+        pass.x = static_cast<const char *>(args.x) + i0 * args.ldx * x_bytes;
+        pass.y = static_cast<char *>(args.y) + i0 * args.ldy * y_bytes;
         const cudaError_t e = args.w_dtype == PAGODA_DTYPE_BF16
                                   ? launch_pass<true>(pass, vectors, blocks, stream)
                                   : launch_pass<false>(pass, vectors, blocks, stream);

@@ -1,5 +1,6 @@
-// f32/bf16/f16 storage read as f32, for every kernel that takes weights or caches in any of the
-// three types (ops.h: compute and accumulate in f32). CUDA-only (.cu files).
+// f32/bf16/f16 storage read as f32 and written from f32, for every kernel that takes weights,
+// caches or activations in any of the three types (ops.h: compute and accumulate in f32, round
+// results once to nearest even). CUDA-only (.cu files).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,6 +18,37 @@ __device__ __forceinline__ float load_as_float(const __nv_bfloat16 *p) {
     return __bfloat162float(*p);
 }
 __device__ __forceinline__ float load_as_float(const __half *p) { return __half2float(*p); }
+
+__device__ __forceinline__ void store_from_float(float *p, float v) { *p = v; }
+__device__ __forceinline__ void store_from_float(__nv_bfloat16 *p, float v) {
+    *p = __float2bfloat16_rn(v);
+}
+__device__ __forceinline__ void store_from_float(__half *p, float v) { *p = __float2half_rn(v); }
+
+// Element `i` of an array whose type is only known at run time (F32, BF16 or F16), for
+// kernels that touch few elements of it, where a switch costs less than more instantiations.
+__device__ __forceinline__ float load_as_float(const void *base, pagoda_dtype_t dtype, int64_t i) {
+    switch (dtype) {
+        case PAGODA_DTYPE_BF16: return load_as_float(static_cast<const __nv_bfloat16 *>(base) + i);
+        case PAGODA_DTYPE_F16: return load_as_float(static_cast<const __half *>(base) + i);
+        default: return static_cast<const float *>(base)[i];
+    }
+}
+__device__ __forceinline__ void store_from_float(void *base, pagoda_dtype_t dtype, int64_t i,
+                                                 float v) {
+    switch (dtype) {
+        case PAGODA_DTYPE_BF16: store_from_float(static_cast<__nv_bfloat16 *>(base) + i, v); break;
+        case PAGODA_DTYPE_F16: store_from_float(static_cast<__half *>(base) + i, v); break;
+        default: static_cast<float *>(base)[i] = v; break;
+    }
+}
+
+// Bytes of an activation type (F32, BF16, F16); 0 for any other.
+__host__ __device__ inline int64_t activation_bytes(pagoda_dtype_t dtype) {
+    return dtype == PAGODA_DTYPE_F32 ? 4
+           : dtype == PAGODA_DTYPE_BF16 || dtype == PAGODA_DTYPE_F16 ? 2
+                                                                     : 0;
+}
 
 // N elements of T aligned to their total size, so that one access of it compiles to one vector
 // load or store (ld.global.v4 for 16 bytes) instead of N scalar ones.
@@ -36,6 +68,16 @@ __device__ __forceinline__ void load_vec_as_float(const T *p, float (&out)[N]) {
     const AlignedVec<T, N> raw = *reinterpret_cast<const AlignedVec<T, N> *>(p);
 #pragma unroll
     for (int i = 0; i < N; ++i) out[i] = load_as_float(&raw.v[i]);
+}
+
+// Rounds N f32 values to T and writes them at `p` in one access; `p` aligned as for
+// load_vec_as_float.
+template <int N, typename T>
+__device__ __forceinline__ void store_vec_from_float(T *p, const float (&in)[N]) {
+    AlignedVec<T, N> raw;
+#pragma unroll
+    for (int i = 0; i < N; ++i) store_from_float(&raw.v[i], in[i]);
+    *reinterpret_cast<AlignedVec<T, N> *>(p) = raw;
 }
 
 // Names a storage type as a value, so a generic lambda can recover it:

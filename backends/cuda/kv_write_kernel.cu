@@ -1,8 +1,5 @@
 #include "kv_write_kernel.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <climits>
 
 #include "half_load.cuh"
@@ -39,38 +36,14 @@ __global__ void __launch_bounds__(kCheckThreads)
     }
 }
 
-// f32 → cache element, rounding to nearest even.
-__device__ __forceinline__ void store_as(float *dst, float v) { *dst = v; }
-__device__ __forceinline__ void store_as(__nv_bfloat16 *dst, float v) { *dst = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void store_as(__half *dst, float v) { *dst = __float2half_rn(v); }
-
-// Four consecutive elements in one store (16 bytes of f32, 8 of bf16/f16).
-__device__ __forceinline__ void store4_as(float *dst, float4 v) {
-    *reinterpret_cast<float4 *>(dst) = v;
-}
-__device__ __forceinline__ void store4_as(__nv_bfloat16 *dst, float4 v) {
-    __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-    uint2 packed;
-    packed.x = *reinterpret_cast<const unsigned *>(&lo);
-    packed.y = *reinterpret_cast<const unsigned *>(&hi);
-    *reinterpret_cast<uint2 *>(dst) = packed;
-}
-__device__ __forceinline__ void store4_as(__half *dst, float4 v) {
-    __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
-    uint2 packed;
-    packed.x = *reinterpret_cast<const unsigned *>(&lo);
-    packed.y = *reinterpret_cast<const unsigned *>(&hi);
-    *reinterpret_cast<uint2 *>(dst) = packed;
-}
-
 // The rotated part of the keys (k_rope): rope_kernel.cu's loop with the cache as destination.
 // One block per token (grid-stride over tokens); the block builds inv_freq a chunk of pairs at a
 // time in shared memory and each token's cos/sin once for all its heads. A thread rotates one
 // pair of one head, so it reads both elements of the pair from `k` and writes both to the
-// cache; `k` is only read. The elements past rot_dim are write_kernel's.
+// cache; `k` is only read (as A, widened). The elements past rot_dim are write_kernel's.
 constexpr int kRotateThreads = 256;
 
-template <typename T>
+template <typename T, typename A>
 __global__ void __launch_bounds__(kRotateThreads)
     write_rotated_keys_kernel(KvWriteArgs a, const int32_t *positions, RopeFrequencies freq,
                               bool interleaved) {
@@ -100,21 +73,22 @@ __global__ void __launch_bounds__(kRotateThreads)
                 rope_angle(position, inv_freq[i], cos_t[i], sin_t[i]);
             __syncthreads();
             const int64_t block = slot / a.block_size, offset = slot % a.block_size;
-            const float *k = a.k + t * a.k_token_stride;
+            const A *k = static_cast<const A *>(a.k) + t * a.k_token_stride;
             const int64_t work = a.n_kv_heads * n;
             for (int64_t e = threadIdx.x; e < work; e += blockDim.x) {
                 const int64_t head = e / n;
                 const int i = int(e - head * n);
-                const float *src = k + head * a.head_dim;
+                const A *src = k + head * a.head_dim;
                 T *dst = k_cache +
                          ((block * a.n_kv_heads + head) * a.block_size + offset) * a.head_dim;
                 // Half-split pairs i with i + rot_dim/2; interleaved pairs 2i with 2i + 1.
                 const int64_t j0 = interleaved ? 2 * (p0 + i) : p0 + i;
                 const int64_t j1 = interleaved ? j0 + 1 : j0 + pairs;
                 float y0, y1;
-                rotate_pair(src[j0], src[j1], cos_t[i], sin_t[i], y0, y1);
-                store_as(dst + j0, y0);
-                store_as(dst + j1, y1);
+                rotate_pair(load_as_float(src + j0), load_as_float(src + j1), cos_t[i], sin_t[i],
+                            y0, y1);
+                store_from_float(dst + j0, y0);
+                store_from_float(dst + j1, y1);
             }
         }
     }
@@ -125,7 +99,8 @@ __global__ void __launch_bounds__(kRotateThreads)
 // but each row is written contiguously, so stores coalesce within a row. Key elements below
 // `k_from` (rot_dim with k_rope, else 0) are write_rotated_keys_kernel's and skipped; with
 // kVec = 4, k_from is a multiple of 4, so a piece is either wholly skipped or wholly written.
-template <typename T, int kVec>
+// Keys and values are read as A and widened; each element is rounded once, to T.
+template <typename T, typename A, int kVec>
 __global__ void write_kernel(KvWriteArgs a, int64_t k_from) {
     if (failed(a.error)) return;  // set before this kernel started: the same for every thread
     T *k_cache = static_cast<T *>(a.k_cache);
@@ -141,20 +116,59 @@ __global__ void write_kernel(KvWriteArgs a, int64_t k_from) {
         const int64_t head = rest / per_row, d = (rest % per_row) * kVec;
         const int64_t block = slot / a.block_size, offset = slot % a.block_size;
         const int64_t dst = ((block * a.n_kv_heads + head) * a.block_size + offset) * a.head_dim + d;
-        const float *k = a.k + t * a.k_token_stride + head * a.head_dim + d;
-        const float *v = a.v + t * a.v_token_stride + head * a.head_dim + d;
+        const A *k = static_cast<const A *>(a.k) + t * a.k_token_stride + head * a.head_dim + d;
+        const A *v = static_cast<const A *>(a.v) + t * a.v_token_stride + head * a.head_dim + d;
         const bool write_k = d >= k_from;
         if constexpr (kVec == 4) {
-            if (write_k) store4_as(k_cache + dst, *reinterpret_cast<const float4 *>(k));
-            store4_as(v_cache + dst, *reinterpret_cast<const float4 *>(v));
+            // One load of 4 activations and one store of 4 cache elements (16 or 8 bytes).
+            float x[4];
+            if (write_k) {
+                load_vec_as_float<4>(k, x);
+                store_vec_from_float<4>(k_cache + dst, x);
+            }
+            load_vec_as_float<4>(v, x);
+            store_vec_from_float<4>(v_cache + dst, x);
         } else {
-            if (write_k) store_as(k_cache + dst, *k);
-            store_as(v_cache + dst, *v);
+            if (write_k) store_from_float(k_cache + dst, load_as_float(k));
+            store_from_float(v_cache + dst, load_as_float(v));
         }
     }
 }
 
 bool aligned(const void *p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// The rotation (with k_rope) and the write of activations A into a cache of T, after the slot
+// check.
+template <typename T, typename A>
+cudaError_t launch_writes(const KvWriteArgs &a, cudaStream_t stream) {
+    int64_t k_from = 0;
+    if (a.k_rope != nullptr) {
+        // First, so that a bad freq_factors entry is found before anything is written.
+        const RopeFrequencies freq = rope_frequencies_of(*a.k_rope);
+        k_from = freq.rot_dim;
+        const int64_t chunk = freq.pairs < kRopePairsPerChunk ? freq.pairs : kRopePairsPerChunk;
+        const int threads = row_block_threads(a.n_kv_heads * chunk, kRotateThreads);
+        write_rotated_keys_kernel<T, A><<<grid_blocks(a.n_tokens, 1), threads, 0, stream>>>(
+            a, a.k_rope->positions, freq, a.k_rope->layout == PAGODA_ROPE_INTERLEAVED);
+        if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    // Four elements per thread when every row piece is aligned for it: 16- or 8-byte loads of
+    // the inputs and 16- or 8-byte stores to the cache.
+    const bool vec = a.head_dim % 4 == 0 && k_from % 4 == 0 && a.k_token_stride % 4 == 0 &&
+                     a.v_token_stride % 4 == 0 && aligned(a.k, 4 * sizeof(A)) &&
+                     aligned(a.v, 4 * sizeof(A)) && aligned(a.k_cache, 4 * sizeof(T)) &&
+                     aligned(a.v_cache, 4 * sizeof(T));
+    const int vec_elems = vec ? 4 : 1;
+    constexpr int kThreads = 256;
+    const int64_t pieces = a.n_tokens * a.n_kv_heads * (a.head_dim / vec_elems);
+    const int64_t wanted = (pieces + kThreads - 1) / kThreads;
+    const unsigned blocks = unsigned(wanted < 65535 ? wanted : 65535);
+    if (vec)
+        write_kernel<T, A, 4><<<blocks, kThreads, 0, stream>>>(a, k_from);
+    else
+        write_kernel<T, A, 1><<<blocks, kThreads, 0, stream>>>(a, k_from);
+    return cudaGetLastError();
+}
 
 }  // namespace
 
@@ -165,34 +179,11 @@ cudaError_t launch_kv_write(const KvWriteArgs &a, cudaStream_t stream) {
                                                         a.num_blocks * a.block_size, a.error);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
 
-    return with_storage_type(a.cache_dtype, [&](auto tag) -> cudaError_t {
-        using T = typename decltype(tag)::type;
-        int64_t k_from = 0;
-        if (a.k_rope != nullptr) {
-            // First, so that a bad freq_factors entry is found before anything is written.
-            const RopeFrequencies freq = rope_frequencies_of(*a.k_rope);
-            k_from = freq.rot_dim;
-            const int64_t chunk = freq.pairs < kRopePairsPerChunk ? freq.pairs : kRopePairsPerChunk;
-            const int threads = row_block_threads(a.n_kv_heads * chunk, kRotateThreads);
-            write_rotated_keys_kernel<T><<<grid_blocks(a.n_tokens, 1), threads, 0, stream>>>(
-                a, a.k_rope->positions, freq, a.k_rope->layout == PAGODA_ROPE_INTERLEAVED);
-            if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-        }
-        // Four elements per thread when every row piece is aligned for it: 16-byte loads of
-        // the f32 inputs and 16- or 8-byte stores to the cache.
-        const bool vec = a.head_dim % 4 == 0 && k_from % 4 == 0 && a.k_token_stride % 4 == 0 &&
-                         a.v_token_stride % 4 == 0 && aligned(a.k, 16) && aligned(a.v, 16) &&
-                         aligned(a.k_cache, 4 * sizeof(T)) && aligned(a.v_cache, 4 * sizeof(T));
-        const int vec_elems = vec ? 4 : 1;
-        constexpr int kThreads = 256;
-        const int64_t pieces = a.n_tokens * a.n_kv_heads * (a.head_dim / vec_elems);
-        const int64_t wanted = (pieces + kThreads - 1) / kThreads;
-        const unsigned blocks = unsigned(wanted < 65535 ? wanted : 65535);
-        if (vec)
-            write_kernel<T, 4><<<blocks, kThreads, 0, stream>>>(a, k_from);
-        else
-            write_kernel<T, 1><<<blocks, kThreads, 0, stream>>>(a, k_from);
-        return cudaGetLastError();
+    return with_storage_type(a.act_dtype, [&](auto act_tag) -> cudaError_t {
+        return with_storage_type(a.cache_dtype, [&](auto cache_tag) -> cudaError_t {
+            return launch_writes<typename decltype(cache_tag)::type,
+                                 typename decltype(act_tag)::type>(a, stream);
+        });
     });
 }
 

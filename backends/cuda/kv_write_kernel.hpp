@@ -16,14 +16,15 @@ namespace pagoda::cuda {
 // PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN, [num_blocks][n_kv_heads][block_size][head_dim]).
 struct KvWriteArgs {
     pagoda_dtype_t cache_dtype;  // F32, BF16 or F16
+    pagoda_dtype_t act_dtype;    // of k and v: F32, BF16 or F16 (0 resolved to F32)
     int64_t n_tokens;
     int64_t n_kv_heads;
     int64_t head_dim;
     int64_t block_size;
     int64_t num_blocks;
-    const float *k;
+    const void *k;
     int64_t k_token_stride;
-    const float *v;
+    const void *v;
     int64_t v_token_stride;
     void *k_cache;
     void *v_cache;
@@ -38,9 +39,10 @@ struct KvWriteArgs {
 // Queues on `stream` a check of every slot (the lowest token whose slot is at or past
 // num_blocks × block_size is reported through a.error, as the CPU backend words it) and then
 // the write, which does nothing when the stream's error record is set: a bad slot changes no
-// cache. Negative slots are padding and skipped. Narrowing to bf16/f16 rounds to nearest
-// even. With k_rope the keys' first rot_dim elements of every head are rotated on the way in,
-// exactly as launch_rope would rotate them (rope_math.cuh), and `k` is left alone; a
+// cache. Negative slots are padding and skipped. Keys and values are widened to f32 and rounded
+// once (to nearest even) to the cache's type. With k_rope the keys' first rot_dim elements of every head are rotated on the way in,
+// exactly as launch_rope would rotate them (rope_math.cuh), in f32 from the widened keys (the
+// rope struct's own act_dtype plays no part), and `k` is left alone; a
 // freq_factors entry that is not finite and positive is recorded in a.error
 // (DeviceErrorField::RopeFreqFactor) and nothing is written. Returns the first launch error
 // (cudaSuccess for zero tokens).

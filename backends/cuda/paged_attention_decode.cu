@@ -55,17 +55,23 @@ __global__ void __launch_bounds__(kThreads)
         // A row with no visible key in this partition (a causal chunk's early token, an
         // empty partition) has l = 0: output 0 with weight exp(−∞) = 0 in the merge.
         const float inv = st.l[r] > 0.0f ? 1.0f / st.l[r] : 0.0f;
-        float *dst;
         if (plan.n_partitions == 1) {
-            dst = a.out + (seq.q_begin + i) * a.out_token_stride + head * a.head_dim;
-        } else {
-            const int64_t index = (int64_t(part) * n_slots + int64_t(s) * kDecodeMaxQueries + i) *
-                                      a.n_q_heads + head;
-            dst = plan.partial_out + index * a.head_dim;
-            if (lane == 0)
-                plan.partial_lse[index] =
-                    st.l[r] > 0.0f ? st.m[r] + logf(st.l[r]) : -CUDART_INF_F;
+            // Unsplit: the final output, rounded to act_dtype.
+            const int64_t dst = (seq.q_begin + i) * a.out_token_stride + head * a.head_dim;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const int d = lane + 32 * c;
+                if (d < a.head_dim)
+                    store_from_float(a.out, a.act_dtype, dst + d, st.acc[r][c] * inv);
+            }
+            continue;
         }
+        // Split: an f32 partial for merge_attention, which rounds the merged row.
+        const int64_t index = (int64_t(part) * n_slots + int64_t(s) * kDecodeMaxQueries + i) *
+                                  a.n_q_heads + head;
+        float *dst = plan.partial_out + index * a.head_dim;
+        if (lane == 0)
+            plan.partial_lse[index] = st.l[r] > 0.0f ? st.m[r] + logf(st.l[r]) : -CUDART_INF_F;
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             const int d = lane + 32 * c;

@@ -34,6 +34,10 @@ inline constexpr int64_t kMaxAttentionHeadDim = 256;
 // and heads are narrowed after the host checked they fit (cuda_paged.cpp).
 struct PagedAttentionArgs {
     pagoda_dtype_t cache_dtype;
+    // Of q and out: F32, BF16 or F16 (0 resolved to F32). Read and written through a run-time
+    // switch: q is loaded once per work item and out written once, so a template parameter
+    // would triple the kernels' instantiations for nothing measurable.
+    pagoda_dtype_t act_dtype;
     bool causal;
     // Whether every K/V row starts on 16 bytes (head_dim's bytes and the caches' bases), so
     // the kernels load rows in 16-byte vectors.
@@ -51,14 +55,14 @@ struct PagedAttentionArgs {
     // max_context_len when that is set and smaller.
     int64_t context_limit;
     float scale;
-    const float *q;
+    const void *q;
     int64_t q_token_stride;
     const void *k_cache;
     const void *v_cache;
     const int32_t *block_tables;
     const int32_t *context_lens;
     const int32_t *query_start;
-    float *out;
+    void *out;
     int64_t out_token_stride;
     DeviceError *error;
 };
@@ -80,7 +84,8 @@ struct PagedAttentionPlan {
     // `out` directly and the partials are unused.
     int32_t partition;
     int32_t n_partitions;
-    // When split: partition p's normalised output for decode slot t, head h is at
+    // When split: partition p's normalised output (f32, whatever act_dtype is: only the
+    // merged result is rounded) for decode slot t, head h is at
     // partial_out[((p·n_slots + t)·n_q_heads + h)·head_dim], its log-sum-exp at
     // partial_lse[(p·n_slots + t)·n_q_heads + h], with n_slots = n_seqs × kDecodeMaxQueries.
     float *partial_out;

@@ -75,11 +75,12 @@ __global__ void __launch_bounds__(kThreads)
             const int64_t head = int64_t(kv_head) * a.group + row % a.group;
             // Every valid row sees its own key, so l > 0 unless a bad block id zeroed rows.
             const float inv = st.l[r] > 0.0f ? 1.0f / st.l[r] : 0.0f;
-            float *dst = a.out + token * a.out_token_stride + head * a.head_dim;
+            const int64_t dst = token * a.out_token_stride + head * a.head_dim;
 #pragma unroll
             for (int c = 0; c < C; ++c) {
                 const int d = lane + 32 * c;
-                if (d < a.head_dim) dst[d] = st.acc[r][c] * inv;
+                if (d < a.head_dim)
+                    store_from_float(a.out, a.act_dtype, dst + d, st.acc[r][c] * inv);
             }
         }
     }

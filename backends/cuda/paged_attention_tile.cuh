@@ -2,6 +2,7 @@
 // of query rows and walks the keys in tiles of 32 read straight from the paged blocks into
 // shared memory, keeping an online softmax per row (FlashAttention-2, Dao 2023, Algorithm 1,
 // with f32 scores and accumulators as ops.h requires: no half-precision tensor-core products).
+// Queries of any act_dtype are widened into the shared Q tile; callers round the outputs.
 //
 // Query rows: with GQA the query heads sharing a KV head are packed as rows of one tile, row r
 // of a (sequence, KV head) being token r / group and head kv_head·group + r % group, so each
@@ -196,7 +197,8 @@ __device__ void attend(const PagedAttentionArgs &a, const SeqView &seq, int32_t 
         if (row < n_rows && d < head_dim) {
             const int64_t token = seq.q_begin + row / a.group;
             const int64_t head = int64_t(kv_head) * a.group + row % a.group;
-            value = a.q[token * a.q_token_stride + head * head_dim + d];
+            value = load_as_float(a.q, a.act_dtype,
+                                  token * a.q_token_stride + head * head_dim + d);
         }
         q_tile[r * stride + d] = value;
     }

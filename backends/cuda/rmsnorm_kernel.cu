@@ -42,34 +42,38 @@ __device__ float block_sum(float v) {
     return total;
 }
 
-// kVec4: every row of x, residual and out starts on a 16-byte boundary and `weight` on a
-// 4-element one, so the body moves four elements per access; the row's tail goes one by one.
-template <typename W, bool kVec4>
+// kVec4: every row of x and out starts on a boundary of 4 of their elements, every row of the
+// residual on a 16-byte one, and `weight` on a 4-element one, so the body moves four elements
+// per access; the row's tail goes one by one. A is the activations' type, W the weight's.
+template <typename A, typename W, bool kVec4>
 __global__ void __launch_bounds__(kMaxBlockThreads)
     rmsnorm_kernel(RmsNormRows a, const DeviceError *error) {
     if (failed(error)) return;
     const W *weight = static_cast<const W *>(a.weight);
     const int64_t tail = kVec4 ? a.dim / 4 * 4 : 0;
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
-        const float *x = a.x + r * a.ldx;
+        const A *x = static_cast<const A *>(a.x) + r * a.ldx;
         float *res = a.residual != nullptr ? a.residual + r * a.ld_residual : nullptr;
-        const float *src = res != nullptr ? res : x;  // what gets normalised
-        float *out = a.out + r * a.ldo;
+        A *out = static_cast<A *>(a.out) + r * a.ldo;
 
         float sum_sq = 0.0f;
         if constexpr (kVec4) {
             for (int64_t i = 4 * int64_t(threadIdx.x); i < tail; i += 4 * int64_t(blockDim.x)) {
-                float4 v = *reinterpret_cast<const float4 *>(x + i);
+                float v[4];
+                load_vec_as_float<4>(x + i, v);
                 if (res != nullptr) {
                     const float4 rv = *reinterpret_cast<const float4 *>(res + i);
-                    v = make_float4(rv.x + v.x, rv.y + v.y, rv.z + v.z, rv.w + v.w);
-                    *reinterpret_cast<float4 *>(res + i) = v;
+                    v[0] += rv.x;
+                    v[1] += rv.y;
+                    v[2] += rv.z;
+                    v[3] += rv.w;
+                    *reinterpret_cast<float4 *>(res + i) = make_float4(v[0], v[1], v[2], v[3]);
                 }
-                sum_sq += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+                sum_sq += v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
             }
         }
         for (int64_t i = tail + threadIdx.x; i < a.dim; i += blockDim.x) {
-            float v = x[i];
+            float v = load_as_float(x + i);
             if (res != nullptr) {
                 v = res[i] + v;
                 res[i] = v;
@@ -81,18 +85,29 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
         const float total = block_sum(sum_sq);
         const float inv_rms = float(1.0 / sqrt(double(total) / double(a.dim) + double(a.eps)));
 
+        // What gets normalised: the updated residual, or x itself (read again, widened again).
         if constexpr (kVec4) {
             for (int64_t i = 4 * int64_t(threadIdx.x); i < tail; i += 4 * int64_t(blockDim.x)) {
-                const float4 v = *reinterpret_cast<const float4 *>(src + i);
-                float w[4];
+                float v[4], w[4];
+                if (res != nullptr) {
+                    const float4 rv = *reinterpret_cast<const float4 *>(res + i);
+                    v[0] = rv.x;
+                    v[1] = rv.y;
+                    v[2] = rv.z;
+                    v[3] = rv.w;
+                } else {
+                    load_vec_as_float<4>(x + i, v);
+                }
                 load_vec_as_float<4>(weight + i, w);
-                *reinterpret_cast<float4 *>(out + i) =
-                    make_float4(v.x * inv_rms * w[0], v.y * inv_rms * w[1], v.z * inv_rms * w[2],
-                                v.w * inv_rms * w[3]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) v[j] = v[j] * inv_rms * w[j];
+                store_vec_from_float<4>(out + i, v);
             }
         }
-        for (int64_t i = tail + threadIdx.x; i < a.dim; i += blockDim.x)
-            out[i] = src[i] * inv_rms * load_as_float(weight + i);
+        for (int64_t i = tail + threadIdx.x; i < a.dim; i += blockDim.x) {
+            const float v = res != nullptr ? res[i] : load_as_float(x + i);
+            store_from_float(out + i, v * inv_rms * load_as_float(weight + i));
+        }
         // block_sum's second barrier already separates this row's reads of the shared total from
         // the next row's writes; nothing else is shared.
     }
@@ -101,20 +116,28 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
 }  // namespace
 
 cudaError_t launch_rmsnorm(const RmsNormRows &a, const DeviceError *error, cudaStream_t stream) {
-    return with_storage_type(a.weight_dtype, [&](auto tag) {
-        using W = typename decltype(tag)::type;
-        const bool vec4 = rows_allow_float4(a.x, a.ldx) && rows_allow_float4(a.out, a.ldo) &&
-                          (a.residual == nullptr || rows_allow_float4(a.residual, a.ld_residual)) &&
-                          is_aligned(a.weight, 4 * sizeof(W));
-        const int threads = row_block_threads(vec4 ? (a.dim + 3) / 4 : a.dim);
-        const unsigned blocks = grid_blocks(a.rows, 1);
-        // Empty the thread's last-error slot so that what we read back belongs to this launch.
-        (void)cudaGetLastError();
-        if (vec4)
-            rmsnorm_kernel<W, true><<<blocks, threads, 0, stream>>>(a, error);
-        else
-            rmsnorm_kernel<W, false><<<blocks, threads, 0, stream>>>(a, error);
-        return cudaGetLastError();
+    return with_storage_type(a.act_dtype, [&](auto act_tag) {
+        using A = typename decltype(act_tag)::type;
+        return with_storage_type(a.weight_dtype, [&](auto weight_tag) {
+            using W = typename decltype(weight_tag)::type;
+            // Rows of x and out start on a 4-element boundary of A when the base does and the
+            // stride is a multiple of 4.
+            const bool vec4 = is_aligned(a.x, 4 * sizeof(A)) && a.ldx % 4 == 0 &&
+                              is_aligned(a.out, 4 * sizeof(A)) && a.ldo % 4 == 0 &&
+                              (a.residual == nullptr ||
+                               rows_allow_float4(a.residual, a.ld_residual)) &&
+                              is_aligned(a.weight, 4 * sizeof(W));
+            const int threads = row_block_threads(vec4 ? (a.dim + 3) / 4 : a.dim);
+            const unsigned blocks = grid_blocks(a.rows, 1);
+            // Empty the thread's last-error slot so that what we read back belongs to this
+            // launch.
+            (void)cudaGetLastError();
+            if (vec4)
+                rmsnorm_kernel<A, W, true><<<blocks, threads, 0, stream>>>(a, error);
+            else
+                rmsnorm_kernel<A, W, false><<<blocks, threads, 0, stream>>>(a, error);
+            return cudaGetLastError();
+        });
     });
 }
 

@@ -11,23 +11,25 @@
 
 namespace pagoda::cuda {
 
-// One launch's rows: f32 activations, `weight` of `weight_dtype` (F32, BF16 or F16).
+// One launch's rows: `x` and `out` of `act_dtype`, the residual f32, `weight` of `weight_dtype`
+// (each type F32, BF16 or F16).
 struct RmsNormRows {
     int64_t rows;
     int64_t dim;
     float eps;
-    const float *x;
+    pagoda_dtype_t act_dtype;
+    const void *x;
     int64_t ldx;
     float *residual;  // nullptr: plain RMSNorm of x
     int64_t ld_residual;
     const void *weight;
     pagoda_dtype_t weight_dtype;
-    float *out;  // may alias x (or residual)
+    void *out;  // may alias x (or residual)
     int64_t ldo;
 };
 
 // With a residual: residual += x, then out = residual / sqrt(mean(residual²) + eps) · weight;
-// without: the same of x. Queued on `stream`; does nothing when `error` holds an earlier
+// without: the same of x. Computed in f32 from the widened x, each output rounded once. Queued on `stream`; does nothing when `error` holds an earlier
 // launch's error. Returns the launch's error.
 cudaError_t launch_rmsnorm(const RmsNormRows &rows, const DeviceError *error, cudaStream_t stream);
 

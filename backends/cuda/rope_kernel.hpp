@@ -1,4 +1,4 @@
-// RoPE in place over [n_tokens, n_heads, head_dim] f32; rope_kernel.cu. Plain C++ so both nvcc
+// RoPE in place over [n_tokens, n_heads, head_dim] of f32, bf16 or f16; rope_kernel.cu. Plain C++ so both nvcc
 // and the host compiler read it.
 #pragma once
 

@@ -13,11 +13,13 @@
 // Rounding: weights are computed in double, w = exp((double(x) − double(max)) / double(T)), as
 // the CPU reference computes them, and summed in double, so the two differ only in summation
 // order (relative ~1e-16 · log2(cols)). A draw can only differ where uniform · Σ lies that close
-// to a boundary of the CDF; min-p and top-p cuts flip as rarely.
+// to a boundary of the CDF; min-p and top-p cuts flip as rarely. bf16/f16 logits are widened
+// as each pass reads them (LogitRow), exactly, so they take the same path.
 #include <climits>
 #include <cmath>
 #include <cstdint>
 
+#include "half_load.cuh"
 #include "launch_shape.hpp"
 #include "pagoda/ops.h"
 #include "sample_kernel.hpp"
@@ -81,9 +83,18 @@ struct RankCut {
 // candidates inside the top-p cut whose weight passes min-p and is not 0.
 enum class TokenSet { Candidates, Survivors };
 
+// One row of logits of any activation type, read as f32. A run-time type rather than a template
+// parameter: the switch is uniform across the block and cheap next to each pass's double exp,
+// and it keeps one instantiation of every pass.
+struct LogitRow {
+    const void *base;
+    pagoda_dtype_t dtype;
+    __device__ float operator[](int64_t i) const { return load_as_float(base, dtype, i); }
+};
+
 // What the passes know about the row being sampled.
 struct RowView {
-    const float *x;
+    LogitRow x;
     int64_t cols;
     float max;           // the largest logit: the first candidate in rank order
     double temperature;  // > 0
@@ -441,7 +452,7 @@ __device__ int64_t fault_bits(SampleFault fault, const BlockShared &sh) {
 // out[r] = token and, when asked, logprobs[r] = log_softmax(x)[token] at temperature 1 (NaN for
 // a row holding +inf), with Σ exp(x − max) in double as the CPU reference sums it. `max` is the
 // row's largest logit. Called by the whole block.
-__device__ void write_token(const SampleRows &a, int64_t r, const float *x, float max,
+__device__ void write_token(const SampleRows &a, int64_t r, const LogitRow &x, float max,
                             int32_t token, BlockShared &sh) {
     if (a.logprobs == nullptr || max == INFINITY) {
         if (threadIdx.x == 0) {
@@ -479,7 +490,9 @@ __device__ void sample_row(const SampleRows &a, int64_t r, DeviceError *error, B
     }
 
     // Pass 1: the best token in rank order, the first NaN, and whether anything is above -inf.
-    const float *x = a.logits + r * a.ldx;
+    const LogitRow x{static_cast<const char *>(a.logits) +
+                         r * a.ldx * activation_bytes(a.logits_dtype),
+                     a.logits_dtype};
     long long first_nan = LLONG_MAX, live = 0;
     unsigned long long best = 0;
     for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "device_error.hpp"
+#include "pagoda/dtype.h"
 
 namespace pagoda::cuda {
 
@@ -15,8 +16,9 @@ namespace pagoda::cuda {
 struct SampleRows {
     int64_t rows;
     int64_t cols;
-    const float *logits;
-    int64_t ldx;  // the effective stride (ops.h's 0 already turned into cols)
+    const void *logits;
+    pagoda_dtype_t logits_dtype;  // F32, BF16 or F16 (ops.h's 0 already turned into F32)
+    int64_t ldx;                  // the effective stride (ops.h's 0 already turned into cols)
     const float *temperature;
     const int32_t *top_k;
     const float *top_p;

@@ -1,6 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "half_load.cuh"
 #include "widen_kernel.hpp"
 
 namespace pagoda::cuda {
@@ -51,6 +52,18 @@ __global__ void widen_elements(const uint16_t *__restrict__ src, bool bf16, int6
     }
 }
 
+// One element per step, like widen_elements; the f32 rows are packed, so reads coalesce.
+template <typename T>
+__global__ void narrow_elements(const float *__restrict__ src, int64_t rows, int64_t cols,
+                                T *__restrict__ dst, int64_t ld_dst) {
+    const int64_t total = rows * cols;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        const int64_t r = e / cols, c = e - r * cols;
+        store_from_float(dst + r * ld_dst + c, src[e]);
+    }
+}
+
 unsigned blocks_for(int64_t items) {
     const int64_t wanted = (items + kThreads - 1) / kThreads;
     return unsigned(wanted < kMaxBlocks ? wanted : kMaxBlocks);
@@ -76,6 +89,20 @@ cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, 
     else
         widen_elements<<<blocks_for(rows * cols), kThreads, 0, stream>>>(s, bf16, ld_src, rows,
                                                                          cols, dst);
+    return cudaGetLastError();
+}
+
+cudaError_t narrow_from_f32(const float *src, int64_t rows, int64_t cols, void *dst,
+                            pagoda_dtype_t dtype, int64_t ld_dst, cudaStream_t stream) {
+    if (dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16) return cudaErrorInvalidValue;
+    if (rows <= 0 || cols <= 0) return cudaSuccess;
+    (void)cudaGetLastError();  // as in widen_to_f32
+    if (dtype == PAGODA_DTYPE_BF16)
+        narrow_elements<<<blocks_for(rows * cols), kThreads, 0, stream>>>(
+            src, rows, cols, static_cast<__nv_bfloat16 *>(dst), ld_dst);
+    else
+        narrow_elements<<<blocks_for(rows * cols), kThreads, 0, stream>>>(
+            src, rows, cols, static_cast<__half *>(dst), ld_dst);
     return cudaGetLastError();
 }
 

@@ -1,5 +1,6 @@
-// Widening bf16/f16 weights to f32, a panel of W rows at a time, so that an f32 GEMM can use
-// them with f32 activations without rounding the activations down; widen_kernel.cu. Plain C++ so
+// Widening bf16/f16 weights or activations to f32, a panel of rows at a time, so that an f32
+// GEMM can use them with f32 activations without rounding the activations down, and narrowing
+// an f32 result to a bf16/f16 output with one rounding; widen_kernel.cu. Plain C++ so
 // both nvcc and the host compiler read it.
 #pragma once
 
@@ -16,5 +17,11 @@ namespace pagoda::cuda {
 // the launch's error (cudaErrorInvalidValue for another dtype; cudaSuccess for an empty panel).
 cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, int64_t rows,
                          int64_t cols, float *dst, cudaStream_t stream);
+
+// dst[r * ld_dst + c] = src[r * cols + c] rounded to nearest even to `dtype` (BF16 or F16) for
+// r < rows, c < cols: `src` is packed f32. Queued on `stream`; returns the launch's error
+// (cudaErrorInvalidValue for another dtype; cudaSuccess when there is nothing to do).
+cudaError_t narrow_from_f32(const float *src, int64_t rows, int64_t cols, void *dst,
+                            pagoda_dtype_t dtype, int64_t ld_dst, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

@@ -132,6 +132,13 @@ typedef struct pagoda_engine_options {
     int32_t kv_reservation;         /**< A ::pagoda_kv_reservation_t; default ::PAGODA_KV_PAGED. */
     int32_t decode_graphs;          /**< A ::pagoda_decode_graphs_t; default ::PAGODA_DECODE_GRAPHS_AUTO. */
     int32_t device_sampling;        /**< A ::pagoda_device_sampling_t; default ::PAGODA_DEVICE_SAMPLING_AUTO. */
+    /**
+     * The type of the activations between kernels: ::PAGODA_DTYPE_F32, ::PAGODA_DTYPE_BF16 or
+     * ::PAGODA_DTYPE_F16; compute stays f32, and the residual stream and the logits stay f32.
+     * 0 (the default) picks: on a device apart from the host (a GPU), the weights' type when
+     * they are bf16 or f16 and the backend runs every op in it; f32 otherwise.
+     */
+    int32_t activation_dtype;
 } pagoda_engine_options_t;
 
 /**

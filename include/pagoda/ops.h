@@ -15,9 +15,14 @@
  *   a descriptor with any of them set gives ::PAGODA_ERR_UNSUPPORTED, so that an older backend
  *   refuses a request it would otherwise silently misread.
  * - Strides count elements, not bytes. A stride of 0 means "packed" (the row length).
- * - Activations are ::PAGODA_DTYPE_F32 unless a field names their type; weights may be
- *   F32, BF16 or F16; index arrays are I32 unless stated.
- * - Compute is in f32 or better; a backend that would lose more must report the op unsupported.
+ * - Activations have the type an op's dtype field names: F32, BF16 or F16 (an op's
+ *   `act_dtype`, EMBEDDING's `out_dtype`, SAMPLE's `logits_dtype`, MATMUL's `x_dtype` and
+ *   `y_dtype`). All but MATMUL's came with ABI 1.1, so there 0 (::PAGODA_DTYPE_INVALID, what a
+ *   caller of an older header leaves) means F32; MATMUL's, from ABI 1.0, must be set. Weights
+ *   may be F32, BF16 or F16; index arrays are I32 unless stated.
+ * - Compute is in f32 or better, whatever the activations' type: inputs are widened, results
+ *   rounded once to the output's type (round to nearest even). A backend that would lose more
+ *   must report the op unsupported.
  * - Dimensions (`m`, `n`, `k`, `rows`, `dim`, head counts, `block_size`, …) are at least 1, and
  *   a backend rejects a smaller one with ::PAGODA_ERR_INVALID_ARGUMENT. Only the counts whose
  *   field says so (KV_WRITE's `n_tokens`, COPY_BLOCKS' `n_pairs`) may be 0, making a no-op.
@@ -83,9 +88,9 @@ PAGODA_API const char *pagoda_op_name(pagoda_op_t op);
 typedef struct pagoda_op_matmul {
     uint32_t struct_size;   /**< sizeof(pagoda_op_matmul_t) as the caller knows it. */
     uint32_t flags;         /**< PAGODA_MATMUL_* bits. */
-    pagoda_dtype_t x_dtype; /**< Type of `x`: F32. */
+    pagoda_dtype_t x_dtype; /**< Type of `x`: F32, BF16 or F16. */
     pagoda_dtype_t w_dtype; /**< Type of `W`: F32, BF16 or F16. */
-    pagoda_dtype_t y_dtype; /**< Type of `y` and `bias`: F32. */
+    pagoda_dtype_t y_dtype; /**< Type of `y`: F32, BF16 or F16 (`bias` is F32 whatever it is). */
     int64_t m;              /**< Rows of `x` and `y` (tokens). */
     int64_t n;              /**< Rows of `W`, columns of `y` (outputs). */
     int64_t k;              /**< Columns of `x` and `W` (inputs). */
@@ -93,12 +98,12 @@ typedef struct pagoda_op_matmul {
     int64_t ldx;            /**< Row stride of `x`; 0 = `k`. */
     const void *w;          /**< `[n, ldw]`, row-major. */
     int64_t ldw;            /**< Row stride of `W`; 0 = `k`. */
-    const void *bias;       /**< `[n]`, or NULL for none. */
+    const void *bias;       /**< `[n]` f32, or NULL for none. */
     void *y;                /**< `[m, ldy]`, row-major; must not overlap `x` or `W`. */
     int64_t ldy;            /**< Row stride of `y`; 0 = `n`. */
 } pagoda_op_matmul_t;
 
-/** \brief `out[i, :] = table[ids[i], :]`, converted to f32. */
+/** \brief `out[i, :] = table[ids[i], :]`, converted to `out_dtype`. */
 typedef struct pagoda_op_embedding {
     uint32_t struct_size;       /**< sizeof(pagoda_op_embedding_t) as the caller knows it. */
     pagoda_dtype_t table_dtype; /**< Type of `table`: F32, BF16 or F16. */
@@ -107,8 +112,9 @@ typedef struct pagoda_op_embedding {
     int64_t n_tokens;           /**< Entries of `ids`, rows of `out`. */
     const void *table;          /**< `[vocab_size, dim]`, row-major. */
     const int32_t *ids;         /**< `[n_tokens]` token ids. */
-    void *out;                  /**< `[n_tokens, ldo]` f32. */
+    void *out;                  /**< `[n_tokens, ldo]` of `out_dtype`. */
     int64_t ldo;                /**< Row stride of `out`; 0 = `dim`. */
+    pagoda_dtype_t out_dtype;   /**< Type of `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_embedding_t;
 
 /**
@@ -116,7 +122,8 @@ typedef struct pagoda_op_embedding {
  *
  * Without `residual`: `out = x / sqrt(mean(x²) + eps) · weight`.
  * With `residual`: first `residual += x` (in place), then `out = rmsnorm(residual) · weight`;
- * this is the pre-norm transformer's "add then normalise" in one pass.
+ * this is the pre-norm transformer's "add then normalise" in one pass. The residual stream stays
+ * f32 whatever `act_dtype` is, so that rounding does not accumulate over the layers.
  * `out` may alias `x`.
  */
 typedef struct pagoda_op_rmsnorm {
@@ -125,13 +132,14 @@ typedef struct pagoda_op_rmsnorm {
     int64_t rows;                /**< Rows (tokens). */
     int64_t dim;                 /**< Row length (hidden size). */
     float eps;                   /**< Added to the mean square; 1e-5 or 1e-6 typically. */
-    const void *x;               /**< `[rows, ldx]` f32. */
+    const void *x;               /**< `[rows, ldx]` of `act_dtype`. */
     int64_t ldx;                 /**< Row stride of `x`; 0 = `dim`. */
     void *residual;              /**< `[rows, ld_residual]` f32, updated in place; or NULL. */
     int64_t ld_residual;         /**< Row stride of `residual`; 0 = `dim`. */
     const void *weight;          /**< `[dim]`. */
-    void *out;                   /**< `[rows, ldo]` f32. */
+    void *out;                   /**< `[rows, ldo]` of `act_dtype`. */
     int64_t ldo;                 /**< Row stride of `out`; 0 = `dim`. */
+    pagoda_dtype_t act_dtype;    /**< Type of `x` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_rmsnorm_t;
 
 /** \brief How RoPE pairs the elements of a head. */
@@ -170,7 +178,7 @@ typedef struct pagoda_op_rope {
     int64_t n_heads;                 /**< Heads per token. */
     int64_t head_dim;                /**< Elements per head. */
     int64_t rot_dim;                 /**< Rotated elements per head (even); 0 = `head_dim`. */
-    void *x;                         /**< f32, token `t` head `h` at `x + t·token_stride + h·head_dim`. */
+    void *x;                         /**< `act_dtype`, token `t` head `h` at `x + t·token_stride + h·head_dim`. */
     int64_t token_stride;            /**< Elements between tokens; 0 = `n_heads·head_dim`. */
     const int32_t *positions;        /**< `[n_tokens]` absolute positions. */
     float theta;                     /**< Base, 10000 for Llama 2, 500000 for Llama 3. */
@@ -181,6 +189,7 @@ typedef struct pagoda_op_rope {
     /** `[rot_dim / 2]` f32 divisors of each `inv_freq[i]`, applied after `scaling`, or NULL for
      *  none. Llama 3.1+ GGUF files carry their scaling this way (`rope_freqs.weight`). */
     const float *freq_factors;
+    pagoda_dtype_t act_dtype;        /**< Type of `x`: F32 (or 0), BF16 or F16. */
 } pagoda_op_rope_t;
 
 /** \brief `out[r, i] = silu(gate[r, i]) · up[r, i]`, with `silu(z) = z / (1 + e^(−z))`. */
@@ -188,20 +197,22 @@ typedef struct pagoda_op_silu_mul {
     uint32_t struct_size; /**< sizeof(pagoda_op_silu_mul_t) as the caller knows it. */
     int64_t rows;         /**< Rows (tokens). */
     int64_t dim;          /**< Elements per row of `out` (the FFN's intermediate size). */
-    const void *gate;     /**< `[rows, ld_in]` f32. */
-    const void *up;       /**< `[rows, ld_in]` f32; for a fused gate_up projection, `gate + dim`. */
+    const void *gate;     /**< `[rows, ld_in]` of `act_dtype`. */
+    const void *up;       /**< `[rows, ld_in]` of `act_dtype`; for a fused gate_up projection, `gate + dim`. */
     int64_t ld_in;        /**< Row stride of `gate` and `up`; 0 = `dim`. */
-    void *out;            /**< `[rows, ldo]` f32; may alias `gate`. */
+    void *out;            /**< `[rows, ldo]` of `act_dtype`; may alias `gate`. */
     int64_t ldo;          /**< Row stride of `out`; 0 = `dim`. */
+    pagoda_dtype_t act_dtype; /**< Type of `gate`, `up` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_silu_mul_t;
 
-/** \brief `out[i] = a[i] + b[i]` over `n` contiguous f32 elements; `out` may alias either. */
+/** \brief `out[i] = a[i] + b[i]` over `n` contiguous elements; `out` may alias either. */
 typedef struct pagoda_op_add {
     uint32_t struct_size; /**< sizeof(pagoda_op_add_t) as the caller knows it. */
     int64_t n;            /**< Elements. */
-    const void *a;        /**< `[n]` f32. */
-    const void *b;        /**< `[n]` f32. */
-    void *out;            /**< `[n]` f32. */
+    const void *a;        /**< `[n]` of `act_dtype`. */
+    const void *b;        /**< `[n]` of `act_dtype`. */
+    void *out;            /**< `[n]` of `act_dtype`. */
+    pagoda_dtype_t act_dtype; /**< Type of `a`, `b` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_add_t;
 
 /** \brief `out[r] = argmax_i x[r, i]`; ties go to the lowest index. */
@@ -209,9 +220,10 @@ typedef struct pagoda_op_argmax {
     uint32_t struct_size; /**< sizeof(pagoda_op_argmax_t) as the caller knows it. */
     int64_t rows;         /**< Rows. */
     int64_t cols;         /**< Row length (vocabulary size). */
-    const void *x;        /**< `[rows, ldx]` f32. */
+    const void *x;        /**< `[rows, ldx]` of `act_dtype`. */
     int64_t ldx;          /**< Row stride; 0 = `cols`. */
     int32_t *out;         /**< `[rows]`. */
+    pagoda_dtype_t act_dtype; /**< Type of `x`: F32 (or 0), BF16 or F16. */
 } pagoda_op_argmax_t;
 
 /** \brief `out[r, :] = softmax(scale · x[r, :])`, computed stably; `out` may alias `x`. */
@@ -220,10 +232,11 @@ typedef struct pagoda_op_softmax {
     int64_t rows;         /**< Rows. */
     int64_t cols;         /**< Row length. */
     float scale;          /**< Multiplies the inputs first (1 / temperature); 0 is taken as 1. */
-    const void *x;        /**< `[rows, ldx]` f32. */
+    const void *x;        /**< `[rows, ldx]` of `act_dtype`. */
     int64_t ldx;          /**< Row stride of `x`; 0 = `cols`. */
-    void *out;            /**< `[rows, ldo]` f32. */
+    void *out;            /**< `[rows, ldo]` of `act_dtype`. */
     int64_t ldo;          /**< Row stride of `out`; 0 = `cols`. */
+    pagoda_dtype_t act_dtype; /**< Type of `x` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_softmax_t;
 
 /**
@@ -252,9 +265,9 @@ typedef struct pagoda_op_kv_write {
     int64_t head_dim;              /**< Elements per head. */
     int64_t block_size;            /**< Tokens per block (1–128). */
     int64_t num_blocks;            /**< Blocks in each cache; a slot past them is an error. */
-    const void *k;                 /**< f32, token `t` at `k + t·k_token_stride`, heads packed. */
+    const void *k;                 /**< `act_dtype`, token `t` at `k + t·k_token_stride`, heads packed. */
     int64_t k_token_stride;        /**< 0 = `n_kv_heads·head_dim`. */
-    const void *v;                 /**< f32, like `k`. */
+    const void *v;                 /**< `act_dtype`, like `k`. */
     int64_t v_token_stride;        /**< 0 = `n_kv_heads·head_dim`. */
     void *k_cache;                 /**< Key cache. */
     void *v_cache;                 /**< Value cache. */
@@ -265,11 +278,13 @@ typedef struct pagoda_op_kv_write {
      * The struct itself is host memory, read during the launch; its `positions` and
      * `freq_factors` are device addresses. Its `layout`, `scaling`, `head_dim` (which must equal
      * this op's), `rot_dim`, `positions`, `theta`, factors and `freq_factors` apply; its `x`,
-     * `n_tokens`, `n_heads` and `token_stride` are ignored (this op's `k`, `n_tokens`,
-     * `n_kv_heads` and `k_token_stride` take their place). `k` itself is not modified. A backend
+     * `n_tokens`, `n_heads`, `token_stride` and `act_dtype` are ignored (this op's `k`,
+     * `n_tokens`, `n_kv_heads`, `k_token_stride` and `act_dtype` take their place); the rotation
+     * computes in f32 and the key is rounded once, to the cache's type. `k` itself is not modified. A backend
      * that cannot fuse reports the descriptor unsupported; the caller then runs ROPE first.
      */
     const pagoda_op_rope_t *k_rope;
+    pagoda_dtype_t act_dtype;      /**< Type of `k` and `v`: F32 (or 0), BF16 or F16. */
 } pagoda_op_kv_write_t;
 
 /**
@@ -302,15 +317,16 @@ typedef struct pagoda_op_paged_attention {
     int64_t max_context_len;       /**< Upper bound of `context_lens` (sizes scratch); 0 = unknown. */
     float scale;                   /**< Score scale, usually `1/sqrt(head_dim)`. */
     int32_t sliding_window;        /**< Keys visible behind a query; 0 = unlimited. */
-    const void *q;                 /**< f32 `[total_q_tokens, n_q_heads, head_dim]` with `q_token_stride`. */
+    const void *q;                 /**< `act_dtype` `[total_q_tokens, n_q_heads, head_dim]` with `q_token_stride`. */
     int64_t q_token_stride;        /**< 0 = `n_q_heads·head_dim`. */
     const void *k_cache;           /**< Key cache. */
     const void *v_cache;           /**< Value cache. */
     const int32_t *block_tables;   /**< `[n_seqs, max_blocks_per_seq]` physical block ids. */
     const int32_t *context_lens;   /**< `[n_seqs]` cached tokens per sequence. */
     const int32_t *query_start;    /**< `[n_seqs + 1]` cumulative query offsets, `query_start[0] = 0`. */
-    void *out;                     /**< f32 `[total_q_tokens, n_q_heads, head_dim]` with `out_token_stride`. */
+    void *out;                     /**< `act_dtype` `[total_q_tokens, n_q_heads, head_dim]` with `out_token_stride`. */
     int64_t out_token_stride;      /**< 0 = `n_q_heads·head_dim`. */
+    pagoda_dtype_t act_dtype;      /**< Type of `q` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_paged_attention_t;
 
 /** \brief Direction of ::PAGODA_OP_SWAP_BLOCKS. */
@@ -371,7 +387,7 @@ typedef struct pagoda_op_sample {
     uint32_t struct_size;       /**< sizeof(pagoda_op_sample_t) as the caller knows it. */
     int64_t rows;               /**< Rows. */
     int64_t cols;               /**< Row length (vocabulary size). */
-    const void *logits;         /**< `[rows, ldx]` f32; not modified. */
+    const void *logits;         /**< `[rows, ldx]` of `logits_dtype`; not modified. */
     int64_t ldx;                /**< Row stride of `logits`; 0 = `cols`. */
     const float *temperature;   /**< `[rows]`; 0 = greedy. */
     const int32_t *top_k;       /**< `[rows]`; 0, negative or ≥ `cols` = off. */
@@ -385,6 +401,7 @@ typedef struct pagoda_op_sample {
      * per sequence. NaN for a row holding +inf.
      */
     float *logprobs;
+    pagoda_dtype_t logits_dtype; /**< Type of `logits`: F32 (or 0), BF16 or F16. */
 } pagoda_op_sample_t;
 
 #ifdef __cplusplus

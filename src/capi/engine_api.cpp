@@ -151,6 +151,12 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
             fail(PAGODA_ERR_INVALID_ARGUMENT, "options->device_sampling must be a pagoda_device_sampling_t (got " +
                                                   std::to_string(o.device_sampling) + ")");
         config.device_sampling = static_cast<pagoda_device_sampling_t>(o.device_sampling);
+        if (o.activation_dtype != 0 && o.activation_dtype != PAGODA_DTYPE_F32 &&
+            o.activation_dtype != PAGODA_DTYPE_BF16 && o.activation_dtype != PAGODA_DTYPE_F16)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->activation_dtype must be 0, PAGODA_DTYPE_F32, "
+                                              "PAGODA_DTYPE_BF16 or PAGODA_DTYPE_F16 (got " +
+                                                  std::to_string(o.activation_dtype) + ")");
+        config.activation_dtype = static_cast<pagoda_dtype_t>(o.activation_dtype);
         if (o.on_output != nullptr)
             config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
                 pagoda_output_t p = public_output(produced);

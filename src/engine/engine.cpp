@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "exec/forward_batch.hpp"
 #include "pagoda/tokenizer.h"
 
@@ -79,6 +80,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
                         (config_.decode_graphs == PAGODA_DECODE_GRAPHS_AUTO &&
                          !stream_.device().host_accessible());
     forward_.set_decode_mode(graphs ? exec::DecodeMode::Graphs : exec::DecodeMode::OpByOp);
+    choose_activation_dtype();
     sample_on_device_ = (config_.device_sampling == PAGODA_DEVICE_SAMPLING_ON ||
                          (config_.device_sampling == PAGODA_DEVICE_SAMPLING_AUTO &&
                           !stream_.device().host_accessible())) &&
@@ -566,6 +568,24 @@ void Engine::run_batch(const Schedule &schedule) {
             for (size_t i = 0; i < r->live.size(); ++i) sample_sequence(*r, *r->live[i], rows[i]);
         }
         after_sampling(*r);
+    }
+}
+
+// An explicit type must be runnable (the forward pass says why not); the default is the
+// weights' half type on a device apart from the host, if its backend runs the layer in it.
+void Engine::choose_activation_dtype() {
+    if (config_.activation_dtype != PAGODA_DTYPE_INVALID) {
+        forward_.set_activation_dtype(config_.activation_dtype);
+        return;
+    }
+    const pagoda_dtype_t weights = forward_.weight_dtype();
+    if (stream_.device().host_accessible() ||
+        (weights != PAGODA_DTYPE_BF16 && weights != PAGODA_DTYPE_F16))
+        return;
+    try {
+        forward_.set_activation_dtype(weights);
+    } catch (const Error &e) {
+        pagoda::log(PAGODA_LOG_INFO, std::string("activations stay f32: ") + e.what());
     }
 }
 

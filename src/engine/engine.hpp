@@ -30,6 +30,7 @@ struct EngineConfig {
     pagoda_kv_reservation_t reservation = PAGODA_KV_PAGED;
     pagoda_decode_graphs_t decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
     pagoda_device_sampling_t device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+    pagoda_dtype_t activation_dtype = PAGODA_DTYPE_INVALID;  // INVALID: the engine picks
     // When set, outputs go here on the stepping thread instead of the poll queue.
     std::function<void(const Output &)> on_output;
 };
@@ -81,6 +82,7 @@ private:
     // Samples in place: `logits` is modified.
     void sample_sequence(Request &r, Sequence &s, std::span<float> logits);
     bool device_can_pick(const Request &r) const;
+    void choose_activation_dtype();
     // Appends `res.token` to `s`: output, stop conditions, text.
     void accept_token(Request &r, Sequence &s, const sample::SampleResult &res);
     void after_sampling(Request &r);

@@ -8,6 +8,10 @@ namespace pagoda::exec {
 namespace {
 
 constexpr int32_t kLargestBucket = 256;
+// The longest context a graph is recorded for (vLLM's max_seq_len_to_capture): the decode
+// attention's split-K grid and its partial results are sized for it, so longer ones would make
+// every replay launch (and hold scratch for) mostly empty partitions. Longer contexts run op by op.
+constexpr int64_t kLongestGraphContext = 8192;
 
 bool same_cache(const kv::KvGeometry &a, const kv::KvGeometry &b) {
     return a.dtype == b.dtype && a.block_size == b.block_size && a.num_blocks == b.num_blocks &&
@@ -56,7 +60,8 @@ int32_t DecodeGraphs::use_cache(const kv::KvGeometry &geometry,
     geometry_ = geometry;
     pools_ = pools;
     const int64_t capacity = geometry.num_blocks * geometry.block_size;
-    const int64_t longest = max_context > 0 ? std::min(max_context, capacity) : capacity;
+    int64_t longest = max_context > 0 ? std::min(max_context, capacity) : capacity;
+    longest = std::min(longest, kLongestGraphContext);
     row_width_ = int32_t((longest + geometry.block_size - 1) / geometry.block_size);
     return row_width_;
 }
@@ -115,7 +120,13 @@ DecodeBucket *DecodeGraphs::prepare(const ForwardBatch &batch) {
     upload(b.positions, p.positions);
     upload(b.slots, p.slot_mapping);
     upload(b.context_lens, p.context_lens);
-    upload(b.block_tables, p.block_tables);
+    // The padding's rows only on the first step: later steps leave whatever ids a larger batch
+    // left there, which are in range, and a padding sequence reads only its first entry.
+    if (made)
+        upload(b.block_tables, p.block_tables);
+    else
+        stream_.copy(b.block_tables.get(), p.block_tables.data(),
+                     size_t(n) * size_t(width) * sizeof(int32_t), PAGODA_COPY_HOST_TO_DEVICE);
     if (made) {
         upload(b.query_start, p.query_start);
         upload(b.logit_rows, p.logit_rows);

@@ -7,8 +7,9 @@
 //     run op by op);
 //   - a padding sequence decodes token 0 at position 0 into slot −1 (KV_WRITE skips it) over a
 //     context of 1 token in block 0, whose logits are dropped;
-//   - block tables have a fixed row width, enough for the longest context the cache can hold;
-//     a batch needing wider rows runs op by op.
+//   - block tables have a fixed row width, enough for the longest context the cache can hold
+//     up to 8192 tokens (vLLM's max_seq_len_to_capture); a batch needing wider rows runs op by
+//     op.
 // This file holds the bucket bookkeeping; LlamaForward (llama_forward.cpp) issues the ops.
 #pragma once
 
@@ -61,7 +62,7 @@ public:
     // Forgets every bucket when the cache's geometry or pools differ from the last call's (the
     // graphs hold their addresses, the block tables' width depends on the geometry). Returns
     // the block-table row width for this cache: enough blocks for the longest context
-    // (`max_context` tokens, capped by the cache's capacity).
+    // (`max_context` tokens, capped by the cache's capacity and by 8192).
     int32_t use_cache(const kv::KvGeometry &geometry, const std::vector<kv::LayerPools> &pools,
                       int64_t max_context);
 

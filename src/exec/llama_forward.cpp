@@ -144,9 +144,11 @@ struct LlamaForward::State {
     // picked on the device for run_sampled) and synchronizes.
     void deliver(size_t rows, float *host_logits);
     void sample_on_device(size_t rows);
-    void matmul(const DeviceTensor &w, const DeviceTensor &bias, const float *x, int64_t m,
-                float *y);
-    void rmsnorm(const DeviceTensor &w, int64_t rows, const float *x, float *residual, float *out);
+    // y = x · Wᵀ (+ bias), x and y of the step's activation type unless `y_dtype` says.
+    void matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x, int64_t m, void *y,
+                pagoda_dtype_t y_dtype = PAGODA_DTYPE_INVALID);
+    // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
+    void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
     void attention(const LlamaLayerWeights &l, const ForwardBatch &b, const kv::KvGeometry &g,
                    const kv::LayerPools &pools);
 
@@ -186,13 +188,18 @@ struct LlamaForward::State {
     bool kv_checked = false;
     // KV_WRITE rotates the keys itself (its `k_rope`), saving a ROPE launch and a pass over K.
     bool fused_key_rope = false;
+    // The activations' type in whole-model runs (set_activation_dtype); `act` is what the step
+    // in flight uses: F32 in a pipeline stage, whose hidden states cross as f32.
+    pagoda_dtype_t activation_dtype = PAGODA_DTYPE_F32;
+    pagoda_dtype_t act = PAGODA_DTYPE_F32;
     kv::KvGeometry kv_checked_geometry;
+    pagoda_dtype_t kv_checked_act = PAGODA_DTYPE_F32;
 };
 
 // The cache's type and shape arrive with the first run, not at construction, so the KV ops are
 // checked then, and again whenever a run brings a cache of another shape.
 void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
-    if (kv_checked && g.dtype == kv_checked_geometry.dtype &&
+    if (kv_checked && act == kv_checked_act && g.dtype == kv_checked_geometry.dtype &&
         g.block_size == kv_checked_geometry.block_size &&
         g.num_blocks == kv_checked_geometry.num_blocks)
         return;
@@ -210,6 +217,7 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     w.head_dim = c.head_dim;
     w.block_size = g.block_size;
     w.num_blocks = g.num_blocks;
+    w.act_dtype = act;
     require_support(device, PAGODA_OP_KV_WRITE, &w, what);
     // A backend that cannot fuse (or predates the field) says so; the keys then get their own
     // ROPE launch.
@@ -233,15 +241,18 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     a.max_blocks_per_seq = 1;
     a.scale = float(1.0 / std::sqrt(double(c.head_dim)));
     a.sliding_window = int32_t(c.sliding_window);
+    a.act_dtype = act;
     require_support(device, PAGODA_OP_PAGED_ATTENTION, &a, what);
     kv_checked = true;
     kv_checked_geometry = g;
+    kv_checked_act = act;
 }
 
 bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t rows) {
     const runtime::Device &d = stream.device();
     const model::ModelConfig &c = model->config();
-    const size_t f = sizeof(float), hidden = size_t(c.hidden_size),
+    // The residual stream and the logits stay f32; the rest is of the activation type.
+    const size_t f = sizeof(float), a = pagoda_dtype_size(act), hidden = size_t(c.hidden_size),
                  inter = size_t(c.intermediate_size), q_width = size_t(c.n_heads * c.head_dim),
                  kv_width = size_t(c.n_kv_heads * c.head_dim);
     bool moved = false;
@@ -251,15 +262,15 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
         moved = moved || (before != nullptr && view.ptr != before);
     };
     bind(residual, m.residual, tokens * hidden * f);
-    bind(normed, m.normed, tokens * hidden * f);
-    bind(delta, m.delta, tokens * hidden * f);
-    bind(q, m.q, tokens * q_width * f);
-    bind(k, m.k, tokens * kv_width * f);
-    bind(v, m.v, tokens * kv_width * f);
-    bind(attn, m.attn, tokens * q_width * f);
-    bind(gate, m.gate, tokens * inter * f);
-    bind(up, m.up, tokens * inter * f);
-    bind(gathered, m.gathered, rows * hidden * f);
+    bind(normed, m.normed, tokens * hidden * a);
+    bind(delta, m.delta, tokens * hidden * a);
+    bind(q, m.q, tokens * q_width * a);
+    bind(k, m.k, tokens * kv_width * a);
+    bind(v, m.v, tokens * kv_width * a);
+    bind(attn, m.attn, tokens * q_width * a);
+    bind(gate, m.gate, tokens * inter * a);
+    bind(up, m.up, tokens * inter * a);
+    bind(gathered, m.gathered, rows * hidden * a);
     bind(logits, m.logits, rows * size_t(c.vocab_size) * f);
     return moved;
 }
@@ -293,13 +304,13 @@ void LlamaForward::State::bind_bucket(const DecodeBucket &bucket) {
     logit_rows.ptr = bucket.logit_rows.get();
 }
 
-void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const float *x,
-                                 int64_t m, float *y) {
+void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,
+                                 int64_t m, void *y, pagoda_dtype_t y_dtype) {
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
-    a.x_dtype = PAGODA_DTYPE_F32;
+    a.x_dtype = act;
     a.w_dtype = w.dtype;
-    a.y_dtype = PAGODA_DTYPE_F32;
+    a.y_dtype = y_dtype == PAGODA_DTYPE_INVALID ? act : y_dtype;
     a.m = m;
     a.n = w.rows;
     a.k = w.cols;
@@ -310,10 +321,11 @@ void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias
     stream.launch(PAGODA_OP_MATMUL, &a);
 }
 
-void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const float *x,
-                                  float *residual_stream, float *out) {
+void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const void *x,
+                                  float *residual_stream, void *out) {
     pagoda_op_rmsnorm_t a{};
     a.struct_size = sizeof a;
+    a.act_dtype = act;
     a.weight_dtype = w.dtype;
     a.rows = rows;
     a.dim = w.cols;
@@ -340,6 +352,7 @@ pagoda_op_rope_t LlamaForward::State::rope_args(int64_t n_tokens) const {
     r.high_freq_factor = float(c.rope.high_freq_factor);
     r.original_max_position = c.rope.original_max_position;
     r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
+    r.act_dtype = act;
     return r;
 }
 
@@ -348,10 +361,8 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
                                     const kv::KvGeometry &g, const kv::LayerPools &pools) {
     const model::ModelConfig &c = model->config();
     const int64_t n = b.n_tokens();
-    auto *x = static_cast<const float *>(normed.get());
-    auto *qp = static_cast<float *>(q.get());
-    auto *kp = static_cast<float *>(k.get());
-    auto *vp = static_cast<float *>(v.get());
+    const void *x = normed.get();
+    void *qp = q.get(), *kp = k.get(), *vp = v.get();
     matmul(l.q, l.q_bias, x, n, qp);
     matmul(l.k, l.k_bias, x, n, kp);
     matmul(l.v, l.v_bias, x, n, vp);
@@ -380,6 +391,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     w.k_cache = pools.k;
     w.v_cache = pools.v;
     w.slot_mapping = static_cast<const int64_t *>(slots.get());
+    w.act_dtype = act;
     if (fused_key_rope) w.k_rope = &r;  // r.x and r.n_heads are ignored here
     stream.launch(PAGODA_OP_KV_WRITE, &w);
 
@@ -405,6 +417,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     a.context_lens = static_cast<const int32_t *>(context_lens.get());
     a.query_start = static_cast<const int32_t *>(query_start.get());
     a.out = attn.get();
+    a.act_dtype = act;
     stream.launch(PAGODA_OP_PAGED_ATTENTION, &a);
 }
 
@@ -469,6 +482,52 @@ void LlamaForward::copy_logits(float *logits) {
     s.stream.synchronize();
 }
 
+void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
+    State &s = *state_;
+    if (dtype != PAGODA_DTYPE_F32 && dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    std::string("activations of type ") + plugin::dtype_name(dtype) +
+                        ": only f32, bf16 and f16 are activation types");
+    // The dense ops of a layer, asked up front, so that a backend without half activations is
+    // refused here rather than at the first step. (The KV ops are asked with the cache.)
+    const runtime::Device &d = s.stream.device();
+    const model::ModelConfig &c = s.model->config();
+    const std::string what = std::string(plugin::dtype_name(dtype)) + " activations";
+    const DeviceTensor &w = s.weights.layers()[0].gate;
+    pagoda_op_matmul_t m{};
+    m.struct_size = sizeof m;
+    m.x_dtype = m.y_dtype = dtype;
+    m.w_dtype = w.dtype;
+    m.m = 1;
+    m.n = w.rows;
+    m.k = w.cols;
+    require_support(d, PAGODA_OP_MATMUL, &m, what);
+    pagoda_op_rmsnorm_t r{};
+    r.struct_size = sizeof r;
+    r.weight_dtype = s.weights.final_norm().dtype;
+    r.rows = 1;
+    r.dim = c.hidden_size;
+    r.eps = float(c.rms_norm_eps);
+    r.act_dtype = dtype;
+    require_support(d, PAGODA_OP_RMSNORM, &r, what);
+    pagoda_op_silu_mul_t sm{};
+    sm.struct_size = sizeof sm;
+    sm.rows = 1;
+    sm.dim = c.intermediate_size;
+    sm.act_dtype = dtype;
+    require_support(d, PAGODA_OP_SILU_MUL, &sm, what);
+    if (dtype != s.activation_dtype) s.decode_graphs.drop_graphs();  // recorded with the old type
+    s.activation_dtype = dtype;
+}
+
+pagoda_dtype_t LlamaForward::activation_dtype() const noexcept {
+    return state_->activation_dtype;
+}
+
+pagoda_dtype_t LlamaForward::weight_dtype() const noexcept {
+    return state_->weights.layers()[0].gate.dtype;
+}
+
 void LlamaForward::set_decode_mode(DecodeMode mode) noexcept {
     state_->decode_mode = mode;
 }
@@ -491,6 +550,7 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "forward batch: logits requested into a NULL buffer");
+    s.act = first && last ? s.activation_dtype : PAGODA_DTYPE_F32;
     s.check_kv_ops(geometry);
 
     // A whole-model decode step goes by bucket where the mode and the backend allow; a pipeline
@@ -646,13 +706,10 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
     const int64_t n = batch.n_tokens();
     const size_t rows = last ? batch.logit_rows.size() : 0;
     auto *h_stream = static_cast<float *>(s.residual.get());
-    auto *normed_x = static_cast<float *>(s.normed.get());
-    auto *sublayer_out = static_cast<float *>(s.delta.get());
-    auto *attn_out = static_cast<float *>(s.attn.get());
-    auto *mlp_gate = static_cast<float *>(s.gate.get());
-    auto *mlp_up = static_cast<float *>(s.up.get());
-    auto *gathered_rows = static_cast<float *>(s.gathered.get());
-    auto *device_logits = static_cast<float *>(s.logits.get());
+    void *normed_x = s.normed.get(), *sublayer_out = s.delta.get(), *attn_out = s.attn.get();
+    void *mlp_gate = s.gate.get(), *mlp_up = s.up.get(), *gathered_rows = s.gathered.get();
+    void *device_logits = s.logits.get();
+    const size_t act_bytes = pagoda_dtype_size(act);
 
     const LlamaWeights &w = s.weights;
     if (first) {
@@ -667,14 +724,14 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         e.out = h_stream;
         s.stream.launch(PAGODA_OP_EMBEDDING, &e);
     }
+    // Every layer starts with "h += the previous sublayer's output; x = norm(h)", the first
+    // one too: with nothing to add yet, that output is zero. (In f32, h + 0 is h exactly.)
+    s.stream.memset(sublayer_out, 0, size_t(n) * size_t(c.hidden_size) * act_bytes);
 
     const DeviceTensor none;
     for (size_t i = size_t(stage.first_layer); i < size_t(stage.end_layer); ++i) {
         const LlamaLayerWeights &l = w.layers()[i];
-        if (i == size_t(stage.first_layer))
-            s.rmsnorm(l.input_norm, n, h_stream, nullptr, normed_x);
-        else
-            s.rmsnorm(l.input_norm, n, sublayer_out, h_stream, normed_x);  // h += mlp output
+        s.rmsnorm(l.input_norm, n, sublayer_out, h_stream, normed_x);  // h += mlp output
         s.attention(l, batch, geometry, pools[i]);
         s.matmul(l.o, none, attn_out, n, sublayer_out);
         // h += attention output
@@ -688,12 +745,14 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         m.gate = mlp_gate;
         m.up = mlp_up;
         m.out = mlp_gate;
+        m.act_dtype = act;
         s.stream.launch(PAGODA_OP_SILU_MUL, &m);
         s.matmul(l.down, none, mlp_gate, n, sublayer_out);
     }
 
     if (!last) {
-        // Hand on h itself: the last layer's MLP output is still pending in `sublayer_out`.
+        // Hand on h itself: the last layer's MLP output is still pending in `sublayer_out`
+        // (f32: a stage's activations are).
         pagoda_op_add_t add{};
         add.struct_size = sizeof add;
         add.n = n * c.hidden_size;
@@ -703,11 +762,12 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         s.stream.launch(PAGODA_OP_ADD, &add);
     } else if (rows > 0) {
         s.rmsnorm(w.final_norm(), n, sublayer_out, h_stream, normed_x);
-        // ops.h has no gather; EMBEDDING over the f32 hidden states is one: row i of the output
+        // ops.h has no gather; EMBEDDING over the hidden states is one: row i of the output
         // is row logit_rows[i] of `normed`.
         pagoda_op_embedding_t g{};
         g.struct_size = sizeof g;
-        g.table_dtype = PAGODA_DTYPE_F32;
+        g.table_dtype = act;
+        g.out_dtype = act;
         g.vocab_size = n;
         g.dim = c.hidden_size;
         g.n_tokens = int64_t(rows);
@@ -715,7 +775,8 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         g.ids = static_cast<const int32_t *>(s.logit_rows.get());
         g.out = gathered_rows;
         s.stream.launch(PAGODA_OP_EMBEDDING, &g);
-        s.matmul(w.lm_head(), none, gathered_rows, int64_t(rows), device_logits);
+        // Logits in f32, for the sampler.
+        s.matmul(w.lm_head(), none, gathered_rows, int64_t(rows), device_logits, PAGODA_DTYPE_F32);
     }
 }
 

@@ -63,6 +63,14 @@ public:
 
     const model::Model &model() const noexcept;
 
+    // The type of the activations between ops (F32, BF16 or F16; F32 by default) in whole-model
+    // runs; the residual stream and the logits stay f32, and a pipeline stage runs in f32.
+    // Throws UNSUPPORTED naming the op when the backend cannot run the layer's ops in it.
+    void set_activation_dtype(pagoda_dtype_t dtype);
+    pagoda_dtype_t activation_dtype() const noexcept;
+    // The type of the layers' matmul weights as placed on the device (the first MLP's).
+    pagoda_dtype_t weight_dtype() const noexcept;
+
     // How decode-only batches run (decode_graphs.hpp); DecodeMode::Graphs by default, which
     // falls back to op by op where the backend records no graphs.
     void set_decode_mode(DecodeMode mode) noexcept;

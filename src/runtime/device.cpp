@@ -93,6 +93,12 @@ void Stream::copy(void *dst, const void *src, size_t bytes, pagoda_copy_kind_t k
                    "copying");
 }
 
+void Stream::memset(void *dst, int value, size_t bytes) const {
+    if (bytes == 0) return;
+    device_->check(device_->iface().memset(device_->iface().self, stream_, dst, value, bytes),
+                   "setting device memory");
+}
+
 void Stream::synchronize() const {
     device_->check(device_->iface().stream_synchronize(device_->iface().self, stream_),
                    "synchronizing a stream");

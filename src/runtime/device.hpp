@@ -103,6 +103,7 @@ public:
     // Runs `op` with `args` (an ops.h struct); throws BACKEND naming the op on failure.
     void launch(pagoda_op_t op, const void *args) const;
     void copy(void *dst, const void *src, size_t bytes, pagoda_copy_kind_t kind) const;
+    void memset(void *dst, int value, size_t bytes) const;
     void synchronize() const;
 
     // Whether the backend can record this stream's work as a graph (the ABI 1.1 graph slots).

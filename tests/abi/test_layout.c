@@ -565,7 +565,8 @@ FROZEN_FIELD(pagoda_engine_options_t, preemption, 32, 4);
 FROZEN_FIELD(pagoda_engine_options_t, kv_reservation, 36, 4);
 FROZEN_FIELD(pagoda_engine_options_t, decode_graphs, 40, 4);
 FROZEN_FIELD(pagoda_engine_options_t, device_sampling, 44, 4);
-FROZEN_MIN_SIZE(pagoda_engine_options_t, 48);
+FROZEN_FIELD(pagoda_engine_options_t, activation_dtype, 48, 4);
+FROZEN_MIN_SIZE(pagoda_engine_options_t, 56);
 
 /* pagoda_engine_stats_t (engine.h) */
 FROZEN_FIELD(pagoda_engine_stats_t, struct_size, 0, 4);

@@ -49,6 +49,8 @@ static int64_t blocks_used(const fixture_t *f) { return engine_stack_kv_stats(&f
 static int32_t g_decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
 /* Where make_fixture's engines pick tokens (the CPU's default is the host). */
 static int32_t g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+/* make_fixture's activation type (0: the engine's choice, f32 on the CPU). */
+static int32_t g_activation_dtype = 0;
 
 static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t max_tokens) {
     fixture_t *f = test_xcalloc(1, sizeof *f);
@@ -61,6 +63,7 @@ static fixture_t *make_fixture(int64_t num_blocks, int32_t block_size, int32_t m
     if (max_tokens > 0) eo.max_num_batched_tokens = max_tokens;
     eo.decode_graphs = g_decode_graphs;
     eo.device_sampling = g_device_sampling;
+    eo.activation_dtype = g_activation_dtype;
     engine_stack_open(&f->stack, &ko, &eo);
     return f;
 }
@@ -239,16 +242,10 @@ static void test_preemption_equals_alone(void **state) {
     run_batch_equals_alone(24, 4, 0, 40);
 }
 
-/* The same seed draws the same tokens, in a batch or alone; another seed draws others. */
-static void test_seeded_sampling(void **state) {
-    (void)state;
-    fixture_t *f = make_fixture(256, 16, 0);
-    pagoda_request_options_t o;
-    pagoda_request_options_default(&o);
+/* Two requests drawing 48 tokens with seed 1234 and one with seed 99, all at once, with the
+ * sampling parameters of `o`: the first two must agree, the third differ. */
+static void expect_seeds_repeat(fixture_t *f, pagoda_request_options_t o) {
     o.max_tokens = 48;
-    o.temperature = 1.0f;
-    o.top_k = 0;
-    o.top_p = 1.0f;
     o.seed = 1234;
     o.flags = PAGODA_REQUEST_IGNORE_EOS;
     uint64_t a = submit_text(f, "Once upon a time", &o);
@@ -260,6 +257,18 @@ static void test_seeded_sampling(void **state) {
     assert_int_equal(ra->n_tokens, 48);
     assert_memory_equal(ra->tokens, rb->tokens, 48 * sizeof(int32_t));
     assert_true(memcmp(ra->tokens, rc->tokens, 48 * sizeof(int32_t)) != 0);
+}
+
+/* The same seed draws the same tokens, in a batch or alone; another seed draws others. */
+static void test_seeded_sampling(void **state) {
+    (void)state;
+    fixture_t *f = make_fixture(256, 16, 0);
+    pagoda_request_options_t o;
+    pagoda_request_options_default(&o);
+    o.temperature = 1.0f;
+    o.top_k = 0;
+    o.top_p = 1.0f;
+    expect_seeds_repeat(f, o);
     destroy_fixture(f);
 }
 
@@ -346,26 +355,16 @@ static void test_device_sampling(void **state) {
     fixture_t *f = make_fixture(256, 16, 0);
     pagoda_request_options_t o;
     pagoda_request_options_default(&o);
-    o.max_tokens = 48;
     o.temperature = 0.9f;
     o.top_k = 50;
     o.top_p = 0.95f;
     o.min_p = 0.02f;
-    o.flags = PAGODA_REQUEST_IGNORE_EOS;
-    o.seed = 1234;
-    uint64_t a = submit_text(f, "Once upon a time", &o);
-    uint64_t b = submit_text(f, "Once upon a time", &o);
-    o.seed = 99;
-    uint64_t c = submit_text(f, "Once upon a time", &o);
-    run_all(f, 200);
-    result_t *ra = result_for(f, a), *rb = result_for(f, b), *rc = result_for(f, c);
-    assert_int_equal(ra->n_tokens, 48);
-    assert_memory_equal(ra->tokens, rb->tokens, 48 * sizeof(int32_t));
-    assert_true(memcmp(ra->tokens, rc->tokens, 48 * sizeof(int32_t)) != 0);
+    expect_seeds_repeat(f, o);
     const pagoda_engine_stats_t st = engine_stack_engine_stats(&f->stack);
     assert_int_equal(st.device_sampled_tokens, st.generated_tokens);
 
     /* A request with a penalty beside one without: their shared steps sample on the host. */
+    o.flags = PAGODA_REQUEST_IGNORE_EOS;
     o.seed = 7;
     o.max_tokens = 10;
     uint64_t plain = submit_text(f, "The little dog", &o);
@@ -378,6 +377,55 @@ static void test_device_sampling(void **state) {
     assert_int_equal(after.device_sampled_tokens, st.device_sampled_tokens);
     destroy_fixture(f);
     g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+}
+
+/* The configuration a GPU gets by default, on the CPU: bf16 activations, decode graphs and
+ * tokens picked on the device, with 16 requests of different lengths. Every request runs to its
+ * length, the graphs and the device sampler are used, and no block is left lent (the fixture's
+ * close checks). Most greedy tokens agree with f32 activations: bf16 rounding moves a logit by
+ * about 1e-3 of its size, which flips only near-ties, after which a sequence may drift. */
+static void test_gpu_configuration_on_cpu(void **state) {
+    (void)state;
+    uint64_t ids[2][16];
+    fixture_t *fixtures[2];
+    for (int m = 0; m < 2; m++) {
+        g_decode_graphs = m == 0 ? PAGODA_DECODE_GRAPHS_ON : PAGODA_DECODE_GRAPHS_OFF;
+        g_device_sampling = m == 0 ? PAGODA_DEVICE_SAMPLING_ON : PAGODA_DEVICE_SAMPLING_OFF;
+        g_activation_dtype = m == 0 ? PAGODA_DTYPE_BF16 : PAGODA_DTYPE_F32;
+        fixture_t *f = fixtures[m] = make_fixture(512, 16, 0);
+        for (int i = 0; i < 16; i++) {
+            pagoda_request_options_t o = greedy(24 - (i % 6));
+            o.logprobs = 0;
+            ids[m][i] = submit_text(f, kPrompts[i], &o);
+        }
+        run_all(f, 2000);
+    }
+    g_decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
+    g_device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
+    g_activation_dtype = 0;
+    /* The first token's log-probability shows the rounding: close to f32's, but not equal. */
+    double worst = 0.0;
+    for (int i = 0; i < 16; i++) {
+        const double d = fabs((double)result_for(fixtures[0], ids[0][i])->logprobs[0] -
+                              (double)result_for(fixtures[1], ids[1][i])->logprobs[0]);
+        if (d > worst) worst = d;
+    }
+    printf("bf16 activations: first-token log-probabilities within %.3g of f32's\n", worst);
+    assert_true(worst > 1e-6 && worst < 0.1);
+    const pagoda_engine_stats_t st = engine_stack_engine_stats(&fixtures[0]->stack);
+    assert_true(st.graph_steps > 0);
+    assert_int_equal(st.device_sampled_tokens, st.generated_tokens);
+    size_t same = 0, total = 0;
+    for (int i = 0; i < 16; i++) {
+        result_t *h = result_for(fixtures[0], ids[0][i]), *f32 = result_for(fixtures[1], ids[1][i]);
+        assert_int_equal(h->n_tokens, (size_t)(24 - (i % 6)));
+        for (size_t t = 0; t < h->n_tokens; t++) same += h->tokens[t] == f32->tokens[t];
+        total += h->n_tokens;
+    }
+    printf("bf16 activations: %zu of %zu greedy tokens as with f32\n", same, total);
+    assert_true(2 * same >= total);
+    destroy_fixture(fixtures[0]);
+    destroy_fixture(fixtures[1]);
 }
 
 /* A stop string cuts the text before it; a stop token id ends without text; EOS ends unless
@@ -555,6 +603,10 @@ static void test_bad_input(void **state) {
     eo.device_sampling = -1;
     test_expect_failure(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, cache, &eo, &second),
                         PAGODA_ERR_INVALID_ARGUMENT, "device_sampling");
+    pagoda_engine_options_default(&eo);
+    eo.activation_dtype = PAGODA_DTYPE_I32;
+    test_expect_failure(pagoda_engine_create(f->stack.model, f->stack.mesh, NULL, cache, &eo, &second),
+                        PAGODA_ERR_INVALID_ARGUMENT, "activation_dtype");
     assert_null(second);
     pagoda_kv_cache_destroy(cache);
     destroy_fixture(f);
@@ -769,6 +821,7 @@ int main(void) {
         cmocka_unit_test(test_seeded_sampling),
         cmocka_unit_test(test_decode_graphs_equal_op_by_op),
         cmocka_unit_test(test_device_sampling),
+        cmocka_unit_test(test_gpu_configuration_on_cpu),
         cmocka_unit_test(test_stop_conditions),
         cmocka_unit_test(test_prompt_logprobs_match_generation),
         cmocka_unit_test(test_abort),

@@ -81,7 +81,9 @@ typedef enum conf_compare {
     CONF_F32,         /* f32 values, normwise relative error at most `tolerance` */
     CONF_EXACT,       /* every byte equal (caches after KV_WRITE, copies, swaps) */
     CONF_ARGMAX,      /* i32 indices equal, or a near-tie of their scores (see conf_tensor_t) */
-    CONF_CUSTOM       /* the op's own rule (conf_custom_t), where outputs may rightly differ */
+    CONF_CUSTOM,      /* the op's own rule (conf_custom_t), where outputs may rightly differ */
+    CONF_BF16,        /* bf16 values, compared as CONF_F32 after widening */
+    CONF_F16          /* f16 values, likewise */
 } conf_compare_t;
 
 struct conf_tensor;
@@ -105,7 +107,7 @@ typedef struct conf_tensor {
     size_t bytes;
     conf_place_t place;
     conf_compare_t compare;
-    double tolerance;        /* CONF_F32 */
+    double tolerance;        /* CONF_F32, CONF_BF16, CONF_F16 */
     /* CONF_ARGMAX: the tensor of scores `[rows, tie_ld]` (f32) the indices were taken over: an
      * input (its contents are the scores) or an earlier step's output (the reference's result
      * is used). Two indices whose scores differ by at most tolerance · max |score| of the row

@@ -358,6 +358,27 @@ static int compare_argmax(const conf_tensor_t *t, const int32_t *ref, const int3
     return 1;
 }
 
+/* Widens a bf16 or f16 tensor to f32 (for CONF_F32's rule); `n` elements. */
+static float *widen_half(const conf_tensor_t *t, const void *half, size_t n) {
+    float *out = test_xmalloc((n > 0 ? n : 1) * sizeof(float));
+    const uint16_t *h = half;
+    for (size_t i = 0; i < n; ++i)
+        out[i] = t->compare == CONF_BF16 ? test_bf16_to_f32(h[i]) : test_f16_to_f32(h[i]);
+    return out;
+}
+
+static int compare_half(const conf_tensor_t *t, const void *ref, const void *got, char *why,
+                        size_t why_size) {
+    const size_t n = t->bytes / sizeof(uint16_t);
+    float *ref32 = widen_half(t, ref, n), *got32 = widen_half(t, got, n);
+    conf_tensor_t as_f32 = *t;
+    as_f32.bytes = n * sizeof(float);
+    const int ok = compare_f32(&as_f32, ref32, got32, why, why_size);
+    free(ref32);
+    free(got32);
+    return ok;
+}
+
 int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
                         const float *scores, char *why, size_t why_size) {
     switch (t->compare) {
@@ -365,6 +386,8 @@ int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got
         case CONF_EXACT: return compare_exact(t, ref, got, why, why_size);
         case CONF_ARGMAX: return compare_argmax(t, ref, got, scores, why, why_size);
         case CONF_CUSTOM: return t->custom->compare(t->custom, t, ref, got, why, why_size);
+        case CONF_BF16:
+        case CONF_F16: return compare_half(t, ref, got, why, why_size);
         default: return 1;
     }
 }
@@ -397,6 +420,24 @@ static int perturb(const conf_tensor_t *t, const void *ref, void *got, const flo
             return 1;
         }
         case CONF_CUSTOM: return t->custom->perturb(t->custom, t, ref, got);
+        case CONF_BF16:
+        case CONF_F16: {
+            /* The middle element moved by three times the tolerance of the largest value (at
+             * least one unit in the last place of that element's own precision). */
+            const size_t n = t->bytes / sizeof(uint16_t);
+            float *ref32 = widen_half(t, ref, n);
+            double max_ref = 0.0;
+            for (size_t i = 0; i < n; ++i)
+                if (isfinite(ref32[i]) && fabs(ref32[i]) > max_ref) max_ref = fabs(ref32[i]);
+            free(ref32);
+            uint16_t *g = (uint16_t *)got + n / 2;
+            const float before = t->compare == CONF_BF16 ? test_bf16_to_f32(*g) : test_f16_to_f32(*g);
+            const float after = (float)(before + 3.0 * t->tolerance * (max_ref > 0 ? max_ref : 1.0));
+            *g = t->compare == CONF_BF16 ? test_f32_to_bf16(after) : test_f32_to_f16(after);
+            if (*g == (t->compare == CONF_BF16 ? test_f32_to_bf16(before) : test_f32_to_f16(before)))
+                *g ^= 0x40; /* rounded back: flip a high mantissa bit instead */
+            return 1;
+        }
         default: return 0;
     }
 }

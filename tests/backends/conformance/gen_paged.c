@@ -1,16 +1,19 @@
 /* KV_WRITE and PAGED_ATTENTION cases.
  *
  * KV_WRITE: every cache type, block sizes 1/16/32 and others, padding slots, padded token
- * strides, no tokens at all, and a slot past the cache (refused by both). The caches must come
- * out bit for bit equal: rounding to bf16/f16 is round-to-nearest-even everywhere.
+ * strides, no tokens at all, and a slot past the cache (refused by both), with f32 (act_dtype 0,
+ * as an ABI 1.0 caller leaves it), bf16 and f16 keys and values. The caches must come out bit
+ * for bit equal: rounding to bf16/f16 is round-to-nearest-even everywhere.
  *
  * PAGED_ATTENTION: physical blocks shuffled, slots no query may see (past a context, inside a
  * block) hold NaN, and table entries no query may see (past a context, wholly behind every
  * window, or of a sequence without queries) hold ids outside the pool, so a kernel that reads
  * what ops.h says it must not read shows up. Batches mix decode, chunked prefill, whole prompts
  * and sequences without queries, over GQA ratios, block sizes, sliding windows, head sizes and
- * long contexts (the decode kernel's split over the context). */
+ * long contexts (the decode kernel's split over the context), with f32, bf16 and f16 queries
+ * and outputs (a half output may differ by one rounding of its own type). */
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +22,28 @@
 
 static const pagoda_dtype_t kTypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
 
+/* An act_dtype field's type: 0 means f32 (ops.h). */
+static pagoda_dtype_t act_type(pagoda_dtype_t act) {
+    return act == PAGODA_DTYPE_INVALID ? PAGODA_DTYPE_F32 : act;
+}
+
+/* `n` random activations of `act` (0 = f32) in [lo, hi). */
+static void *random_act(test_rng_t *rng, pagoda_dtype_t act, size_t n, float lo, float hi) {
+    if (act_type(act) == PAGODA_DTYPE_F32) return conf_random_f32(rng, n, lo, hi);
+    return conf_random_typed(rng, act, n, lo, hi);
+}
+
+static const char *act_label(pagoda_dtype_t act) {
+    return act == PAGODA_DTYPE_INVALID ? "0 (f32)" : pagoda_dtype_name(act);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* KV_WRITE                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
 static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads, int64_t head_dim,
-                          int64_t block_size, pagoda_dtype_t dtype, int padded, int bad_slot,
-                          conf_tally_t *tally) {
+                          int64_t block_size, pagoda_dtype_t dtype, pagoda_dtype_t act, int padded,
+                          int bad_slot, conf_tally_t *tally) {
     const int64_t row = n_kv_heads * head_dim;
     const int64_t k_stride = padded ? row + test_rng_int(rng, 1, 5) : row;
     const int64_t v_stride = padded ? row + test_rng_int(rng, 1, 5) : row;
@@ -33,10 +51,11 @@ static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads,
     const int64_t n_slots = num_blocks * block_size;
     conf_case_t c;
     conf_case_init(&c, "kv_write tokens=%lld kv_heads=%lld head_dim=%lld block=%lld blocks=%lld "
-                   "cache=%s%s%s",
+                   "cache=%s act=%s%s%s",
                    (long long)n_tokens, (long long)n_kv_heads, (long long)head_dim,
                    (long long)block_size, (long long)num_blocks, pagoda_dtype_name(dtype),
-                   padded ? " strided" : "", bad_slot ? " with a slot past the cache" : "");
+                   act_label(act), padded ? " strided" : "",
+                   bad_slot ? " with a slot past the cache" : "");
     pagoda_op_kv_write_t *a = &conf_add_step(&c, PAGODA_OP_KV_WRITE)->kv_write;
     a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
     a->cache_dtype = dtype;
@@ -47,6 +66,7 @@ static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads,
     a->num_blocks = num_blocks;
     a->k_token_stride = padded ? k_stride : 0;
     a->v_token_stride = padded ? v_stride : 0;
+    a->act_dtype = act;
 
     /* Distinct slots drawn from a shuffled pool; every fourth token is padding (-1). */
     int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
@@ -66,9 +86,10 @@ static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads,
 
     const size_t nk = (size_t)(n_tokens * k_stride), nv = (size_t)(n_tokens * v_stride);
     const size_t cache_n = (size_t)(n_slots * row), cache_bytes = cache_n * pagoda_dtype_size(dtype);
-    int k = conf_add_tensor(&c, "k", conf_random_f32(rng, nk, -3.0f, 3.0f), nk * sizeof(float),
+    const size_t act_size = pagoda_dtype_size(act_type(act));
+    int k = conf_add_tensor(&c, "k", random_act(rng, act, nk, -3.0f, 3.0f), nk * act_size,
                             CONF_DEVICE, CONF_INPUT, 0);
-    int v = conf_add_tensor(&c, "v", conf_random_f32(rng, nv, -3.0f, 3.0f), nv * sizeof(float),
+    int v = conf_add_tensor(&c, "v", random_act(rng, act, nv, -3.0f, 3.0f), nv * act_size,
                             CONF_DEVICE, CONF_INPUT, 0);
     int sm = conf_add_tensor(&c, "slot_mapping", slots, (size_t)n_tokens * sizeof *slots,
                              CONF_DEVICE, CONF_INPUT, 0);
@@ -100,7 +121,8 @@ typedef struct kv_rope_shape {
 
 static void kv_write_rope_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads,
                                int64_t head_dim, int64_t block_size, pagoda_dtype_t dtype,
-                               int padded, const kv_rope_shape_t *r, conf_tally_t *tally) {
+                               pagoda_dtype_t act, int padded, const kv_rope_shape_t *r,
+                               conf_tally_t *tally) {
     const int64_t row = n_kv_heads * head_dim;
     const int64_t k_stride = padded ? row + test_rng_int(rng, 1, 5) : row;
     const int64_t v_stride = padded ? row + 4 : row;
@@ -109,11 +131,11 @@ static void kv_write_rope_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_h
     const int64_t rot_dim = r->rot_dim ? r->rot_dim : head_dim;
     conf_case_t c;
     conf_case_init(&c, "kv_write k_rope layout=%d scaling=%d rot_dim=%lld%s tokens=%lld "
-                   "kv_heads=%lld head_dim=%lld block=%lld cache=%s%s%s",
+                   "kv_heads=%lld head_dim=%lld block=%lld cache=%s act=%s%s%s",
                    (int)r->layout, (int)r->scaling, (long long)rot_dim,
                    r->freq_factors ? " freq_factors" : "", (long long)n_tokens,
                    (long long)n_kv_heads, (long long)head_dim, (long long)block_size,
-                   pagoda_dtype_name(dtype), padded ? " strided" : "",
+                   pagoda_dtype_name(dtype), act_label(act), padded ? " strided" : "",
                    r->defect == 1   ? " with a slot past the cache"
                    : r->defect == 2 ? " with a negative freq_factors entry"
                                     : "");
@@ -127,6 +149,7 @@ static void kv_write_rope_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_h
     a->num_blocks = num_blocks;
     a->k_token_stride = padded ? k_stride : 0;
     a->v_token_stride = padded ? v_stride : 0;
+    a->act_dtype = act;
 
     int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
     for (int64_t i = 0; i < n_slots; ++i) pool[i] = i;
@@ -159,15 +182,19 @@ static void kv_write_rope_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_h
     rope->low_freq_factor = 1.0f;
     rope->high_freq_factor = 4.0f;
     rope->original_max_position = 8192;
+    /* Not this op's: KV_WRITE's keys are `k`, of its own act_dtype (ops.h ignores the rest). */
+    if (act_type(act) != PAGODA_DTYPE_F32)
+        rope->act_dtype = act == PAGODA_DTYPE_BF16 ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_BF16;
     const int nested = conf_add_nested(&c, 0, offsetof(pagoda_op_kv_write_t, k_rope), rope,
                                        sizeof *rope);
     if (r->defect != 0) c.expect = PAGODA_ERR_INVALID_ARGUMENT;
 
     const size_t nk = (size_t)(n_tokens * k_stride), nv = (size_t)(n_tokens * v_stride);
     const size_t cache_n = (size_t)(n_slots * row), cache_bytes = cache_n * pagoda_dtype_size(dtype);
-    int k = conf_add_tensor(&c, "k", conf_random_f32(rng, nk, -3.0f, 3.0f), nk * sizeof(float),
+    const size_t act_size = pagoda_dtype_size(act_type(act));
+    int k = conf_add_tensor(&c, "k", random_act(rng, act, nk, -3.0f, 3.0f), nk * act_size,
                             CONF_DEVICE, CONF_INPUT, 0);
-    int v = conf_add_tensor(&c, "v", conf_random_f32(rng, nv, -3.0f, 3.0f), nv * sizeof(float),
+    int v = conf_add_tensor(&c, "v", random_act(rng, act, nv, -3.0f, 3.0f), nv * act_size,
                             CONF_DEVICE, CONF_INPUT, 0);
     int sm = conf_add_tensor(&c, "slot_mapping", slots, (size_t)n_tokens * sizeof *slots,
                              CONF_DEVICE, CONF_INPUT, 0);
@@ -278,22 +305,87 @@ static void kv_write_rope_cases(test_rng_t *rng, conf_tally_t *tally) {
         const kv_rope_shape_t r = {layouts[i % 2], scalings[(i / 2) % 3], rot_dims[(i / 6) % 3],
                                    i % 4 == 3, 0};
         kv_write_rope_case(rng, test_rng_int(rng, 1, 90), test_rng_int(rng, 1, 8), head_dim,
-                           block_sizes[(i / 3) % 6], kTypes[i % 3], (i / 5) % 2, &r, tally);
+                           block_sizes[(i / 3) % 6], kTypes[i % 3], PAGODA_DTYPE_INVALID,
+                           (i / 5) % 2, &r, tally);
     }
     for (size_t d = 0; d < 3; ++d) {
         const kv_rope_shape_t llama = {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LLAMA3, 0, 1,
                                        0};
-        kv_write_rope_case(rng, 512, 8, 128, 16, kTypes[d], 0, &llama, tally);
+        kv_write_rope_case(rng, 512, 8, 128, 16, kTypes[d], PAGODA_DTYPE_INVALID, 0, &llama,
+                           tally);
         const kv_rope_shape_t bad_slot = {PAGODA_ROPE_INTERLEAVED, PAGODA_ROPE_SCALING_NONE, 0,
                                           0, 1};
-        kv_write_rope_case(rng, 21, 4, 64, 32, kTypes[d], 1, &bad_slot, tally);
+        kv_write_rope_case(rng, 21, 4, 64, 32, kTypes[d], PAGODA_DTYPE_INVALID, 1, &bad_slot,
+                           tally);
         const kv_rope_shape_t bad_factor = {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 0,
                                             1, 2};
-        kv_write_rope_case(rng, 9, 2, 64, 16, kTypes[d], 0, &bad_factor, tally);
+        kv_write_rope_case(rng, 9, 2, 64, 16, kTypes[d], PAGODA_DTYPE_INVALID, 0, &bad_factor,
+                           tally);
+    }
+    /* bf16/f16 keys: rotated in f32 from the widened values, rounded once to the cache. */
+    for (int i = 0; i < 12; ++i) {
+        const int64_t head_dim = head_dims[i % 6];
+        /* Every third case rotates half a head (rounded to even) where that leaves a pair. */
+        const int64_t half = head_dim / 2 - (head_dim / 2) % 2;
+        const int64_t rot_dim = i % 3 == 2 && half >= 2 ? half : 0;
+        const kv_rope_shape_t r = {layouts[i % 2], scalings[(i / 2) % 3], rot_dim, i % 4 == 1, 0};
+        kv_write_rope_case(rng, test_rng_int(rng, 1, 90), test_rng_int(rng, 1, 8), head_dim,
+                           block_sizes[i % 6], kTypes[i % 3], kTypes[1 + i % 2], i % 2, &r,
+                           tally);
     }
 }
 
+/* `supports` on act_dtype: f32 (or 0), bf16 and f16 taken, any other type refused, on both ops;
+ * an ABI 1.0 struct_size (ending before the field) reads it as 0. */
+static void act_dtype_descriptors(conf_tally_t *tally) {
+    pagoda_op_kv_write_t w;
+    memset(&w, 0, sizeof w);
+    w.struct_size = sizeof w;
+    w.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    w.cache_dtype = PAGODA_DTYPE_BF16;
+    w.n_tokens = 7;
+    w.n_kv_heads = 8;
+    w.head_dim = 128;
+    w.block_size = 16;
+    w.num_blocks = 64;
+    pagoda_op_paged_attention_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a.cache_dtype = PAGODA_DTYPE_F16;
+    a.causal = 1;
+    a.n_seqs = 4;
+    a.n_q_heads = 32;
+    a.n_kv_heads = 8;
+    a.head_dim = 128;
+    a.block_size = 16;
+    a.num_blocks = 64;
+    a.max_blocks_per_seq = 16;
+    a.scale = 0.088f;
+    static const struct {
+        pagoda_dtype_t act;
+        int valid;
+    } acts[] = {{PAGODA_DTYPE_INVALID, 1}, {PAGODA_DTYPE_F32, 1}, {PAGODA_DTYPE_BF16, 1},
+                {PAGODA_DTYPE_F16, 1},     {PAGODA_DTYPE_I32, 0}, {PAGODA_DTYPE_U8, 0},
+                {(pagoda_dtype_t)42, 0}};
+    char label[64];
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; ++i) {
+        snprintf(label, sizeof label, "kv_write act_dtype %d", (int)acts[i].act);
+        w.act_dtype = acts[i].act;
+        conf_check_supports(label, PAGODA_OP_KV_WRITE, &w, acts[i].valid, tally);
+        snprintf(label, sizeof label, "paged_attention act_dtype %d", (int)acts[i].act);
+        a.act_dtype = acts[i].act;
+        conf_check_supports(label, PAGODA_OP_PAGED_ATTENTION, &a, acts[i].valid, tally);
+    }
+    w.struct_size = (uint32_t)offsetof(pagoda_op_kv_write_t, act_dtype);
+    conf_check_supports("kv_write struct_size before act_dtype", PAGODA_OP_KV_WRITE, &w, 1, tally);
+    a.struct_size = (uint32_t)offsetof(pagoda_op_paged_attention_t, act_dtype);
+    conf_check_supports("paged_attention ABI 1.0 struct_size", PAGODA_OP_PAGED_ATTENTION, &a, 1,
+                        tally);
+}
+
 void conf_cases_kv_write(conf_tally_t *tally) {
+    act_dtype_descriptors(tally);
     test_rng_t rng;
     test_rng_seed(&rng, 0x6b7677ull);
     static const int64_t block_sizes[] = {1, 16, 32, 8, 3, 128};
@@ -301,12 +393,18 @@ void conf_cases_kv_write(conf_tally_t *tally) {
     for (int i = 0; i < 36; ++i)
         kv_write_case(&rng, test_rng_int(&rng, 1, 90), test_rng_int(&rng, 1, 8),
                       head_dims[test_rng_int(&rng, 0, 5)], block_sizes[i % 6], kTypes[i % 3],
-                      (i / 3) % 2, 0, tally);
+                      PAGODA_DTYPE_INVALID, (i / 3) % 2, 0, tally);
     for (size_t d = 0; d < 3; ++d) {
-        kv_write_case(&rng, 0, 2, 64, 16, kTypes[d], 0, 0, tally); /* nothing to write */
-        kv_write_case(&rng, 512, 8, 128, 16, kTypes[d], 0, 0, tally);
-        kv_write_case(&rng, 21, 4, 64, 32, kTypes[d], 1, 1, tally);
+        /* nothing to write */
+        kv_write_case(&rng, 0, 2, 64, 16, kTypes[d], PAGODA_DTYPE_INVALID, 0, 0, tally);
+        kv_write_case(&rng, 512, 8, 128, 16, kTypes[d], PAGODA_DTYPE_INVALID, 0, 0, tally);
+        kv_write_case(&rng, 21, 4, 64, 32, kTypes[d], PAGODA_DTYPE_INVALID, 1, 1, tally);
     }
+    /* bf16/f16 keys and values (and f32 named explicitly) into every cache type. */
+    for (int i = 0; i < 18; ++i)
+        kv_write_case(&rng, test_rng_int(&rng, 1, 90), test_rng_int(&rng, 1, 8),
+                      head_dims[test_rng_int(&rng, 0, 5)], block_sizes[i % 6], kTypes[i % 3],
+                      kTypes[(i / 3) % 3], i % 2, i == 17, tally);
     kv_write_rope_cases(&rng, tally);
 }
 
@@ -321,6 +419,7 @@ typedef struct attention_shape {
     int q_lens[MAX_SEQS], ctx_lens[MAX_SEQS];
     int n_q_heads, n_kv_heads, head_dim, block_size;
     pagoda_dtype_t dtype;
+    pagoda_dtype_t act; /* of q and out; 0 = f32 */
     int causal, sliding_window, padded, give_max_context;
     /* 0: a valid batch; 1: a visible block id past the pool; 2: a context past the table. */
     int defect;
@@ -355,9 +454,9 @@ static void attention_case(test_rng_t *rng, const attention_shape_t *s, const ch
 
     conf_case_t c;
     conf_case_init(&c, "paged_attention %s: seqs=%d heads=%d/%d head_dim=%d block=%d cache=%s "
-                   "causal=%d window=%d%s (q_len,ctx of seq 0: %d,%d)",
+                   "act=%s causal=%d window=%d%s (q_len,ctx of seq 0: %d,%d)",
                    what, s->n_seqs, s->n_q_heads, s->n_kv_heads, s->head_dim, s->block_size,
-                   pagoda_dtype_name(s->dtype), s->causal, s->sliding_window,
+                   pagoda_dtype_name(s->dtype), act_label(s->act), s->causal, s->sliding_window,
                    s->padded ? " strided" : "", s->q_lens[0], s->ctx_lens[0]);
     pagoda_op_paged_attention_t *a = &conf_add_step(&c, PAGODA_OP_PAGED_ATTENTION)->attention;
     a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
@@ -373,6 +472,7 @@ static void attention_case(test_rng_t *rng, const attention_shape_t *s, const ch
     a->max_context_len = s->give_max_context ? max_ctx : 0;
     a->scale = 1.0f / sqrtf((float)d);
     a->sliding_window = s->sliding_window;
+    a->act_dtype = s->act;
 
     /* Block tables over a shuffled pool; unreadable entries get ids outside the pool. */
     int32_t *perm = test_xmalloc((size_t)num_blocks * sizeof *perm);
@@ -446,8 +546,15 @@ static void attention_case(test_rng_t *rng, const attention_shape_t *s, const ch
     a->q_token_stride = s->padded ? q_stride : 0;
     a->out_token_stride = s->padded ? o_stride : 0;
     const size_t nq = (size_t)(total_q * q_stride), no = (size_t)(total_q * o_stride);
-    const double tol = conf_tolerance(s->dtype);
-    int q = conf_add_tensor(&c, "q", conf_random_f32(rng, nq, -2.0f, 2.0f), nq * sizeof(float),
+    /* A half output may also differ by one rounding of its own type. */
+    const pagoda_dtype_t act = act_type(s->act);
+    const double cache_tol = conf_tolerance(s->dtype), act_tol = conf_tolerance(act);
+    const double tol = cache_tol > act_tol ? cache_tol : act_tol;
+    const conf_compare_t out_compare = act == PAGODA_DTYPE_BF16  ? CONF_BF16
+                                       : act == PAGODA_DTYPE_F16 ? CONF_F16
+                                                                 : CONF_F32;
+    const size_t act_size = pagoda_dtype_size(act);
+    int q = conf_add_tensor(&c, "q", random_act(rng, act, nq, -2.0f, 2.0f), nq * act_size,
                             CONF_DEVICE, CONF_INPUT, 0);
     int kc = conf_add_tensor(&c, "k_cache", k_cache, cache_n * esize, CONF_DEVICE, CONF_INPUT, 0);
     int vc = conf_add_tensor(&c, "v_cache", v_cache, cache_n * esize, CONF_DEVICE, CONF_INPUT, 0);
@@ -459,8 +566,8 @@ static void attention_case(test_rng_t *rng, const attention_shape_t *s, const ch
     int qs = conf_add_tensor(&c, "query_start", query_start,
                              (size_t)(s->n_seqs + 1) * sizeof *query_start, CONF_DEVICE,
                              CONF_INPUT, 0);
-    int out = conf_add_tensor(&c, "out", conf_random_f32(rng, no, -1.0f, 1.0f), no * sizeof(float),
-                              CONF_DEVICE, CONF_F32, tol);
+    int out = conf_add_tensor(&c, "out", random_act(rng, act, no, -1.0f, 1.0f), no * act_size,
+                              CONF_DEVICE, out_compare, tol);
     conf_bind(&c, 0, q, offsetof(pagoda_op_paged_attention_t, q));
     conf_bind(&c, 0, kc, offsetof(pagoda_op_paged_attention_t, k_cache));
     conf_bind(&c, 0, vc, offsetof(pagoda_op_paged_attention_t, v_cache));
@@ -571,6 +678,43 @@ void conf_cases_paged_attention(conf_tally_t *tally) {
         s.padded = 1;
         attention_case(&rng, &s, "chunked prefill, window", tally);
     }
+    /* bf16/f16 queries and outputs: mixed batches, and a long decode whose split partials
+     * are merged in f32 before the output's one rounding. */
+    for (int i = 0; i < 18; ++i) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        random_batch(&rng, &s, (int)test_rng_int(&rng, 1, 6), i % 6 == 5 ? 900 : 200);
+        const int g = (int)test_rng_int(&rng, 0, 7);
+        s.n_q_heads = kGqa[g][0];
+        s.n_kv_heads = kGqa[g][1];
+        s.head_dim = head_dims[i % 5];
+        s.block_size = block_sizes[i % 3];
+        s.dtype = kTypes[(i / 2) % 3];
+        s.act = kTypes[1 + i % 2];
+        s.causal = i % 7 != 6;
+        s.sliding_window = windows[test_rng_int(&rng, 0, 6)];
+        s.padded = i % 4 == 1;
+        s.give_max_context = i % 2;
+        attention_case(&rng, &s, "mixed batch, half act", tally);
+    }
+    for (size_t dt = 0; dt < 3; ++dt) {
+        attention_shape_t s;
+        memset(&s, 0, sizeof s);
+        s.n_seqs = 2;
+        s.q_lens[0] = s.q_lens[1] = 1;
+        s.ctx_lens[0] = 5000;
+        s.ctx_lens[1] = 700;
+        s.n_q_heads = 8;
+        s.n_kv_heads = 1;
+        s.head_dim = 128;
+        s.block_size = 16;
+        s.dtype = kTypes[dt];
+        s.act = kTypes[1 + dt % 2];
+        s.causal = 1;
+        s.padded = 1;
+        s.give_max_context = 1;
+        attention_case(&rng, &s, "long decode, half act", tally);
+    }
     /* Ids the reference refuses must be refused by every backend. */
     for (int defect = 1; defect <= 2; ++defect) {
         attention_shape_t s;
@@ -607,6 +751,7 @@ void conf_cases_paged_attention_odd(conf_tally_t *tally) {
         s.sliding_window = i % 6 == 5 ? 9 : 0;
         s.padded = i % 2;
         s.give_max_context = 1;
+        s.act = i % 3 == 1 ? kTypes[1 + (i / 3) % 2] : PAGODA_DTYPE_INVALID;
         attention_case(&rng, &s, "odd shape", tally);
     }
 }

@@ -1,5 +1,6 @@
 /* ROPE cases: both pairings, every scaling, partial rotation, frequency divisors, padded token
- * strides, and positions up to 200k, where an angle computed in f32 is visibly wrong. */
+ * strides, f32/bf16/f16 activations, and positions up to 200k, where an angle computed in f32 is
+ * visibly wrong. */
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@ typedef struct rope_shape {
     pagoda_rope_scaling_t scaling;
     int freq_factors, padded;
     int32_t max_position;
+    pagoda_dtype_t act; /* 0 = f32, as ops.h reads it */
 } rope_shape_t;
 
 static void rope_case(test_rng_t *rng, const rope_shape_t *s, conf_tally_t *tally) {
@@ -20,11 +22,12 @@ static void rope_case(test_rng_t *rng, const rope_shape_t *s, conf_tally_t *tall
     static const char *const scalings[] = {"none", "linear", "llama3"};
     conf_case_t c;
     conf_case_init(&c, "rope tokens=%lld heads=%lld head_dim=%lld rot_dim=%lld %s scaling=%s%s%s "
-                   "positions<=%d",
+                   "positions<=%d act=%s",
                    (long long)s->n_tokens, (long long)s->n_heads, (long long)s->head_dim,
                    (long long)rot, s->layout == PAGODA_ROPE_HALF_SPLIT ? "half-split" : "interleaved",
                    scalings[s->scaling], s->freq_factors ? " freq_factors" : "",
-                   s->padded ? " strided" : "", (int)s->max_position);
+                   s->padded ? " strided" : "", (int)s->max_position,
+                   s->act == PAGODA_DTYPE_INVALID ? "0" : pagoda_dtype_name(s->act));
     pagoda_op_rope_t *a = &conf_add_step(&c, PAGODA_OP_ROPE)->rope;
     a->layout = s->layout;
     a->scaling = s->scaling;
@@ -38,9 +41,18 @@ static void rope_case(test_rng_t *rng, const rope_shape_t *s, conf_tally_t *tall
     a->low_freq_factor = 1.0f;
     a->high_freq_factor = 4.0f;
     a->original_max_position = 8192;
+    a->act_dtype = s->act;
 
     const size_t nx = (size_t)(s->n_tokens * stride);
-    int x = conf_add_tensor(&c, "x", conf_random_f32(rng, nx, -2.0f, 2.0f), nx * sizeof(float),
+    int x;
+    if (s->act == PAGODA_DTYPE_BF16 || s->act == PAGODA_DTYPE_F16)
+        /* Rotated in f32 from the widened inputs and rounded once: within a rounding. */
+        x = conf_add_tensor(&c, "x", conf_random_typed(rng, s->act, nx, -2.0f, 2.0f),
+                            nx * pagoda_dtype_size(s->act), CONF_DEVICE,
+                            s->act == PAGODA_DTYPE_BF16 ? CONF_BF16 : CONF_F16,
+                            conf_tolerance(s->act));
+    else
+        x = conf_add_tensor(&c, "x", conf_random_f32(rng, nx, -2.0f, 2.0f), nx * sizeof(float),
                             CONF_DEVICE, CONF_F32, conf_tolerance(PAGODA_DTYPE_F32));
     int32_t *positions = test_xmalloc((size_t)s->n_tokens * sizeof *positions);
     /* Mostly increasing, as a prompt's are, with a few arbitrary ones (other sequences). */
@@ -78,15 +90,33 @@ void conf_cases_rope(conf_tally_t *tally) {
         s.freq_factors = i % 7 == 5;
         s.padded = (i / 3) % 2;
         s.max_position = max_positions[i % 4];
+        /* Every third case on bf16 or f16 heads, a few with act_dtype spelled F32. */
+        static const pagoda_dtype_t acts[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16,
+                                              PAGODA_DTYPE_F32};
+        s.act = i % 3 == 2 ? acts[(i / 3) % 3] : PAGODA_DTYPE_INVALID;
         rope_case(&rng, &s, tally);
     }
     /* An odd head size rotated on its even part, and a prompt of Llama 3's shape. */
-    const rope_shape_t odd = {5, 3, 67, 64, PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 0, 1, 999};
+    const rope_shape_t odd = {5, 3, 67, 64, PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_NONE, 0, 1, 999,
+                              PAGODA_DTYPE_INVALID};
     const rope_shape_t llama3 = {200, 32, 128, 0, PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LLAMA3,
-                                 0, 0, 131072};
+                                 0, 0, 131072, PAGODA_DTYPE_INVALID};
     const rope_shape_t gguf = {64, 8, 128, 0, PAGODA_ROPE_INTERLEAVED, PAGODA_ROPE_SCALING_NONE,
-                               1, 1, 100000};
+                               1, 1, 100000, PAGODA_DTYPE_INVALID};
     rope_case(&rng, &odd, tally);
     rope_case(&rng, &llama3, tally);
     rope_case(&rng, &gguf, tally);
+    /* The same shapes on half-precision heads, and more pairs than one block holds. */
+    rope_shape_t half = odd;
+    half.act = PAGODA_DTYPE_F16;
+    rope_case(&rng, &half, tally);
+    half = llama3;
+    half.act = PAGODA_DTYPE_BF16;
+    rope_case(&rng, &half, tally);
+    half = gguf;
+    half.act = PAGODA_DTYPE_F16;
+    rope_case(&rng, &half, tally);
+    const rope_shape_t wide = {9, 2, 600, 520, PAGODA_ROPE_INTERLEAVED, PAGODA_ROPE_SCALING_LINEAR,
+                               0, 1, 60000, PAGODA_DTYPE_BF16};
+    rope_case(&rng, &wide, tally);
 }

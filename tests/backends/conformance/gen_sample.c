@@ -175,20 +175,36 @@ static void sample_inputs_make(test_rng_t *rng, int64_t rows, int64_t cols, int6
     }
 }
 
-/* Hands `in` to a SAMPLE case and runs it; `expect` is the status the reference must give. */
+/* Hands `in` to a SAMPLE case and runs it; `expect` is the status the reference must give.
+ * With bf16/f16 `logits_dtype` the logits are rounded to it, and the oracle reads the values
+ * kept. */
 static void sample_case(const char *why_label, int64_t rows, int64_t cols, int64_t ldx,
-                        sample_inputs_t *in, pagoda_status_t expect, conf_tally_t *tally) {
+                        pagoda_dtype_t logits_dtype, sample_inputs_t *in, pagoda_status_t expect,
+                        conf_tally_t *tally) {
     conf_case_t c;
-    conf_case_init(&c, "sample %s rows=%lld cols=%lld ldx=%lld", why_label, (long long)rows,
-                   (long long)cols, (long long)ldx);
+    conf_case_init(&c, "sample %s rows=%lld cols=%lld ldx=%lld logits=%s", why_label,
+                   (long long)rows, (long long)cols, (long long)ldx,
+                   pagoda_dtype_name(logits_dtype));
     c.expect = expect;
     pagoda_op_sample_t *a = &conf_add_step(&c, PAGODA_OP_SAMPLE)->sample;
     a->rows = rows;
     a->cols = cols;
     a->ldx = ldx == cols ? 0 : ldx;
+    a->logits_dtype = logits_dtype;
     const size_t fr = (size_t)rows * sizeof(float);
-    const int tx = conf_add_tensor(&c, "logits", in->logits, (size_t)(rows * ldx) * sizeof(float),
-                                   CONF_DEVICE, CONF_INPUT, 0);
+    const size_t n_logits = (size_t)(rows * ldx);
+    void *uploaded = in->logits;
+    if (logits_dtype != PAGODA_DTYPE_F32) {
+        double *kept = test_xmalloc(n_logits * sizeof(double));
+        uploaded = test_xmalloc(n_logits * pagoda_dtype_size(logits_dtype));
+        test_convert_weights(logits_dtype, in->logits, n_logits, uploaded, kept);
+        for (size_t i = 0; i < n_logits; ++i) in->logits[i] = (float)kept[i];
+        free(kept);
+        conf_own(&c, in->logits);
+    }
+    const int tx = conf_add_tensor(&c, "logits", uploaded,
+                                   n_logits * pagoda_dtype_size(logits_dtype), CONF_DEVICE,
+                                   CONF_INPUT, 0);
     const int tt = conf_add_tensor(&c, "temperature", in->temperature, fr, CONF_DEVICE,
                                    CONF_INPUT, 0);
     const int tk = conf_add_tensor(&c, "top_k", in->top_k, (size_t)rows * sizeof(int32_t),
@@ -240,13 +256,21 @@ static void random_case(test_rng_t *rng, int64_t rows, int64_t cols, int padded,
     const int64_t ldx = padded ? cols + test_rng_int(rng, 1, 7) : cols;
     sample_inputs_t in;
     sample_inputs_make(rng, rows, cols, ldx, &in);
-    sample_case("random", rows, cols, ldx, &in, PAGODA_OK, tally);
+    sample_case("random", rows, cols, ldx, PAGODA_DTYPE_F32, &in, PAGODA_OK, tally);
+}
+
+static void half_case(test_rng_t *rng, pagoda_dtype_t dtype, int64_t rows, int64_t cols,
+                      int padded, conf_tally_t *tally) {
+    const int64_t ldx = padded ? cols + test_rng_int(rng, 1, 7) : cols;
+    sample_inputs_t in;
+    sample_inputs_make(rng, rows, cols, ldx, &in);
+    sample_case("random", rows, cols, ldx, dtype, &in, PAGODA_OK, tally);
 }
 
 /* One bad row among good ones: every backend must fail the launch (the CUDA backend when its
  * stream synchronizes). `kind`: 0 NaN logit, 1 all -inf, 2 uniform = 1, 3 top_p = 0,
  * 4 temperature < 0, 5 min_p > 1. */
-static void error_case(test_rng_t *rng, int kind, conf_tally_t *tally) {
+static void error_case(test_rng_t *rng, int kind, pagoda_dtype_t dtype, conf_tally_t *tally) {
     static const char *const labels[] = {"nan logit", "all -inf", "uniform=1",
                                          "top_p=0",   "T<0",      "min_p>1"};
     const int64_t rows = 4, cols = 3000, bad = 2;
@@ -263,7 +287,7 @@ static void error_case(test_rng_t *rng, int kind, conf_tally_t *tally) {
         case 4: in.temperature[bad] = -1.0f; break;
         default: in.min_p[bad] = 1.5f; break;
     }
-    sample_case(labels[kind], rows, cols, cols, &in, PAGODA_ERR_INVALID_ARGUMENT, tally);
+    sample_case(labels[kind], rows, cols, cols, dtype, &in, PAGODA_ERR_INVALID_ARGUMENT, tally);
 }
 
 /* supports() on SAMPLE descriptors: every backend must judge them as the reference does. */
@@ -302,5 +326,15 @@ void conf_cases_sample(conf_tally_t *tally) {
     random_case(&rng, 4, 128256, 1, tally);
     random_case(&rng, 6, 151936, 0, tally);
     random_case(&rng, 2, 151937, 1, tally);
-    for (int kind = 0; kind < 6; ++kind) error_case(&rng, kind, tally);
+    for (int kind = 0; kind < 6; ++kind) error_case(&rng, kind, PAGODA_DTYPE_F32, tally);
+    /* bf16/f16 logits (logits_dtype): rounded values, so more exact ties among them. */
+    static const pagoda_dtype_t halves[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    for (size_t t = 0; t < 2; ++t) {
+        half_case(&rng, halves[t], 8, 7, 1, tally);
+        half_case(&rng, halves[t], 5, 1025, 0, tally);
+        half_case(&rng, halves[t], 4, 32000, 1, tally);
+        half_case(&rng, halves[t], 3, 151936, 0, tally);
+        error_case(&rng, 0, halves[t], tally);
+        error_case(&rng, 1, halves[t], tally);
+    }
 }

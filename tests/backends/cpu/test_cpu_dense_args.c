@@ -3,6 +3,8 @@
  * newer caller) is accepted while its extra fields are zero, and refused as unsupported when one
  * is set; `supports` reads only the description, so NULL pointers pass;
  * `launch` reports the NULL pointer by field name. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,12 +162,100 @@ static void test_launch_names_null_pointer(void **state) {
     }
 }
 
+/* ABI 1.1 appended the activation types (act_dtype; EMBEDDING's out_dtype). A 1.0 caller's
+ * struct ends before them: it is accepted, and the op runs on f32. */
+static void test_abi_1_0_structs_without_act_dtype(void **state) {
+    (void)state;
+    dense_descriptors_t d;
+    fill_descriptors(&d);
+    d.embedding.struct_size = (uint32_t)offsetof(pagoda_op_embedding_t, out_dtype);
+    d.rmsnorm.struct_size = (uint32_t)offsetof(pagoda_op_rmsnorm_t, act_dtype);
+    d.rope.struct_size = (uint32_t)offsetof(pagoda_op_rope_t, act_dtype);
+    d.silu_mul.struct_size = (uint32_t)offsetof(pagoda_op_silu_mul_t, act_dtype);
+    d.add.struct_size = (uint32_t)offsetof(pagoda_op_add_t, act_dtype);
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_EMBEDDING, &d.embedding));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_RMSNORM, &d.rmsnorm));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ROPE, &d.rope));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_SILU_MUL, &d.silu_mul));
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ADD, &d.add));
+
+    /* The bytes past a short struct_size are not read: garbage there must not turn it bf16. */
+    pagoda_op_add_t old;
+    memset(&old, 0xff, sizeof old);
+    float a[4] = {1, 2, 3, 4}, b[4] = {0.5f, 0.25f, 0.125f, 1e-3f}, out[4] = {0};
+    old.struct_size = (uint32_t)offsetof(pagoda_op_add_t, act_dtype);
+    old.n = 4;
+    old.a = a;
+    old.b = b;
+    old.out = out;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ADD, &old));
+    for (int i = 0; i < 4; ++i) assert_true(out[i] == a[i] + b[i]);
+}
+
+/* Activation types: F32, BF16, F16 or 0 pass; a defined non-float type or an unknown value is
+ * unsupported, named by its field. */
+static void test_act_dtype_values(void **state) {
+    (void)state;
+    dense_descriptors_t d;
+    fill_descriptors(&d);
+    struct {
+        pagoda_op_t op;
+        void *args;
+        pagoda_dtype_t *field;
+        const char *name;
+    } fields[] = {
+        {PAGODA_OP_EMBEDDING, &d.embedding, &d.embedding.out_dtype, "embedding: out_dtype"},
+        {PAGODA_OP_RMSNORM, &d.rmsnorm, &d.rmsnorm.act_dtype, "rmsnorm: act_dtype"},
+        {PAGODA_OP_ROPE, &d.rope, &d.rope.act_dtype, "rope: act_dtype"},
+        {PAGODA_OP_SILU_MUL, &d.silu_mul, &d.silu_mul.act_dtype, "silu_mul: act_dtype"},
+        {PAGODA_OP_ADD, &d.add, &d.add.act_dtype, "add: act_dtype"},
+    };
+    static const pagoda_dtype_t good[] = {PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32,
+                                          PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    static const pagoda_dtype_t bad[] = {PAGODA_DTYPE_I32, PAGODA_DTYPE_I64, PAGODA_DTYPE_U8,
+                                         (pagoda_dtype_t)99};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) {
+        for (size_t g = 0; g < sizeof good / sizeof good[0]; ++g) {
+            *fields[f].field = good[g];
+            pagoda_status_t s = test_cpu_supports(fields[f].op, fields[f].args);
+            if (s != PAGODA_OK)
+                fail_msg("%s = %d refused: %s", fields[f].name, (int)good[g],
+                         pagoda_last_error_message());
+        }
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b) {
+            *fields[f].field = bad[b];
+            test_cpu_expect_rejected(fields[f].op, fields[f].args, PAGODA_ERR_UNSUPPORTED,
+                                     fields[f].name);
+        }
+        *fields[f].field = PAGODA_DTYPE_INVALID;
+    }
+}
+
+/* Extents are counted in the activation type's bytes: n elements whose f32 bytes overflow fit
+ * as bf16. */
+static void test_act_extent_uses_element_size(void **state) {
+    (void)state;
+    pagoda_op_add_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.n = INT64_MAX / 3;
+    test_cpu_expect_rejected(PAGODA_OP_ADD, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                             "does not fit in the address space");
+    a.act_dtype = PAGODA_DTYPE_BF16;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ADD, &a));
+    a.act_dtype = PAGODA_DTYPE_F16;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ADD, &a));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supports_without_pointers),
         cmocka_unit_test(test_null_and_short_structs),
         cmocka_unit_test(test_larger_struct),
         cmocka_unit_test(test_launch_names_null_pointer),
+        cmocka_unit_test(test_abi_1_0_structs_without_act_dtype),
+        cmocka_unit_test(test_act_dtype_values),
+        cmocka_unit_test(test_act_extent_uses_element_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

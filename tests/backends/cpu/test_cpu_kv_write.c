@@ -2,7 +2,9 @@
  * [num_blocks][n_kv_heads][block_size][head_dim] in the cache dtype, padding slots are skipped,
  * every other byte of the caches is left alone, and a bad launch writes nothing. With k_rope the
  * caches come out byte for byte as after ROPE on a copy of the keys followed by a plain write,
- * and the keys themselves are left alone. */
+ * and the keys themselves are left alone. Keys and values may be bf16/f16 (act_dtype): widened
+ * exactly and rounded once to the cache's type, also through the rotation. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +175,95 @@ static void test_bad_descriptors(void **state) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Half-precision activations (act_dtype)                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Keys and values of type `act`: the setup's f32 rows converted (round to nearest even) into
+ * `k_act` / `v_act`, and the setup's rows replaced by the values kept, so the f32 expectations
+ * (expected_cache) describe exactly what the kernel reads. Points the descriptor at them. */
+static void setup_use_act(kv_setup_t *s, pagoda_dtype_t act, uint16_t *k_act, uint16_t *v_act) {
+    double kept[TOKENS * K_STRIDE];
+    test_convert_weights(act, s->k, TOKENS * K_STRIDE, k_act, kept);
+    for (int i = 0; i < TOKENS * K_STRIDE; ++i) s->k[i] = (float)kept[i];
+    test_convert_weights(act, s->v, TOKENS * ROW, v_act, kept);
+    for (int i = 0; i < TOKENS * ROW; ++i) s->v[i] = (float)kept[i];
+    s->args.act_dtype = act;
+    s->args.k = k_act;
+    s->args.v = v_act;
+}
+
+/* bf16/f16 keys and values into every cache type: widening is exact, so the caches hold each
+ * value rounded once to the cache's type, byte for byte. */
+static void test_half_activations(void **state) {
+    (void)state;
+    static const pagoda_dtype_t acts[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    static const pagoda_dtype_t caches[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    uint64_t seed = 200;
+    for (size_t i = 0; i < 2; ++i)
+        for (size_t c = 0; c < 3; ++c) {
+            kv_setup_t *s = test_xcalloc(1, sizeof *s);
+            uint16_t *k_act = test_xmalloc(TOKENS * K_STRIDE * sizeof *k_act);
+            uint16_t *v_act = test_xmalloc(TOKENS * ROW * sizeof *v_act);
+            setup_make(s, caches[c], seed++);
+            setup_use_act(s, acts[i], k_act, v_act);
+            TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_KV_WRITE, &s->args));
+            TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args));
+            unsigned char *want_k = expected_cache(s, s->k, K_STRIDE);
+            unsigned char *want_v = expected_cache(s, s->v, ROW);
+            const int k_same = memcmp(want_k, s->k_cache, s->cache_bytes) == 0;
+            const int v_same = memcmp(want_v, s->v_cache, s->cache_bytes) == 0;
+            free(want_k);
+            free(want_v);
+            free(k_act);
+            free(v_act);
+            setup_free(s);
+            free(s);
+            if (!k_same || !v_same)
+                fail_msg("act %s, cache %s: %s cache differs from the expected bytes",
+                         pagoda_dtype_name(acts[i]), pagoda_dtype_name(caches[c]),
+                         k_same ? "v" : "k");
+        }
+}
+
+/* act_dtype: 0 (a caller of an ABI 1.0 header) and F32 are f32; a struct_size ending before the
+ * field reads it as 0; any type but f32/bf16/f16 is unsupported. */
+static void test_act_dtype_field(void **state) {
+    (void)state;
+    static const pagoda_dtype_t as_f32[] = {PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32};
+    for (size_t i = 0; i < 3; ++i) {
+        kv_setup_t *s = test_xcalloc(1, sizeof *s);
+        setup_make(s, PAGODA_DTYPE_BF16, 50 + i);
+        if (i < 2)
+            s->args.act_dtype = as_f32[i];
+        else
+            s->args.struct_size = (uint32_t)offsetof(pagoda_op_kv_write_t, act_dtype);
+        TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &s->args));
+        unsigned char *want_k = expected_cache(s, s->k, K_STRIDE);
+        const int k_same = memcmp(want_k, s->k_cache, s->cache_bytes) == 0;
+        free(want_k);
+        setup_free(s);
+        free(s);
+        if (!k_same) fail_msg("act_dtype case %zu: keys not written as f32", i);
+    }
+
+    kv_setup_t *s = test_xcalloc(1, sizeof *s);
+    setup_make(s, PAGODA_DTYPE_F16, 60);
+    s->args.act_dtype = PAGODA_DTYPE_I32;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_UNSUPPORTED,
+                             "kv_write: act_dtype = i32 (4) is not supported");
+    s->args.act_dtype = (pagoda_dtype_t)77;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_UNSUPPORTED,
+                             "kv_write: act_dtype = unknown (77) is not supported");
+    /* The rows' extent counts the activation's bytes: a stride this large overflows them. */
+    s->args.act_dtype = PAGODA_DTYPE_BF16;
+    s->args.k_token_stride = INT64_MAX / 4;
+    test_cpu_expect_rejected(PAGODA_OP_KV_WRITE, &s->args, PAGODA_ERR_INVALID_ARGUMENT,
+                             "kv_write: k of 10 rows with stride");
+    setup_free(s);
+    free(s);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Fused key rotation (k_rope)                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -275,6 +366,77 @@ static void test_fused_rope_matches_rope_then_write(void **state) {
             }
 }
 
+/* Half keys with k_rope: the rotation runs in f32 on the widened keys and rounds once, to the
+ * cache's type, so the caches match ROPE on an f32 copy of the widened keys followed by an f32
+ * write, byte for byte. k_rope's own act_dtype is ignored (the keys are this op's). */
+static void fused_half_case(const fused_case_t *c, pagoda_dtype_t act, pagoda_dtype_t cache,
+                            uint64_t seed) {
+    kv_setup_t *fused = test_xcalloc(1, sizeof *fused), *unfused = test_xcalloc(1, sizeof *unfused);
+    uint16_t *k_act = test_xmalloc(TOKENS * K_STRIDE * sizeof *k_act);
+    uint16_t *v_act = test_xmalloc(TOKENS * ROW * sizeof *v_act);
+    setup_make(fused, cache, seed);
+    setup_make(unfused, cache, seed);
+    setup_use_act(fused, act, k_act, v_act);
+    memcpy(unfused->k, fused->k, sizeof unfused->k); /* the widened values, as f32 */
+    memcpy(unfused->v, fused->v, sizeof unfused->v);
+    test_rng_t rng;
+    test_rng_seed(&rng, seed ^ 0x9e3779b97f4a7c15ull);
+    int32_t positions[TOKENS];
+    for (int t = 0; t < TOKENS; ++t) positions[t] = (int32_t)test_rng_int(&rng, 0, 131072);
+    float freq_factors[DIM / 2];
+    for (int i = 0; i < DIM / 2; ++i) freq_factors[i] = test_rng_uniform(&rng, 0.5f, 8.0f);
+    pagoda_op_rope_t rope = fused_rope(c, positions, freq_factors);
+    rope.act_dtype = act == PAGODA_DTYPE_BF16 ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_BF16;
+
+    uint16_t *k_before = test_xmalloc(TOKENS * K_STRIDE * sizeof *k_before);
+    memcpy(k_before, k_act, TOKENS * K_STRIDE * sizeof *k_before);
+    fused->args.k_rope = &rope;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_KV_WRITE, &fused->args));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &fused->args));
+
+    pagoda_op_rope_t separate = rope;
+    separate.act_dtype = PAGODA_DTYPE_F32;
+    separate.n_tokens = TOKENS;
+    separate.n_heads = HEADS;
+    separate.x = unfused->k;
+    separate.token_stride = K_STRIDE;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &separate));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_KV_WRITE, &unfused->args));
+
+    const int k_same = memcmp(fused->k_cache, unfused->k_cache, fused->cache_bytes) == 0;
+    const int v_same = memcmp(fused->v_cache, unfused->v_cache, fused->cache_bytes) == 0;
+    const int k_kept = memcmp(k_act, k_before, TOKENS * K_STRIDE * sizeof *k_before) == 0;
+    free(k_before);
+    free(k_act);
+    free(v_act);
+    setup_free(fused);
+    setup_free(unfused);
+    free(fused);
+    free(unfused);
+    if (!k_same || !v_same || !k_kept)
+        fail_msg("fused kv_write act=%s cache=%s layout=%d rot_dim=%lld: %s",
+                 pagoda_dtype_name(act), pagoda_dtype_name(cache), (int)c->layout,
+                 (long long)c->rot_dim,
+                 !k_same   ? "k cache differs from f32 ROPE then KV_WRITE"
+                 : !v_same ? "v cache differs from an f32 KV_WRITE"
+                           : "k was modified");
+}
+
+static void test_fused_rope_half_keys(void **state) {
+    (void)state;
+    static const pagoda_dtype_t acts[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    static const pagoda_dtype_t caches[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    const fused_case_t shapes[] = {
+        {PAGODA_ROPE_HALF_SPLIT, PAGODA_ROPE_SCALING_LLAMA3, 0, 1},
+        {PAGODA_ROPE_INTERLEAVED, PAGODA_ROPE_SCALING_NONE, 12, 0}, /* rot_dim < head_dim */
+    };
+    uint64_t seed = 300;
+    for (size_t i = 0; i < 2; ++i)
+        for (size_t c = 0; c < 3; ++c)
+            for (size_t sh = 0; sh < 2; ++sh)
+                fused_half_case(&shapes[sh], acts[i], caches[c], seed++);
+}
+
 /* k_rope's own faults: checked fields fail supports and launch alike; positions are needed
  * (and freq_factors read) only at a launch with tokens, and a bad factor writes nothing. */
 static void test_fused_rope_rejects(void **state) {
@@ -333,6 +495,9 @@ int main(void) {
         cmocka_unit_test(test_bad_descriptors),
         cmocka_unit_test(test_fused_rope_matches_rope_then_write),
         cmocka_unit_test(test_fused_rope_rejects),
+        cmocka_unit_test(test_half_activations),
+        cmocka_unit_test(test_act_dtype_field),
+        cmocka_unit_test(test_fused_rope_half_keys),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     pagoda_backends_unload_all();

@@ -1,7 +1,9 @@
 /* PAGODA_OP_RMSNORM and PAGODA_OP_ROPE on the CPU backend against double-precision references.
  * RMSNorm: every weight type (reference on the kept weights), with and without the fused
  * residual, out aliasing x or the residual, strided rows. RoPE: both pairings, partial rotation,
- * no/linear/Llama 3 scaling and positions up to 128k, where an f32 angle would be visibly off. */
+ * no/linear/Llama 3 scaling and positions up to 128k, where an f32 angle would be visibly off.
+ * Both also with bf16/f16 activations: references on the widened inputs, every element within
+ * one rounding of its type (the RMSNorm residual stays f32 and exact). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,11 +407,238 @@ static void test_rope_rejects(void **state) {
                         "freq_factors[2]");
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* bf16 / f16 activations                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static const pagoda_dtype_t kHalfTypes[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+
+static float half_load(pagoda_dtype_t dtype, const uint16_t *p, int64_t i) {
+    return dtype == PAGODA_DTYPE_BF16 ? test_bf16_to_f32(p[i]) : test_f16_to_f32(p[i]);
+}
+
+static uint16_t half_round(pagoda_dtype_t dtype, float v) {
+    return dtype == PAGODA_DTYPE_BF16 ? test_f32_to_bf16(v) : test_f32_to_f16(v);
+}
+
+/* Whether `got` is `ref` (exact) rounded once to `dtype` after an f32 computation: half a unit
+ * in the last place (2^-8 relative for bf16, 2^-11 for f16), the f32 computation's own error
+ * relative to `scale` (the largest magnitude around), and f16's subnormal spacing. */
+static int half_close(pagoda_dtype_t dtype, double got, double ref, double scale) {
+    const double half_ulp = dtype == PAGODA_DTYPE_BF16 ? 1.0 / 256 : 1.0 / 2048;
+    return fabs(got - ref) <= half_ulp * fabs(ref) + 1e-5 * scale + 0x1p-25;
+}
+
+/* RMSNorm with x and out of `dtype`; `residual` (f32) optional, out separate or aliasing x. */
+static void rmsnorm_half_case(test_rng_t *rng, pagoda_dtype_t dtype, int64_t rows, int64_t dim,
+                              pagoda_dtype_t wt, int with_residual, int out_aliases_x,
+                              int strided) {
+    const int64_t ld = strided ? dim + 3 : dim;
+    const size_t n = (size_t)(rows * ld);
+    const float eps = 1e-5f;
+    const uint16_t pad = half_round(dtype, SENTINEL);
+    uint16_t *x = test_xmalloc(sizeof *x * n);
+    uint16_t *out_buf = out_aliases_x ? NULL : test_xmalloc(sizeof *out_buf * n);
+    float *res = with_residual ? test_xmalloc(sizeof(float) * n) : NULL;
+    float *res_want = with_residual ? test_xmalloc(sizeof(float) * n) : NULL;
+    float *w_src = test_xmalloc(sizeof(float) * (size_t)dim);
+    void *w = test_xmalloc(pagoda_dtype_size(wt) * (size_t)dim);
+    double *w_kept = test_xmalloc(sizeof(double) * (size_t)dim);
+    double *ref = test_xmalloc(sizeof(double) * (size_t)(rows * dim));
+
+    test_fill_uniform(rng, w_src, (size_t)dim, 0.5f, 1.5f);
+    test_convert_weights(wt, w_src, (size_t)dim, w, w_kept);
+    for (size_t i = 0; i < n; ++i) {
+        x[i] = pad;
+        if (out_buf) out_buf[i] = pad;
+        if (res) res[i] = SENTINEL;
+    }
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < dim; ++i) {
+            /* rows of different scales: the normalisation must not depend on it */
+            const float amp = (float)(1 << (r % 5));
+            x[r * ld + i] = half_round(dtype, test_rng_uniform(rng, -amp, amp));
+            if (res) res[r * ld + i] = test_rng_uniform(rng, -amp, amp);
+        }
+    if (res) memcpy(res_want, res, sizeof(float) * n);
+    for (int64_t r = 0; r < rows; ++r) {
+        double ss = 0.0;
+        for (int64_t i = 0; i < dim; ++i) {
+            float v = half_load(dtype, x, r * ld + i);
+            if (res) v = res_want[r * ld + i] += v; /* the residual add happens in f32 */
+            ref[r * dim + i] = v;
+            ss += (double)v * v;
+        }
+        const double inv = 1.0 / sqrt(ss / (double)dim + (double)eps);
+        for (int64_t i = 0; i < dim; ++i) ref[r * dim + i] *= inv * w_kept[i];
+    }
+    uint16_t *out = out_aliases_x ? x : out_buf;
+
+    pagoda_op_rmsnorm_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.act_dtype = dtype;
+    a.weight_dtype = wt;
+    a.rows = rows;
+    a.dim = dim;
+    a.eps = eps;
+    a.x = x;
+    a.ldx = strided ? ld : 0;
+    a.residual = res;
+    a.ld_residual = strided ? ld : 0;
+    a.weight = w;
+    a.out = out;
+    a.ldo = strided ? ld : 0;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_RMSNORM, &a));
+
+    for (int64_t r = 0; r < rows; ++r) {
+        double scale = 0.0;
+        for (int64_t i = 0; i < dim; ++i)
+            if (fabs(ref[r * dim + i]) > scale) scale = fabs(ref[r * dim + i]);
+        for (int64_t i = 0; i < dim; ++i) {
+            const double got = half_load(dtype, out, r * ld + i), want = ref[r * dim + i];
+            if (!half_close(dtype, got, want, scale))
+                fail_msg("rmsnorm %s rows=%lld dim=%lld w=%s residual=%d alias=%d (%lld, %lld): "
+                         "%.9g, want %.9g",
+                         pagoda_dtype_name(dtype), (long long)rows, (long long)dim,
+                         pagoda_dtype_name(wt), with_residual, out_aliases_x, (long long)r,
+                         (long long)i, got, want);
+        }
+        for (int64_t i = dim; i < ld; ++i)
+            if (out[r * ld + i] != pad) fail_msg("rmsnorm wrote padding at row %lld", (long long)r);
+    }
+    if (res && memcmp(res, res_want, sizeof(float) * n) != 0)
+        fail_msg("rmsnorm %s: residual += x is not the f32 sum", pagoda_dtype_name(dtype));
+
+    free(x);
+    free(out_buf);
+    free(res);
+    free(res_want);
+    free(w_src);
+    free(w);
+    free(w_kept);
+    free(ref);
+}
+
+static void test_rmsnorm_half(void **state) {
+    (void)state;
+    static const int64_t dims[] = {1, 5, 8, 33, 257, 4096};
+    test_rng_t rng;
+    test_rng_seed(&rng, 14);
+    for (size_t t = 0; t < 2; ++t)
+        for (size_t d = 0; d < sizeof dims / sizeof dims[0]; ++d)
+            for (int variant = 0; variant < 4; ++variant) {
+                /* residual or not, out separate or aliasing x; weights and strides vary */
+                rmsnorm_half_case(&rng, kHalfTypes[t], 3, dims[d], kWeightTypes[(d + variant) % 3],
+                                  variant & 1, variant >> 1, (int)((d + variant) % 2));
+            }
+    rmsnorm_half_case(&rng, PAGODA_DTYPE_BF16, 300, 1000, PAGODA_DTYPE_BF16, 1, 1, 0); /* pool */
+}
+
+/* RoPE on bf16/f16 heads: rotated elements within one rounding of the rotation of the widened
+ * inputs; unrotated elements and token padding left bit for bit. */
+static void rope_half_case(test_rng_t *rng, pagoda_dtype_t dtype, rope_case_t c) {
+    const int64_t rot = c.rot_dim ? c.rot_dim : c.head_dim;
+    const int64_t stride = c.n_heads * c.head_dim + c.pad;
+    const size_t n = (size_t)(c.n_tokens * stride);
+    uint16_t *x = test_xmalloc(sizeof *x * n);
+    uint16_t *x0 = test_xmalloc(sizeof *x0 * n);
+    int32_t *pos = test_xmalloc(sizeof(int32_t) * (size_t)c.n_tokens);
+    double *ref = test_xmalloc(sizeof(double) * n);
+    for (size_t i = 0; i < n; ++i) x[i] = half_round(dtype, test_rng_uniform(rng, -1.0f, 1.0f));
+    memcpy(x0, x, sizeof *x * n);
+    for (int64_t t = 0; t < c.n_tokens; ++t) pos[t] = (int32_t)test_rng_int(rng, 0, c.max_position);
+    pos[0] = c.max_position;
+    for (size_t i = 0; i < n; ++i) ref[i] = half_load(dtype, x0, (int64_t)i);
+    for (int64_t t = 0; t < c.n_tokens; ++t)
+        for (int64_t h = 0; h < c.n_heads; ++h) {
+            const int64_t base = t * stride + h * c.head_dim;
+            for (int64_t i = 0; i < rot / 2; ++i) {
+                const int64_t ia = c.layout == PAGODA_ROPE_HALF_SPLIT ? i : 2 * i;
+                const int64_t ib = c.layout == PAGODA_ROPE_HALF_SPLIT ? i + rot / 2 : 2 * i + 1;
+                const double angle = (double)pos[t] * ref_inv_freq(&c, rot, i);
+                const double xa = half_load(dtype, x0, base + ia);
+                const double xb = half_load(dtype, x0, base + ib);
+                ref[base + ia] = xa * cos(angle) - xb * sin(angle);
+                ref[base + ib] = xb * cos(angle) + xa * sin(angle);
+            }
+        }
+
+    pagoda_op_rope_t a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.act_dtype = dtype;
+    a.layout = c.layout;
+    a.scaling = c.scaling;
+    a.n_tokens = c.n_tokens;
+    a.n_heads = c.n_heads;
+    a.head_dim = c.head_dim;
+    a.rot_dim = c.rot_dim;
+    a.x = x;
+    a.token_stride = c.pad ? stride : 0;
+    a.positions = pos;
+    a.theta = c.theta;
+    a.factor = c.factor;
+    a.low_freq_factor = c.low;
+    a.high_freq_factor = c.high;
+    a.original_max_position = c.original_max_position;
+    a.freq_factors = c.freq_factors;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ROPE, &a));
+
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+        for (int64_t e = 0; e < stride; ++e) {
+            const int64_t at = t * stride + e;
+            const int64_t in_head = e % c.head_dim;
+            const int rotated = e < c.n_heads * c.head_dim && in_head < rot;
+            if (!rotated) {
+                if (x[at] != x0[at])
+                    fail_msg("rope %s changed unrotated element %lld", pagoda_dtype_name(dtype),
+                             (long long)at);
+            } else if (!half_close(dtype, half_load(dtype, x, at), ref[at], 1.0)) {
+                fail_msg("rope %s layout=%d scaling=%d head_dim=%lld rot_dim=%lld element %lld: "
+                         "%.9g, want %.9g",
+                         pagoda_dtype_name(dtype), (int)c.layout, (int)c.scaling,
+                         (long long)c.head_dim, (long long)rot, (long long)at,
+                         (double)half_load(dtype, x, at), ref[at]);
+            }
+        }
+    }
+    free(x);
+    free(x0);
+    free(pos);
+    free(ref);
+}
+
+static void test_rope_half(void **state) {
+    (void)state;
+    test_rng_t rng;
+    test_rng_seed(&rng, 15);
+    float factors[300];
+    for (int i = 0; i < 300; ++i) factors[i] = test_rng_uniform(&rng, 0.5f, 8.0f);
+    for (size_t t = 0; t < 2; ++t)
+        for (int l = 0; l < 2; ++l) {
+            const pagoda_rope_layout_t lay = (pagoda_rope_layout_t)l;
+            const rope_case_t cases[] = {
+                {lay, PAGODA_ROPE_SCALING_NONE, 7, 4, 64, 0, 0, 4096, 10000.0f, 0, 0, 0, 0, NULL},
+                /* partial rotation, padded tokens */
+                {lay, PAGODA_ROPE_SCALING_NONE, 9, 5, 80, 32, 3, 2048, 10000.0f, 0, 0, 0, 0, NULL},
+                {lay, PAGODA_ROPE_SCALING_LLAMA3, 11, 8, 128, 0, 0, 131071, 500000.0f, 8.0f, 1.0f,
+                 4.0f, 8192, factors},
+                /* more pairs than the backend's per-block count */
+                {lay, PAGODA_ROPE_SCALING_LINEAR, 40, 2, 600, 520, 1, 60000, 1000000.0f, 4.0f, 0,
+                 0, 0, NULL},
+            };
+            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k)
+                rope_half_case(&rng, kHalfTypes[t], cases[k]);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),      cmocka_unit_test(test_rmsnorm_rejects),
         cmocka_unit_test(test_rope),         cmocka_unit_test(test_rope_position_zero),
         cmocka_unit_test(test_rope_rejects),
+        cmocka_unit_test(test_rmsnorm_half),    cmocka_unit_test(test_rope_half),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,11 @@
  * Each case builds a paged cache whose physical blocks are a random permutation of the pool,
  * fills every slot with NaN first (so reading a slot that was never written spoils the result),
  * writes each sequence's context through KV_WRITE (with padding slots mixed in), and compares
- * the kernel with attention computed on the values the cache kept (bf16/f16 rounded). */
+ * the kernel with attention computed on the values the cache kept (bf16/f16 rounded). With
+ * bf16/f16 queries and outputs (act_dtype) the reference uses the queries as widened, and the
+ * output must be the f32 launch's output rounded once. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,19 +35,28 @@ typedef struct attn_case {
 /* Everything one case allocates; attn_free releases it. */
 typedef struct attn_fixture {
     attn_case_t c;
+    pagoda_dtype_t act; /* of q and out; 0 = F32 */
     int64_t num_blocks, max_blocks_per_seq, total_q, total_ctx, q_stride;
     size_t elem_bytes, cache_bytes;
     void *k_cache, *v_cache;
     int32_t *block_tables, *context_lens, *query_start;
     int32_t ctx_start[MAX_SEQS + 1]; /* offsets of each sequence's context in k_kept/v_kept */
     double *k_kept, *v_kept;         /* [total_ctx][n_kv_heads][head_dim] */
-    float *q, *out;                  /* [total_q][q_stride] */
+    float *q, *out;                  /* [total_q][q_stride]; q as the kernel widens it */
+    uint16_t *q_act, *out_act;       /* bf16/f16 act: [total_q][q_stride] (else NULL) */
 } attn_fixture_t;
 
-/* Builds the cache, the tables and the queries for `c`; the seed makes every case different. */
-static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
+static int is_half(pagoda_dtype_t act) {
+    return act == PAGODA_DTYPE_BF16 || act == PAGODA_DTYPE_F16;
+}
+
+/* Builds the cache, the tables and the queries (of `act`, 0 meaning f32) for `c`; the seed
+ * makes every case different. */
+static void attn_build_act(attn_fixture_t *f, const attn_case_t *c, pagoda_dtype_t act,
+                           uint64_t seed) {
     memset(f, 0, sizeof *f);
     f->c = *c;
+    f->act = act;
     test_rng_t rng;
     test_rng_seed(&rng, seed);
     const int64_t bs = c->block_size, row = (int64_t)c->n_kv_heads * c->head_dim;
@@ -143,6 +155,27 @@ static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
     f->q = test_xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
     f->out = test_xcalloc((size_t)(f->total_q * f->q_stride), sizeof(float));
     test_fill_uniform(&rng, f->q, (size_t)(f->total_q * f->q_stride), -2.0f, 2.0f);
+    if (is_half(act)) {
+        const size_t n = (size_t)(f->total_q * f->q_stride);
+        double *kept = test_xcalloc(n, sizeof(double));
+        f->q_act = test_xcalloc(n, sizeof(uint16_t));
+        f->out_act = test_xcalloc(n, sizeof(uint16_t));
+        test_convert_weights(act, f->q, n, f->q_act, kept);
+        for (size_t i = 0; i < n; ++i) f->q[i] = (float)kept[i];
+        free(kept);
+    }
+}
+
+static void attn_build(attn_fixture_t *f, const attn_case_t *c, uint64_t seed) {
+    attn_build_act(f, c, PAGODA_DTYPE_INVALID, seed);
+}
+
+/* The half output widened into f->out, where attn_error reads it. */
+static void attn_widen_out(attn_fixture_t *f) {
+    if (!is_half(f->act)) return;
+    for (int64_t i = 0; i < f->total_q * f->q_stride; ++i)
+        f->out[i] = f->act == PAGODA_DTYPE_BF16 ? test_bf16_to_f32(f->out_act[i])
+                                                : test_f16_to_f32(f->out_act[i]);
 }
 
 static void attn_free(attn_fixture_t *f) {
@@ -155,6 +188,8 @@ static void attn_free(attn_fixture_t *f) {
     free(f->v_kept);
     free(f->q);
     free(f->out);
+    free(f->q_act);
+    free(f->out_act);
 }
 
 static pagoda_op_paged_attention_t attn_args(const attn_fixture_t *f) {
@@ -177,15 +212,16 @@ static pagoda_op_paged_attention_t attn_args(const attn_fixture_t *f) {
             if (c->ctx_lens[s] > a.max_context_len) a.max_context_len = c->ctx_lens[s];
     a.scale = 1.0f / sqrtf((float)c->head_dim);
     a.sliding_window = c->sliding_window;
-    a.q = f->q;
+    a.q = is_half(f->act) ? (const void *)f->q_act : f->q;
     a.q_token_stride = c->stride_pad ? f->q_stride : 0;
     a.k_cache = f->k_cache;
     a.v_cache = f->v_cache;
     a.block_tables = f->block_tables;
     a.context_lens = f->context_lens;
     a.query_start = f->query_start;
-    a.out = f->out;
+    a.out = is_half(f->act) ? (void *)f->out_act : f->out;
     a.out_token_stride = c->stride_pad ? f->q_stride : 0;
+    a.act_dtype = f->act;
     return a;
 }
 
@@ -234,20 +270,32 @@ static double attn_error(const attn_fixture_t *f) {
     return err;
 }
 
-/* Runs one case and fails with its name if the error is above the dtype's bound. */
-static void run_case(const attn_case_t *c, uint64_t seed) {
+/* Runs one case with activations of `act` (0 = f32) and fails with its name if the error is
+ * above the dtypes' bound. */
+static void run_case_act(const attn_case_t *c, pagoda_dtype_t act, uint64_t seed) {
     attn_fixture_t f;
-    attn_build(&f, c, seed);
+    attn_build_act(&f, c, act, seed);
     pagoda_op_paged_attention_t a = attn_args(&f);
     TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_PAGED_ATTENTION, &a));
     TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &a));
+    attn_widen_out(&f);
     const double err = attn_error(&f);
-    const double bound = c->dtype == PAGODA_DTYPE_F32 ? 1e-5 : 1e-2;
+    /* f32 accumulation (or the cache's rounding), plus the output's own rounding. */
+    const double bound = (c->dtype == PAGODA_DTYPE_F32 ? 1e-5 : 1e-2) +
+                         (act == PAGODA_DTYPE_BF16  ? 1.0 / 256
+                          : act == PAGODA_DTYPE_F16 ? 1.0 / 2048
+                                                    : 0.0);
     attn_free(&f);
     if (!(err <= bound))
-        fail_msg("%s (%s cache, block %d, head_dim %d, %d/%d heads): relative error %.3g > %.0e",
-                 c->name, pagoda_dtype_name(c->dtype), c->block_size, c->head_dim, c->n_q_heads,
-                 c->n_kv_heads, err, bound);
+        fail_msg("%s (%s cache, %s act, block %d, head_dim %d, %d/%d heads): relative error "
+                 "%.3g > %.1e",
+                 c->name, pagoda_dtype_name(c->dtype),
+                 pagoda_dtype_name(act ? act : PAGODA_DTYPE_F32), c->block_size, c->head_dim,
+                 c->n_q_heads, c->n_kv_heads, err, bound);
+}
+
+static void run_case(const attn_case_t *c, uint64_t seed) {
+    run_case_act(c, PAGODA_DTYPE_INVALID, seed);
 }
 
 static const pagoda_dtype_t kDtypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
@@ -433,6 +481,97 @@ static void test_non_causal(void **state) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Half-precision queries and outputs (act_dtype)                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Rounds an f32 value as the output's type; the tests' own conversion. */
+static uint16_t round_act(pagoda_dtype_t act, float x) {
+    return act == PAGODA_DTYPE_BF16 ? test_f32_to_bf16(x) : test_f32_to_f16(x);
+}
+
+/* One case with half activations: within the bound of the f64 reference (run_case), and equal,
+ * element for element, to an f32 launch on the widened queries rounded once: the compute is
+ * the same f32 whatever act_dtype is. Padding between token rows is left alone. */
+static void run_half_case(const attn_case_t *c, pagoda_dtype_t act, uint64_t seed) {
+    run_case_act(c, act, seed);
+
+    attn_fixture_t f;
+    attn_build_act(&f, c, act, seed);
+    const int64_t n = f.total_q * f.q_stride;
+    memset(f.out_act, 0xA5, (size_t)n * sizeof(uint16_t));
+    pagoda_op_paged_attention_t half = attn_args(&f);
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &half));
+    pagoda_op_paged_attention_t wide = half;
+    wide.act_dtype = PAGODA_DTYPE_F32;
+    wide.q = f.q;
+    wide.out = f.out;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &wide));
+    const int64_t row = (int64_t)c->n_q_heads * c->head_dim;
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; ++i) {
+        const uint16_t want = i % f.q_stride < row ? round_act(act, f.out[i]) : 0xA5A5;
+        if (f.out_act[i] != want) bad = i;
+    }
+    attn_free(&f);
+    if (bad >= 0)
+        fail_msg("%s (%s cache, %s act): element %lld is not the f32 launch's output rounded",
+                 c->name, pagoda_dtype_name(c->dtype), pagoda_dtype_name(act), (long long)bad);
+}
+
+/* Decode, prefill, a mixed batch with padded strides and split contexts, with bf16 and f16
+ * activations over every cache type. */
+static void test_half_activations(void **state) {
+    (void)state;
+    const attn_case_t cases[] = {
+        {"half: decode", 5, {1, 1, 1, 1, 1}, {1, 16, 33, 100, 257}, 8, 2, 64, 16,
+         PAGODA_DTYPE_F32, 1, 0, 0, 1},
+        {"half: prefill chunk", 1, {37}, {100}, 8, 4, 40, 32, PAGODA_DTYPE_F32, 1, 0, 0, 1},
+        {"half: mixed batch", 4, {1, 20, 0, 13}, {50, 20, 10, 129}, 8, 2, 64, 16,
+         PAGODA_DTYPE_F32, 1, 9, 5, 1},
+        {"half: split MQA decode", 1, {1}, {1000}, 4, 1, 64, 16, PAGODA_DTYPE_F32, 1, 0, 3, 1},
+        {"half: split non-causal", 1, {3}, {600}, 2, 1, 36, 32, PAGODA_DTYPE_F32, 0, 0, 0, 0},
+    };
+    static const pagoda_dtype_t acts[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    uint64_t seed = 1100;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        for (size_t a = 0; a < 2; ++a)
+            for (size_t d = 0; d < 3; ++d) {
+                attn_case_t c = cases[i];
+                c.dtype = kDtypes[d];
+                run_half_case(&c, acts[a], seed++);
+            }
+}
+
+/* act_dtype 0 (a caller of an ABI 1.0 header, also by a struct_size that ends before the field)
+ * and F32 are f32; any type but f32/bf16/f16 is unsupported. */
+static void test_act_dtype_field(void **state) {
+    (void)state;
+    const attn_case_t c = {"act_dtype", 3, {1, 4, 1}, {20, 40, 3}, 4, 2, 16, 8,
+                           PAGODA_DTYPE_BF16, 1, 0, 0, 1};
+    for (int i = 0; i < 3; ++i) {
+        attn_fixture_t f;
+        attn_build(&f, &c, 1200 + (uint64_t)i);
+        pagoda_op_paged_attention_t a = attn_args(&f);
+        if (i == 0) a.act_dtype = PAGODA_DTYPE_F32;
+        if (i == 2) a.struct_size = (uint32_t)offsetof(pagoda_op_paged_attention_t, act_dtype);
+        TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_PAGED_ATTENTION, &a));
+        const double err = attn_error(&f);
+        attn_free(&f);
+        if (!(err <= 1e-2)) fail_msg("act_dtype case %d: relative error %.3g", i, err);
+    }
+    attn_fixture_t f;
+    attn_build(&f, &c, 1210);
+    pagoda_op_paged_attention_t a = attn_args(&f);
+    a.act_dtype = PAGODA_DTYPE_I64;
+    test_cpu_expect_rejected(PAGODA_OP_PAGED_ATTENTION, &a, PAGODA_ERR_UNSUPPORTED,
+                             "paged_attention: act_dtype = i64 (5) is not supported");
+    a.act_dtype = (pagoda_dtype_t)-3;
+    test_cpu_expect_rejected(PAGODA_OP_PAGED_ATTENTION, &a, PAGODA_ERR_UNSUPPORTED,
+                             "paged_attention: act_dtype = unknown (-3) is not supported");
+    attn_free(&f);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Invalid and unsupported launches                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -589,6 +728,7 @@ int main(void) {
         cmocka_unit_test(test_sliding_window),       cmocka_unit_test(test_non_causal),
         cmocka_unit_test(test_bad_descriptors),      cmocka_unit_test(test_bad_batches),
         cmocka_unit_test(test_unread_table_entries), cmocka_unit_test(test_split_contexts),
+        cmocka_unit_test(test_half_activations),     cmocka_unit_test(test_act_dtype_field),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     pagoda_backends_unload_all();

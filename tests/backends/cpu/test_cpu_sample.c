@@ -3,8 +3,10 @@
  * must hand each surviving token exactly the interval [lo, hi) of its probability mass, in walk
  * order, and nothing to the tokens the filters drop. Also greedy ties, top-k = 1, top-p and
  * min-p edge cases, -inf and +inf logits, per-row parameters in one launch, and every error
- * ops.h names (a bad row leaves `out` unchanged). */
+ * ops.h names (a bad row leaves `out` unchanged). bf16/f16 logits (logits_dtype) must draw
+ * exactly as their f32 values do. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +377,71 @@ static void test_row_errors(void **state) {
 }
 
 /* The shared descriptor checks, and NULL pointers at launch. */
+/* bf16/f16 logits widen exactly, so every row must pick the token, and report the
+ * log-probability, that the same values give as f32; NaN and all -inf rows fail alike. */
+static void half_rows(test_rng_t *rng, pagoda_dtype_t dtype, int64_t n, int64_t cols, int64_t pad) {
+    rows_t r;
+    rows_alloc(&r, n, cols, cols + pad);
+    for (int64_t i = 0; i < n * r.ld; ++i) r.logits[i] = NAN; /* padding is never read */
+    for (int64_t i = 0; i < n; ++i) {
+        float *x = row_of(&r, i);
+        const float spread = test_rng_uniform(rng, 1.0f, 20.0f);
+        test_fill_uniform(rng, x, (size_t)cols, -spread, spread);
+        if (i % 3 == 0)
+            for (int k = 0; k < 4; ++k) x[test_rng_int(rng, 0, cols - 1)] = -INFINITY;
+        r.temperature[i] = i % 5 == 0 ? 0.0f : test_rng_uniform(rng, 0.05f, 2.0f);
+        r.top_k[i] = i % 2 ? (int32_t)test_rng_int(rng, -1, cols + 1) : 0;
+        r.top_p[i] = i % 3 ? test_rng_uniform(rng, 0.05f, 1.0f) : 1.0f;
+        r.min_p[i] = i % 4 == 1 ? test_rng_uniform(rng, 0.0f, 0.5f) : 0.0f;
+        r.uniform[i] = test_rng_uniform(rng, 0.0f, 1.0f);
+    }
+    /* The f32 logits become the half values' own, so both launches see the same numbers. */
+    uint16_t *half = test_xmalloc((size_t)(n * r.ld) * sizeof(uint16_t));
+    double *kept = test_xmalloc((size_t)(n * r.ld) * sizeof(double));
+    test_convert_weights(dtype, r.logits, (size_t)(n * r.ld), half, kept);
+    for (int64_t i = 0; i < n * r.ld; ++i) r.logits[i] = (float)kept[i];
+    r.logprobs = test_xmalloc((size_t)n * sizeof(float));
+    TEST_ASSERT_OK(rows_launch(&r));
+    int32_t *want = test_xmalloc((size_t)n * sizeof(int32_t));
+    float *want_logprobs = test_xmalloc((size_t)n * sizeof(float));
+    memcpy(want, r.out, (size_t)n * sizeof(int32_t));
+    memcpy(want_logprobs, r.logprobs, (size_t)n * sizeof(float));
+
+    pagoda_op_sample_t a = rows_op(&r);
+    a.logits = half;
+    a.logits_dtype = dtype;
+    for (int64_t i = 0; i < n; ++i) r.out[i] = -77;
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_SAMPLE, &a));
+    for (int64_t i = 0; i < n; ++i)
+        if (r.out[i] != want[i] || memcmp(&r.logprobs[i], &want_logprobs[i], sizeof(float)) != 0)
+            fail_msg("%s logits, cols %lld row %lld: token %d logprob %.9g, as f32 %d %.9g",
+                     pagoda_dtype_name(dtype), (long long)cols, (long long)i, r.out[i],
+                     (double)r.logprobs[i], want[i], (double)want_logprobs[i]);
+
+    /* A NaN in row 1 (bf16 0x7FC0, f16 0x7E00) fails the launch naming its row and column. */
+    half[1 * r.ld + 2] = dtype == PAGODA_DTYPE_BF16 ? 0x7FC0u : 0x7E00u;
+    pagoda_clear_error();
+    test_expect_failure(test_cpu_launch(PAGODA_OP_SAMPLE, &a), PAGODA_ERR_INVALID_ARGUMENT,
+                        "row 1");
+    free(half);
+    free(kept);
+    free(want);
+    free(want_logprobs);
+    rows_free(&r);
+}
+
+static void test_half_logits(void **state) {
+    (void)state;
+    test_rng_t rng;
+    test_rng_seed(&rng, 95);
+    static const pagoda_dtype_t types[] = {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    for (size_t t = 0; t < 2; ++t) {
+        half_rows(&rng, types[t], 40, 7, 1);
+        half_rows(&rng, types[t], 20, 1000, 0);
+        half_rows(&rng, types[t], 3, 151936, 5);
+    }
+}
+
 static void test_descriptor_checks(void **state) {
     (void)state;
     rows_t r;
@@ -396,7 +463,23 @@ static void test_descriptor_checks(void **state) {
     a.ldx = 0;
     a.struct_size = 8;
     test_cpu_expect_rejected(PAGODA_OP_SAMPLE, &a, PAGODA_ERR_INVALID_ARGUMENT, "struct_size");
+    /* An ABI 1.0 caller's struct ends before logits_dtype, which then reads as f32. */
+    a.struct_size = (uint32_t)offsetof(pagoda_op_sample_t, logits_dtype);
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_SAMPLE, &a));
     a.struct_size = sizeof a;
+    a.logits_dtype = PAGODA_DTYPE_I32;
+    test_cpu_expect_rejected(PAGODA_OP_SAMPLE, &a, PAGODA_ERR_UNSUPPORTED,
+                             "sample: logits_dtype = i32");
+    a.logits_dtype = (pagoda_dtype_t)50;
+    test_cpu_expect_rejected(PAGODA_OP_SAMPLE, &a, PAGODA_ERR_UNSUPPORTED, "unknown (50)");
+    /* the extent counts bf16's two bytes: 2^61 + 1 elements fit as bf16, not as f32 */
+    a.logits_dtype = PAGODA_DTYPE_BF16;
+    a.ldx = (int64_t)1 << 61;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_SAMPLE, &a));
+    a.logits_dtype = PAGODA_DTYPE_F32;
+    test_cpu_expect_rejected(PAGODA_OP_SAMPLE, &a, PAGODA_ERR_INVALID_ARGUMENT, "address space");
+    a.logits_dtype = PAGODA_DTYPE_INVALID;
+    a.ldx = 0;
 
     /* Descriptors are judged without their pointers; a launch needs every one. */
     pagoda_op_sample_t no_pointers = a;
@@ -433,6 +516,7 @@ int main(void) {
         cmocka_unit_test(test_random_rows_match_oracle),
         cmocka_unit_test(test_infinities),
         cmocka_unit_test(test_row_errors),
+        cmocka_unit_test(test_half_logits),
         cmocka_unit_test(test_descriptor_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
