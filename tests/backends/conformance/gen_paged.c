@@ -41,6 +41,42 @@ static const char *act_label(pagoda_dtype_t act) {
 /* KV_WRITE                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/* `n_tokens` distinct slots of `n_slots`, drawn from a shuffled pool; token t is padding (-1)
+ * where t % pad_every == pad_at. The array holds at least one entry. */
+static int64_t *random_slots(test_rng_t *rng, int64_t n_slots, int64_t n_tokens, int pad_every,
+                             int pad_at) {
+    int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
+    for (int64_t i = 0; i < n_slots; ++i) pool[i] = i;
+    for (int64_t i = n_slots - 1; i > 0; --i) {
+        const int64_t j = test_rng_int(rng, 0, i), t = pool[i];
+        pool[i] = pool[j];
+        pool[j] = t;
+    }
+    int64_t *slots = test_xmalloc((size_t)(n_tokens ? n_tokens : 1) * sizeof *slots);
+    for (int64_t t = 0; t < n_tokens; ++t) slots[t] = t % pad_every == pad_at ? -1 : pool[t];
+    free(pool);
+    return slots;
+}
+
+/* The KV_WRITE step of case `c` with its shape; the pointers are bound by the caller. */
+static pagoda_op_kv_write_t *kv_write_step(conf_case_t *c, pagoda_dtype_t dtype, pagoda_dtype_t act,
+                                           int64_t n_tokens, int64_t n_kv_heads, int64_t head_dim,
+                                           int64_t block_size, int64_t num_blocks,
+                                           int64_t k_stride, int64_t v_stride) {
+    pagoda_op_kv_write_t *a = &conf_add_step(c, PAGODA_OP_KV_WRITE)->kv_write;
+    a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
+    a->cache_dtype = dtype;
+    a->n_tokens = n_tokens;
+    a->n_kv_heads = n_kv_heads;
+    a->head_dim = head_dim;
+    a->block_size = block_size;
+    a->num_blocks = num_blocks;
+    a->k_token_stride = k_stride;
+    a->v_token_stride = v_stride;
+    a->act_dtype = act;
+    return a;
+}
+
 static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads, int64_t head_dim,
                           int64_t block_size, pagoda_dtype_t dtype, pagoda_dtype_t act, int padded,
                           int bad_slot, conf_tally_t *tally) {
@@ -56,29 +92,9 @@ static void kv_write_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_heads,
                    (long long)block_size, (long long)num_blocks, pagoda_dtype_name(dtype),
                    act_label(act), padded ? " strided" : "",
                    bad_slot ? " with a slot past the cache" : "");
-    pagoda_op_kv_write_t *a = &conf_add_step(&c, PAGODA_OP_KV_WRITE)->kv_write;
-    a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
-    a->cache_dtype = dtype;
-    a->n_tokens = n_tokens;
-    a->n_kv_heads = n_kv_heads;
-    a->head_dim = head_dim;
-    a->block_size = block_size;
-    a->num_blocks = num_blocks;
-    a->k_token_stride = padded ? k_stride : 0;
-    a->v_token_stride = padded ? v_stride : 0;
-    a->act_dtype = act;
-
-    /* Distinct slots drawn from a shuffled pool; every fourth token is padding (-1). */
-    int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
-    for (int64_t i = 0; i < n_slots; ++i) pool[i] = i;
-    for (int64_t i = n_slots - 1; i > 0; --i) {
-        const int64_t j = test_rng_int(rng, 0, i), t = pool[i];
-        pool[i] = pool[j];
-        pool[j] = t;
-    }
-    int64_t *slots = test_xmalloc((size_t)(n_tokens ? n_tokens : 1) * sizeof *slots);
-    for (int64_t t = 0; t < n_tokens; ++t) slots[t] = t % 4 == 3 ? -1 : pool[t];
-    free(pool);
+    kv_write_step(&c, dtype, act, n_tokens, n_kv_heads, head_dim, block_size, num_blocks,
+                  padded ? k_stride : 0, padded ? v_stride : 0);
+    int64_t *slots = random_slots(rng, n_slots, n_tokens, 4, 3);
     if (bad_slot && n_tokens > 0) {
         slots[test_rng_int(rng, 0, n_tokens - 1)] = n_slots + test_rng_int(rng, 0, 3);
         c.expect = PAGODA_ERR_INVALID_ARGUMENT;
@@ -139,28 +155,9 @@ static void kv_write_rope_case(test_rng_t *rng, int64_t n_tokens, int64_t n_kv_h
                    r->defect == 1   ? " with a slot past the cache"
                    : r->defect == 2 ? " with a negative freq_factors entry"
                                     : "");
-    pagoda_op_kv_write_t *a = &conf_add_step(&c, PAGODA_OP_KV_WRITE)->kv_write;
-    a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
-    a->cache_dtype = dtype;
-    a->n_tokens = n_tokens;
-    a->n_kv_heads = n_kv_heads;
-    a->head_dim = head_dim;
-    a->block_size = block_size;
-    a->num_blocks = num_blocks;
-    a->k_token_stride = padded ? k_stride : 0;
-    a->v_token_stride = padded ? v_stride : 0;
-    a->act_dtype = act;
-
-    int64_t *pool = test_xmalloc((size_t)n_slots * sizeof *pool);
-    for (int64_t i = 0; i < n_slots; ++i) pool[i] = i;
-    for (int64_t i = n_slots - 1; i > 0; --i) {
-        const int64_t j = test_rng_int(rng, 0, i), t = pool[i];
-        pool[i] = pool[j];
-        pool[j] = t;
-    }
-    int64_t *slots = test_xmalloc((size_t)n_tokens * sizeof *slots);
-    for (int64_t t = 0; t < n_tokens; ++t) slots[t] = t % 5 == 2 ? -1 : pool[t];
-    free(pool);
+    kv_write_step(&c, dtype, act, n_tokens, n_kv_heads, head_dim, block_size, num_blocks,
+                  padded ? k_stride : 0, padded ? v_stride : 0);
+    int64_t *slots = random_slots(rng, n_slots, n_tokens, 5, 2);
     if (r->defect == 1) slots[test_rng_int(rng, 0, n_tokens - 1)] = n_slots;
 
     /* The nested struct stays in host memory; its positions and freq_factors are each
