@@ -9,16 +9,6 @@ namespace pagoda::cpu {
 namespace {
 
 template <pagoda_dtype_t D>
-inline float weight(const void *row, int64_t c) {
-    if constexpr (D == PAGODA_DTYPE_BF16)
-        return bf16_to_f32(static_cast<const uint16_t *>(row)[c]);
-    else if constexpr (D == PAGODA_DTYPE_F16)
-        return f16_to_f32(static_cast<const uint16_t *>(row)[c]);
-    else
-        return static_cast<const float *>(row)[c];
-}
-
-template <pagoda_dtype_t D>
 void rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     const int64_t elem = D == PAGODA_DTYPE_F32 ? 4 : 2;
     for (int64_t j = row_begin; j < row_end; ++j) {
@@ -29,12 +19,12 @@ void rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
             float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             int64_t c = 0;
             for (; c + 4 <= p.k; c += 4) {
-                s0 += weight<D>(w, c) * x[c];
-                s1 += weight<D>(w, c + 1) * x[c + 1];
-                s2 += weight<D>(w, c + 2) * x[c + 2];
-                s3 += weight<D>(w, c + 3) * x[c + 3];
+                s0 += load_as_f32<D>(w, c) * x[c];
+                s1 += load_as_f32<D>(w, c + 1) * x[c + 1];
+                s2 += load_as_f32<D>(w, c + 2) * x[c + 2];
+                s3 += load_as_f32<D>(w, c + 3) * x[c + 3];
             }
-            for (; c < p.k; ++c) s0 += weight<D>(w, c) * x[c];
+            for (; c < p.k; ++c) s0 += load_as_f32<D>(w, c) * x[c];
             float v = (s0 + s1) + (s2 + s3);
             float &y = p.y[i * p.ldy + j];
             if (p.bias != nullptr) v += p.bias[j];

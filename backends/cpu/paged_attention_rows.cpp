@@ -13,16 +13,6 @@ namespace pagoda::cpu {
 namespace {
 
 template <pagoda_dtype_t DT>
-float element(const void *row, int64_t i) {
-    if constexpr (DT == PAGODA_DTYPE_BF16)
-        return bf16_to_f32(static_cast<const uint16_t *>(row)[i]);
-    else if constexpr (DT == PAGODA_DTYPE_F16)
-        return f16_to_f32(static_cast<const uint16_t *>(row)[i]);
-    else
-        return static_cast<const float *>(row)[i];
-}
-
-template <pagoda_dtype_t DT>
 const void *nth_row(const void *rows, int64_t j, int64_t head_dim) {
     constexpr int64_t bytes = DT == PAGODA_DTYPE_F32 ? 4 : 2;
     return static_cast<const unsigned char *>(rows) + j * head_dim * bytes;
@@ -46,7 +36,7 @@ void scores_t(const float *q, int64_t n_heads, int64_t head_dim, const void *k, 
         for (int64_t r = 0; r < n_heads; ++r) {
             const float *qr = q + r * head_dim;
             float dot = 0.0f;
-            for (int64_t d = 0; d < head_dim; ++d) dot += qr[d] * element<DT>(row, d);
+            for (int64_t d = 0; d < head_dim; ++d) dot += qr[d] * load_as_f32<DT>(row, d);
             scores[r * ld + j] = scale * dot;
         }
     }
@@ -61,7 +51,7 @@ void accumulate_t(const float *weights, int64_t ld, int64_t n_heads, int64_t hea
         for (int64_t r = 0; r < n_heads; ++r) {
             const float p = weights[r * ld + j];
             float *ar = acc + r * head_dim;
-            for (int64_t d = 0; d < head_dim; ++d) ar[d] += p * element<DT>(row, d);
+            for (int64_t d = 0; d < head_dim; ++d) ar[d] += p * load_as_f32<DT>(row, d);
         }
     }
 }

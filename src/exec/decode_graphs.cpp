@@ -120,16 +120,16 @@ DecodeBucket *DecodeGraphs::prepare(const ForwardBatch &batch) {
     upload(b.positions, p.positions);
     upload(b.slots, p.slot_mapping);
     upload(b.context_lens, p.context_lens);
-    // The padding's rows only on the first step: later steps leave whatever ids a larger batch
-    // left there, which are in range, and a padding sequence reads only its first entry.
-    if (made)
-        upload(b.block_tables, p.block_tables);
-    else
-        stream_.copy(b.block_tables.get(), p.block_tables.data(),
-                     size_t(n) * size_t(width) * sizeof(int32_t), PAGODA_COPY_HOST_TO_DEVICE);
+    // The padding's rows, like what never changes, only on the first step: later steps leave
+    // whatever ids a larger batch left there, which are in range, and a padding sequence reads
+    // only its first entry.
     if (made) {
+        upload(b.block_tables, p.block_tables);
         upload(b.query_start, p.query_start);
         upload(b.logit_rows, p.logit_rows);
+    } else {
+        stream_.copy(b.block_tables.get(), p.block_tables.data(),
+                     size_t(n) * size_t(width) * sizeof(int32_t), PAGODA_COPY_HOST_TO_DEVICE);
     }
     return &b;
 }
