@@ -24,6 +24,7 @@ constexpr int64_t kJoinTimeoutMs = 60'000;
 struct pagoda_backend_comm {
     std::shared_ptr<pagoda::cpu::CommGroup> group;
     int32_t rank = 0;
+    int32_t device = 0;  // the device whose streams this rank's collectives run on
 };
 
 namespace pagoda::cpu {
@@ -90,7 +91,25 @@ pagoda_status_t check_common(CpuBackend &cpu, const char *what, pagoda_backend_c
     if (reduce && (op < PAGODA_REDUCE_SUM || op > PAGODA_REDUCE_MIN))
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         std::string(what) + ": unknown reduction " + std::to_string(int(op)));
+    if (stream->device != comm->device)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                        std::string(what) + ": the stream is on cpu:" + std::to_string(stream->device) +
+                            " but the communicator's rank " + std::to_string(comm->rank) +
+                            " is on cpu:" + std::to_string(comm->device));
     return PAGODA_OK;
+}
+
+// Counts a valid collective call on the comm's device and fails the one that config
+// "fail_collective" names. The group is left as it is, as a real rank failing alone would leave
+// it: the other ranks wait until the host aborts their communicators.
+pagoda_status_t count_call(CpuBackend &cpu, const char *what, pagoda_backend_comm_t *comm) {
+    if (!cpu.collective_fault_due(comm->device)) return PAGODA_OK;
+    const CollectiveFault &f = *cpu.collective_fault();
+    return cpu.fail(PAGODA_ERR_BACKEND,
+                    std::string(what) + ": fault injected by config fail_collective=" +
+                        std::to_string(f.device) + ":" + std::to_string(f.call) +
+                        " (collective call " + std::to_string(f.call) + " on cpu:" +
+                        std::to_string(f.device) + "); the other ranks are left waiting");
 }
 
 pagoda_status_t aborted(CpuBackend &cpu, const char *what, const std::string &error) {
@@ -112,9 +131,7 @@ pagoda_status_t get_unique_id(void *self, pagoda_comm_unique_id_t *id) {
 pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
                             int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out) {
     CpuBackend &cpu = backend_of(self);
-    if (device != 0)
-        return cpu.fail(PAGODA_ERR_NOT_FOUND, "comm_create: device " + std::to_string(device) +
-                                                  " does not exist (only cpu:0)");
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     if (id == nullptr || out == nullptr)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: id or out is NULL");
     if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
@@ -127,7 +144,7 @@ pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique
     bool joined = group->join(rank, kJoinTimeoutMs, error);
     comm_group_joined(*id);
     if (!joined) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
-    auto *comm = new (std::nothrow) pagoda_backend_comm{group, rank};
+    auto *comm = new (std::nothrow) pagoda_backend_comm{group, rank, device};
     if (comm == nullptr) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "comm_create: out of memory");
     *out = comm;
     return PAGODA_OK;
@@ -146,6 +163,7 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
                            size_t count, pagoda_dtype_t dtype, pagoda_reduce_op_t op) {
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "all_reduce", comm, stream, dtype, true, op); s != PAGODA_OK) return s;
+    if (auto s = count_call(cpu, "all_reduce", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t n = size_t(comm->group->n_ranks()), rank = size_t(comm->rank);
     const size_t elem = plugin::dtype_size(dtype);
@@ -170,6 +188,7 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
                            size_t count, pagoda_dtype_t dtype) {
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "all_gather", comm, stream, dtype, false); s != PAGODA_OK) return s;
+    if (auto s = count_call(cpu, "all_gather", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t bytes = count * plugin::dtype_size(dtype), rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
@@ -184,6 +203,7 @@ pagoda_status_t reduce_scatter(void *self, pagoda_backend_comm_t *comm,
                                size_t count, pagoda_dtype_t dtype, pagoda_reduce_op_t op) {
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "reduce_scatter", comm, stream, dtype, true, op); s != PAGODA_OK) return s;
+    if (auto s = count_call(cpu, "reduce_scatter", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
@@ -200,6 +220,7 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
     if (root < 0 || root >= comm->group->n_ranks())
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "broadcast: root " + std::to_string(root) +
                                                          " is not a rank");
+    if (auto s = count_call(cpu, "broadcast", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t bytes = count * plugin::dtype_size(dtype);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
@@ -222,6 +243,7 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "send", comm, stream, dtype, false); s != PAGODA_OK) return s;
     if (auto s = check_peer(cpu, "send", comm, peer); s != PAGODA_OK) return s;
+    if (auto s = count_call(cpu, "send", comm); s != PAGODA_OK) return s;
     std::string error;
     if (!comm->group->send(comm->rank, peer, buf, count * plugin::dtype_size(dtype), error))
         return aborted(cpu, "send", error);
@@ -233,6 +255,7 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "recv", comm, stream, dtype, false); s != PAGODA_OK) return s;
     if (auto s = check_peer(cpu, "recv", comm, peer); s != PAGODA_OK) return s;
+    if (auto s = count_call(cpu, "recv", comm); s != PAGODA_OK) return s;
     std::string error;
     if (!comm->group->recv(peer, comm->rank, buf, count * plugin::dtype_size(dtype), error))
         return aborted(cpu, "recv", error);

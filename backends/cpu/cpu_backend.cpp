@@ -26,6 +26,14 @@ bool has_avx2_fma_f16c() {
 
 thread_local std::string t_last_failure;
 
+// The calling thread's current device (DeviceScope). The backend is kept too, so a thread that
+// drives two loaded instances never takes one's device index for the other's.
+struct CurrentDevice {
+    const CpuBackend *backend = nullptr;
+    int32_t device = 0;
+};
+thread_local CurrentDevice t_current;
+
 CpuFeatures detect_features() {
     CpuFeatures f;
 #if defined(__x86_64__)
@@ -36,8 +44,44 @@ CpuFeatures detect_features() {
 
 }  // namespace
 
-CpuBackend::CpuBackend(const pagoda_backend_host_t &host, int threads, bool portable_only)
-    : host_(host), features_(portable_only ? CpuFeatures{} : detect_features()), pool_(threads) {}
+CpuBackend::CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &config)
+    : host_(host),
+      features_(config.portable_only ? CpuFeatures{} : detect_features()),
+      fault_(config.fail_collective) {
+    for (size_t d = 0; d < config.device_threads.size(); ++d) {
+        // A worker runs chunks of its own device's kernels only: nested calls must see it.
+        auto mark_worker = [this, d] { t_current = {this, int32_t(d)}; };
+        devices_.push_back(std::make_unique<CpuDevice>(config.device_threads[d],
+                                                       config.memory_per_device, mark_worker));
+    }
+}
+
+std::string CpuBackend::mesh_name() const {
+    if (devices_.size() == 1) return "cpu:0";
+    return "cpu:0-" + std::to_string(devices_.size() - 1);
+}
+
+pagoda_status_t CpuBackend::check_device(int32_t index) const {
+    if (index >= 0 && index < device_count()) return PAGODA_OK;
+    return fail(PAGODA_ERR_NOT_FOUND,
+                "device " + std::to_string(index) + " does not exist (" + mesh_name() + ")");
+}
+
+int32_t CpuBackend::current_device() const noexcept {
+    return t_current.backend == this ? t_current.device : 0;
+}
+
+bool CpuBackend::collective_fault_due(int32_t device) {
+    const uint64_t call = devices_[size_t(device)]->collective_calls.fetch_add(1) + 1;
+    return fault_ && fault_->device == device && fault_->call == call;
+}
+
+DeviceScope::DeviceScope(const CpuBackend &cpu, int32_t device) noexcept
+    : outer_backend_(t_current.backend), outer_device_(t_current.device) {
+    t_current = {&cpu, device};
+}
+
+DeviceScope::~DeviceScope() { t_current = {outer_backend_, outer_device_}; }
 
 pagoda_status_t CpuBackend::fail(pagoda_status_t status, const std::string &message) const {
     t_last_failure = message;

@@ -1,9 +1,16 @@
-// The CPU backend's state: the host's services, the thread pool and the error path.
+// The CPU backend's state: the host's services, its devices (each a thread pool and a memory
+// budget) and the error path.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "cpu_config.hpp"
+#include "memory_budget.hpp"
 #include "pagoda/backend.h"
 #include "reporter.hpp"
 #include "thread_pool.hpp"
@@ -15,17 +22,43 @@ struct CpuFeatures {
     bool avx2_fma_f16c = false;  // the vector kernels need all three
 };
 
+// One logical device "cpu:N": its own threads and its own share of host memory, so that a
+// laptop or a CI runner can hold a mesh of several devices, each driven by its own host thread.
+struct CpuDevice {
+    ThreadPool pool;
+    MemoryBudget memory;
+    std::atomic<uint64_t> collective_calls{0};  // for config "fail_collective"
+    CpuDevice(int threads, uint64_t budget, std::function<void()> on_worker_start)
+        : pool(threads, std::move(on_worker_start)), memory(budget) {}
+};
+
 // A Reporter, so the descriptor checks every backend shares (op_checks.hpp) and the helpers
 // they are built from (check_helpers.hpp) report through it.
 class CpuBackend final : public plugin::Reporter {
 public:
-    // `portable_only` keeps the vector kernels off even where the processor has them, so the
-    // portable paths can be tested and compared on any machine (config "isa=portable").
-    CpuBackend(const pagoda_backend_host_t &host, int threads, bool portable_only);
+    // `config.portable_only` keeps the vector kernels off even where the processor has them, so
+    // the portable paths can be tested and compared on any machine (config "isa=portable").
+    CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &config);
 
-    ThreadPool &pool() noexcept { return pool_; }
+    int32_t device_count() const noexcept { return int32_t(devices_.size()); }
+    CpuDevice &device(int32_t index) noexcept { return *devices_[size_t(index)]; }
+    // The devices as messages name them: "cpu:0" or "cpu:0-3".
+    std::string mesh_name() const;
+    // PAGODA_OK, or PAGODA_ERR_NOT_FOUND "device 5 does not exist (cpu:0-3)" through fail().
+    pagoda_status_t check_device(int32_t index) const;
+
+    // The calling thread's current device's pool and thread count (DeviceScope below; device 0
+    // outside any scope). Kernels call these, so they run on the device of their stream without
+    // knowing about devices.
+    ThreadPool &pool() noexcept { return device(current_device()).pool; }
+    int threads() const noexcept { return devices_[size_t(current_device())]->pool.threads(); }
+    int32_t current_device() const noexcept;
+
     const CpuFeatures &features() const noexcept { return features_; }
-    int threads() const noexcept { return pool_.threads(); }
+
+    // Counts a collective call on `device`; true when it is the one "fail_collective" names.
+    bool collective_fault_due(int32_t device);
+    const std::optional<CollectiveFault> &collective_fault() const noexcept { return fault_; }
 
     // Records `message`, prefixed "cpu backend: ", as the calling thread's error (through the
     // host) and returns `status`, so kernels write `return cpu.fail(PAGODA_ERR_..., "...")`.
@@ -38,7 +71,24 @@ public:
 private:
     pagoda_backend_host_t host_;
     CpuFeatures features_;
-    ThreadPool pool_;
+    std::optional<CollectiveFault> fault_;
+    std::vector<std::unique_ptr<CpuDevice>> devices_;  // a pool can move neither threads nor itself
+};
+
+// Makes `device` the calling thread's current device of `cpu` until the scope ends. Launches,
+// graph replays, copies and memsets open one for their stream's device, and each device's pool
+// workers are marked as its own, so two host threads driving two devices never share a pool.
+// Scopes nest: the outer device is current again when an inner scope ends.
+class DeviceScope {
+public:
+    DeviceScope(const CpuBackend &cpu, int32_t device) noexcept;
+    ~DeviceScope();
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+    const CpuBackend *outer_backend_;
+    int32_t outer_device_;
 };
 
 // The backend behind the `self` that every table function receives (cpu_plugin.cpp).

@@ -250,6 +250,7 @@ pagoda_status_t graph_launch(void *self, pagoda_backend_graph_t *graph,
                         "graph_launch: the graph was recorded on another stream");
     if (pagoda_status_t s = refuse_while_recording(cpu, *stream, "graph_launch"); s != PAGODA_OK)
         return s;
+    DeviceScope scope(cpu, stream->device);
     for (size_t i = 0; i < graph->work.size(); ++i) {
         const RecordedWork &w = graph->work[i];
         switch (w.kind) {

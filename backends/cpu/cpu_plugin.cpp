@@ -1,22 +1,23 @@
-// The CPU backend's entry point and interface table: one device ("cpu:0") whose memory is host
-// memory, synchronous streams, and the kernels of kernels.hpp.
+// The CPU backend's entry point and interface table: devices "cpu:0".."cpu:N-1" (config
+// "devices") whose memory is host memory under a per-device budget, synchronous streams, and the
+// kernels of kernels.hpp, run on the pool of the stream's device.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "collectives.hpp"
 #include "cpu_backend.hpp"
 #include "cpu_graph.hpp"
 #include "kernels.hpp"
-#include "plugin_config.hpp"
+#include "proc_info.hpp"
 
 namespace pagoda::cpu {
 
@@ -31,56 +32,33 @@ constexpr size_t kHugePage = size_t(2) << 20;
 struct Instance {
     CpuBackend backend;
     pagoda_backend_iface_t iface{};
-    Instance(const pagoda_backend_host_t &host, int threads, bool portable_only)
-        : backend(host, threads, portable_only) {}
+    Instance(const pagoda_backend_host_t &host, const CpuConfig &config) : backend(host, config) {}
 };
 
 CpuBackend &self_of(void *self) { return static_cast<Instance *>(self)->backend; }
 
-// Reads one "Key: value" entry of a /proc file such as /proc/meminfo; empty if absent.
-std::string proc_field(const char *file, const std::string &key) {
-    std::ifstream in(file);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.compare(0, key.size(), key) == 0) {
-            size_t colon = line.find(':');
-            if (colon == std::string::npos) continue;
-            size_t start = line.find_first_not_of(" \t", colon + 1);
-            return start == std::string::npos ? std::string() : line.substr(start);
-        }
-    }
-    return {};
-}
-
-uint64_t meminfo_bytes(const char *key) {
-    std::string v = proc_field("/proc/meminfo", key);
-    return v.empty() ? 0 : std::strtoull(v.c_str(), nullptr, 10) * 1024ull;  // "N kB"
-}
-
-pagoda_status_t check_device(CpuBackend &cpu, int32_t device) {
-    if (device != 0)
-        return cpu.fail(PAGODA_ERR_NOT_FOUND,
-                        "device " + std::to_string(device) + " does not exist (only cpu:0)");
-    return PAGODA_OK;
-}
-
-pagoda_status_t device_count(void *, int32_t *count) {
-    *count = 1;
+pagoda_status_t device_count(void *self, int32_t *count) {
+    *count = self_of(self).device_count();
     return PAGODA_OK;
 }
 
 pagoda_status_t device_info(void *self, int32_t device, pagoda_device_info_t *info) {
     CpuBackend &cpu = self_of(self);
-    if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     if (info == nullptr || info->struct_size < sizeof(pagoda_device_info_t))
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "device_info: info is NULL or too small");
     pagoda_device_info_t out{};
     out.struct_size = sizeof out;
     out.kind = PAGODA_DEVICE_CPU;
     out.flags = PAGODA_DEVICE_HOST_ACCESSIBLE | PAGODA_DEVICE_USES_HOST_WEIGHTS;
-    out.compute_units = cpu.threads();
-    out.total_memory = meminfo_bytes("MemTotal");
-    out.free_memory = meminfo_bytes("MemAvailable");
+    const CpuDevice &dev = cpu.device(device);
+    out.compute_units = dev.pool.threads();
+    // The budget bounds a device; the host's free memory, shared by all devices, may bound it
+    // sooner (when /proc says how much there is).
+    out.total_memory = dev.memory.budget();
+    out.free_memory = dev.memory.budget() - dev.memory.allocated();
+    if (const uint64_t available = meminfo_bytes("MemAvailable"); available != 0)
+        out.free_memory = std::min(out.free_memory, available / uint64_t(cpu.device_count()));
     std::string model = proc_field("/proc/cpuinfo", "model name");
     std::snprintf(out.name, sizeof out.name, "%s", model.empty() ? "CPU" : model.c_str());
 #if defined(__x86_64__)
@@ -95,35 +73,83 @@ pagoda_status_t device_info(void *self, int32_t device, pagoda_device_info_t *in
     return PAGODA_OK;
 }
 
-pagoda_status_t buffer_alloc(void *self, int32_t device, size_t size, void **out) {
-    CpuBackend &cpu = self_of(self);
-    if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+// Host memory for a buffer of `size` bytes, aligned as the ABI promises; `where` names the
+// device or "host" in messages.
+pagoda_status_t allocate(CpuBackend &cpu, const std::string &where, size_t size, void **out) {
     // aligned_alloc wants a multiple of the alignment; a zero-byte buffer still gets an address.
     const size_t align = size >= kHugePage ? kHugePage : kBufferAlignment;
     if (size > SIZE_MAX - align)
-        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "allocating " + std::to_string(size) +
-                                                      " bytes on cpu:0: too large");
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
+                        "allocating " + std::to_string(size) + " bytes on " + where + ": too large");
     size_t rounded = (size + align - 1) / align * align;
     void *p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
     if (p == nullptr)
         return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
-                        "allocating " + std::to_string(size) + " bytes on cpu:0 failed");
+                        "allocating " + std::to_string(size) + " bytes on " + where + " failed");
     if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // advice only; failure is harmless
     *out = p;
     return PAGODA_OK;
 }
 
-void buffer_free(void *, int32_t, void *ptr) { std::free(ptr); }
+// Counts the requested bytes against the device's budget (config "memory") before allocating.
+pagoda_status_t buffer_alloc(void *self, int32_t device, size_t size, void **out) {
+    CpuBackend &cpu = self_of(self);
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
+    if (out == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "buffer_alloc: out is NULL");
+    const std::string where = "cpu:" + std::to_string(device);
+    MemoryBudget &budget = cpu.device(device).memory;
+    uint64_t left = 0;
+    if (!budget.reserve(size, left))
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY,
+                        "allocating " + std::to_string(size) + " bytes on " + where + ": only " +
+                            std::to_string(left) + " of its " + std::to_string(budget.budget()) +
+                            " bytes are left");
+    void *p = nullptr;
+    pagoda_status_t s = allocate(cpu, where, size, &p);
+    if (s == PAGODA_OK) {
+        try {
+            budget.track(p, size);
+        } catch (const std::bad_alloc &) {
+            std::free(p);
+            s = cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "allocating " + std::to_string(size) +
+                                                       " bytes on " + where + ": out of memory");
+        }
+    }
+    if (s != PAGODA_OK) {
+        budget.unreserve(size);
+        return s;
+    }
+    *out = p;
+    return PAGODA_OK;
+}
 
+void buffer_free(void *self, int32_t device, void *ptr) {
+    CpuBackend &cpu = self_of(self);
+    if (ptr == nullptr) return;
+    // A pointer the device does not know is left alone: freeing it could free memory twice.
+    if (device < 0 || device >= cpu.device_count() || !cpu.device(device).memory.release(ptr)) {
+        char address[32];
+        std::snprintf(address, sizeof address, "%p", ptr);
+        cpu.log(PAGODA_LOG_ERROR, std::string("buffer_free: ") + address +
+                                      " is not a buffer of cpu:" + std::to_string(device) +
+                                      "; not freed");
+        return;
+    }
+    std::free(ptr);
+}
+
+// Host buffers count against no device.
 pagoda_status_t host_buffer_alloc(void *self, size_t size, void **out) {
-    return buffer_alloc(self, 0, size, out);
+    CpuBackend &cpu = self_of(self);
+    if (out == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "host_buffer_alloc: out is NULL");
+    return allocate(cpu, "the host", size, out);
 }
 
 void host_buffer_free(void *, void *ptr) { std::free(ptr); }
 
 pagoda_status_t stream_create(void *self, int32_t device, pagoda_backend_stream_t **out) {
     CpuBackend &cpu = self_of(self);
-    if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     auto *stream = new (std::nothrow) pagoda_backend_stream{};
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "stream_create: out of memory");
     stream->device = device;
@@ -142,7 +168,7 @@ pagoda_status_t stream_synchronize(void *self, pagoda_backend_stream_t *stream) 
 pagoda_status_t event_create(void *self, int32_t device, uint32_t flags,
                              pagoda_backend_event_t **out) {
     CpuBackend &cpu = self_of(self);
-    if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     if ((flags & ~PAGODA_EVENT_TIMING) != 0)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         "event_create: flags " + std::to_string(flags) + " has unknown bits");
@@ -220,6 +246,7 @@ pagoda_status_t copy(void *self, pagoda_backend_stream_t *stream, void *dst, con
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "copy: dst or src is NULL");
     if (kind < PAGODA_COPY_HOST_TO_DEVICE || kind > PAGODA_COPY_HOST_TO_HOST)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "copy: unknown copy kind " + std::to_string(int(kind)));
+    DeviceScope scope(cpu, stream->device);
     std::memmove(dst, src, size);
     return PAGODA_OK;
 }
@@ -231,6 +258,7 @@ pagoda_status_t memset_(void *self, pagoda_backend_stream_t *stream, void *dst, 
     if (stream->recording) return record_memset(cpu, *stream, dst, value, size);
     if (size == 0) return PAGODA_OK;
     if (dst == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "memset: dst is NULL");
+    DeviceScope scope(cpu, stream->device);
     std::memset(dst, value, size);
     return PAGODA_OK;
 }
@@ -249,7 +277,8 @@ pagoda_status_t guarded_dispatch(CpuBackend &cpu, pagoda_op_t op, const void *ar
 
 pagoda_status_t supports(void *self, int32_t device, pagoda_op_t op, const void *args) {
     CpuBackend &cpu = self_of(self);
-    if (pagoda_status_t s = check_device(cpu, device); s != PAGODA_OK) return s;
+    if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
+    DeviceScope scope(cpu, device);
     return guarded_dispatch(cpu, op, args, false);
 }
 
@@ -258,21 +287,13 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
     CpuBackend &cpu = self_of(self);
     if (stream == nullptr) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "launch: stream is NULL");
     if (stream->recording) return record_launch(cpu, *stream, op, args);
+    DeviceScope scope(cpu, stream->device);
     return guarded_dispatch(cpu, op, args, true);
 }
 
 const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch};
 
 void destroy(void *self) { delete static_cast<Instance *>(self); }
-
-// Config keys: "threads=N" (else PAGODA_NUM_THREADS, else every core) and "isa=native|portable".
-bool parse_threads(const std::string &text, int &out) {
-    char *end = nullptr;
-    long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || v < 1 || v > 1024) return false;
-    out = int(v);
-    return true;
-}
 
 void report(const pagoda_backend_host_t *host, const std::string &message) {
     if (host != nullptr && host->set_error != nullptr)
@@ -299,38 +320,12 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
     }
     try {
         std::string error;
-        auto pairs = pagoda::plugin::parse_config(config, error);
-        if (!pairs) {
+        CpuConfig cpu_config;
+        if (!parse_cpu_config(config, cpu_config, error)) {
             report(host, error);
             return PAGODA_ERR_INVALID_ARGUMENT;
         }
-        int threads = int(std::thread::hardware_concurrency());
-        if (threads < 1) threads = 1;
-        if (const char *env = std::getenv("PAGODA_NUM_THREADS"); env != nullptr && *env) {
-            if (!parse_threads(env, threads)) {
-                report(host, std::string("PAGODA_NUM_THREADS='") + env + "' is not a count in 1..1024");
-                return PAGODA_ERR_INVALID_ARGUMENT;
-            }
-        }
-        bool portable_only = false;
-        for (const auto &[key, value] : *pairs) {
-            if (key == "threads") {
-                if (!parse_threads(value, threads)) {
-                    report(host, "config threads='" + value + "' is not a count in 1..1024");
-                    return PAGODA_ERR_INVALID_ARGUMENT;
-                }
-            } else if (key == "isa") {
-                if (value != "native" && value != "portable") {
-                    report(host, "config isa='" + value + "' is not one of native, portable");
-                    return PAGODA_ERR_INVALID_ARGUMENT;
-                }
-                portable_only = value == "portable";
-            } else {
-                report(host, "unknown config key '" + key + "' (known: threads, isa)");
-                return PAGODA_ERR_INVALID_ARGUMENT;
-            }
-        }
-        auto instance = std::make_unique<Instance>(*host, threads, portable_only);
+        auto instance = std::make_unique<Instance>(*host, cpu_config);
         pagoda_backend_iface_t &t = instance->iface;
         t.struct_size = sizeof t;
         t.abi_version = PAGODA_BACKEND_ABI_VERSION;

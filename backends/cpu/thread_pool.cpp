@@ -9,8 +9,12 @@ namespace {
 thread_local bool t_inside_pool = false;
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
-    for (int i = 1; i < std::max(threads, 1); ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int threads, std::function<void()> on_worker_start) {
+    for (int i = 1; i < std::max(threads, 1); ++i)
+        workers_.emplace_back([this, on_worker_start] {
+            if (on_worker_start) on_worker_start();
+            worker_loop();
+        });
 }
 
 ThreadPool::~ThreadPool() {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -14,7 +15,9 @@ namespace pagoda::cpu {
 class ThreadPool {
 public:
     // `threads` counts the calling thread too: a pool of 1 runs everything on the caller.
-    explicit ThreadPool(int threads);
+    // `on_worker_start`, if set, runs first on each worker thread (the CPU backend marks its
+    // workers as its device's, so a nested kernel call asks the right pool; cpu_backend.hpp).
+    explicit ThreadPool(int threads, std::function<void()> on_worker_start = {});
     ~ThreadPool();
     ThreadPool(const ThreadPool &) = delete;
     ThreadPool &operator=(const ThreadPool &) = delete;

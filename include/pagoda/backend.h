@@ -357,7 +357,16 @@ typedef struct pagoda_backend_iface {
  * \brief The type of ::PAGODA_BACKEND_ENTRY_SYMBOL.
  * \param[in] host the host's services and ABI version; valid until `destroy`.
  * \param[in] config `key=value` pairs separated by commas, or NULL; unknown keys are an error
- *            naming the key. The CPU backend reads `threads` and `isa=native|portable`; the
+ *            naming the key. The CPU backend reads `devices=N` (1..64 logical devices
+ *            `cpu:0`..`cpu:N-1`, default 1), `threads=T` (the total over all devices, split
+ *            evenly, each device at least 1; default `PAGODA_NUM_THREADS`, else every core),
+ *            `device_threads=a/b/c` (one thread count per device, instead of `threads`; it sets
+ *            the device count unless `devices` is given, which it must then match),
+ *            `memory=BYTES` (each device's budget for `buffer_alloc`, an integer with an
+ *            optional K, M, G or T suffix for 2^10..2^40; default MemTotal / N),
+ *            `isa=native|portable` and, for tests, `fail_collective=D:K` (the K-th collective
+ *            call on device D, counting from 1, fails once with ::PAGODA_ERR_BACKEND and leaves
+ *            its peers waiting until their communicators are aborted); the
  *            CUDA backend reads `tf32=0|1` (f32 GEMMs may round inputs to TF32; off by
  *            default, since ops promise f32 compute) and `nccl_timeout_ms` (how long NCCL
  *            communicator setup, a collective's enqueue or teardown may wait for the other
@@ -386,7 +395,9 @@ typedef struct pagoda_backend pagoda_backend_t;
  * Loading the same file twice returns the handle loaded first. A plugin whose `name` is
  * already registered from another file is refused with ::PAGODA_ERR_ALREADY_EXISTS.
  * \param[in] path a shared object's path.
- * \param[in] config the plugin's configuration (see ::pagoda_backend_entry_fn), or NULL.
+ * \param[in] config the plugin's configuration (see ::pagoda_backend_entry_fn), or NULL: then
+ *            for a file named `libpagoda-backend-<name>.so` the environment variable
+ *            `PAGODA_BACKEND_<NAME>_CONFIG` gives it, if set (see pagoda_backends_discover()).
  * \param[out] out the backend on success; untouched on failure.
  * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND (no such file); ::PAGODA_ERR_NOT_A_PLUGIN (not a
  *         shared object, or no entry symbol); ::PAGODA_ERR_ABI_MISMATCH; or the entry's own
@@ -406,6 +417,13 @@ PAGODA_API pagoda_status_t pagoda_backend_load(const char *path, const char *con
  * plugin that fails to load is logged, recorded (see pagoda_backend_skipped_count()) and skipped.
  * A file whose `<name>` is already loaded is ignored without a record, so earlier folders take
  * precedence and repeated discoveries are harmless.
+ *
+ * Each plugin is configured from the environment variable `PAGODA_BACKEND_<NAME>_CONFIG`, with
+ * `<NAME>` the file's `<name>` upper-cased and any character other than a letter or digit
+ * replaced by `_`: for example `PAGODA_BACKEND_CPU_CONFIG="devices=2,threads=2"` makes the CPU
+ * backend a two-device mesh (see ::pagoda_backend_entry_fn for each backend's keys). Unset or
+ * empty, the plugin gets no config and uses its defaults. A config the plugin refuses skips it,
+ * with a message naming the variable.
  * \param[in] search_path colon-separated folders, or NULL for the default.
  * \param[out] loaded_count if not NULL, the number of backends newly loaded by this call.
  * \return ::PAGODA_OK even when some plugins were skipped; ::PAGODA_ERR_INVALID_ARGUMENT for an
