@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -41,6 +42,18 @@ std::vector<std::string> split_path(const std::string &list) {
     return out;
 }
 
+// PAGODA_BACKEND_<NAME>_CONFIG for a plugin file "libpagoda-backend-<name>.so": the name
+// upper-cased, any character other than a letter or digit as '_'. Empty for other file names.
+std::string config_variable_of(const std::string &path) {
+    std::string name = plugin_name_of(fs::path(path).filename().string());
+    if (name.empty()) return {};
+    for (char &c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        c = std::isalnum(u) ? char(std::toupper(u)) : '_';
+    }
+    return "PAGODA_BACKEND_" + name + "_CONFIG";
+}
+
 }  // namespace
 
 BackendRegistry &BackendRegistry::instance() {
@@ -67,7 +80,27 @@ pagoda_backend *BackendRegistry::load_locked(const std::string &path, const char
     for (auto &b : backends_)
         if (b->path == canonical.string()) return b.get();
 
-    std::unique_ptr<pagoda_backend> backend = load_plugin(canonical.string(), config);
+    // Without a config from the caller, the environment may give one, so that discovery (which
+    // has none to give) can still set a plugin up, e.g. PAGODA_BACKEND_CPU_CONFIG=devices=4.
+    std::string variable;
+    if (config == nullptr) {
+        variable = config_variable_of(path);
+        const char *env = variable.empty() ? nullptr : std::getenv(variable.c_str());
+        if (env != nullptr && *env != '\0') {
+            config = env;
+            log(PAGODA_LOG_DEBUG, path + ": config '" + env + "' from " + variable);
+        } else {
+            variable.clear();
+        }
+    }
+    std::unique_ptr<pagoda_backend> backend;
+    try {
+        backend = load_plugin(canonical.string(), config);
+    } catch (const Error &e) {
+        if (variable.empty()) throw;
+        throw Error(e.status(), std::string(e.what()) + " (config '" + config + "' from " +
+                                    variable + ")");
+    }
     if (pagoda_backend *other = find(backend->name))
         throw Error(PAGODA_ERR_ALREADY_EXISTS, path + ": a backend named '" + backend->name +
                                                    "' is already loaded from " + other->path);

@@ -244,6 +244,47 @@ static void test_cpu_backend_config(void **state) {
     assert_true(info.flags & PAGODA_DEVICE_HOST_ACCESSIBLE);
 }
 
+/* PAGODA_BACKEND_<NAME>_CONFIG configures a plugin loaded without a config, as discovery
+ * loads them; an explicit config wins. */
+static void test_config_from_environment(void **state) {
+    (void)state;
+    const char *path = PAGODA_TEST_BACKEND_DIR "/libpagoda-backend-cpu.so";
+    setenv("PAGODA_BACKEND_CPU_CONFIG", "devices=abc", 1);
+    TEST_ASSERT_OK(pagoda_backends_discover(PAGODA_TEST_BACKEND_DIR, NULL));
+    pagoda_backend_t *cpu = NULL;
+    assert_int_equal(pagoda_backend_find("cpu", &cpu), PAGODA_ERR_NOT_FOUND);
+    int seen = 0;
+    for (size_t j = 0; j < pagoda_backend_skipped_count(); ++j) {
+        const char *skipped = NULL, *message = NULL;
+        TEST_ASSERT_OK(pagoda_backend_skipped(j, &skipped, NULL, &message));
+        if (strstr(skipped, "libpagoda-backend-cpu.so") == NULL) continue;
+        seen = 1;
+        if (strstr(message, "devices='abc'") == NULL ||
+            strstr(message, "from PAGODA_BACKEND_CPU_CONFIG") == NULL)
+            fail_msg("the skip does not name the config and its variable: %s", message);
+    }
+    assert_true(seen);
+    pagoda_backends_unload_all();
+
+    setenv("PAGODA_BACKEND_CPU_CONFIG", "devices=2,threads=2", 1);
+    TEST_ASSERT_OK(pagoda_backends_discover(PAGODA_TEST_BACKEND_DIR, NULL));
+    TEST_ASSERT_OK(pagoda_backend_find("cpu", &cpu));
+    int32_t n = 0;
+    TEST_ASSERT_OK(pagoda_backend_device_count(cpu, &n));
+    assert_int_equal(n, 2);
+    pagoda_device_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TEST_ASSERT_OK(pagoda_backend_device_info(cpu, 1, &info));
+    assert_int_equal(info.compute_units, 1);
+    pagoda_backends_unload_all();
+
+    TEST_ASSERT_OK(pagoda_backend_load(path, "threads=3", &cpu));
+    TEST_ASSERT_OK(pagoda_backend_device_count(cpu, &n));
+    assert_int_equal(n, 1);
+    unsetenv("PAGODA_BACKEND_CPU_CONFIG");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_good_plugin, teardown),
@@ -262,6 +303,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_discovery_skips_broken_plugins, teardown),
         cmocka_unit_test_teardown(test_default_search_path, teardown),
         cmocka_unit_test_teardown(test_cpu_backend_config, teardown),
+        cmocka_unit_test_teardown(test_config_from_environment, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
