@@ -139,6 +139,15 @@ typedef struct pagoda_engine_options {
      * they are bf16 or f16 and the backend runs every op in it; f32 otherwise.
      */
     int32_t activation_dtype;
+    /**
+     * On a pipeline of several stages: how many micro-batches a step's sequences are cut into,
+     * so that the stages work at the same time (each runs micro-batch i while the next runs
+     * i − 1); 0 (the default) = one per stage, 1 = none. Long prefill chunks are also cut into
+     * the plan's TeraPipe slices when the plan has a slicing. Ignored by a single stage.
+     * (64 bits wide so that it starts past the 0.1 struct's tail padding.)
+     * \since 0.1
+     */
+    int64_t pipeline_micro_batches;
 } pagoda_engine_options_t;
 
 /**
@@ -207,6 +216,47 @@ typedef struct pagoda_engine_stats {
     int64_t device_sampled_tokens; /**< Tokens picked on the device (::pagoda_device_sampling_t). */
 } pagoda_engine_stats_t;
 
+/** \brief What one device of an engine's mesh holds and runs; filled by pagoda_engine_get_device_stats(). */
+typedef struct pagoda_device_stats {
+    uint32_t struct_size;   /**< Set by the caller to sizeof(pagoda_device_stats_t). */
+    char device[32];        /**< The device's name, NUL-terminated ("cpu:1"). */
+    int32_t stage;          /**< The pipeline stage it belongs to (0 = the first). */
+    int32_t tp_rank;        /**< Its rank in the stage's tensor-parallel group. */
+    int32_t tp_size;        /**< The stage's tensor-parallel degree. */
+    int64_t first_layer;    /**< The first decoder layer it runs. */
+    int64_t end_layer;      /**< One past the last decoder layer it runs. */
+    int64_t kv_heads;       /**< KV heads its part of the KV cache holds. */
+    uint64_t weight_bytes;  /**< Bytes of the model's weights it holds (its shard). */
+    uint64_t kv_bytes;      /**< Bytes of its KV-cache pools. */
+    uint64_t layer_weight_bytes; /**< Of `weight_bytes`, those of its decoder layers (without the
+                                      embedding, final norm and LM head). */
+} pagoda_device_stats_t;
+
+/**
+ * \brief Number of devices the engine runs on (1 unless its mesh has several).
+ * \param[in] engine the engine.
+ * \return the count; 0 for an invalid handle.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine);
+
+/**
+ * \brief What the engine's `index`-th device (in mesh order) holds: its stage, its layers, its
+ *        share of the weights and of the KV cache.
+ * \param[in] engine the engine.
+ * \param[in] index 0 ≤ index < pagoda_engine_device_count().
+ * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE or ::PAGODA_ERR_INVALID_ARGUMENT (an index
+ *         out of range).
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t *engine, size_t index,
+                                                          pagoda_device_stats_t *stats);
+
 /**
  * \brief Reads the engine's counters.
  * \param[in] engine the engine.
@@ -252,16 +302,23 @@ PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, s
 
 /**
  * \brief Makes an engine serving `model` on `mesh` with `cache`.
+ *
+ * On a mesh of several devices the engine runs the cache's layout: each pipeline stage on its
+ * devices, tensor-parallel over them, with a worker thread per device; a step's sequences flow
+ * through the stages in micro-batches (`pipeline_micro_batches`), and long prefill chunks in the
+ * plan's TeraPipe slices. Decode graphs and sampling on the device are single-device features
+ * for now (their ON settings are refused on a mesh), and activations stay f32 there.
  * \param[in] model the model.
  * \param[in] mesh the devices; the cache must live on them.
- * \param[in] plan NULL (one stage on one device).
+ * \param[in] plan NULL to run the layout the cache was made with; otherwise a plan that must give
+ *            the same layout (the cache and the engine are made with the same plan).
  * \param[in] cache the KV cache, made for this model; it must outlive the engine and serve one
  *            engine at a time.
  * \param[in] options NULL for the defaults.
  * \param[out] out the engine; release with pagoda_engine_destroy().
- * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a cache made for another model or mesh,
- *         or already serving an engine); ::PAGODA_ERR_UNSUPPORTED (an op or dtype the backend
- *         lacks, a plan); ::PAGODA_ERR_OUT_OF_MEMORY.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a cache made for another model, mesh or
+ *         plan, or already serving an engine); ::PAGODA_ERR_UNSUPPORTED (an op or dtype the
+ *         backend lacks, a single-device option set to ON on a mesh); ::PAGODA_ERR_OUT_OF_MEMORY.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,

@@ -72,16 +72,24 @@ PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options,
 #define pagoda_kv_cache_options_default(options) pagoda_kv_cache_options_init((options), sizeof *(options))
 
 /**
- * \brief Allocates a KV cache for `model` on `mesh`'s device.
+ * \brief Allocates a KV cache for `model` on `mesh`'s devices, laid out as `plan` says.
+ *
+ * Every device holds every block id, in pools of the layers it runs and the KV heads it holds
+ * (all of a pipeline stage's layers; its share of the heads under tensor parallelism, a copy
+ * of a head shared by several devices when they outnumber the heads), so one block table
+ * serves them all. The block count is what every device's budget holds.
  * \param[in] model the model whose layers it holds (head counts and sizes).
- * \param[in] mesh the devices; this version uses the first.
- * \param[in] plan NULL (the planner's plans come later; NULL means one stage on one device).
- * \param[in] options NULL for the defaults.
+ * \param[in] mesh the devices.
+ * \param[in] plan the layout (plan.h), checked against the model and the mesh; NULL: the whole
+ *            model on a one-device mesh, the planner's layout on a larger one (its `pp` and
+ *            `tp` axes, when named, fix the stage count and width).
+ * \param[in] options NULL for the defaults; `memory_bytes` is a budget per device.
  * \param[out] out the cache; release with pagoda_kv_cache_destroy() after the engines using it.
- * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a block size or dtype out of range or
- *         a budget smaller than one block; ::PAGODA_ERR_OUT_OF_MEMORY when the device cannot
- *         hold the pool; ::PAGODA_ERR_UNSUPPORTED for a plan (not yet) or a dtype the backend's
- *         attention cannot read.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a block size or dtype out of range, a
+ *         budget smaller than one block, or a plan that does not fit the model or the mesh (the
+ *         message names the mismatch); ::PAGODA_ERR_OUT_OF_MEMORY when a device cannot hold its
+ *         pools; ::PAGODA_ERR_UNSUPPORTED for a layout not executed yet (dp, kvp, stages on
+ *         several backends) or a dtype the backend's attention cannot read.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,

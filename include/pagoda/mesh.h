@@ -12,8 +12,13 @@
  * \defgroup mesh Meshes
  * \brief Devices are named `<backend>:<index>` (`cpu:0`, `cuda:3`); a list joins them with
  *        commas and ranges (`cuda:0-3,cuda:6`). Backends are discovered on first use when none
- *        is loaded. This version serves on one device; meshes of several devices are described
- *        and validated, and the planner will place work on them.
+ *        is loaded. A mesh of several devices runs a model in pipeline stages, each
+ *        tensor-parallel over its devices, as a plan says (plan.h); its axes, when named, fix
+ *        the layout: `pp` stages of `tp` devices each, device `i` of the list at the row-major
+ *        coordinates of the axes in the order given (the last varies fastest). `dp` and `kvp`
+ *        larger than 1 are refused for now. The CPU backend offers several logical devices
+ *        (its `devices` config key, or the environment variable `PAGODA_BACKEND_CPU_CONFIG`),
+ *        so any machine can run a multi-device layout.
  * @{
  */
 
@@ -25,7 +30,7 @@ extern "C" {
 typedef struct pagoda_mesh_options {
     uint32_t struct_size; /**< sizeof(pagoda_mesh_options_t) as the caller knows it. */
     const char *devices;  /**< Device list; NULL or `""` = `"cpu:0"`. */
-    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"`; NULL or `""` = one axis over all devices. */
+    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"` (names pp, tp, kvp, dp); NULL or `""` = none: the plan decides the layout. */
 } pagoda_mesh_options_t;
 
 /**

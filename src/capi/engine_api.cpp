@@ -1,8 +1,10 @@
 // engine.h: making engines, submitting and aborting requests, stepping, polling outputs.
 #include <cmath>
+#include <cstdio>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/plan_handle.hpp"
 #include "capi/sized_struct.hpp"
 #include "pagoda/engine.h"
 
@@ -70,6 +72,19 @@ RequestConfig request_config(const pagoda_request_options_t *options) {
     return c;
 }
 
+bool same_devices(const pagoda::mesh::Mesh &a, const pagoda::mesh::Mesh &b) {
+    if (a.devices().size() != b.devices().size()) return false;
+    for (size_t i = 0; i < a.devices().size(); ++i)
+        if (a.devices()[i]->name() != b.devices()[i]->name()) return false;
+    return true;
+}
+
+std::string device_list(const pagoda::mesh::Mesh &m) {
+    std::string out;
+    for (const auto &d : m.devices()) out += (out.empty() ? "" : ",") + d->name();
+    return out;
+}
+
 // The public view of an output; its pointers borrow `out`.
 pagoda_output_t public_output(const Output &out) {
     pagoda_output_t p{};
@@ -124,12 +139,22 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
         const pagoda_model *m = pagoda::require_handle(model, "model");
         const pagoda_mesh *me = pagoda::require_handle(mesh, "mesh");
         pagoda_kv_cache *kv = pagoda::require_handle(cache, "cache");
-        if (plan != nullptr) fail(PAGODA_ERR_UNSUPPORTED, "plans are not supported yet: pass NULL");
         if (kv->model != m->impl)
             fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache was made for another model");
-        if (&kv->impl->device() != me->impl->devices().front().get())
-            fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache lives on " + kv->impl->device().name() +
-                                                  ", not on this mesh's device");
+        if (!same_devices(*kv->mesh, *me->impl))
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache lives on " + device_list(*kv->mesh) +
+                                                  ", not on this mesh's " + device_list(*me->impl));
+        pagoda::MeshPlacement placement = kv->placement;
+        if (plan != nullptr) {
+            placement = pagoda::place_on_mesh(*m->impl, *me->impl,
+                                              &pagoda::require_handle(const_cast<pagoda_plan_t *>(plan), "plan")->impl);
+            if (!(*placement.layout == *kv->placement.layout))
+                fail(PAGODA_ERR_INVALID_ARGUMENT, "the plan lays the model out as " + placement.layout->describe() +
+                                                      " but the KV cache was made for " +
+                                                      kv->placement.layout->describe() +
+                                                      ": make both with the same plan");
+        }
+        const bool several = placement.layout->device_count() > 1;
         pagoda_engine_options_t o = pagoda::read_sized(options, default_engine_options(), "options");
         pagoda::engine::EngineConfig config;
         config.max_num_seqs = o.max_num_seqs;
@@ -157,6 +182,18 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
                                               "PAGODA_DTYPE_BF16 or PAGODA_DTYPE_F16 (got " +
                                                   std::to_string(o.activation_dtype) + ")");
         config.activation_dtype = static_cast<pagoda_dtype_t>(o.activation_dtype);
+        if (several && o.decode_graphs == PAGODA_DECODE_GRAPHS_ON)
+            fail(PAGODA_ERR_UNSUPPORTED, "decode graphs are not recorded on a multi-device mesh yet: "
+                                         "set options->decode_graphs to AUTO or OFF");
+        if (several && o.device_sampling == PAGODA_DEVICE_SAMPLING_ON)
+            fail(PAGODA_ERR_UNSUPPORTED, "sampling on the device is not offered on a multi-device mesh yet: "
+                                         "set options->device_sampling to AUTO or OFF");
+        if (o.pipeline_micro_batches < 0 || o.pipeline_micro_batches > 1024)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->pipeline_micro_batches must be 0-1024 (got " +
+                                                  std::to_string(o.pipeline_micro_batches) + ")");
+        config.layout = placement.layout;
+        config.pipeline = placement.pipeline;
+        config.pipeline.micro_batches = int32_t(o.pipeline_micro_batches);
         if (o.on_output != nullptr)
             config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
                 pagoda_output_t p = public_output(produced);
@@ -265,6 +302,37 @@ PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine
         full.batched_sequences = s.batched_sequences;
         full.graph_steps = s.graph_steps;
         full.device_sampled_tokens = s.device_sampled_tokens;
+        pagoda::write_sized(stats, full, "stats");
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine) {
+    if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
+    return engine->impl->device_usage().size();
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t *engine, size_t index,
+                                                          pagoda_device_stats_t *stats) {
+    return guarded("pagoda_engine_get_device_stats", [&] {
+        const std::vector<pagoda::exec::DeviceUsage> usage =
+            pagoda::require_handle(engine, "engine")->impl->device_usage();
+        if (index >= usage.size())
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "device index " + std::to_string(index) + " is out of range (the engine runs on " +
+                                                  std::to_string(usage.size()) + " devices)");
+        const pagoda::exec::DeviceUsage &u = usage[index];
+        pagoda_device_stats_t full{};
+        full.struct_size = sizeof(full);
+        std::snprintf(full.device, sizeof full.device, "%s", u.device.c_str());
+        full.stage = u.stage;
+        full.tp_rank = u.tp_rank;
+        full.tp_size = u.tp_size;
+        full.first_layer = u.first_layer;
+        full.end_layer = u.end_layer;
+        full.kv_heads = u.kv_heads;
+        full.weight_bytes = u.weight_bytes;
+        full.kv_bytes = u.kv_bytes;
+        full.layer_weight_bytes = u.layer_weight_bytes;
         pagoda::write_sized(stats, full, "stats");
         return PAGODA_OK;
     });

@@ -8,12 +8,13 @@
 #include <mutex>
 #include <string>
 
+#include "capi/mesh_placement.hpp"
 #include "capi/sized_struct.hpp"
 #include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "kv/kv_cache.hpp"
 #include "model/model.hpp"
-#include "runtime/mesh.hpp"
+#include "mesh/mesh.hpp"
 
 struct pagoda_model {
     static constexpr uint32_t kMagic = 0x4c444f4du;  // "MODL"
@@ -25,7 +26,7 @@ struct pagoda_model {
 struct pagoda_mesh {
     static constexpr uint32_t kMagic = 0x4853454du;  // "MESH"
     uint32_t magic = kMagic;
-    std::shared_ptr<const pagoda::runtime::Mesh> impl;
+    std::shared_ptr<const pagoda::mesh::Mesh> impl;
     ~pagoda_mesh() { magic = 0; }
 };
 
@@ -34,6 +35,8 @@ struct pagoda_kv_cache {
     uint32_t magic = kMagic;
     std::shared_ptr<pagoda::kv::KvCache> impl;
     std::shared_ptr<const pagoda::model::Model> model;  // the model it was sized for
+    std::shared_ptr<const pagoda::mesh::Mesh> mesh;      // the devices it lives on
+    pagoda::MeshPlacement placement;                     // how the model is laid out on them
     std::atomic<bool> engaged{false};                    // an engine is using it
     ~pagoda_kv_cache() { magic = 0; }
 };

@@ -3,6 +3,8 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/mesh_placement.hpp"
+#include "capi/plan_handle.hpp"
 #include "capi/sized_struct.hpp"
 #include "pagoda/kv_cache.h"
 
@@ -18,9 +20,17 @@ pagoda_kv_cache_options_t default_kv_options() {
     return o;
 }
 
-// The pool's geometry from the options: block size, dtype, and a block count from the budget.
+// Bytes one block costs on the device holding `shard` (K and V of its layers and heads).
+uint64_t shard_block_bytes(const pagoda::kv::KvGeometry &g, const pagoda::kv::KvShardSpec &shard) {
+    pagoda::kv::KvGeometry local = g;
+    local.n_kv_heads = shard.n_kv_heads;
+    return 2 * uint64_t(shard.end_layer - shard.first_layer) * local.block_bytes();
+}
+
+// The pool's geometry from the options: block size, dtype, and a block count from the budget,
+// which every device must hold (each holds every block id, for its layers and heads).
 pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
-                                    const pagoda::runtime::Device &device,
+                                    const std::vector<pagoda::kv::KvShardSpec> &shards,
                                     const pagoda_kv_cache_options_t &o) {
     pagoda::kv::KvGeometry g;
     g.n_layers = c.n_layers;
@@ -31,7 +41,7 @@ pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
         fail(PAGODA_ERR_INVALID_ARGUMENT, "block_size must be 1-128 (got " + std::to_string(o.block_size) + ")");
     switch (o.dtype) {
         case PAGODA_DTYPE_INVALID:
-            g.dtype = device.info().kind == PAGODA_DEVICE_GPU ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_F32;
+            g.dtype = shards.front().device->info().kind == PAGODA_DEVICE_GPU ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_F32;
             break;
         case PAGODA_DTYPE_F32:
         case PAGODA_DTYPE_F16:
@@ -41,21 +51,25 @@ pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
                                                   pagoda_dtype_name(o.dtype) + ")");
     }
     if (o.num_blocks < 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "num_blocks is negative");
-    const uint64_t per_block = g.bytes_per_block_all_layers();
     if (o.num_blocks > 0) {
         g.num_blocks = o.num_blocks;
     } else {
-        uint64_t budget = o.memory_bytes;
-        if (budget == 0) {
-            // A quarter of what is free, but no more than 64 sequences of full context need.
-            uint64_t full_context = static_cast<uint64_t>((c.max_position + g.block_size - 1) / g.block_size) * 64;
-            budget = std::min<uint64_t>(device.info().free_memory / 4, full_context * per_block);
+        // A budget per device: the one given, or a quarter of what is free, but no more than 64
+        // sequences of full context need. The device that fits the fewest blocks decides.
+        const uint64_t full_context = static_cast<uint64_t>((c.max_position + g.block_size - 1) / g.block_size) * 64;
+        int64_t blocks = INT64_MAX;
+        for (const pagoda::kv::KvShardSpec &shard : shards) {
+            const uint64_t per_block = shard_block_bytes(g, shard);
+            uint64_t budget = o.memory_bytes;
+            if (budget == 0) budget = std::min<uint64_t>(shard.device->info().free_memory / 4, full_context * per_block);
+            const int64_t fits = static_cast<int64_t>(budget / per_block);
+            if (fits < 1)
+                fail(PAGODA_ERR_INVALID_ARGUMENT, "a memory budget of " + std::to_string(budget) + " bytes on " +
+                                                      shard.device->name() + " holds no block (one takes " +
+                                                      std::to_string(per_block) + " bytes there)");
+            blocks = std::min(blocks, fits);
         }
-        g.num_blocks = static_cast<int64_t>(budget / per_block);
-        if (g.num_blocks < 1)
-            fail(PAGODA_ERR_INVALID_ARGUMENT, "a memory budget of " + std::to_string(budget) +
-                                                  " bytes holds no block (one takes " +
-                                                  std::to_string(per_block) + " bytes)");
+        g.num_blocks = blocks;
     }
     if (g.num_blocks > INT32_MAX) fail(PAGODA_ERR_INVALID_ARGUMENT, "num_blocks is past 2^31 - 1");
     return g;
@@ -88,17 +102,22 @@ PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
         *out = nullptr;
         const pagoda_model *m = pagoda::require_handle(model, "model");
         const pagoda_mesh *me = pagoda::require_handle(mesh, "mesh");
-        if (plan != nullptr) fail(PAGODA_ERR_UNSUPPORTED, "plans are not supported yet: pass NULL");
+        const pagoda::plan::Plan *p =
+            plan != nullptr ? &pagoda::require_handle(const_cast<pagoda_plan_t *>(plan), "plan")->impl : nullptr;
         pagoda_kv_cache_options_t o = pagoda::read_sized(options, default_kv_options(), "options");
-        const auto &device = me->impl->devices().front();
-        pagoda::kv::KvGeometry g = geometry_for(m->impl->config(), *device, o);
+        pagoda::MeshPlacement placement = pagoda::place_on_mesh(*m->impl, *me->impl, p);
+        const std::vector<pagoda::kv::KvShardSpec> shards =
+            pagoda::kv_shards_for(m->impl->config(), *me->impl, *placement.layout);
+        pagoda::kv::KvGeometry g = geometry_for(m->impl->config(), shards, o);
         auto cache = std::make_unique<pagoda_kv_cache>();
         if (o.prefix_caching != 0 && o.prefix_caching != 1)
             fail(PAGODA_ERR_INVALID_ARGUMENT, "prefix_caching must be 0 or 1 (got " + std::to_string(o.prefix_caching) + ")");
         pagoda::kv::KvCacheOptions ko;
         ko.prefix_caching = o.prefix_caching == 1;
         ko.swap_blocks = swap_blocks_for(g, o.swap_bytes);
-        cache->impl = std::make_shared<pagoda::kv::KvCache>(device, g, ko);
+        cache->impl = std::make_shared<pagoda::kv::KvCache>(shards, g, ko);
+        cache->placement = std::move(placement);
+        cache->mesh = me->impl;
         cache->model = m->impl;
         *out = cache.release();
         return PAGODA_OK;

@@ -30,7 +30,7 @@ PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *optio
         *out = nullptr;
         pagoda_mesh_options_t o = pagoda::read_sized(options, default_mesh_options(), "options");
         auto mesh = std::make_unique<pagoda_mesh>();
-        mesh->impl = std::make_shared<const pagoda::runtime::Mesh>(o.devices ? o.devices : "",
+        mesh->impl = std::make_shared<const pagoda::mesh::Mesh>(o.devices ? o.devices : "",
                                                                    o.axes ? o.axes : "");
         *out = mesh.release();
         return PAGODA_OK;

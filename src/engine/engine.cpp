@@ -69,8 +69,10 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
     : model_(std::move(model)),
       cache_(std::move(cache)),
       config_(std::move(config)),
-      stream_(cache_->device()),
-      forward_(model_, stream_),
+      executor_(exec::make_executor(
+          model_, cache_,
+          config_.layout ? *config_.layout : mesh::Layout::single_device(int32_t(model_->config().n_layers)),
+          config_.pipeline)),
       scheduler_(SchedulerConfig{config_.max_num_seqs, config_.max_num_batched_tokens,
                                  config_.preemption, config_.reservation}) {
     if (config_.max_num_seqs < 1 || config_.max_num_batched_tokens < 1)
@@ -78,13 +80,13 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
                     "max_num_seqs and max_num_batched_tokens must be at least 1");
     const bool graphs = config_.decode_graphs == PAGODA_DECODE_GRAPHS_ON ||
                         (config_.decode_graphs == PAGODA_DECODE_GRAPHS_AUTO &&
-                         !stream_.device().host_accessible());
-    forward_.set_decode_mode(graphs ? exec::DecodeMode::Graphs : exec::DecodeMode::OpByOp);
+                         executor_->devices_apart_from_host());
+    executor_->set_decode_mode(graphs ? exec::DecodeMode::Graphs : exec::DecodeMode::OpByOp);
     choose_activation_dtype();
     sample_on_device_ = (config_.device_sampling == PAGODA_DEVICE_SAMPLING_ON ||
                          (config_.device_sampling == PAGODA_DEVICE_SAMPLING_AUTO &&
-                          !stream_.device().host_accessible())) &&
-                        forward_.can_sample_on_device();
+                          executor_->devices_apart_from_host())) &&
+                        executor_->can_sample_on_device();
     eos_ids_ = model_->config().eos_token_ids;
     if (eos_ids_.empty() && model_->tokenizer() && model_->tokenizer()->eos_token_id() >= 0)
         eos_ids_.push_back(model_->tokenizer()->eos_token_id());
@@ -474,19 +476,18 @@ void Engine::run_batch(const Schedule &schedule) {
         }
         picked_tokens_.assign(batch.logit_rows.size(), -1);
         picked_logprobs_.assign(batch.logit_rows.size(), 0.0f);
-        pick_on_device = forward_.run_sampled(batch, cache_->geometry(), cache_->pools(),
-                                              device_sampling_, picked_tokens_.data(),
-                                              picked_logprobs_.data());
+        pick_on_device = executor_->run_sampled(batch, device_sampling_, picked_tokens_.data(),
+                                                picked_logprobs_.data());
         if (!pick_on_device) {
             // The device refused a row (NaN or -inf logits): the host sampler names the request.
             logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
-            forward_.copy_logits(logits_.data());
+            executor_->copy_logits(logits_.data());
         }
     } else {
         logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
-        forward_.run(batch, cache_->geometry(), cache_->pools(), logits_.data());
+        executor_->run(batch, logits_.data());
     }
-    n_graph_steps_ = forward_.decode_graph_stats().graph_launches;
+    n_graph_steps_ = executor_->graph_launches();
 
     // Requests that sample this step, in batch order, with each live sequence's logits row.
     std::vector<Request *> sampling;
@@ -575,15 +576,15 @@ void Engine::run_batch(const Schedule &schedule) {
 // weights' half type on a device apart from the host, if its backend runs the layer in it.
 void Engine::choose_activation_dtype() {
     if (config_.activation_dtype != PAGODA_DTYPE_INVALID) {
-        forward_.set_activation_dtype(config_.activation_dtype);
+        executor_->set_activation_dtype(config_.activation_dtype);
         return;
     }
-    const pagoda_dtype_t weights = forward_.weight_dtype();
-    if (stream_.device().host_accessible() ||
+    const pagoda_dtype_t weights = executor_->weight_dtype();
+    if (!executor_->devices_apart_from_host() ||
         (weights != PAGODA_DTYPE_BF16 && weights != PAGODA_DTYPE_F16))
         return;
     try {
-        forward_.set_activation_dtype(weights);
+        executor_->set_activation_dtype(weights);
     } catch (const Error &e) {
         pagoda::log(PAGODA_LOG_INFO, std::string("activations stay f32: ") + e.what());
     }

@@ -16,7 +16,7 @@
 
 #include "engine/request.hpp"
 #include "engine/scheduler.hpp"
-#include "exec/llama_forward.hpp"
+#include "exec/executor.hpp"
 #include "kv/kv_cache.hpp"
 #include "model/model.hpp"
 #include "runtime/device.hpp"
@@ -31,6 +31,10 @@ struct EngineConfig {
     pagoda_decode_graphs_t decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
     pagoda_device_sampling_t device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_INVALID;  // INVALID: the engine picks
+    // Where the model runs: the cache's devices as laid out; NULL = the whole model on the
+    // cache's one device.
+    std::shared_ptr<const mesh::Layout> layout;
+    exec::PipelineOptions pipeline;
     // When set, outputs go here on the stepping thread instead of the poll queue.
     std::function<void(const Output &)> on_output;
 };
@@ -70,6 +74,8 @@ public:
     bool poll(Output &out);
 
     const kv::KvCache &cache() const noexcept { return *cache_; }
+    // What each device holds (weights, KV), in mesh order.
+    std::vector<exec::DeviceUsage> device_usage() const { return executor_->device_usage(); }
     // Thread-safe.
     EngineStats stats() const;
 
@@ -108,8 +114,7 @@ private:
     std::shared_ptr<const model::Model> model_;
     std::shared_ptr<kv::KvCache> cache_;
     EngineConfig config_;
-    runtime::Stream stream_;
-    exec::LlamaForward forward_;
+    std::unique_ptr<exec::Executor> executor_;
     Scheduler scheduler_;
     std::vector<int32_t> eos_ids_;
 

@@ -17,6 +17,7 @@
 #include "exec/decode_graphs.hpp"
 #include "exec/llama_weights.hpp"
 #include "exec/scratch_buffer.hpp"
+#include "mesh/communicator.hpp"
 #include "names.hpp"
 
 namespace pagoda::exec {
@@ -62,14 +63,15 @@ void check_batch(const ForwardBatch &b) {
                     " is outside the batch's " + std::to_string(t) + " tokens");
 }
 
-void check_geometry(const model::ModelConfig &c, const kv::KvGeometry &g,
+void check_geometry(const model::ModelConfig &c, const ModelShard &shard, const kv::KvGeometry &g,
                     const std::vector<kv::LayerPools> &pools) {
-    if (g.n_layers != c.n_layers || g.n_kv_heads != c.n_kv_heads || g.head_dim != c.head_dim)
+    const int64_t kv_heads = shard.n_kv_heads(c);
+    if (g.n_layers != c.n_layers || g.n_kv_heads != kv_heads || g.head_dim != c.head_dim)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "KV geometry (" + std::to_string(g.n_layers) + " layers, " +
                         std::to_string(g.n_kv_heads) + " KV heads of " +
-                        std::to_string(g.head_dim) + ") does not fit the model (" +
-                        std::to_string(c.n_layers) + " layers, " + std::to_string(c.n_kv_heads) +
+                        std::to_string(g.head_dim) + ") does not fit the model's shard (" +
+                        std::to_string(c.n_layers) + " layers, " + std::to_string(kv_heads) +
                         " KV heads of " + std::to_string(c.head_dim) + ")");
     if (pools.size() != size_t(c.n_layers))
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "KV pools: " + std::to_string(pools.size()) +
@@ -77,12 +79,13 @@ void check_geometry(const model::ModelConfig &c, const kv::KvGeometry &g,
                                                      std::to_string(c.n_layers));
 }
 
-void check_stage(const model::ModelConfig &c, const LlamaForward::Stage &st) {
-    if (st.first_layer < 0 || st.first_layer >= st.end_layer || st.end_layer > c.n_layers)
+void check_stage(const model::ModelConfig &c, const ModelShard &shard, const LlamaForward::Stage &st) {
+    if (st.first_layer < shard.first_layer || st.first_layer >= st.end_layer || st.end_layer > shard.end(c))
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "forward stage: layers [" + std::to_string(st.first_layer) + ", " +
-                        std::to_string(st.end_layer) + ") are not a non-empty range of the model's " +
-                        std::to_string(c.n_layers));
+                        std::to_string(st.end_layer) + ") are not a non-empty range of the shard's [" +
+                        std::to_string(shard.first_layer) + ", " + std::to_string(shard.end(c)) + ")");
+    if (st.handoff != nullptr) return;
     if (st.first_layer > 0 && st.hidden_in == nullptr)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "forward stage: starts at layer " +
                                                      std::to_string(st.first_layer) +
@@ -121,8 +124,8 @@ struct StepInputs {
 }  // namespace
 
 struct LlamaForward::State {
-    State(std::shared_ptr<const model::Model> m, const runtime::Stream &s)
-        : model(std::move(m)), stream(s), weights(*model, s), decode_graphs(s) {}
+    State(std::shared_ptr<const model::Model> m, const runtime::Stream &s, const ModelShard &sh)
+        : model(std::move(m)), stream(s), shard(sh), weights(*model, s, sh), decode_graphs(s) {}
 
     void check_kv_ops(const kv::KvGeometry &g);
     // Binds the activation views to `memory`, grown for `tokens` tokens and `rows` logit rows;
@@ -146,7 +149,10 @@ struct LlamaForward::State {
     void sample_on_device(size_t rows);
     // y = x · Wᵀ (+ bias), x and y of the step's activation type unless `y_dtype` says.
     void matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x, int64_t m, void *y,
-                pagoda_dtype_t y_dtype = PAGODA_DTYPE_INVALID);
+                pagoda_dtype_t y_dtype = PAGODA_DTYPE_INVALID, int64_t ldy = 0);
+    // Sums a row-parallel projection's partial outputs over the tensor-parallel group.
+    void all_reduce(void *buffer, int64_t elements, pagoda_dtype_t dtype);
+    void lm_head(const void *x, int64_t rows, float *out);
     // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
     void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
     void attention(const LlamaLayerWeights &l, const ForwardBatch &b, const kv::KvGeometry &g,
@@ -154,6 +160,8 @@ struct LlamaForward::State {
 
     std::shared_ptr<const model::Model> model;
     const runtime::Stream &stream;
+    ModelShard shard;
+    const mesh::Communicator *tp_comm = nullptr;
     LlamaWeights weights;
 
     // What the current step's launches use, bound to one of the memories below.
@@ -213,7 +221,7 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     w.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
     w.cache_dtype = g.dtype;
     w.n_tokens = 1;
-    w.n_kv_heads = c.n_kv_heads;
+    w.n_kv_heads = shard.n_kv_heads(c);
     w.head_dim = c.head_dim;
     w.block_size = g.block_size;
     w.num_blocks = g.num_blocks;
@@ -233,8 +241,8 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     a.cache_dtype = g.dtype;
     a.causal = 1;
     a.n_seqs = 1;
-    a.n_q_heads = c.n_heads;
-    a.n_kv_heads = c.n_kv_heads;
+    a.n_q_heads = shard.n_heads(c);
+    a.n_kv_heads = shard.n_kv_heads(c);
     a.head_dim = c.head_dim;
     a.block_size = g.block_size;
     a.num_blocks = g.num_blocks;
@@ -253,8 +261,8 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     const model::ModelConfig &c = model->config();
     // The residual stream and the logits stay f32; the rest is of the activation type.
     const size_t f = sizeof(float), a = pagoda_dtype_size(act), hidden = size_t(c.hidden_size),
-                 inter = size_t(c.intermediate_size), q_width = size_t(c.n_heads * c.head_dim),
-                 kv_width = size_t(c.n_kv_heads * c.head_dim);
+                 inter = size_t(shard.intermediate(c)), q_width = size_t(shard.n_heads(c) * c.head_dim),
+                 kv_width = size_t(shard.n_kv_heads(c) * c.head_dim);
     bool moved = false;
     auto bind = [&](StepBuffer &view, ScratchBuffer &buffer, size_t bytes) {
         void *before = buffer.get();
@@ -305,7 +313,7 @@ void LlamaForward::State::bind_bucket(const DecodeBucket &bucket) {
 }
 
 void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,
-                                 int64_t m, void *y, pagoda_dtype_t y_dtype) {
+                                 int64_t m, void *y, pagoda_dtype_t y_dtype, int64_t ldy) {
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
     a.x_dtype = act;
@@ -316,9 +324,32 @@ void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias
     a.k = w.cols;
     a.x = x;
     a.w = w.data;
+    a.ldw = w.ld;
     a.bias = bias.data;
     a.y = y;
+    a.ldy = ldy;
     stream.launch(PAGODA_OP_MATMUL, &a);
+}
+
+void LlamaForward::State::all_reduce(void *buffer, int64_t elements, pagoda_dtype_t dtype) {
+    if (shard.tp_size == 1) return;
+    if (tp_comm == nullptr)
+        throw Error(PAGODA_ERR_INTERNAL, "forward: a tensor-parallel shard runs without its communicator");
+    tp_comm->all_reduce_sum(stream, buffer, size_t(elements), dtype);
+}
+
+// Logits in f32, for the sampler. A vocabulary-split head writes its columns of the rows and
+// leaves zeros elsewhere, so that summing over the group assembles every row exactly.
+void LlamaForward::State::lm_head(const void *x, int64_t rows, float *out) {
+    const model::ModelConfig &c = model->config();
+    if (!shard.vocab_split(c)) {
+        matmul(weights.lm_head(), DeviceTensor(), x, rows, out, PAGODA_DTYPE_F32);
+        return;
+    }
+    stream.memset(out, 0, size_t(rows * c.vocab_size) * sizeof(float));
+    matmul(weights.lm_head(), DeviceTensor(), x, rows, out + shard.vocab_begin(c), PAGODA_DTYPE_F32,
+           c.vocab_size);
+    all_reduce(out, rows * c.vocab_size, PAGODA_DTYPE_F32);
 }
 
 void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const void *x,
@@ -367,13 +398,14 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     matmul(l.k, l.k_bias, x, n, kp);
     matmul(l.v, l.v_bias, x, n, vp);
 
+    const int64_t q_heads = shard.n_heads(c), kv_heads = shard.n_kv_heads(c);
     pagoda_op_rope_t r = rope_args(n);
     r.x = qp;
-    r.n_heads = c.n_heads;
+    r.n_heads = q_heads;
     stream.launch(PAGODA_OP_ROPE, &r);
     if (!fused_key_rope) {
         r.x = kp;
-        r.n_heads = c.n_kv_heads;
+        r.n_heads = kv_heads;
         stream.launch(PAGODA_OP_ROPE, &r);
     }
 
@@ -382,7 +414,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     w.layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
     w.cache_dtype = g.dtype;
     w.n_tokens = n;
-    w.n_kv_heads = c.n_kv_heads;
+    w.n_kv_heads = kv_heads;
     w.head_dim = c.head_dim;
     w.block_size = g.block_size;
     w.num_blocks = g.num_blocks;
@@ -401,8 +433,8 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     a.cache_dtype = g.dtype;
     a.causal = 1;
     a.n_seqs = b.n_seqs();
-    a.n_q_heads = c.n_heads;
-    a.n_kv_heads = c.n_kv_heads;
+    a.n_q_heads = q_heads;
+    a.n_kv_heads = kv_heads;
     a.head_dim = c.head_dim;
     a.block_size = g.block_size;
     a.num_blocks = g.num_blocks;
@@ -421,11 +453,27 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     stream.launch(PAGODA_OP_PAGED_ATTENTION, &a);
 }
 
-LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model,
-                           const runtime::Stream &stream) {
+LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runtime::Stream &stream,
+                           const ModelShard &shard) {
     if (!model) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: no model");
-    state_ = std::make_unique<State>(std::move(model), stream);
+    const model::ModelConfig &c = model->config();
+    if (shard.first_layer < 0 || shard.first_layer >= shard.end(c) || shard.end(c) > c.n_layers ||
+        shard.tp_size < 1 || shard.tp_rank < 0 || shard.tp_rank >= shard.tp_size)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: shard of layers [" +
+                                                     std::to_string(shard.first_layer) + ", " +
+                                                     std::to_string(shard.end(c)) + "), tp rank " +
+                                                     std::to_string(shard.tp_rank) + " of " +
+                                                     std::to_string(shard.tp_size) + " does not fit the model");
+    state_ = std::make_unique<State>(std::move(model), stream, shard);
 }
+
+const ModelShard &LlamaForward::shard() const noexcept { return state_->shard; }
+
+void LlamaForward::set_tensor_parallel(const mesh::Communicator *comm) noexcept { state_->tp_comm = comm; }
+
+uint64_t LlamaForward::weight_bytes() const noexcept { return state_->weights.bytes(); }
+
+uint64_t LlamaForward::layer_weight_bytes() const noexcept { return state_->weights.layer_bytes(); }
 
 LlamaForward::~LlamaForward() = default;
 
@@ -435,7 +483,10 @@ const model::Model &LlamaForward::model() const noexcept {
 
 void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry,
                        const std::vector<kv::LayerPools> &pools, float *logits) {
-    run_stage(batch, geometry, pools, Stage{0, int32_t(state_->model->config().n_layers)}, logits);
+    const ModelShard &sh = state_->shard;
+    if (!sh.first_stage() || !sh.last_stage(state_->model->config()))
+        throw Error(PAGODA_ERR_INTERNAL, "LlamaForward::run on a pipeline stage's shard: use run_stage");
+    run_stage(batch, geometry, pools, Stage{0, sh.end(state_->model->config())}, logits);
 }
 
 bool LlamaForward::can_sample_on_device() const {
@@ -493,7 +544,7 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     const runtime::Device &d = s.stream.device();
     const model::ModelConfig &c = s.model->config();
     const std::string what = std::string(plugin::dtype_name(dtype)) + " activations";
-    const DeviceTensor &w = s.weights.layers()[0].gate;
+    const DeviceTensor &w = s.weights.first_layer().gate;
     pagoda_op_matmul_t m{};
     m.struct_size = sizeof m;
     m.x_dtype = m.y_dtype = dtype;
@@ -513,7 +564,7 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     pagoda_op_silu_mul_t sm{};
     sm.struct_size = sizeof sm;
     sm.rows = 1;
-    sm.dim = c.intermediate_size;
+    sm.dim = s.shard.intermediate(c);
     sm.act_dtype = dtype;
     require_support(d, PAGODA_OP_SILU_MUL, &sm, what);
     if (dtype != s.activation_dtype) s.decode_graphs.drop_graphs();  // recorded with the old type
@@ -525,7 +576,7 @@ pagoda_dtype_t LlamaForward::activation_dtype() const noexcept {
 }
 
 pagoda_dtype_t LlamaForward::weight_dtype() const noexcept {
-    return state_->weights.layers()[0].gate.dtype;
+    return state_->weights.first_layer().gate.dtype;
 }
 
 void LlamaForward::set_decode_mode(DecodeMode mode) noexcept {
@@ -542,12 +593,12 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     State &s = *state_;
     const model::ModelConfig &c = s.model->config();
     check_batch(batch);
-    check_geometry(c, geometry, pools);
-    check_stage(c, stage);
+    check_geometry(c, s.shard, geometry, pools);
+    check_stage(c, s.shard, stage);
     const bool first = stage.first_layer == 0, last = stage.end_layer == c.n_layers;
     const int64_t n = batch.n_tokens();
     if (n == 0) return;  // check_batch made sure no logits were asked for
-    if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr)
+    if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr && !stage.discard_logits)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "forward batch: logits requested into a NULL buffer");
     s.act = first && last ? s.activation_dtype : PAGODA_DTYPE_F32;
@@ -557,7 +608,8 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     // stage always runs op by op.
     const bool padded = s.decode_mode == DecodeMode::PaddedOpByOp ||
                         (s.decode_mode == DecodeMode::Graphs && s.stream.supports_graphs());
-    if (padded && first && last && is_decode_only(batch) && decode_bucket(batch.n_seqs()) > 0 &&
+    if (padded && first && last && s.shard.tp_size == 1 && is_decode_only(batch) &&
+        decode_bucket(batch.n_seqs()) > 0 &&
         s.run_bucketed(batch, geometry, pools, logits))
         return;
 
@@ -566,13 +618,23 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const size_t rows = last ? batch.logit_rows.size() : 0;
     s.bind_activations(s.eager_memory, tokens, rows);
     s.stage(batch);
-    if (!first)
+    if (!first && stage.handoff != nullptr)
+        stage.handoff->receive(s.stream, static_cast<float *>(s.residual.get()), n);
+    else if (!first)
         s.stream.copy(s.residual.get(), stage.hidden_in, hidden_bytes,
                       PAGODA_COPY_HOST_TO_DEVICE);
     s.launch_layers(batch, geometry, pools, stage);
     if (!last) {
-        s.stream.copy(stage.hidden_out, s.residual.get(), hidden_bytes,
-                      PAGODA_COPY_DEVICE_TO_HOST);
+        if (stage.handoff != nullptr) {
+            stage.handoff->send(s.stream, static_cast<const float *>(s.residual.get()), n);
+        } else {
+            s.stream.copy(stage.hidden_out, s.residual.get(), hidden_bytes,
+                          PAGODA_COPY_DEVICE_TO_HOST);
+        }
+        s.stream.synchronize();
+        return;
+    }
+    if (stage.discard_logits) {
         s.stream.synchronize();
         return;
     }
@@ -734,6 +796,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         s.rmsnorm(l.input_norm, n, sublayer_out, h_stream, normed_x);  // h += mlp output
         s.attention(l, batch, geometry, pools[i]);
         s.matmul(l.o, none, attn_out, n, sublayer_out);
+        s.all_reduce(sublayer_out, n * c.hidden_size, act);
         // h += attention output
         s.rmsnorm(l.post_attention_norm, n, sublayer_out, h_stream, normed_x);
         s.matmul(l.gate, none, normed_x, n, mlp_gate);
@@ -741,13 +804,14 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         pagoda_op_silu_mul_t m{};
         m.struct_size = sizeof m;
         m.rows = n;
-        m.dim = c.intermediate_size;
+        m.dim = s.shard.intermediate(c);
         m.gate = mlp_gate;
         m.up = mlp_up;
         m.out = mlp_gate;
         m.act_dtype = act;
         s.stream.launch(PAGODA_OP_SILU_MUL, &m);
         s.matmul(l.down, none, mlp_gate, n, sublayer_out);
+        s.all_reduce(sublayer_out, n * c.hidden_size, act);
     }
 
     if (!last) {
@@ -775,8 +839,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         g.ids = static_cast<const int32_t *>(s.logit_rows.get());
         g.out = gathered_rows;
         s.stream.launch(PAGODA_OP_EMBEDDING, &g);
-        // Logits in f32, for the sampler.
-        s.matmul(w.lm_head(), none, gathered_rows, int64_t(rows), device_logits, PAGODA_DTYPE_F32);
+        s.lm_head(gathered_rows, int64_t(rows), static_cast<float *>(device_logits));
     }
 }
 

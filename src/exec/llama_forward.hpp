@@ -9,18 +9,34 @@
 
 #include "exec/decode_graphs.hpp"
 #include "exec/forward_batch.hpp"
+#include "exec/model_shard.hpp"
 #include "kv/kv_geometry.hpp"
 #include "model/model.hpp"
 #include "runtime/device.hpp"
 
+namespace pagoda::mesh {
+class Communicator;
+}
+
 namespace pagoda::exec {
+
+// How a pipeline stage gets the residual stream of its first layer and hands on that of its
+// last, in device memory ([n_tokens, hidden_size] f32) on the stage's stream.
+class StageHandoff {
+public:
+    virtual ~StageHandoff() = default;
+    virtual void receive(const runtime::Stream &stream, float *residual, int64_t n_tokens) = 0;
+    virtual void send(const runtime::Stream &stream, const float *residual, int64_t n_tokens) = 0;
+};
 
 class LlamaForward {
 public:
-    // Places the weights on `stream`'s device: used in place from the mapped file when the device
-    // runs kernels on host weights, uploaded otherwise. Throws UNSUPPORTED naming the tensor
-    // and op when the backend cannot run an op on a weight's dtype.
-    LlamaForward(std::shared_ptr<const model::Model> model, const runtime::Stream &stream);
+    // Places `shard` of the weights on `stream`'s device: used in place from the mapped file
+    // when the device runs kernels on host weights, uploaded otherwise. Throws UNSUPPORTED
+    // naming the tensor and op when the backend cannot run an op on a weight's dtype. A shard
+    // split over several devices (tp_size > 1) needs set_tensor_parallel() before running.
+    LlamaForward(std::shared_ptr<const model::Model> model, const runtime::Stream &stream,
+                 const ModelShard &shard = ModelShard::whole());
     ~LlamaForward();
     LlamaForward(const LlamaForward &) = delete;
     LlamaForward &operator=(const LlamaForward &) = delete;
@@ -52,16 +68,29 @@ public:
     // an earlier one writes its hidden states (the residual stream after its last layer)
     // instead and ignores batch.logit_rows. Only the stage's layers' pools are touched, so
     // stages running at once on different threads may share one cache.
+    // A handoff, when given, takes the place of the host buffers.
     struct Stage {
         int32_t first_layer = 0;
         int32_t end_layer = 0;
         const float *hidden_in = nullptr;  // host [n_tokens, hidden_size] f32, if first_layer > 0
         float *hidden_out = nullptr;  // host [n_tokens, hidden_size] f32, if end_layer < n_layers
+        StageHandoff *handoff = nullptr;
+        // A last stage's rank that is not the one reporting: it runs the LM head (its share of
+        // a split one) but copies no logits back.
+        bool discard_logits = false;
     };
     void run_stage(const ForwardBatch &batch, const kv::KvGeometry &geometry,
                    const std::vector<kv::LayerPools> &pools, const Stage &stage, float *logits);
 
     const model::Model &model() const noexcept;
+    const ModelShard &shard() const noexcept;
+    // The communicator over the shard's tensor-parallel group (size shard().tp_size, rank
+    // shard().tp_rank): the O and down projections' partial sums, and a vocabulary-split LM
+    // head's logits, are all-reduced over it. Set again when the mesh rebuilds its groups.
+    void set_tensor_parallel(const mesh::Communicator *comm) noexcept;
+    // Bytes of the weights this device holds.
+    uint64_t weight_bytes() const noexcept;
+    uint64_t layer_weight_bytes() const noexcept;
 
     // The type of the activations between ops (F32, BF16 or F16; F32 by default) in whole-model
     // runs; the residual stream and the logits stay f32, and a pipeline stage runs in f32.

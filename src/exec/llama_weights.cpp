@@ -53,6 +53,7 @@ void check_matmul(const runtime::Device &device, const DeviceTensor &w, const De
     m.m = 1;
     m.n = w.rows;
     m.k = w.cols;
+    m.ldw = w.ld;
     require_support(device, PAGODA_OP_MATMUL, &m, describe(w));
     if (bias != nullptr && *bias) {
         // Biases are F32 by now (f32_bias). A descriptor with a bias pointer: supports() looks
@@ -75,54 +76,88 @@ void check_rmsnorm(const runtime::Device &device, const DeviceTensor &w) {
 
 }  // namespace
 
-LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &stream)
-    : model_(model), stream_(stream) {
+uint64_t DeviceTensor::bytes() const noexcept {
+    return data == nullptr ? 0 : uint64_t(rows) * uint64_t(cols) * pagoda_dtype_size(dtype);
+}
+
+LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &stream, const ModelShard &shard)
+    : model_(model), stream_(stream), shard_(shard) {
     const model::ModelConfig &c = model.config();
-    embed_tokens_ = place("model.embed_tokens.weight");
+    const int64_t hd = c.head_dim, q0 = shard.head_begin(c) * hd, nq = shard.n_heads(c) * hd;
+    const int64_t kv0 = shard.kv_head_begin(c) * hd, nkv = shard.n_kv_heads(c) * hd;
+    const int64_t i0 = shard.intermediate_begin(c), ni = shard.intermediate(c);
+    const bool first = shard.first_stage(), last = shard.last_stage(c);
+    if (first || (last && c.tie_word_embeddings)) embed_tokens_ = place("model.embed_tokens.weight");
     layers_.resize(size_t(c.n_layers));
-    for (int64_t i = 0; i < c.n_layers; ++i) {
+    for (int64_t i = shard.first_layer; i < shard.end(c); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         LlamaLayerWeights &l = layers_[size_t(i)];
         l.input_norm = place(p + "input_layernorm.weight");
-        l.q = place(p + "self_attn.q_proj.weight");
-        l.k = place(p + "self_attn.k_proj.weight");
-        l.v = place(p + "self_attn.v_proj.weight");
+        // Column-parallel: the shard's output rows of Q, K, V, gate and up.
+        l.q = place(p + "self_attn.q_proj.weight", q0, nq);
+        l.k = place(p + "self_attn.k_proj.weight", kv0, nkv);
+        l.v = place(p + "self_attn.v_proj.weight", kv0, nkv);
         if (c.attention_bias) {
-            l.q_bias = f32_bias(place(p + "self_attn.q_proj.bias"));
-            l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias"));
-            l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias"));
+            l.q_bias = f32_bias(place(p + "self_attn.q_proj.bias", 0, -1, q0, nq));
+            l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias", 0, -1, kv0, nkv));
+            l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias", 0, -1, kv0, nkv));
         }
-        l.o = place(p + "self_attn.o_proj.weight");
+        // Row-parallel: the shard's input columns of O and down; their partial sums are
+        // all-reduced.
+        l.o = place(p + "self_attn.o_proj.weight", 0, -1, q0, nq);
         l.post_attention_norm = place(p + "post_attention_layernorm.weight");
-        l.gate = place(p + "mlp.gate_proj.weight");
-        l.up = place(p + "mlp.up_proj.weight");
-        l.down = place(p + "mlp.down_proj.weight");
+        l.gate = place(p + "mlp.gate_proj.weight", i0, ni);
+        l.up = place(p + "mlp.up_proj.weight", i0, ni);
+        l.down = place(p + "mlp.down_proj.weight", 0, -1, i0, ni);
     }
-    final_norm_ = place("model.norm.weight");
-    lm_head_ = c.tie_word_embeddings ? embed_tokens_ : place("lm_head.weight");
+    layer_bytes_ = bytes_ - embed_tokens_.bytes();
+    if (last) {
+        final_norm_ = place("model.norm.weight");
+        const int64_t v0 = shard.vocab_begin(c), nv = shard.vocab_rows(c);
+        lm_head_ = c.tie_word_embeddings ? place("model.embed_tokens.weight", v0, nv) : place("lm_head.weight", v0, nv);
+    }
     if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor)) rope_freqs_ = place(*f);
     check_ops();
     // Uploads read the mapped file asynchronously; waiting here surfaces their failures now.
     stream_.synchronize();
 }
 
-DeviceTensor LlamaWeights::place(const std::string &name) {
-    return place(model_.tensors().require(name, model_.source()));
+DeviceTensor LlamaWeights::place(const std::string &name, int64_t row_begin, int64_t rows, int64_t col_begin,
+                                 int64_t cols) {
+    return place(model_.tensors().require(name, model_.source()), row_begin, rows, col_begin, cols);
 }
 
-DeviceTensor LlamaWeights::place(const model::TensorRef &t) {
+DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, int64_t rows, int64_t col_begin,
+                                 int64_t cols) {
     DeviceTensor d;
     d.dtype = weight_dtype(t);
-    d.rows = t.shape.size() >= 2 ? t.shape[0] : 1;
-    d.cols = t.shape.empty() ? 1 : t.shape.back();
+    const int64_t all_rows = t.shape.size() >= 2 ? t.shape[0] : 1;
+    const int64_t all_cols = t.shape.empty() ? 1 : t.shape.back();
+    d.rows = rows < 0 ? all_rows : rows;
+    d.cols = cols < 0 ? all_cols : cols;
+    if (row_begin < 0 || col_begin < 0 || row_begin + d.rows > all_rows || col_begin + d.cols > all_cols)
+        throw Error(PAGODA_ERR_INTERNAL, "weight '" + t.name + "': slice out of its shape");
     d.name = &t.name;
+    const size_t elem = pagoda_dtype_size(d.dtype);
+    const auto *start = static_cast<const unsigned char *>(t.data) + (row_begin * all_cols + col_begin) * elem;
+    const bool column_slice = d.cols != all_cols;
+    bytes_ += uint64_t(d.rows) * uint64_t(d.cols) * elem;
     const runtime::Device &device = stream_.device();
     if (device.uses_host_weights()) {
-        d.data = t.data;
+        d.data = start;
+        d.ld = column_slice ? all_cols : 0;
         return d;
     }
-    runtime::DeviceBuffer buffer(device, size_t(t.bytes), "weight '" + t.name + "'");
-    stream_.copy(buffer.get(), t.data, size_t(t.bytes), PAGODA_COPY_HOST_TO_DEVICE);
+    // Only the shard crosses to the device: a row slice in one copy, a column slice row by row.
+    const size_t row_bytes = size_t(d.cols) * elem;
+    runtime::DeviceBuffer buffer(device, row_bytes * size_t(d.rows), "weight '" + t.name + "'");
+    if (!column_slice) {
+        stream_.copy(buffer.get(), start, row_bytes * size_t(d.rows), PAGODA_COPY_HOST_TO_DEVICE);
+    } else {
+        for (int64_t r = 0; r < d.rows; ++r)
+            stream_.copy(static_cast<unsigned char *>(buffer.get()) + size_t(r) * row_bytes,
+                         start + size_t(r * all_cols) * elem, row_bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    }
     d.data = buffer.get();
     uploads_.push_back(std::move(buffer));
     return d;
@@ -165,16 +200,21 @@ void LlamaWeights::check_ops() const {
 
     pagoda_op_embedding_t e{};
     e.struct_size = sizeof e;
-    e.table_dtype = embed_tokens_.dtype;
-    e.vocab_size = embed_tokens_.rows;
-    e.dim = embed_tokens_.cols;
     e.n_tokens = 1;
-    require_support(device, PAGODA_OP_EMBEDDING, &e, describe(embed_tokens_));
+    if (embed_tokens_) {
+        e.table_dtype = embed_tokens_.dtype;
+        e.vocab_size = embed_tokens_.rows;
+        e.dim = embed_tokens_.cols;
+        require_support(device, PAGODA_OP_EMBEDDING, &e, describe(embed_tokens_));
+    }
     // The same op gathers the rows that need logits out of the f32 hidden states.
     e.table_dtype = PAGODA_DTYPE_F32;
+    e.vocab_size = 1;
+    e.dim = c.hidden_size;
     require_support(device, PAGODA_OP_EMBEDDING, &e, "gathering f32 hidden states");
 
-    for (const LlamaLayerWeights &l : layers_) {
+    for (int64_t i = shard_.first_layer; i < shard_.end(c); ++i) {
+        const LlamaLayerWeights &l = layers_[size_t(i)];
         check_rmsnorm(device, l.input_norm);
         check_matmul(device, l.q, &l.q_bias);
         check_matmul(device, l.k, &l.k_bias);
@@ -185,15 +225,15 @@ void LlamaWeights::check_ops() const {
         check_matmul(device, l.up, nullptr);
         check_matmul(device, l.down, nullptr);
     }
-    check_rmsnorm(device, final_norm_);
-    check_matmul(device, lm_head_, nullptr);
+    if (final_norm_) check_rmsnorm(device, final_norm_);
+    if (lm_head_) check_matmul(device, lm_head_, nullptr);
 
     pagoda_op_rope_t r{};
     r.struct_size = sizeof r;
     r.layout = c.rope.layout;
     r.scaling = c.rope.scaling;
     r.n_tokens = 1;
-    r.n_heads = c.n_heads;
+    r.n_heads = shard_.n_heads(c);
     r.head_dim = c.head_dim;
     r.theta = float(c.rope.theta);
     r.factor = float(c.rope.factor);
@@ -205,7 +245,7 @@ void LlamaWeights::check_ops() const {
     pagoda_op_silu_mul_t s{};
     s.struct_size = sizeof s;
     s.rows = 1;
-    s.dim = c.intermediate_size;
+    s.dim = shard_.intermediate(c);
     require_support(device, PAGODA_OP_SILU_MUL, &s, "the MLP's activation");
 }
 

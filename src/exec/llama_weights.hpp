@@ -1,12 +1,15 @@
-// The weights of a Llama-family model where one device's kernels can read them: the mapped file
-// itself when the device runs kernels on host memory, device copies otherwise. Checks at
-// placement that the backend can run every op the forward pass gives each weight.
+// The weights of a Llama-family model, or of one device's shard of it (model_shard.hpp), where
+// that device's kernels can read them: the mapped file itself when the device runs kernels on
+// host memory (a shard then points into it: row slices are contiguous, column slices strided),
+// device copies of just the shard otherwise. Checks at placement that the backend can run every
+// op the forward pass gives each weight.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "exec/model_shard.hpp"
 #include "model/model.hpp"
 #include "pagoda/dtype.h"
 #include "runtime/device.hpp"
@@ -20,7 +23,10 @@ struct DeviceTensor {
     pagoda_dtype_t dtype = PAGODA_DTYPE_F32;
     int64_t rows = 0;
     int64_t cols = 0;
+    int64_t ld = 0;  // elements between rows; 0 = cols (a column slice keeps the full row's)
     const std::string *name = nullptr;  // the canonical name, for messages
+
+    uint64_t bytes() const noexcept;
 
     explicit operator bool() const noexcept { return data != nullptr; }
 };
@@ -32,28 +38,41 @@ struct LlamaLayerWeights {
 
 class LlamaWeights {
 public:
-    // Places every weight of `model` for `stream`'s device (uploads on `stream`, then waits).
-    // Throws UNSUPPORTED naming the tensor, op and dtype when the backend refuses an op.
-    LlamaWeights(const model::Model &model, const runtime::Stream &stream);
+    // Places `shard` of `model` for `stream`'s device (uploads on `stream`, then waits). Throws
+    // UNSUPPORTED naming the tensor, op and dtype when the backend refuses an op.
+    LlamaWeights(const model::Model &model, const runtime::Stream &stream, const ModelShard &shard);
     LlamaWeights(const LlamaWeights &) = delete;
     LlamaWeights &operator=(const LlamaWeights &) = delete;
 
     const DeviceTensor &embed_tokens() const noexcept { return embed_tokens_; }
+    // One entry per model layer; only the shard's layers are placed.
     const std::vector<LlamaLayerWeights> &layers() const noexcept { return layers_; }
+    const LlamaLayerWeights &first_layer() const { return layers_.at(size_t(shard_.first_layer)); }
     const DeviceTensor &final_norm() const noexcept { return final_norm_; }
     // model.embed_tokens.weight itself when the model ties its LM head to the embeddings.
     const DeviceTensor &lm_head() const noexcept { return lm_head_; }
     // RoPE frequency divisors (GGUF rope_freqs.weight); absent (false) for most models.
     const DeviceTensor &rope_freqs() const noexcept { return rope_freqs_; }
+    // Bytes of the weights this device holds: its shard, counted once.
+    uint64_t bytes() const noexcept { return bytes_; }
+    // Of those, the decoder layers' (no embedding, final norm or LM head).
+    uint64_t layer_bytes() const noexcept { return layer_bytes_; }
 
 private:
-    DeviceTensor place(const model::TensorRef &t);
-    DeviceTensor place(const std::string &name);
+    // Rows [row_begin, row_begin + rows) and columns [col_begin, col_begin + cols) of a tensor
+    // (a vector counts as one row); rows or cols −1 = all.
+    DeviceTensor place(const model::TensorRef &t, int64_t row_begin = 0, int64_t rows = -1,
+                       int64_t col_begin = 0, int64_t cols = -1);
+    DeviceTensor place(const std::string &name, int64_t row_begin = 0, int64_t rows = -1,
+                       int64_t col_begin = 0, int64_t cols = -1);
     DeviceTensor f32_bias(const DeviceTensor &bias);
     void check_ops() const;
 
     const model::Model &model_;
     const runtime::Stream &stream_;
+    ModelShard shard_;
+    uint64_t bytes_ = 0;
+    uint64_t layer_bytes_ = 0;
     // Device copies of weights (none when kernels read the mapped file) and widened biases.
     std::vector<runtime::DeviceBuffer> uploads_;
     runtime::DeviceBuffer zero_id_;  // the id EMBEDDING looks up when widening a bias

@@ -21,30 +21,30 @@ int64_t blocks_for(int64_t tokens, int32_t block_size) {
 
 }  // namespace
 
+namespace {
+
+std::vector<KvShardSpec> whole_model_on(std::shared_ptr<const runtime::Device> device, const KvGeometry &g) {
+    return {KvShardSpec{std::move(device), 0, int32_t(g.n_layers), 0, int32_t(g.n_kv_heads)}};
+}
+
+}  // namespace
+
 KvCache::KvCache(std::shared_ptr<const runtime::Device> device, const KvGeometry &geometry,
                  KvCacheOptions options)
-    : device_(std::move(device)),
-      geometry_(geometry),
+    : KvCache(whole_model_on(std::move(device), geometry), geometry, options) {}
+
+KvCache::KvCache(const std::vector<KvShardSpec> &shards, const KvGeometry &geometry, KvCacheOptions options)
+    : geometry_(geometry),
       options_(options),
-      stream_(*device_),
-      swap_(*device_, geometry, options.swap_blocks),
       allocator_(geometry.num_blocks),
+      swap_allocator_(options.swap_blocks),
       prefix_(geometry.num_blocks),
       refcount_(static_cast<size_t>(geometry.num_blocks), 0),
-      host_refcount_(static_cast<size_t>(swap_.num_blocks()), 0) {
+      host_refcount_(static_cast<size_t>(swap_allocator_.total()), 0) {
+    if (shards.empty()) throw Error(PAGODA_ERR_INTERNAL, "KV cache: no device to hold it");
     if (options_.hash == nullptr) options_.hash = default_block_hash;
-    buffers_.reserve(static_cast<size_t>(2 * geometry.n_layers));
-    for (int64_t layer = 0; layer < geometry.n_layers; ++layer) {
-        LayerPools p;
-        for (const char *which : {"K", "V"}) {
-            std::string what = std::string("the KV cache's layer ") + std::to_string(layer) + " " +
-                               which + " pool";
-            buffers_.emplace_back(*device_, geometry.pool_bytes(), what);
-            (which[0] == 'K' ? p.k : p.v) = buffers_.back().get();
-            device_pools_.push_back(buffers_.back().get());
-        }
-        pools_.push_back(p);
-    }
+    for (const KvShardSpec &spec : shards)
+        shards_.push_back(std::make_unique<KvShard>(spec, geometry, swap_allocator_.total()));
 }
 
 KvCache::Sequence &KvCache::sequence_locked(uint64_t seq, const char *what) {
@@ -76,23 +76,7 @@ void KvCache::unref_locked(int32_t block) {
 
 void KvCache::copy_blocks_locked(pagoda_op_t op, pagoda_swap_direction_t direction,
                                  const std::vector<int32_t> &pairs) {
-    if (pairs.empty()) return;
-    pagoda_op_copy_blocks_t a{};
-    a.struct_size = sizeof(a);
-    a.direction = direction;
-    a.n_caches = static_cast<int64_t>(device_pools_.size());
-    const bool out = op == PAGODA_OP_SWAP_BLOCKS && direction == PAGODA_SWAP_OUT;
-    const bool in = op == PAGODA_OP_SWAP_BLOCKS && direction == PAGODA_SWAP_IN;
-    a.src_caches = in ? swap_.pools().data() : device_pools_.data();
-    a.dst_caches = out ? swap_.pools().data() : device_pools_.data();
-    a.src_num_blocks = in ? swap_.num_blocks() : geometry_.num_blocks;
-    a.dst_num_blocks = out ? swap_.num_blocks() : geometry_.num_blocks;
-    a.block_bytes = static_cast<int64_t>(geometry_.block_bytes());
-    a.n_pairs = static_cast<int64_t>(pairs.size() / 2);
-    a.block_pairs = pairs.data();
-    stream_.launch(op, &a);
-    // The engine's stream reads these blocks next; finishing here orders the two streams.
-    stream_.synchronize();
+    for (const auto &shard : shards_) shard->copy_blocks(op, direction, pairs, swap_allocator_.total());
 }
 
 int64_t KvCache::admit(uint64_t seq, std::span<const int32_t> tokens, int64_t max_cached_tokens,
@@ -263,7 +247,7 @@ void KvCache::unref_host_locked(const std::vector<int32_t> &host_blocks) {
     for (int32_t h : host_blocks) {
         int32_t &rc = host_refcount_[static_cast<size_t>(h)];
         if (rc <= 0) broken("swap block " + std::to_string(h) + " released with refcount " + std::to_string(rc));
-        if (--rc == 0) swap_.allocator().release(h);
+        if (--rc == 0) swap_allocator_.release(h);
     }
 }
 
@@ -277,13 +261,13 @@ bool KvCache::swap_out(std::span<const uint64_t> group) {
         for (int32_t b : s->blocks)
             if (index.emplace(b, distinct.size()).second) distinct.push_back(b);
     std::vector<int32_t> host;
-    if (!swap_.allocator().allocate(static_cast<int64_t>(distinct.size()), host)) return false;
+    if (!swap_allocator_.allocate(static_cast<int64_t>(distinct.size()), host)) return false;
     std::vector<int32_t> pairs;
     for (size_t i = 0; i < host.size(); ++i) pairs.insert(pairs.end(), {distinct[i], host[i]});
     try {
         copy_blocks_locked(PAGODA_OP_SWAP_BLOCKS, PAGODA_SWAP_OUT, pairs);
     } catch (...) {
-        swap_.allocator().release(host);
+        swap_allocator_.release(host);
         throw;
     }
     for (Sequence *s : seqs) {
@@ -367,7 +351,7 @@ void KvCache::check_invariants() const {
     std::lock_guard lock(mutex_);
     const int32_t bs = geometry_.block_size;
     std::vector<int32_t> refs(refcount_.size(), 0);
-    std::vector<int32_t> host_refs(static_cast<size_t>(swap_.num_blocks()), 0);
+    std::vector<int32_t> host_refs(static_cast<size_t>(swap_allocator_.total()), 0);
     for (const auto &[id, s] : sequences_) {
         const std::string who = "sequence " + std::to_string(id);
         if (s.swapped && !s.blocks.empty()) broken(who + " is swapped out but holds device blocks");
@@ -380,7 +364,7 @@ void KvCache::check_invariants() const {
             ++refs[static_cast<size_t>(b)];
         }
         for (int32_t h : s.host_blocks) {
-            if (h < 0 || h >= swap_.num_blocks() || swap_.allocator().is_free(h))
+            if (h < 0 || h >= swap_allocator_.total() || swap_allocator_.is_free(h))
                 broken(who + " holds swap block " + std::to_string(h) + ", out of range or free");
             ++host_refs[static_cast<size_t>(h)];
         }
@@ -413,9 +397,9 @@ void KvCache::check_invariants() const {
         broken("free " + std::to_string(n_free) + " (allocator says " + std::to_string(allocator_.free_count()) +
                ") + used " + std::to_string(n_used) + " + cached " + std::to_string(n_cached) + " (LRU says " +
                std::to_string(prefix_.evictable_count()) + ") != total " + std::to_string(geometry_.num_blocks));
-    if (host_used != swap_.allocator().used_count())
+    if (host_used != swap_allocator_.used_count())
         broken("swapped sequences hold " + std::to_string(host_used) + " swap blocks, the allocator lent " +
-               std::to_string(swap_.allocator().used_count()));
+               std::to_string(swap_allocator_.used_count()));
     prefix_.check_invariants();
 }
 
@@ -446,8 +430,8 @@ KvCacheStats KvCache::stats() const {
     for (const auto &[b, fill] : shared_fill) s.slots_used += fill;
     s.slots_wasted = s.blocks_used * bs - s.slots_used;
     s.bytes_per_block = geometry_.bytes_per_block_all_layers();
-    s.swap_blocks_total = swap_.num_blocks();
-    s.swap_blocks_used = swap_.allocator().used_count();
+    s.swap_blocks_total = swap_allocator_.total();
+    s.swap_blocks_used = swap_allocator_.used_count();
     s.prefix_queries = prefix_queries_;
     s.prefix_hits = prefix_hits_;
     return s;

@@ -1,5 +1,7 @@
-// A paged KV cache on one device: a K and a V pool per layer, reference-counted blocks lent to
-// sequences through block tables, a prefix cache of full computed blocks, and host swap space.
+// A paged KV cache on one device or over the devices of a mesh: reference-counted blocks lent
+// to sequences through block tables, a prefix cache of full computed blocks, and host swap
+// space. One block table serves every device: each holds every block id in K and V pools of
+// the layers and heads it runs (kv_shard.hpp), and copies and swaps apply to all of them.
 // The engine grows a sequence's table before writing tokens and releases it when the sequence
 // ends; statistics may be read from any thread.
 //
@@ -19,8 +21,8 @@
 #include "kv/block_allocator.hpp"
 #include "kv/block_hash.hpp"
 #include "kv/kv_geometry.hpp"
+#include "kv/kv_shard.hpp"
 #include "kv/prefix_cache.hpp"
-#include "kv/swap_space.hpp"
 #include "runtime/device.hpp"
 
 namespace pagoda::kv {
@@ -51,13 +53,20 @@ public:
     // Allocates every pool on `device` (kept alive by the cache) and the swap space.
     KvCache(std::shared_ptr<const runtime::Device> device, const KvGeometry &geometry,
             KvCacheOptions options = {});
+    // One shard per entry of `shards`, each on its device; `geometry` is the whole model's
+    // (all layers, all KV heads) and gives the dtype, block size and block count.
+    KvCache(const std::vector<KvShardSpec> &shards, const KvGeometry &geometry, KvCacheOptions options = {});
 
+    // The whole model's geometry: the block size and count the scheduler works with.
     const KvGeometry &geometry() const noexcept { return geometry_; }
-    const std::vector<LayerPools> &pools() const noexcept { return pools_; }
-    const runtime::Device &device() const noexcept { return *device_; }
+    size_t shard_count() const noexcept { return shards_.size(); }
+    const KvShard &shard(size_t i) const { return *shards_.at(i); }
+    // The first shard's pools and device: the whole cache when it has one device.
+    const std::vector<LayerPools> &pools() const noexcept { return shards_.front()->pools(); }
+    const runtime::Device &device() const noexcept { return shards_.front()->device(); }
     int64_t capacity_tokens() const noexcept { return geometry_.num_blocks * geometry_.block_size; }
     bool prefix_caching() const noexcept { return options_.prefix_caching; }
-    int64_t swap_blocks_total() const noexcept { return swap_.num_blocks(); }
+    int64_t swap_blocks_total() const noexcept { return swap_allocator_.total(); }
 
     // Creates `seq` holding the longest cached prefix of `tokens` (whole blocks, at most
     // `max_cached_tokens` tokens, verified token by token) and grows it to hold
@@ -131,17 +140,13 @@ private:
                             const std::vector<int32_t> &pairs);
     Sequence &sequence_locked(uint64_t seq, const char *what);
 
-    std::shared_ptr<const runtime::Device> device_;
     KvGeometry geometry_;
     KvCacheOptions options_;
-    std::vector<runtime::DeviceBuffer> buffers_;
-    std::vector<LayerPools> pools_;
-    std::vector<void *> device_pools_;  // K0, V0, K1, V1, … for COPY/SWAP_BLOCKS
-    runtime::Stream stream_;             // copies; synchronised before returning
-    SwapSpace swap_;
+    std::vector<std::unique_ptr<KvShard>> shards_;
 
     mutable std::mutex mutex_;  // guards what follows, for stats() from other threads
     BlockAllocator allocator_;
+    BlockAllocator swap_allocator_;
     PrefixCache prefix_;
     std::vector<int32_t> refcount_;
     std::vector<int32_t> host_refcount_;  // swapped sequences holding each swap block

@@ -566,7 +566,8 @@ FROZEN_FIELD(pagoda_engine_options_t, kv_reservation, 36, 4);
 FROZEN_FIELD(pagoda_engine_options_t, decode_graphs, 40, 4);
 FROZEN_FIELD(pagoda_engine_options_t, device_sampling, 44, 4);
 FROZEN_FIELD(pagoda_engine_options_t, activation_dtype, 48, 4);
-FROZEN_MIN_SIZE(pagoda_engine_options_t, 56);
+FROZEN_FIELD(pagoda_engine_options_t, pipeline_micro_batches, 56, 8);
+FROZEN_MIN_SIZE(pagoda_engine_options_t, 64);
 
 /* pagoda_engine_stats_t (engine.h) */
 FROZEN_FIELD(pagoda_engine_stats_t, struct_size, 0, 4);
@@ -583,6 +584,20 @@ FROZEN_FIELD(pagoda_engine_stats_t, batched_sequences, 80, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, graph_steps, 88, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, device_sampled_tokens, 96, 8);
 FROZEN_MIN_SIZE(pagoda_engine_stats_t, 104);
+
+/* pagoda_device_stats_t (engine.h) */
+FROZEN_FIELD(pagoda_device_stats_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_device_stats_t, device, 4, 32);
+FROZEN_FIELD(pagoda_device_stats_t, stage, 36, 4);
+FROZEN_FIELD(pagoda_device_stats_t, tp_rank, 40, 4);
+FROZEN_FIELD(pagoda_device_stats_t, tp_size, 44, 4);
+FROZEN_FIELD(pagoda_device_stats_t, first_layer, 48, 8);
+FROZEN_FIELD(pagoda_device_stats_t, end_layer, 56, 8);
+FROZEN_FIELD(pagoda_device_stats_t, kv_heads, 64, 8);
+FROZEN_FIELD(pagoda_device_stats_t, weight_bytes, 72, 8);
+FROZEN_FIELD(pagoda_device_stats_t, kv_bytes, 80, 8);
+FROZEN_FIELD(pagoda_device_stats_t, layer_weight_bytes, 88, 8);
+FROZEN_MIN_SIZE(pagoda_device_stats_t, 96);
 
 /* pagoda_device_sampling_t (engine.h) */
 FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_AUTO, 0);

@@ -1,4 +1,4 @@
-#include "runtime/mesh.hpp"
+#include "mesh/mesh.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include "backend/registry.hpp"
 #include "common/error.hpp"
 
-namespace pagoda::runtime {
+namespace pagoda::mesh {
 
 namespace {
 
@@ -64,10 +64,7 @@ std::vector<DeviceName> parse_device_list(const std::string &list) {
 
 std::vector<std::pair<std::string, int32_t>> parse_axes(const std::string &axes, size_t device_count) {
     std::vector<std::pair<std::string, int32_t>> out;
-    if (axes.empty()) {
-        out.emplace_back("dp", static_cast<int32_t>(device_count));
-        return out;
-    }
+    if (axes.empty()) return out;
     size_t product = 1;
     for (const std::string &item : split(axes, ',')) {
         size_t eq = item.find('=');
@@ -96,9 +93,15 @@ Mesh::Mesh(const std::string &devices, const std::string &axes) {
             throw Error(PAGODA_ERR_NOT_FOUND, "device " + n.backend + ":" + std::to_string(n.index) +
                                                   ": no backend named '" + n.backend +
                                                   "' is loaded (loaded: " + registry.names() + ")");
-        devices_.push_back(std::make_shared<const Device>(b, n.index));
+        devices_.push_back(std::make_shared<const runtime::Device>(b, n.index));
     }
     axes_ = parse_axes(axes, devices_.size());
 }
 
-}  // namespace pagoda::runtime
+int32_t Mesh::axis(const std::string &name) const noexcept {
+    for (const auto &[n, size] : axes_)
+        if (n == name) return size;
+    return 0;
+}
+
+}  // namespace pagoda::mesh

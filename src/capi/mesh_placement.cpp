@@ -1,0 +1,86 @@
+#include "capi/mesh_placement.hpp"
+
+#include "common/error.hpp"
+#include "exec/model_shard.hpp"
+#include "plan/model_shape.hpp"
+
+namespace pagoda {
+
+namespace {
+
+// The first field where two shapes differ, as "hidden 64 vs 4096".
+std::string shape_difference(const plan::ModelShape &a, const plan::ModelShape &b) {
+    auto field = [](const char *name, int64_t x, int64_t y) {
+        return x == y ? std::string() : std::string(name) + " " + std::to_string(x) + " vs " + std::to_string(y);
+    };
+    for (const std::string &d : {field("hidden", a.hidden, b.hidden), field("intermediate", a.intermediate, b.intermediate),
+                                 field("layers", a.layers, b.layers), field("heads", a.heads, b.heads),
+                                 field("kv_heads", a.kv_heads, b.kv_heads), field("head_dim", a.head_dim, b.head_dim),
+                                 field("vocab", a.vocab, b.vocab),
+                                 field("tied_embeddings", a.tied_embeddings, b.tied_embeddings)})
+        if (!d.empty()) return d;
+    return "none";
+}
+
+bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// The planner's layout for `mesh` when the host gave no plan: the mesh's pp and tp axes, when
+// named, fix the stage count and width (otherwise the planner chooses); costs come from the
+// device kind's preset.
+plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
+    const int32_t n = int32_t(mesh.devices().size());
+    plan::PlanRequest r;
+    const int32_t tp = mesh.axis("tp");
+    // Alpa's sub-mesh shapes need a power-of-two node width; other counts plan as nodes of one
+    // device, which is exact when no stage is tensor-parallel.
+    r.mesh = power_of_two(n) ? plan::MeshShape{1, n} : plan::MeshShape{n, 1};
+    if (!power_of_two(n) && tp > 1)
+        throw Error(PAGODA_ERR_UNSUPPORTED, "planning tp=" + std::to_string(tp) + " over " + std::to_string(n) +
+                                                " devices: without a plan, the device count must be a power of two");
+    r.device = mesh.devices().front()->info().kind == PAGODA_DEVICE_GPU ? "h100" : "cpu";
+    r.partition.stages = mesh.axis("pp");
+    r.partition.tensor_parallel = tp;
+    // Stages run micro-batches at the same time, so balanced stages serve fastest: Alpa's
+    // throughput objective with one micro-batch per stage.
+    r.partition.objective = plan::PartitionObjective::Throughput;
+    r.partition.micro_batches = r.partition.stages > 0 ? r.partition.stages : n;
+    return plan::make_plan(shape, r);
+}
+
+}  // namespace
+
+MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, const plan::Plan *plan) {
+    const model::ModelConfig &c = model.config();
+    const plan::ModelShape shape = plan::model_shape(c);
+    MeshPlacement p;
+    if (plan == nullptr && mesh.devices().size() == 1 && mesh.axis("kvp") <= 1 && mesh.axis("dp") <= 1) {
+        p.layout = std::make_shared<const mesh::Layout>(mesh::Layout::single_device(int32_t(c.n_layers)));
+        return p;
+    }
+    if (plan != nullptr && !(plan->shape == shape))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the plan was made for another model shape (" +
+                                                     shape_difference(plan->shape, shape) +
+                                                     ", the plan's first): make it for this model");
+    const plan::Plan planned = plan != nullptr ? *plan : default_plan(shape, mesh);
+    p.layout = std::make_shared<const mesh::Layout>(mesh, planned);
+    if (planned.slicing) {
+        p.pipeline.prefill_slices = planned.slicing->optimal.lengths;
+        p.pipeline.granularity = planned.slicing->granularity;
+    }
+    return p;
+}
+
+std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config, const mesh::Mesh &mesh,
+                                           const mesh::Layout &layout) {
+    std::vector<kv::KvShardSpec> out;
+    for (size_t d = 0; d < layout.device_count(); ++d) {
+        const mesh::DevicePlacement &at = layout.place(d);
+        const mesh::StagePlacement &stage = layout.stages()[size_t(at.stage)];
+        const exec::ModelShard shard{stage.first_layer, stage.end_layer, at.tp_rank, stage.tensor_parallel};
+        out.push_back({mesh.devices()[d], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
+                       int32_t(shard.n_kv_heads(config))});
+    }
+    return out;
+}
+
+}  // namespace pagoda

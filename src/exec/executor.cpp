@@ -1,0 +1,20 @@
+#include "exec/executor.hpp"
+
+#include "common/error.hpp"
+#include "exec/local_executor.hpp"
+#include "exec/mesh_executor.hpp"
+
+namespace pagoda::exec {
+
+std::unique_ptr<Executor> make_executor(std::shared_ptr<const model::Model> model,
+                                        std::shared_ptr<kv::KvCache> cache, const mesh::Layout &layout,
+                                        const PipelineOptions &pipeline) {
+    if (cache->shard_count() != layout.device_count())
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache spans " + std::to_string(cache->shard_count()) +
+                                                     " devices, the layout " +
+                                                     std::to_string(layout.device_count()));
+    if (layout.device_count() == 1) return std::make_unique<LocalExecutor>(std::move(model), std::move(cache));
+    return std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline);
+}
+
+}  // namespace pagoda::exec

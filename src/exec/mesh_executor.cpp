@@ -1,0 +1,293 @@
+#include "exec/mesh_executor.hpp"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "common/error.hpp"
+#include "exec/llama_forward.hpp"
+
+namespace pagoda::exec {
+
+namespace {
+
+// A stage's handoff over the pipeline group, whose ranks are the mesh's device indices: rank r
+// of a stage receives from rank r mod (the previous stage's width) and sends to every rank of
+// the next stage that maps back to it, so stages of different widths still pair up.
+class PipelineHandoff final : public StageHandoff {
+public:
+    PipelineHandoff(const mesh::Communicator &group, int32_t from, std::vector<int32_t> to, int64_t hidden)
+        : group_(group), from_(from), to_(std::move(to)), hidden_(hidden) {}
+
+    void receive(const runtime::Stream &stream, float *residual, int64_t n_tokens) override {
+        group_.recv(stream, residual, size_t(n_tokens * hidden_), PAGODA_DTYPE_F32, from_);
+    }
+    void send(const runtime::Stream &stream, const float *residual, int64_t n_tokens) override {
+        for (int32_t peer : to_) group_.send(stream, residual, size_t(n_tokens * hidden_), PAGODA_DTYPE_F32, peer);
+    }
+
+private:
+    const mesh::Communicator &group_;
+    int32_t from_;
+    std::vector<int32_t> to_;
+    int64_t hidden_;
+};
+
+}  // namespace
+
+struct MeshExecutor::Worker {
+    size_t index = 0;  // the mesh device, and the cache shard it uses
+    mesh::DevicePlacement place;
+    ModelShard shard;
+    const kv::KvShard *cache = nullptr;
+    std::thread thread;
+    uint64_t seen = 0;  // the last command generation carried out
+
+    // Made on the worker's thread.
+    std::unique_ptr<runtime::Stream> stream;
+    std::unique_ptr<LlamaForward> forward;
+    std::unique_ptr<mesh::Communicator> pipeline, tensor_parallel;
+    std::unique_ptr<PipelineHandoff> handoff;
+    std::vector<float> unit_logits;  // the reporting rank's logits of one unit
+};
+
+MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
+                           const mesh::Layout &layout, const PipelineOptions &pipeline)
+    : model_(std::move(model)), cache_(std::move(cache)), layout_(layout), pipeline_(pipeline) {
+    const model::ModelConfig &c = model_->config();
+    for (size_t d = 0; d < layout_.device_count(); ++d) {
+        auto w = std::make_unique<Worker>();
+        w->index = d;
+        w->place = layout_.place(d);
+        const mesh::StagePlacement &stage = layout_.stages()[size_t(w->place.stage)];
+        w->shard = {stage.first_layer, stage.end_layer, w->place.tp_rank, stage.tensor_parallel};
+        w->cache = &cache_->shard(d);
+        const kv::KvShardSpec &spec = w->cache->spec();
+        if (spec.first_layer != stage.first_layer || spec.end_layer != stage.end_layer ||
+            spec.kv_head_begin != w->shard.kv_head_begin(c) || spec.n_kv_heads != w->shard.n_kv_heads(c))
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache's part on " + spec.device->name() +
+                                                         " does not hold what the layout gives that device");
+        workers_.push_back(std::move(w));
+    }
+    pending_ = workers_.size();
+    for (auto &w : workers_) w->thread = std::thread([this, &w = *w] { worker_main(w); });
+    try {
+        // Setup is the command the workers start with; wait for it like any other.
+        {
+            std::unique_lock lock(mutex_);
+            done_.wait(lock, [&] { return pending_ == 0; });
+            if (error_) std::rethrow_exception(error_);
+        }
+        pipeline_id_ = mesh::new_comm_id(cache_->shard(0).device());
+        for (size_t k = 0; k < layout_.stages().size(); ++k)
+            stage_ids_.push_back(mesh::new_comm_id(cache_->shard(0).device()));
+        dispatch(Command::join_groups);
+    } catch (...) {
+        stop_workers();
+        throw;
+    }
+}
+
+MeshExecutor::~MeshExecutor() { stop_workers(); }
+
+void MeshExecutor::stop_workers() noexcept {
+    {
+        std::lock_guard lock(mutex_);
+        command_ = Command::stop;
+        ++generation_;
+    }
+    work_.notify_all();
+    for (auto &w : workers_)
+        if (w->thread.joinable()) w->thread.join();
+}
+
+void MeshExecutor::fail(std::exception_ptr error) noexcept {
+    {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = error;
+    }
+    comms_.abort_all();
+}
+
+void MeshExecutor::dispatch(Command command) {
+    std::unique_lock lock(mutex_);
+    command_ = command;
+    pending_ = workers_.size();
+    error_ = nullptr;
+    ++generation_;
+    work_.notify_all();
+    done_.wait(lock, [&] { return pending_ == 0; });
+    if (std::exception_ptr e = error_) {
+        error_ = nullptr;
+        std::rethrow_exception(e);
+    }
+}
+
+void MeshExecutor::worker_main(Worker &w) {
+    Command command = Command::setup;
+    for (;;) {
+        if (command == Command::stop) break;
+        try {
+            execute(w, command);
+        } catch (...) {
+            fail(std::current_exception());
+        }
+        std::unique_lock lock(mutex_);
+        if (--pending_ == 0) done_.notify_all();
+        work_.wait(lock, [&] { return generation_ != w.seen; });
+        w.seen = generation_;
+        command = command_;
+    }
+    // Communicators go before the forward pass and the stream they were used on.
+    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get()})
+        if (comm != nullptr) comms_.remove(comm);
+    w.handoff.reset();
+    w.tensor_parallel.reset();
+    w.pipeline.reset();
+    w.forward.reset();
+    w.stream.reset();
+}
+
+void MeshExecutor::execute(Worker &w, Command command) {
+    switch (command) {
+        case Command::setup: {
+            const runtime::Device &device = w.cache->device();
+            w.stream = std::make_unique<runtime::Stream>(device);
+            w.forward = std::make_unique<LlamaForward>(model_, *w.stream, w.shard);
+            break;
+        }
+        case Command::join_groups: join_groups(w); break;
+        case Command::run: run_units(w); break;
+        case Command::set_decode_mode: w.forward->set_decode_mode(decode_mode_); break;
+        case Command::stop: break;
+    }
+}
+
+// Every rank joins its groups in the same order (the pipeline group, then its stage's), so no
+// two ranks wait on each other's groups.
+void MeshExecutor::join_groups(Worker &w) {
+    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get()})
+        if (comm != nullptr) comms_.remove(comm);
+    w.handoff.reset();
+    w.tensor_parallel.reset();
+    w.pipeline.reset();
+    const runtime::Device &device = w.cache->device();
+    const std::vector<mesh::StagePlacement> &stages = layout_.stages();
+    const size_t k = size_t(w.place.stage);
+    if (stages.size() > 1) {
+        w.pipeline = std::make_unique<mesh::Communicator>(device, pipeline_id_, int32_t(workers_.size()),
+                                                          int32_t(w.index), "pipeline");
+        comms_.add(w.pipeline.get());
+        const int32_t r = w.place.tp_rank;
+        int32_t from = -1;
+        std::vector<int32_t> to;
+        if (k > 0) from = stages[k - 1].devices[size_t(r % stages[k - 1].tensor_parallel)];
+        if (k + 1 < stages.size())
+            for (size_t j = 0; j < stages[k + 1].devices.size(); ++j)
+                if (int32_t(j) % stages[k].tensor_parallel == r) to.push_back(stages[k + 1].devices[j]);
+        w.handoff = std::make_unique<PipelineHandoff>(*w.pipeline, from, std::move(to),
+                                                      model_->config().hidden_size);
+    }
+    if (stages[k].tensor_parallel > 1) {
+        w.tensor_parallel = std::make_unique<mesh::Communicator>(
+            device, stage_ids_[k], stages[k].tensor_parallel, w.place.tp_rank,
+            "tensor-parallel group of stage " + std::to_string(k));
+        comms_.add(w.tensor_parallel.get());
+    }
+    w.forward->set_tensor_parallel(w.tensor_parallel.get());
+}
+
+void MeshExecutor::run_units(Worker &w) {
+    const model::ModelConfig &c = model_->config();
+    const bool last = w.shard.last_stage(c), reports = last && w.place.tp_rank == 0;
+    const size_t vocab = size_t(c.vocab_size);
+    for (const PipelineUnit &unit : *units_) {
+        // Once a device failed the step is lost; the others stop at their next unit.
+        if (comms_.aborted()) return;
+        LlamaForward::Stage stage;
+        stage.first_layer = w.shard.first_layer;
+        stage.end_layer = w.shard.end(c);
+        stage.handoff = w.handoff.get();
+        stage.discard_logits = last && !reports;
+        float *out = nullptr;
+        if (reports) {
+            w.unit_logits.resize(unit.batch.logit_rows.size() * vocab);
+            out = w.unit_logits.data();
+        }
+        w.forward->run_stage(unit.batch, w.cache->geometry(), w.cache->pools(), stage, out);
+        if (!reports) continue;
+        for (size_t i = 0; i < unit.step_rows.size(); ++i)
+            std::copy_n(w.unit_logits.data() + i * vocab, vocab, logits_ + size_t(unit.step_rows[i]) * vocab);
+    }
+}
+
+void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
+    if (groups_broken_) {
+        comms_.reset();
+        pipeline_id_ = mesh::new_comm_id(cache_->shard(0).device());
+        for (auto &id : stage_ids_) id = mesh::new_comm_id(cache_->shard(0).device());
+        dispatch(Command::join_groups);
+        groups_broken_ = false;
+    }
+    const std::vector<PipelineUnit> units = split_step(batch, int32_t(layout_.stages().size()), pipeline_);
+    {
+        std::lock_guard lock(mutex_);
+        units_ = &units;
+        logits_ = logits;
+    }
+    try {
+        dispatch(Command::run);
+    } catch (...) {
+        groups_broken_ = comms_.aborted();
+        throw;
+    }
+}
+
+bool MeshExecutor::run_sampled(const ForwardBatch &, const DeviceSampling &, int32_t *, float *) {
+    throw Error(PAGODA_ERR_INTERNAL, "sampling on the device is not offered on a multi-device mesh");
+}
+
+void MeshExecutor::copy_logits(float *) {
+    throw Error(PAGODA_ERR_INTERNAL, "sampling on the device is not offered on a multi-device mesh");
+}
+
+void MeshExecutor::set_activation_dtype(pagoda_dtype_t dtype) {
+    if (dtype != PAGODA_DTYPE_F32)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    "activations other than f32 are not carried across the devices of a mesh yet");
+}
+
+pagoda_dtype_t MeshExecutor::weight_dtype() const { return workers_.front()->forward->weight_dtype(); }
+
+void MeshExecutor::set_decode_mode(DecodeMode mode) {
+    decode_mode_ = mode;
+    dispatch(Command::set_decode_mode);
+}
+
+bool MeshExecutor::devices_apart_from_host() const {
+    for (const auto &w : workers_)
+        if (w->cache->device().host_accessible()) return false;
+    return true;
+}
+
+std::vector<DeviceUsage> MeshExecutor::device_usage() const {
+    const model::ModelConfig &c = model_->config();
+    std::vector<DeviceUsage> out;
+    for (const auto &w : workers_) {
+        DeviceUsage u;
+        u.device = w->cache->device().name();
+        u.stage = w->place.stage;
+        u.tp_rank = w->place.tp_rank;
+        u.tp_size = w->shard.tp_size;
+        u.first_layer = w->shard.first_layer;
+        u.end_layer = w->shard.end(c);
+        u.kv_heads = w->shard.n_kv_heads(c);
+        u.weight_bytes = w->forward->weight_bytes();
+        u.layer_weight_bytes = w->forward->layer_weight_bytes();
+        u.kv_bytes = w->cache->bytes();
+        out.push_back(u);
+    }
+    return out;
+}
+
+}  // namespace pagoda::exec

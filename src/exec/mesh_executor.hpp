@@ -1,0 +1,83 @@
+// The forward pass over a mesh of devices: one worker thread per device, each with its stream,
+// its shard of the weights (model_shard.hpp), its shard of the KV cache and its communicators
+// (mesh/communicator.hpp): the tensor-parallel group of its stage, and the pipeline group over
+// every device, through which a stage hands its residual stream to the next (send/recv).
+//
+// A step's batch is cut into pipeline units (pipeline_units.hpp) that flow through the stages;
+// the last stage's first tensor-parallel rank reports the logits. A failure on any device
+// aborts every communicator, so no rank waits forever in a collective; the step then fails on
+// the caller's thread once every worker has stopped, and the next step rebuilds the groups.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "exec/executor.hpp"
+#include "exec/pipeline_units.hpp"
+#include "mesh/communicator.hpp"
+
+namespace pagoda::exec {
+
+class MeshExecutor final : public Executor {
+public:
+    // Starts a worker per device of `layout` (cache shard i on mesh device i), places the
+    // weights and joins the groups. Throws what placing or joining throws, after stopping every
+    // worker.
+    MeshExecutor(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
+                 const mesh::Layout &layout, const PipelineOptions &pipeline);
+    ~MeshExecutor() override;
+
+    void run(const ForwardBatch &batch, float *logits) override;
+    bool can_sample_on_device() const override { return false; }
+    bool run_sampled(const ForwardBatch &batch, const DeviceSampling &sampling, int32_t *tokens,
+                     float *logprobs) override;
+    void copy_logits(float *logits) override;
+    // Half activations are not carried across devices yet: only F32.
+    void set_activation_dtype(pagoda_dtype_t dtype) override;
+    pagoda_dtype_t weight_dtype() const override;
+    void set_decode_mode(DecodeMode mode) override;
+    int64_t graph_launches() const override { return 0; }
+    bool devices_apart_from_host() const override;
+    size_t device_count() const override { return workers_.size(); }
+    std::vector<DeviceUsage> device_usage() const override;
+
+private:
+    struct Worker;
+    enum class Command { setup, join_groups, run, set_decode_mode, stop };
+
+    void worker_main(Worker &w);
+    void execute(Worker &w, Command command);
+    void join_groups(Worker &w);
+    void run_units(Worker &w);
+    // Has every worker carry out `command`; rethrows the first failure once all are done.
+    void dispatch(Command command);
+    void fail(std::exception_ptr error) noexcept;
+    void stop_workers() noexcept;
+
+    std::shared_ptr<const model::Model> model_;
+    std::shared_ptr<kv::KvCache> cache_;
+    mesh::Layout layout_;
+    PipelineOptions pipeline_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+    mesh::CommSet comms_;
+    bool groups_broken_ = false;  // a failure aborted them: join new ones before the next step
+
+    // The command in flight and its inputs, guarded by mutex_.
+    std::mutex mutex_;
+    std::condition_variable work_;
+    std::condition_variable done_;
+    uint64_t generation_ = 0;
+    Command command_ = Command::setup;
+    size_t pending_ = 0;
+    std::exception_ptr error_;
+    const std::vector<PipelineUnit> *units_ = nullptr;
+    float *logits_ = nullptr;
+    DecodeMode decode_mode_ = DecodeMode::OpByOp;
+    pagoda_comm_unique_id_t pipeline_id_{};
+    std::vector<pagoda_comm_unique_id_t> stage_ids_;
+};
+
+}  // namespace pagoda::exec

@@ -1,0 +1,124 @@
+#include "mesh/layout.hpp"
+
+#include <numeric>
+
+#include "common/error.hpp"
+
+namespace pagoda::mesh {
+
+namespace {
+
+[[noreturn]] void mismatch(const std::string &what) { throw Error(PAGODA_ERR_INVALID_ARGUMENT, what); }
+
+// Row-major coordinates of device `index` over `axes` (the last axis fastest).
+std::vector<int32_t> coordinates(const std::vector<std::pair<std::string, int32_t>> &axes, int32_t index) {
+    std::vector<int32_t> c(axes.size());
+    for (size_t i = axes.size(); i-- > 0;) {
+        c[i] = index % axes[i].second;
+        index /= axes[i].second;
+    }
+    return c;
+}
+
+}  // namespace
+
+void check_tensor_parallel(const plan::ModelShape &shape, int32_t tp) {
+    const std::string at = "tensor parallelism of " + std::to_string(tp) + ": ";
+    if (tp < 1) mismatch(at + "the degree must be at least 1");
+    if (shape.heads % tp != 0)
+        mismatch(at + "the model's " + std::to_string(shape.heads) + " query heads do not split evenly");
+    if (shape.intermediate % tp != 0)
+        mismatch(at + "the MLP's " + std::to_string(shape.intermediate) + " columns do not split evenly");
+    if (tp <= shape.kv_heads ? shape.kv_heads % tp != 0 : tp % shape.kv_heads != 0)
+        mismatch(at + "the model's " + std::to_string(shape.kv_heads) +
+                 " KV heads neither split evenly nor replicate evenly (the degree must divide them or be a multiple of them)");
+}
+
+Layout Layout::single_device(int32_t n_layers) {
+    Layout l;
+    l.stages_.push_back({0, n_layers, 1, {0}});
+    l.places_.push_back({0, 0});
+    return l;
+}
+
+Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
+    const int32_t n_devices = int32_t(mesh.devices().size());
+    const std::vector<plan::Stage> &stages = plan.partition.stages;
+    if (plan.mesh.device_count() != n_devices)
+        mismatch("the plan is for a mesh of " + std::to_string(plan.mesh.device_count()) +
+                 " devices, this mesh has " + std::to_string(n_devices));
+    int32_t width = 0;
+    for (const plan::Stage &s : stages) width += s.tensor_parallel;
+    if (width != n_devices)
+        mismatch("the plan's stages use " + std::to_string(width) + " devices, the mesh has " +
+                 std::to_string(n_devices));
+    for (const auto &d : mesh.devices())
+        if (d->backend() != mesh.devices().front()->backend())
+            throw Error(PAGODA_ERR_UNSUPPORTED,
+                        "the mesh mixes backends (" + mesh.devices().front()->name() + ", " + d->name() +
+                            "): stages on different backends are not executed yet");
+
+    for (const auto &[name, size] : mesh.axes()) {
+        if (name != "pp" && name != "tp" && name != "kvp" && name != "dp")
+            mismatch("mesh axis '" + name + "' is not one of pp, tp, kvp, dp");
+        if (name == "dp" && size > 1)
+            throw Error(PAGODA_ERR_UNSUPPORTED, "mesh axis dp=" + std::to_string(size) +
+                                                    ": data parallelism is not executed yet (serve each replica with its own engine)");
+        if (name == "kvp" && size > 1)
+            throw Error(PAGODA_ERR_UNSUPPORTED, "mesh axis kvp=" + std::to_string(size) +
+                                                    ": cache parallelism is not executed yet");
+    }
+    const bool named = !mesh.axes().empty();
+    const int32_t pp = mesh.axis("pp") > 0 ? mesh.axis("pp") : 1;
+    const int32_t tp = mesh.axis("tp") > 0 ? mesh.axis("tp") : 1;
+    if (named && int32_t(stages.size()) != pp)
+        mismatch("the plan has " + std::to_string(stages.size()) + " pipeline stages but the mesh's axes say pp=" +
+                 std::to_string(pp));
+
+    int32_t next_device = 0;
+    for (size_t k = 0; k < stages.size(); ++k) {
+        const plan::Stage &s = stages[k];
+        if (named && s.tensor_parallel != tp)
+            mismatch("stage " + std::to_string(k) + " of the plan is " + std::to_string(s.tensor_parallel) +
+                     " devices wide but the mesh's axes say tp=" + std::to_string(tp));
+        check_tensor_parallel(plan.shape, s.tensor_parallel);
+        StagePlacement p;
+        p.first_layer = int32_t(s.first_layer);
+        p.end_layer = int32_t(s.end_layer);
+        p.tensor_parallel = s.tensor_parallel;
+        p.devices.assign(size_t(s.tensor_parallel), -1);
+        if (!named) {
+            std::iota(p.devices.begin(), p.devices.end(), next_device);
+            next_device += s.tensor_parallel;
+        }
+        stages_.push_back(std::move(p));
+    }
+    places_.resize(size_t(n_devices));
+    if (named) {
+        for (int32_t d = 0; d < n_devices; ++d) {
+            const std::vector<int32_t> c = coordinates(mesh.axes(), d);
+            int32_t stage = 0, rank = 0;
+            for (size_t i = 0; i < c.size(); ++i) {
+                if (mesh.axes()[i].first == "pp") stage = c[i];
+                if (mesh.axes()[i].first == "tp") rank = c[i];
+            }
+            stages_[size_t(stage)].devices[size_t(rank)] = d;
+        }
+    }
+    for (size_t k = 0; k < stages_.size(); ++k)
+        for (size_t r = 0; r < stages_[k].devices.size(); ++r)
+            places_[size_t(stages_[k].devices[r])] = {int32_t(k), int32_t(r)};
+}
+
+std::string Layout::describe() const {
+    std::string out = "pp=" + std::to_string(stages_.size()) + " (layers";
+    for (size_t k = 0; k < stages_.size(); ++k)
+        out += (k ? " | " : " ") + std::to_string(stages_[k].first_layer) + "-" +
+               std::to_string(stages_[k].end_layer - 1);
+    out += "), tp=";
+    for (size_t k = 0; k < stages_.size(); ++k)
+        out += (k ? "/" : "") + std::to_string(stages_[k].tensor_parallel);
+    return out;
+}
+
+}  // namespace pagoda::mesh

@@ -1,0 +1,407 @@
+/* The engine on meshes of CPU devices (the CPU backend loaded with several logical devices,
+ * PAGODA_BACKEND_CPU_CONFIG), through the public API: every layout gives the one-device run's
+ * greedy tokens and, within 1e-4, its log-probabilities, on a workload of mixed requests under
+ * continuous batching, chunked prefill, preemption by recompute and by swap, prefix-cache hits,
+ * parallel sampling and beam search; each device holds its share of the weights and of the KV
+ * cache; a plan that does not fit is refused by name; a failing collective fails the step. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define STORIES PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
+#define MAX_REQS 24
+#define MAX_SEQS 4
+#define MAX_TOK 64
+
+typedef struct sequence_result {
+    int32_t tokens[MAX_TOK];
+    float logprobs[MAX_TOK];
+    size_t n;
+} sequence_result_t;
+
+typedef struct run_result {
+    sequence_result_t seqs[MAX_REQS][MAX_SEQS];
+    float prompt_logprobs[MAX_REQS][MAX_TOK];
+    size_t n_prompt_logprobs[MAX_REQS];
+    size_t n_requests;
+    pagoda_engine_stats_t stats;
+    pagoda_kv_cache_stats_t kv;
+} run_result_t;
+
+/* How a run is served: the cache's size and the engine's limits. */
+typedef struct serving {
+    int64_t num_blocks;
+    int32_t block_size;
+    int32_t max_batched;
+    int32_t preemption;
+} serving_t;
+
+static pagoda_mesh_t *make_mesh(const char *devices, const char *axes) {
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    mo.devices = devices;
+    mo.axes = axes;
+    pagoda_mesh_t *mesh = NULL;
+    TEST_ASSERT_OK(pagoda_mesh_create(&mo, &mesh));
+    return mesh;
+}
+
+/* A prompt of `len` ids below `vocab`, from a small generator, sharing its first `shared`
+ * tokens with every prompt of the same `family`. */
+static void make_prompt(int32_t *out, int len, int shared, int family, int index, int32_t vocab) {
+    uint32_t state = 2654435761u * (uint32_t)(family + 1);
+    for (int i = 0; i < len; ++i) {
+        if (i == shared) state = 2246822519u * (uint32_t)(index + 7) + (uint32_t)family;
+        state = state * 1664525u + 1013904223u;
+        out[i] = 1 + (int32_t)((state >> 8) % (uint32_t)(vocab - 1));
+    }
+}
+
+/* Submits the workload: greedy requests with chosen-token log-probabilities (some sharing a
+ * long prefix, some long enough to be chunked, two asking prompt log-probabilities), seeded
+ * parallel sampling (n = 2) and beam search (width 2). */
+static size_t submit_workload(pagoda_engine_t *engine, int32_t vocab) {
+    size_t n = 0;
+    int32_t prompt[80];
+    for (int i = 0; i < 20; ++i) {
+        pagoda_request_options_t ro;
+        pagoda_request_options_default(&ro);
+        ro.temperature = 0.0f;
+        ro.logprobs = 0;
+        ro.max_tokens = 10 + (i % 5) * 3;
+        ro.flags = PAGODA_REQUEST_IGNORE_EOS;
+        int len = 6 + (i * 7) % 30;
+        int shared = 0;
+        if (i % 4 == 1) { len = 40; shared = 32; }          /* prefix-cache hits */
+        if (i % 7 == 3) len = 70;                           /* chunked prefill */
+        if (i == 5 || i == 12) ro.prompt_logprobs = 1;
+        if (i == 8 || i == 15) {                            /* parallel sampling */
+            ro.temperature = 0.8f;
+            ro.top_k = 4;
+            ro.n = 2;
+            ro.seed = 100 + (uint64_t)i;
+        }
+        if (i == 10 || i == 17) {                           /* beam search */
+            ro.beam_width = 2;
+            ro.n = 2;
+            ro.logprobs = 0;
+        }
+        make_prompt(prompt, len, shared, i % 4 == 1 ? 1 : 100 + i, i, vocab);
+        uint64_t id;
+        TEST_ASSERT_OK(pagoda_engine_submit_tokens(engine, prompt, (size_t)len, &ro, &id));
+        ++n;
+    }
+    return n;
+}
+
+static void collect(run_result_t *r, const pagoda_output_t *o) {
+    size_t req = (size_t)(o->request_id - 1);
+    assert_true(req < MAX_REQS);
+    assert_int_equal(o->status, PAGODA_OK);
+    assert_true(o->sequence_index >= 0 && o->sequence_index < MAX_SEQS);
+    sequence_result_t *s = &r->seqs[req][o->sequence_index];
+    for (size_t i = 0; i < o->n_tokens && s->n < MAX_TOK; ++i, ++s->n) {
+        s->tokens[s->n] = o->token_ids[i];
+        s->logprobs[s->n] = o->logprobs != NULL ? o->logprobs[i] : 0.0f;
+    }
+    if (o->prompt_logprobs != NULL)
+        for (size_t i = 1; i < o->n_prompt_tokens && i < MAX_TOK; ++i)
+            r->prompt_logprobs[req][r->n_prompt_logprobs[req]++] = o->prompt_logprobs[i];
+}
+
+/* Serves the workload on `mesh` (with `plan`, or the planner's) and checks that the cache
+ * lends no block once it is done. */
+static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
+                   const serving_t *how, run_result_t *r) {
+    memset(r, 0, sizeof *r);
+    pagoda_model_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TEST_ASSERT_OK(pagoda_model_get_info(model, &info));
+    pagoda_kv_cache_options_t ko;
+    pagoda_kv_cache_options_default(&ko);
+    ko.num_blocks = how->num_blocks;
+    ko.block_size = how->block_size;
+    pagoda_kv_cache_t *cache = NULL;
+    TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, plan, &ko, &cache));
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.max_num_batched_tokens = how->max_batched;
+    eo.preemption = how->preemption;
+    pagoda_engine_t *engine = NULL;
+    TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
+    r->n_requests = submit_workload(engine, (int32_t)info.vocab_size);
+    int steps = 0;
+    while (pagoda_engine_has_work(engine)) {
+        TEST_ASSERT_OK(pagoda_engine_step(engine));
+        pagoda_output_t out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        while (pagoda_engine_poll(engine, &out) == PAGODA_OK) collect(r, &out);
+        assert_true(++steps < 2000);
+    }
+    r->stats.struct_size = sizeof r->stats;
+    TEST_ASSERT_OK(pagoda_engine_get_stats(engine, &r->stats));
+    r->kv.struct_size = sizeof r->kv;
+    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(cache, &r->kv));
+    assert_int_equal(r->kv.blocks_used, 0);
+    assert_int_equal(r->kv.swap_blocks_used, 0);
+    pagoda_engine_destroy(engine);
+    pagoda_kv_cache_destroy(cache);
+}
+
+static void expect_same(const run_result_t *want, const run_result_t *got, const char *what) {
+    assert_int_equal(want->n_requests, got->n_requests);
+    float worst = 0.0f;
+    for (size_t q = 0; q < want->n_requests; ++q) {
+        for (int s = 0; s < MAX_SEQS; ++s) {
+            const sequence_result_t *a = &want->seqs[q][s], *b = &got->seqs[q][s];
+            if (a->n != b->n) fail_msg("%s: request %zu sequence %d: %zu tokens, alone %zu", what, q + 1, s, b->n, a->n);
+            for (size_t i = 0; i < a->n; ++i) {
+                if (a->tokens[i] != b->tokens[i])
+                    fail_msg("%s: request %zu sequence %d token %zu: %d, alone %d", what, q + 1, s, i,
+                             b->tokens[i], a->tokens[i]);
+                float d = fabsf(a->logprobs[i] - b->logprobs[i]);
+                if (d > worst) worst = d;
+            }
+        }
+        assert_int_equal(want->n_prompt_logprobs[q], got->n_prompt_logprobs[q]);
+        for (size_t i = 0; i < want->n_prompt_logprobs[q]; ++i) {
+            float d = fabsf(want->prompt_logprobs[q][i] - got->prompt_logprobs[q][i]);
+            if (d > worst) worst = d;
+        }
+    }
+    printf("  %-34s worst |d logprob| %.2e\n", what, (double)worst);
+    if (worst > 1e-4f) fail_msg("%s: log-probabilities differ by %g from one device's", what, (double)worst);
+}
+
+typedef struct layout {
+    const char *devices;
+    const char *axes;
+} layout_t;
+
+static const layout_t kLayouts[] = {
+    {"cpu:0-1", "tp=2"}, {"cpu:0-3", "tp=4"},         {"cpu:0-1", "pp=2"},
+    {"cpu:0-2", "pp=3"}, {"cpu:0-3", "pp=2,tp=2"},
+};
+
+/* Every layout against one device, under `how`, on the model at `path`. `max_tp` skips the
+ * layouts a model's heads cannot split into. */
+static void layouts_match_one_device(const char *path, const serving_t *how, int max_tp) {
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
+    run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
+    pagoda_mesh_t *one = make_mesh("cpu:0", NULL);
+    run_on(model, one, NULL, how, alone);
+    pagoda_mesh_destroy(one);
+    /* The workload exercises what it should: preemption, prefix-cache hits, chunked prompts. */
+    assert_true(alone->stats.preemptions_recompute + alone->stats.preemptions_swap > 0);
+    assert_true(alone->kv.prefix_hits > 0);
+    for (size_t i = 0; i < sizeof kLayouts / sizeof kLayouts[0]; ++i) {
+        if ((strstr(kLayouts[i].axes, "tp=4") && max_tp < 4) || (strstr(kLayouts[i].axes, "tp=2") && max_tp < 2))
+            continue;
+        pagoda_mesh_t *mesh = make_mesh(kLayouts[i].devices, kLayouts[i].axes);
+        run_on(model, mesh, NULL, how, meshed);
+        char what[96];
+        snprintf(what, sizeof what, "%s %s", kLayouts[i].axes, how->preemption == PAGODA_PREEMPT_SWAP ? "(swap)" : "");
+        expect_same(alone, meshed, what);
+        pagoda_mesh_destroy(mesh);
+    }
+    free(alone);
+    free(meshed);
+    pagoda_model_destroy(model);
+}
+
+/* A small cache (preemption), a small step budget (chunked prefill), 4-token blocks. */
+static const serving_t kTight = {48, 4, 40, PAGODA_PREEMPT_RECOMPUTE};
+static const serving_t kTightSwap = {48, 4, 40, PAGODA_PREEMPT_SWAP};
+
+static void test_stories_layouts(void **state) {
+    (void)state;
+    layouts_match_one_device(STORIES, &kTight, 4);
+}
+
+static void test_stories_layouts_swap(void **state) {
+    (void)state;
+    layouts_match_one_device(STORIES, &kTightSwap, 4);
+}
+
+static void test_gqa_layouts(void **state) {
+    (void)state;
+    /* 4 query heads over 2 KV heads: tp=2 splits the KV heads, tp=4 replicates each twice. */
+    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/gqa/hf", &kTight, 4);
+}
+
+static void test_mqa_layouts(void **state) {
+    (void)state;
+    /* One KV head: every tensor-parallel rank holds a copy (tp > n_kv_heads). */
+    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4);
+}
+
+/* tp=2 halves the layers' weights and the KV heads per device; pp=2 halves the layers. */
+static void test_memory_per_device(void **state) {
+    (void)state;
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(PAGODA_MESH_MODELS_DIR "/gqa/hf", NULL, &model));
+    const serving_t how = {64, 16, 256, PAGODA_PREEMPT_AUTO};
+    const char *axes[] = {NULL, "tp=2", "pp=2"};
+    const char *devices[] = {"cpu:0", "cpu:0-1", "cpu:0-1"};
+    pagoda_device_stats_t whole;
+    memset(&whole, 0, sizeof whole);
+    for (int k = 0; k < 3; ++k) {
+        pagoda_mesh_t *mesh = make_mesh(devices[k], axes[k]);
+        pagoda_kv_cache_options_t ko;
+        pagoda_kv_cache_options_default(&ko);
+        ko.num_blocks = how.num_blocks;
+        pagoda_kv_cache_t *cache = NULL;
+        TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache));
+        pagoda_engine_t *engine = NULL;
+        TEST_ASSERT_OK(pagoda_engine_create(model, mesh, NULL, cache, NULL, &engine));
+        size_t n = pagoda_engine_device_count(engine);
+        assert_int_equal(n, k == 0 ? 1 : 2);
+        for (size_t d = 0; d < n; ++d) {
+            pagoda_device_stats_t st;
+            memset(&st, 0, sizeof st);
+            st.struct_size = sizeof st;
+            TEST_ASSERT_OK(pagoda_engine_get_device_stats(engine, d, &st));
+            printf("  %-6s %-8s stage %d tp %d/%d layers %lld-%lld kv heads %lld: weights %llu B, KV %llu B\n",
+                   axes[k] ? axes[k] : "one", st.device, st.stage, st.tp_rank, st.tp_size,
+                   (long long)st.first_layer, (long long)st.end_layer - 1, (long long)st.kv_heads,
+                   (unsigned long long)st.weight_bytes, (unsigned long long)st.kv_bytes);
+            if (k == 0) {
+                whole = st;
+                continue;
+            }
+            /* Half the decoder layers' weights (norms are replicated: within 5 %) and exactly
+             * half the KV bytes: half the heads (tp) or half the layers (pp). */
+            double ratio = (double)st.layer_weight_bytes / (double)whole.layer_weight_bytes;
+            printf("    layer weights %.3f of one device's, KV %.3f\n", ratio,
+                   (double)st.kv_bytes / (double)whole.kv_bytes);
+            assert_true(fabs(ratio - 0.5) <= 0.025);
+            assert_int_equal(st.kv_bytes * 2, whole.kv_bytes);
+            if (k == 2)
+                assert_int_equal(st.end_layer - st.first_layer, 2);
+            else
+                assert_int_equal(st.kv_heads * 2, whole.kv_heads);
+        }
+        pagoda_device_stats_t bad;
+        bad.struct_size = sizeof bad;
+        test_expect_failure(pagoda_engine_get_device_stats(engine, n, &bad), PAGODA_ERR_INVALID_ARGUMENT,
+                            "out of range");
+        pagoda_engine_destroy(engine);
+        pagoda_kv_cache_destroy(cache);
+        pagoda_mesh_destroy(mesh);
+    }
+    pagoda_model_destroy(model);
+}
+
+/* Plans that do not fit are refused with the mismatch named. */
+static void test_plan_mismatches(void **state) {
+    (void)state;
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
+    pagoda_mesh_t *two = make_mesh("cpu:0-1", "tp=2");
+    pagoda_kv_cache_t *cache = NULL;
+
+    /* A plan for two stages on a mesh whose axes say one. */
+    pagoda_plan_options_t po;
+    pagoda_plan_options_default(&po);
+    po.stages = 2;
+    pagoda_plan_t *pp2 = NULL;
+    TEST_ASSERT_OK(pagoda_plan_create(model, two, &po, &pp2));
+    test_expect_failure(pagoda_kv_cache_create(model, two, pp2, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
+                        "pp=");
+    /* The same plan on four devices: the device count differs. */
+    pagoda_mesh_t *four = make_mesh("cpu:0-3", NULL);
+    test_expect_failure(pagoda_kv_cache_create(model, four, pp2, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
+                        "devices");
+    /* A plan made from another model's configuration. */
+    pagoda_plan_options_t other;
+    pagoda_plan_options_default(&other);
+    other.mesh_shape = "1x2";
+    pagoda_plan_t *foreign = NULL;
+    TEST_ASSERT_OK(pagoda_plan_create_from_config(PAGODA_MESH_MODELS_DIR "/gqa/hf/config.json", &other, &foreign));
+    test_expect_failure(pagoda_kv_cache_create(model, two, foreign, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
+                        "another model shape");
+    /* tp=3 cannot split 8 heads. */
+    pagoda_mesh_t *three = make_mesh("cpu:0-2", "tp=3");
+    test_expect_failure(pagoda_kv_cache_create(model, three, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED,
+                        "power of two");
+    /* dp and kvp are refused as not executed yet. */
+    pagoda_mesh_t *dp = make_mesh("cpu:0-1", "dp=2");
+    test_expect_failure(pagoda_kv_cache_create(model, dp, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED, "dp=2");
+    /* An engine given another plan than its cache's: tp=2 against pp=2 on two plain devices. */
+    pagoda_mesh_t *plain = make_mesh("cpu:0-1", NULL);
+    pagoda_plan_options_default(&po);
+    po.tensor_parallel = 2;
+    pagoda_plan_t *tp2 = NULL;
+    TEST_ASSERT_OK(pagoda_plan_create(model, plain, &po, &tp2));
+    TEST_ASSERT_OK(pagoda_kv_cache_create(model, plain, tp2, NULL, &cache));
+    pagoda_engine_t *engine = NULL;
+    test_expect_failure(pagoda_engine_create(model, plain, pp2, cache, NULL, &engine),
+                        PAGODA_ERR_INVALID_ARGUMENT, "same plan");
+    test_expect_failure(pagoda_engine_create(model, four, NULL, cache, NULL, &engine),
+                        PAGODA_ERR_INVALID_ARGUMENT, "lives on cpu:0,cpu:1");
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.decode_graphs = PAGODA_DECODE_GRAPHS_ON;
+    test_expect_failure(pagoda_engine_create(model, plain, tp2, cache, &eo, &engine), PAGODA_ERR_UNSUPPORTED,
+                        "decode graphs");
+    assert_null(engine);
+    pagoda_kv_cache_destroy(cache);
+    pagoda_plan_destroy(tp2);
+    pagoda_plan_destroy(foreign);
+    pagoda_plan_destroy(pp2);
+    pagoda_mesh_destroy(plain);
+    pagoda_mesh_destroy(dp);
+    pagoda_mesh_destroy(three);
+    pagoda_mesh_destroy(four);
+    pagoda_mesh_destroy(two);
+    pagoda_model_destroy(model);
+}
+
+/* A plan from JSON runs as is: pp=2 with the planner's stage boundaries, written and read back. */
+static void test_plan_from_json_runs(void **state) {
+    (void)state;
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
+    pagoda_mesh_t *mesh = make_mesh("cpu:0-1", "pp=2");
+    pagoda_plan_options_t po;
+    pagoda_plan_options_default(&po);
+    po.stages = 2;
+    po.prompt_tokens = 64;
+    pagoda_plan_t *plan = NULL;
+    TEST_ASSERT_OK(pagoda_plan_create(model, mesh, &po, &plan));
+    char *json = NULL;
+    TEST_ASSERT_OK(pagoda_plan_to_json(plan, &json));
+    pagoda_plan_t *read = NULL;
+    TEST_ASSERT_OK(pagoda_plan_from_json(json, &read));
+    pagoda_free(json);
+    run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
+    pagoda_mesh_t *one = make_mesh("cpu:0", NULL);
+    run_on(model, one, NULL, &kTight, alone);
+    run_on(model, mesh, read, &kTight, meshed);
+    expect_same(alone, meshed, "pp=2 from JSON, sliced prefill");
+    free(alone);
+    free(meshed);
+    pagoda_plan_destroy(read);
+    pagoda_plan_destroy(plan);
+    pagoda_mesh_destroy(one);
+    pagoda_mesh_destroy(mesh);
+    pagoda_model_destroy(model);
+}
+
+int main(void) {
+    /* Four logical CPU devices of one thread each (the CTest environment sets this too). */
+    setenv("PAGODA_BACKEND_CPU_CONFIG", "devices=4,threads=4", 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stories_layouts),  cmocka_unit_test(test_stories_layouts_swap),
+        cmocka_unit_test(test_gqa_layouts),      cmocka_unit_test(test_mqa_layouts),
+        cmocka_unit_test(test_memory_per_device), cmocka_unit_test(test_plan_mismatches),
+        cmocka_unit_test(test_plan_from_json_runs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
