@@ -259,7 +259,7 @@ pagoda_status_t bench_serve_run(const pagoda_model_t *model, const pagoda_mesh_t
     ko.num_blocks = o->kv_blocks;
     ko.block_size = o->block_size;
     ko.prefix_caching = 0; /* random prompts share nothing; keep the pool's accounting plain */
-    if ((s = pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache)) != PAGODA_OK) {
+    if ((s = pagoda_kv_cache_create(model, mesh, o->plan, &ko, &cache)) != PAGODA_OK) {
         report("allocating the KV cache", s);
         goto done;
     }
@@ -268,7 +268,7 @@ pagoda_status_t bench_serve_run(const pagoda_model_t *model, const pagoda_mesh_t
     if (o->max_num_seqs > 0) eo.max_num_seqs = o->max_num_seqs;
     if (o->max_num_batched_tokens > 0) eo.max_num_batched_tokens = o->max_num_batched_tokens;
     eo.kv_reservation = (int32_t)o->reservation;
-    if ((s = pagoda_engine_create(model, mesh, NULL, cache, &eo, &engine)) != PAGODA_OK) {
+    if ((s = pagoda_engine_create(model, mesh, o->plan, cache, &eo, &engine)) != PAGODA_OK) {
         report("making the engine", s);
         goto done;
     }

@@ -63,6 +63,7 @@ typedef struct bench_serve_options {
     int32_t max_num_batched_tokens;      /* 0 = the engine's default */
     int32_t max_sequence;                /* as in bench_workload_options_t */
     uint64_t seed;                       /* of the prompts' token ids */
+    const pagoda_plan_t *plan;           /* the layout on a mesh; NULL: the library's */
 } bench_serve_options_t;
 
 /* What one replay measured. Times in seconds. */

@@ -36,10 +36,22 @@ int cli_simulate(int argc, char **argv);
 int cli_place(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
-/* Opens `model_path` and a mesh of `devices` (NULL: cpu:0). Returns CLI_EXIT_OK, or
- * CLI_EXIT_FAILED after printing why; the caller destroys whatever was made either way. */
-int cli_open_model(const char *model_path, const char *devices, pagoda_model_t **model,
-                   pagoda_mesh_t **mesh);
+/* Where a model runs: its mesh's devices and axes, and a plan written by `pagoda plan --json`
+ * (NULL: the library lays it out). */
+typedef struct cli_placement {
+    const char *devices;
+    const char *axes;
+    const char *plan_path;
+} cli_placement_t;
+
+/* Parses --device, --axes and --plan into `p`; 1 when `flag` was one of them. */
+int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value);
+
+/* Opens `model_path`, a mesh of `p->devices` (NULL: cpu:0) with `p->axes`, and the plan at
+ * `p->plan_path` (`*plan` stays NULL without one). Returns CLI_EXIT_OK, or CLI_EXIT_FAILED
+ * after printing why; the caller destroys whatever was made either way. */
+int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_model_t **model,
+                   pagoda_mesh_t **mesh, pagoda_plan_t **plan);
 
 /* The bundled stories260K GGUF (installed, or in the source tree); NULL when neither exists. */
 const char *cli_default_model(void);

@@ -47,6 +47,8 @@ static void serve_usage(FILE *out) {
           "  --max-num-batched-tokens T  tokens per step at most (default: the engine's)\n"
           "  --seed S                  seed of lengths, arrivals and prompt ids (default 1)\n"
           "  --device LIST             devices (default cpu:0)\n"
+          "  --axes AXES               their arrangement, such as tp=2 or pp=2\n"
+          "  --plan FILE               a plan written by `pagoda plan --json`\n"
           "  --sweep                   per mode, find the highest rate whose mean normalized\n"
           "                            latency stays within --slo: double the rate from --rate\n"
           "                            until it fails, then bisect; prints every probe and a\n"
@@ -63,7 +65,7 @@ static void serve_usage(FILE *out) {
 /* The command line, parsed. */
 typedef struct serve_args {
     const char *model;
-    const char *device;
+    cli_placement_t placement;
     bench_workload_options_t workload;
     bench_serve_options_t serve;
     int modes; /* bit 0: paged, bit 1: contiguous */
@@ -130,7 +132,7 @@ static int parse_serve_args(int argc, char **argv, serve_args_t *a) {
         long long n = 0;
         int ok = 1;
         if (strcmp(f, "--model") == 0) a->model = v;
-        else if (strcmp(f, "--device") == 0) a->device = v;
+        else if (cli_placement_flag(&a->placement, f, v)) continue;
         else if (strcmp(f, "--workload") == 0) {
             if (strcmp(v, "sharegpt") == 0) a->workload.kind = BENCH_WORKLOAD_SHAREGPT;
             else if (strcmp(v, "alpaca") == 0) a->workload.kind = BENCH_WORKLOAD_ALPACA;
@@ -272,10 +274,12 @@ static int bench_serve_main(int argc, char **argv) {
 
     pagoda_model_t *model = NULL;
     pagoda_mesh_t *mesh = NULL;
+    pagoda_plan_t *plan = NULL;
     bench_request_t *reqs = NULL;
     pagoda_status_t s;
     rc = CLI_EXIT_FAILED;
-    if (cli_open_model(model_path, a.device, &model, &mesh) != CLI_EXIT_OK) goto done;
+    if (cli_open_model(model_path, &a.placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
+    a.serve.plan = plan;
     pagoda_model_info_t info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -325,6 +329,7 @@ static int bench_serve_main(int argc, char **argv) {
 
 done:
     free(reqs);
+    pagoda_plan_destroy(plan);
     pagoda_mesh_destroy(mesh);
     pagoda_model_destroy(model);
     return rc;

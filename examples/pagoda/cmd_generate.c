@@ -31,7 +31,11 @@ static void generate_usage(FILE *out) {
           "  --ignore-eos            keep generating past end-of-sequence\n"
           "  --logprobs N            report the top-N log-probabilities of each token (JSON)\n"
           "  --prompt-logprobs K     report each prompt token's log-probability and the top K\n"
-          "  --device LIST           devices (default cpu:0)\n"
+          "  --device LIST           devices (default cpu:0), such as cpu:0-1; the CPU backend\n"
+          "                          offers several with PAGODA_BACKEND_CPU_CONFIG=devices=N\n"
+          "  --axes AXES             how they are arranged, such as tp=2 or pp=2,tp=2\n"
+          "  --plan FILE             a plan written by `pagoda plan --json` (default: the\n"
+          "                          planner's layout for the mesh)\n"
           "  --kv-blocks N           KV cache blocks (default: sized from free memory)\n"
           "  --block-size N          tokens per KV block (default 16)\n"
           "  --json                  print one JSON object: token_ids, text, finish_reason,\n"
@@ -47,7 +51,7 @@ typedef struct generate_args {
     const char *model;
     const char *prompt;
     const char *prompt_ids;
-    const char *device;
+    cli_placement_t placement;
     const char *stops[16];
     size_t n_stops;
     long long kv_blocks;
@@ -109,7 +113,7 @@ static int parse_args(int argc, char **argv, generate_args_t *a) {
         if (strcmp(f, "--model") == 0) a->model = v;
         else if (strcmp(f, "--prompt") == 0) a->prompt = v;
         else if (strcmp(f, "--prompt-ids") == 0) a->prompt_ids = v;
-        else if (strcmp(f, "--device") == 0) a->device = v;
+        else if (cli_placement_flag(&a->placement, f, v)) continue;
         else if (strcmp(f, "--max-tokens") == 0) { ok = parse_long(f, v, 1, 1 << 30, &n); a->request.max_tokens = (int32_t)n; }
         else if (strcmp(f, "--temperature") == 0) ok = parse_float(f, v, &a->request.temperature);
         else if (strcmp(f, "--top-k") == 0) { ok = parse_long(f, v, 0, 1 << 30, &n); a->request.top_k = (int32_t)n; }
@@ -300,6 +304,7 @@ int cli_generate(int argc, char **argv) {
 
     pagoda_model_t *model = NULL;
     pagoda_mesh_t *mesh = NULL;
+    pagoda_plan_t *plan = NULL;
     pagoda_kv_cache_t *cache = NULL;
     pagoda_engine_t *engine = NULL;
     int32_t *ids = NULL;
@@ -308,16 +313,16 @@ int cli_generate(int argc, char **argv) {
     pagoda_status_t s;
     rc = CLI_EXIT_FAILED;
 
-    if (cli_open_model(model_path, a.device, &model, &mesh) != CLI_EXIT_OK) goto done;
+    if (cli_open_model(model_path, &a.placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
     pagoda_kv_cache_options_t ko;
     pagoda_kv_cache_options_default(&ko);
     ko.num_blocks = a.kv_blocks;
     ko.block_size = a.block_size;
-    if ((s = pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache)) != PAGODA_OK) {
+    if ((s = pagoda_kv_cache_create(model, mesh, plan, &ko, &cache)) != PAGODA_OK) {
         cli_fail("allocating the KV cache", s);
         goto done;
     }
-    if ((s = pagoda_engine_create(model, mesh, NULL, cache, NULL, &engine)) != PAGODA_OK) {
+    if ((s = pagoda_engine_create(model, mesh, plan, cache, NULL, &engine)) != PAGODA_OK) {
         cli_fail("making the engine", s);
         goto done;
     }
@@ -380,6 +385,7 @@ int cli_generate(int argc, char **argv) {
 done:
     pagoda_engine_destroy(engine);
     pagoda_kv_cache_destroy(cache);
+    pagoda_plan_destroy(plan);
     pagoda_mesh_destroy(mesh);
     pagoda_model_destroy(model);
     free(ids);

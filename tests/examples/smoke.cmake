@@ -1,4 +1,4 @@
-# cmake -DCHECK=<devices|devices_json|usage|generate|plan|simulate|place|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
+# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|plan|simulate|place|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
 #       -DVERSION=<x.y.z> -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -123,6 +123,30 @@ elseif(CHECK STREQUAL "generate")
   expect_match("/nonexistent/model.gguf" "${ERR}" "generate names a missing model")
   run(1 ${PAGODA} generate --prompt-ids 1,99999 --max-tokens 2)
   expect_match("outside the vocabulary" "${ERR}" "generate rejects an id outside the vocabulary")
+
+elseif(CHECK STREQUAL "mesh")
+  # The README's mesh line: tp=2 over two logical CPU devices writes the main job's text; a
+  # plan from `pagoda plan --json` (pp=2, a sliced 256-token prompt) runs unchanged.
+  set(story "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.")
+  set(ENV{PAGODA_BACKEND_CPU_CONFIG} "devices=2")
+  run(0 ${PAGODA} generate --device cpu:0-1 --axes tp=2 --prompt "Once upon a time" --max-tokens 40 --temperature 0)
+  string(STRIP "${OUT}" printed)
+  if(NOT printed STREQUAL story)
+    message(FATAL_ERROR "generate on tp=2 printed\n  '${printed}'\nexpected\n  '${story}'")
+  endif()
+  set(model ${SOURCE_DIR}/tests/fixtures/models/stories260K/stories260K.gguf)
+  run(0 ${PAGODA} plan --model ${model} --mesh 1x2 --stages 2 --prompt-len 256 --json)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mesh_plan.json "${OUT}")
+  run(0 ${PAGODA} generate --device cpu:0-1 --plan ${CMAKE_CURRENT_BINARY_DIR}/mesh_plan.json
+    --prompt "Once upon a time" --max-tokens 40 --temperature 0)
+  string(STRIP "${OUT}" printed)
+  if(NOT printed STREQUAL story)
+    message(FATAL_ERROR "generate with a pp=2 plan printed\n  '${printed}'\nexpected\n  '${story}'")
+  endif()
+  run(0 ${PAGODA} bench serve --quick --mode paged --device cpu:0-1 --plan ${CMAKE_CURRENT_BINARY_DIR}/mesh_plan.json --json)
+  expect_match("\"mode\": \"paged\"" "${OUT}" "bench serve runs a plan on a mesh")
+  run(1 ${PAGODA} generate --device cpu:0-1 --axes tp=3 --prompt hi)
+  expect_match("axes" "${ERR}" "generate names axes that do not fit")
 
 elseif(CHECK STREQUAL "plan")
   # Stage partitioning of the bundled model over one node of two devices, as JSON that reads
