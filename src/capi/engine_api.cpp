@@ -204,7 +204,8 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
             fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache already serves another engine");
         try {
             auto engine = std::make_unique<pagoda_engine>();
-            engine->impl = std::make_unique<pagoda::engine::Engine>(m->impl, kv->impl, std::move(config));
+            engine->impl = std::make_unique<pagoda::engine::Engine>(m->impl, m->tokenizer, kv->impl,
+                                                                    std::move(config));
             engine->cache = kv;
             *out = engine.release();
         } catch (...) {

@@ -15,11 +15,13 @@
 #include "kv/kv_cache.hpp"
 #include "model/model.hpp"
 #include "mesh/mesh.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 struct pagoda_model {
     static constexpr uint32_t kMagic = 0x4c444f4du;  // "MODL"
     uint32_t magic = kMagic;
     std::shared_ptr<const pagoda::model::Model> impl;
+    std::shared_ptr<const pagoda::tok::Tokenizer> tokenizer;  // NULL when the model carries none
     ~pagoda_model() { magic = 0; }
 };
 

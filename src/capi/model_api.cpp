@@ -9,6 +9,7 @@
 #include "capi/handles.hpp"
 #include "capi/sized_struct.hpp"
 #include "capi/tokenizer_handle.hpp"
+#include "engine/model_tokenizer.hpp"
 #include "pagoda/model.h"
 
 using pagoda::fail;
@@ -44,6 +45,7 @@ struct pagoda_model_loader {
     pagoda_status_t status = PAGODA_OK;
     std::string message;
     std::shared_ptr<const pagoda::model::Model> model;
+    std::shared_ptr<const pagoda::tok::Tokenizer> tokenizer;
     ~pagoda_model_loader() { magic = 0; }
 };
 
@@ -62,6 +64,7 @@ PAGODA_API pagoda_status_t pagoda_model_open(const char *path, const pagoda_mode
         pagoda_model_options_t o = pagoda::read_sized(options, default_model_options(), "options");
         auto model = std::make_unique<pagoda_model>();
         model->impl = pagoda::model::open_model(path, progress_of(o), nullptr);
+        model->tokenizer = pagoda::engine::open_model_tokenizer(*model->impl);
         *out = model.release();
         return PAGODA_OK;
     });
@@ -85,6 +88,7 @@ PAGODA_API pagoda_status_t pagoda_model_load_start(const char *path,
             };
             l->status = guarded("pagoda_model_load", [&] {
                 l->model = pagoda::model::open_model(p, track, &l->cancel);
+                l->tokenizer = pagoda::engine::open_model_tokenizer(*l->model);
                 return PAGODA_OK;
             });
             if (l->status != PAGODA_OK) l->message = pagoda_last_error_message();
@@ -127,6 +131,7 @@ PAGODA_API pagoda_status_t pagoda_model_loader_finish(pagoda_model_loader_t *loa
         if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL (the model was released)");
         auto model = std::make_unique<pagoda_model>();
         model->impl = std::move(owned->model);
+        model->tokenizer = std::move(owned->tokenizer);
         *out = model.release();
         return PAGODA_OK;
     });
@@ -165,9 +170,9 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *mod
     return guarded("pagoda_tokenizer_from_model", [&] {
         if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
         *out = nullptr;
-        const auto &m = *pagoda::require_handle(model, "model")->impl;
-        if (!m.tokenizer()) fail(PAGODA_ERR_NOT_FOUND, m.source() + " carries no tokenizer");
-        *out = pagoda::make_tokenizer_handle(m.tokenizer());
+        const pagoda_model &m = *pagoda::require_handle(model, "model");
+        if (!m.tokenizer) fail(PAGODA_ERR_NOT_FOUND, m.impl->source() + " carries no tokenizer");
+        *out = pagoda::make_tokenizer_handle(m.tokenizer);
         return PAGODA_OK;
     });
 }

@@ -11,7 +11,7 @@
 
 #include "common/error.hpp"
 #include "model/hf_config.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 
 namespace pagoda::plan {
 
@@ -31,7 +31,7 @@ public:
 
     [[noreturn]] void wrong_type(const std::string &path, const char *wanted, const json &found) const {
         fail(PAGODA_ERR_FORMAT, path, std::string("must be ") + wanted + ", not " +
-                                          model::json_type_phrase(found));
+                                          json_type_phrase(found));
     }
 
     const json &object(const json &value, const std::string &path,
@@ -143,7 +143,7 @@ SpecModel spec_model(const SpecReader &read, const json &value, const std::strin
 }  // namespace
 
 PlacementSpec parse_placement_spec(std::string_view text, const std::string &source) {
-    const json root = model::parse_json_text(text, source);
+    const json root = parse_json_text(text, source);
     const SpecReader read(source);
     read.object(root, "the spec", {"cluster", "models", "request", "search"});
     PlacementSpec spec;

@@ -64,9 +64,10 @@ void check_request(const RequestConfig &c) {
 
 }  // namespace
 
-Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
-               EngineConfig config)
+Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const tok::Tokenizer> tokenizer,
+               std::shared_ptr<kv::KvCache> cache, EngineConfig config)
     : model_(std::move(model)),
+      tokenizer_(std::move(tokenizer)),
       cache_(std::move(cache)),
       config_(std::move(config)),
       executor_(exec::make_executor(
@@ -88,8 +89,8 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::Kv
                           executor_->devices_apart_from_host())) &&
                         executor_->can_sample_on_device();
     eos_ids_ = model_->config().eos_token_ids;
-    if (eos_ids_.empty() && model_->tokenizer() && model_->tokenizer()->eos_token_id() >= 0)
-        eos_ids_.push_back(model_->tokenizer()->eos_token_id());
+    if (eos_ids_.empty() && tokenizer_ && tokenizer_->eos_token_id() >= 0)
+        eos_ids_.push_back(tokenizer_->eos_token_id());
 }
 
 Engine::~Engine() {
@@ -99,7 +100,7 @@ Engine::~Engine() {
 }
 
 uint64_t Engine::submit_text(std::string_view text, RequestConfig config) {
-    const auto &tokenizer = model_->tokenizer();
+    const auto &tokenizer = tokenizer_;
     if (!tokenizer)
         throw Error(PAGODA_ERR_NOT_FOUND, model_->source() +
                                               " carries no tokenizer: submit token ids instead");
@@ -120,9 +121,9 @@ std::unique_ptr<Sequence> Engine::new_sequence(const Request &r, int32_t index,
     s->rng.seed(sequence_seed(r.config.seed, index));
     // Beams are detokenized once at the end, unless stop strings must be watched for: then each
     // beam carries its own text state, copied when it forks.
-    if (model_->tokenizer() && (!r.config.beam_search() || !r.config.stop_strings.empty())) {
+    if (tokenizer_ && (!r.config.beam_search() || !r.config.stop_strings.empty())) {
         uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
-        s->detokenizer.emplace(model_->tokenizer(), prompt, flags);
+        s->detokenizer.emplace(tokenizer_, prompt, flags);
     }
     if (!r.config.stop_strings.empty())
         s->stop_matcher.emplace(r.config.stop_strings, (r.config.flags & PAGODA_REQUEST_INCLUDE_STOP_STRING) != 0);
@@ -700,10 +701,10 @@ void Engine::answer_at_end(Request &r) {
             // Text tracked through the search: what the detokenizer and the stop strings held
             // back, unless a stop string ended the beam.
             if (s.finish_reason != PAGODA_FINISH_STOP_STRING) flush_text(s);
-        } else if (r.config.beam_search() && model_->tokenizer()) {
+        } else if (r.config.beam_search() && tokenizer_) {
             // The text of the generated tokens; a final stop token adds none (as vLLM).
             uint32_t flags = (r.config.flags & PAGODA_REQUEST_KEEP_SPECIAL_TEXT) ? 0u : PAGODA_DETOKENIZE_SKIP_SPECIAL;
-            tok::Detokenizer detok(model_->tokenizer(), std::span<const int32_t>(s.tokens.data(), r.n_prompt), flags);
+            tok::Detokenizer detok(tokenizer_, std::span<const int32_t>(s.tokens.data(), r.n_prompt), flags);
             size_t end = s.tokens.size() - (s.finish_reason == PAGODA_FINISH_STOP_TOKEN ? 1 : 0);
             for (size_t i = r.n_prompt; i < end; ++i) s.pending.text += detok.push(s.tokens[i]);
             s.pending.text += detok.flush();
@@ -788,7 +789,7 @@ void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &ro
         c.text = std::move(step.text);
         c.stopped = step.stopped;
     };
-    const bool watch = !r.config.stop_strings.empty() && model_->tokenizer() != nullptr;
+    const bool watch = !r.config.stop_strings.empty() && tokenizer_ != nullptr;
     auto is_end = [&](int32_t token) {
         bool eos = std::find(eos_ids_.begin(), eos_ids_.end(), token) != eos_ids_.end();
         bool stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(), token) !=

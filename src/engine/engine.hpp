@@ -57,8 +57,9 @@ struct EngineStats {
 
 class Engine {
 public:
-    Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
-           EngineConfig config);
+    // `tokenizer` may be NULL: the engine then serves token ids only (open_model_tokenizer).
+    Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const tok::Tokenizer> tokenizer,
+           std::shared_ptr<kv::KvCache> cache, EngineConfig config);
     ~Engine();
 
     // Thread-safe. Throw Error(INVALID_ARGUMENT) naming the problem.
@@ -112,6 +113,7 @@ private:
     void publish_queue_sizes();
 
     std::shared_ptr<const model::Model> model_;
+    std::shared_ptr<const tok::Tokenizer> tokenizer_;  // NULL: token ids only
     std::shared_ptr<kv::KvCache> cache_;
     EngineConfig config_;
     std::unique_ptr<exec::Executor> executor_;

@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "common/mapped_file.hpp"
 #include "model/hf_config.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 #include "model/llama_tensors.hpp"
 
 namespace pagoda::model {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 
 namespace pagoda::model {
 

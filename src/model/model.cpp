@@ -19,7 +19,6 @@
 #include "common/error.hpp"
 #include "model/gguf_model.hpp"
 #include "model/gguf_vocabulary.hpp"
-#include "tokenizer/tokenizer.hpp"
 #include "model/hf_checkpoint.hpp"
 
 namespace pagoda::model {
@@ -181,7 +180,6 @@ public:
         format_ = format;
         config_ = config;
     }
-    void set_tokenizer(std::shared_ptr<const tok::Tokenizer> tokenizer) { tokenizer_ = std::move(tokenizer); }
     void set_weights(TensorTable tensors, uint64_t parameters, std::vector<WidenedBuffer> widened) {
         tensors_ = std::move(tensors);
         parameter_count_ = parameters;
@@ -270,9 +268,6 @@ std::shared_ptr<const Model> open_model(const std::string &path, const ProgressF
         auto model = std::make_shared<HfBackedModel>(HfCheckpoint(path));
         report.report(kMetadataShare + kCheckingShare, kCheckingTensors);
         model->describe(path, SourceFormat::HuggingFace, model->checkpoint().config());
-        // A folder without tokenizer.json serves token ids only.
-        if (std::filesystem::is_regular_file(std::filesystem::path(path) / "tokenizer.json", ec))
-            model->set_tokenizer(tok::Tokenizer::from_file(path));
         finish_opening(*model, model->checkpoint().tensors(), report);
         return model;
     }
@@ -287,9 +282,6 @@ std::shared_ptr<const Model> open_model(const std::string &path, const ProgressF
     auto model = std::make_shared<GgufBackedModel>(
         GgufModel{std::move(file), std::move(config), std::move(tensors), std::move(vocabulary)});
     model->describe(path, SourceFormat::Gguf, model->gguf().config);
-    // A file without tokenizer.ggml.* keys serves token ids only.
-    if (!model->gguf().vocabulary.tokens.empty())
-        model->set_tokenizer(tok::Tokenizer::from_gguf(model->gguf().vocabulary, path));
     finish_opening(*model, model->gguf().tensors, report);
     return model;
 }

@@ -1,5 +1,6 @@
-// An opened model, whatever its file format: config, weights under canonical (Hugging Face)
-// names, and the tokenizer it carries. Immutable once open; shared by every engine that serves it.
+// An opened model, whatever its file format: config and weights under canonical (Hugging Face)
+// names. Its tokenizer is built above (engine/model_tokenizer.hpp), from the folder or from
+// gguf_vocabulary(). Immutable once open; shared by every engine that serves it.
 #pragma once
 
 #include <atomic>
@@ -10,13 +11,11 @@
 #include "model/model_config.hpp"
 #include "model/tensor_table.hpp"
 
-namespace pagoda::tok {
-class Tokenizer;
+namespace pagoda {
+struct GgufVocabulary;
 }
 
 namespace pagoda::model {
-
-struct GgufVocabulary;
 
 enum class SourceFormat { Gguf, HuggingFace };
 
@@ -31,8 +30,6 @@ public:
     const ModelConfig &config() const noexcept { return config_; }
     // Every tensor is F32, F16 or BF16 here (block-quantized ones were widened at open).
     const TensorTable &tensors() const noexcept { return tensors_; }
-    // NULL when the model carries no tokenizer.
-    const std::shared_ptr<const tok::Tokenizer> &tokenizer() const noexcept { return tokenizer_; }
     uint64_t parameter_count() const noexcept { return parameter_count_; }
     // The vocabulary a GGUF file carries, for building its tokenizer; NULL for other formats.
     virtual const GgufVocabulary *gguf_vocabulary() const noexcept { return nullptr; }
@@ -43,7 +40,6 @@ protected:
     SourceFormat format_ = SourceFormat::Gguf;
     ModelConfig config_;
     TensorTable tensors_;
-    std::shared_ptr<const tok::Tokenizer> tokenizer_;
     uint64_t parameter_count_ = 0;
 };
 

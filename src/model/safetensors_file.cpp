@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 #include "model/llama_tensors.hpp"
 
 namespace pagoda::model {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 
 namespace pagoda::plan {
 
@@ -132,7 +132,7 @@ public:
 
     [[noreturn]] void wrong(const std::string &path, const char *wanted, const json &found) const {
         throw Error(PAGODA_ERR_FORMAT, source_ + ": " + path + " must be " + wanted + ", not " +
-                                           model::json_type_phrase(found));
+                                           json_type_phrase(found));
     }
 
     const json &member(const json &object, const char *key, const std::string &path) const {
@@ -184,7 +184,7 @@ private:
 }  // namespace
 
 Placement placement_from_json(std::string_view text, const std::string &source) {
-    const json root = model::parse_json_text(text, source);
+    const json root = parse_json_text(text, source);
     const Reader read(source);
     Placement placement;
     std::unordered_map<std::string, uint32_t> ids;

@@ -2,7 +2,7 @@
 // pipelines. "llama" is SentencePiece BPE (scores, byte tokens, a "▁" for each space and one in
 // front); "gpt2" is byte-level BPE with merges and a split regex named by tokenizer.ggml.pre.
 #include "common/error.hpp"
-#include "model/gguf_vocabulary.hpp"
+#include "common/gguf_vocabulary.hpp"
 #include "tokenizer/bpe_model.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"
 #include "tokenizer/spm_model.hpp"
@@ -21,13 +21,13 @@ enum TokenType : int32_t {
     kByte = 6,
 };
 
-int32_t type_of(const model::GgufVocabulary &v, size_t id) {
+int32_t type_of(const GgufVocabulary &v, size_t id) {
     return v.token_types.empty() ? kNormal : v.token_types[id];
 }
 
 // Control and unknown tokens are special (parsed only on request); user-defined ones are
 // always found in the text, as llama.cpp does.
-std::vector<AddedToken> added_tokens_of(const model::GgufVocabulary &v) {
+std::vector<AddedToken> added_tokens_of(const GgufVocabulary &v) {
     std::vector<AddedToken> added;
     for (size_t id = 0; id < v.tokens.size(); ++id) {
         const int32_t type = type_of(v, id);
@@ -41,7 +41,7 @@ std::vector<AddedToken> added_tokens_of(const model::GgufVocabulary &v) {
     return added;
 }
 
-SequenceTemplate special_template(const model::GgufVocabulary &v, bool default_bos) {
+SequenceTemplate special_template(const GgufVocabulary &v, bool default_bos) {
     std::vector<int32_t> before, after;
     const bool add_bos = v.add_bos_token < 0 ? default_bos : v.add_bos_token == 1;
     const bool add_eos = v.add_eos_token == 1;
@@ -50,7 +50,7 @@ SequenceTemplate special_template(const model::GgufVocabulary &v, bool default_b
     return {std::move(before), std::move(after)};
 }
 
-void fill_common(PipelineParts &parts, const model::GgufVocabulary &v) {
+void fill_common(PipelineParts &parts, const GgufVocabulary &v) {
     parts.tokens = v.tokens;
     parts.defined.assign(v.tokens.size(), true);
     parts.bos = v.bos_token_id;
@@ -60,7 +60,7 @@ void fill_common(PipelineParts &parts, const model::GgufVocabulary &v) {
     parts.added_tokens = AddedTokens(added_tokens_of(v));
 }
 
-std::shared_ptr<const Tokenizer> spm_from_gguf(const model::GgufVocabulary &v) {
+std::shared_ptr<const Tokenizer> spm_from_gguf(const GgufVocabulary &v) {
     const std::string metaspace = "\xE2\x96\x81";
     PipelineParts parts;
     fill_common(parts, v);
@@ -90,7 +90,7 @@ std::shared_ptr<const Tokenizer> spm_from_gguf(const model::GgufVocabulary &v) {
     return std::make_shared<PipelineTokenizer>(std::move(parts));
 }
 
-std::shared_ptr<const Tokenizer> bpe_from_gguf(const model::GgufVocabulary &v, const std::string &source) {
+std::shared_ptr<const Tokenizer> bpe_from_gguf(const GgufVocabulary &v, const std::string &source) {
     // llama.cpp's names for the split rules (tokenizer.ggml.pre).
     const char *regex = nullptr;
     bool ignore_merges = false;
@@ -140,7 +140,7 @@ std::shared_ptr<const Tokenizer> bpe_from_gguf(const model::GgufVocabulary &v, c
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer> Tokenizer::from_gguf(const model::GgufVocabulary &vocabulary,
+std::shared_ptr<const Tokenizer> Tokenizer::from_gguf(const GgufVocabulary &vocabulary,
                                                       const std::string &source) {
     if (vocabulary.tokens.empty())
         throw Error(PAGODA_ERR_NOT_FOUND, source + ": the file has no tokenizer (no tokenizer.ggml.tokens)");

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pagoda::model {
+namespace pagoda {
 struct GgufVocabulary;
 }
 
@@ -29,7 +29,7 @@ public:
                                                            const std::string *config_json,
                                                            const std::string &config_path);
     // The vocabulary a GGUF file carries; `source` names the file in messages.
-    static std::shared_ptr<const Tokenizer> from_gguf(const model::GgufVocabulary &vocabulary,
+    static std::shared_ptr<const Tokenizer> from_gguf(const GgufVocabulary &vocabulary,
                                                       const std::string &source);
 
     // flags: PAGODA_TOKENIZE_* (tokenizer.h).

@@ -6,7 +6,7 @@
 #include <iterator>
 
 #include "common/error.hpp"
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 #include "tokenizer/bpe_model.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"
 
@@ -15,7 +15,6 @@ namespace pagoda::tok {
 namespace {
 
 using nlohmann::json;
-using model::json_type_phrase;
 
 // A JSON value and where it sits ("tokenizer.json: model.merges[3]"), for messages.
 struct Field {
@@ -296,7 +295,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
                                                            const std::string &json_path,
                                                            const std::string *config_json,
                                                            const std::string &config_path) {
-    const json root = model::parse_json_text(tokenizer_json, json_path);
+    const json root = parse_json_text(tokenizer_json, json_path);
     const Field top{root, json_path + ":"};
     if (!root.is_object()) top.wrong_type("an object");
 
@@ -377,7 +376,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     if (!parts.post_template.before().empty()) parts.bos = parts.post_template.before().front();
     if (!options.unk_token.empty()) parts.unk = lookup.find(options.unk_token);
     if (config_json != nullptr) {
-        const json config_root = model::parse_json_text(*config_json, config_path);
+        const json config_root = parse_json_text(*config_json, config_path);
         const Field config{config_root, config_path + ":"};
         if (!config_root.is_object()) config.wrong_type("an object");
         auto id_of = [&](const char *key) {

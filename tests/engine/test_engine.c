@@ -693,6 +693,11 @@ static void test_model_progress_and_cancel(void **state) {
     assert_true(fraction == 1.0f);
     TEST_ASSERT_OK(pagoda_model_loader_finish(loader, &model));
     assert_non_null(model);
+    /* The background open brings the model's tokenizer too. */
+    pagoda_tokenizer_t *tokenizer = NULL;
+    TEST_ASSERT_OK(pagoda_tokenizer_from_model(model, &tokenizer));
+    assert_non_null(tokenizer);
+    pagoda_tokenizer_destroy(tokenizer);
     pagoda_model_destroy(model);
 
     TEST_ASSERT_OK(pagoda_model_load_start(MODEL_PATH, NULL, &loader));

@@ -15,6 +15,7 @@
 
 #include "common/error.hpp"
 #include "engine/engine.hpp"
+#include "engine/model_tokenizer.hpp"
 #include "kv/kv_cache.hpp"
 #include "model/model.hpp"
 #include "pagoda/pagoda.h"
@@ -49,6 +50,11 @@ std::shared_ptr<const model::Model> stories() {
     static std::shared_ptr<const model::Model> m =
         model::open_model(PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf", {}, nullptr);
     return m;
+}
+
+std::shared_ptr<const tok::Tokenizer> stories_tokenizer() {
+    static std::shared_ptr<const tok::Tokenizer> t = engine::open_model_tokenizer(*stories());
+    return t;
 }
 
 kv::KvGeometry geometry(const model::ModelConfig &c, int64_t num_blocks, int32_t block_size) {
@@ -95,7 +101,7 @@ std::vector<std::vector<int32_t>> alone_outputs(const std::vector<std::vector<in
     std::vector<std::vector<int32_t>> out;
     for (const auto &p : prompts) {
         auto cache = std::make_shared<kv::KvCache>(cpu_device(), geometry(model->config(), 64, 4));
-        engine::Engine e(model, cache, {});
+        engine::Engine e(model, stories_tokenizer(), cache, {});
         uint64_t id = e.submit_tokens(p, greedy(kMaxTokens));
         std::vector<int32_t> tokens;
         while (e.has_work()) e.step();
@@ -127,7 +133,7 @@ void run_random_interleaving(pagoda_preemption_t preemption, unsigned seed,
     ec.max_num_seqs = 6;
     ec.max_num_batched_tokens = 12;  // prompts come in chunks
     ec.preemption = preemption;
-    engine::Engine e(model, cache, ec);
+    engine::Engine e(model, stories_tokenizer(), cache, ec);
 
     std::mt19937 rng(seed);
     std::map<uint64_t, Live> live;

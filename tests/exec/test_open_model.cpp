@@ -1,5 +1,5 @@
 // open_model: both formats behind one Model, progress reports, cancellation, and Q8_0 tensors
-// widened to F32.
+// widened to F32; open_model_tokenizer: the tokenizer each format carries.
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/model_tokenizer.hpp"
 #include "gguf_writer.hpp"
 #include "model/gguf_file.hpp"
 #include "model/gguf_vocabulary.hpp"
@@ -80,9 +81,10 @@ void opens_both_formats_with_progress(void **) {
     assert_string_equal(a->source().c_str(), hf.c_str());
     assert_null(a->gguf_vocabulary());
     // Both carry the generator's tokenizer: tokenizer.json in the folder, tokenizer.ggml.* keys.
-    assert_non_null(a->tokenizer().get());
-    assert_non_null(b->tokenizer().get());
-    assert_int_equal(a->tokenizer()->vocab_size(), b->tokenizer()->vocab_size());
+    const auto ta = engine::open_model_tokenizer(*a), tb = engine::open_model_tokenizer(*b);
+    assert_non_null(ta.get());
+    assert_non_null(tb.get());
+    assert_int_equal(ta->vocab_size(), tb->vocab_size());
     assert_int_equal(int(b->format()), int(SourceFormat::Gguf));
     assert_non_null(b->gguf_vocabulary());
     assert_int_equal(int64_t(b->gguf_vocabulary()->tokens.size()), b->config().vocab_size);

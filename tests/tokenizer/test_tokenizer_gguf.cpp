@@ -27,7 +27,7 @@ extern "C" {
 
 using pagoda::Error;
 using pagoda::model::GgufFile;
-using pagoda::model::GgufVocabulary;
+using pagoda::GgufVocabulary;
 using pagoda::tok::Tokenizer;
 
 namespace {

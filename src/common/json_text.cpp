@@ -1,8 +1,8 @@
-#include "model/json_text.hpp"
+#include "common/json_text.hpp"
 
 #include "common/error.hpp"
 
-namespace pagoda::model {
+namespace pagoda {
 
 nlohmann::json parse_json_text(std::string_view text, const std::string &source,
                                uint64_t first_byte) {
@@ -30,4 +30,4 @@ std::string json_type_phrase(const nlohmann::json &value) {
     }
 }
 
-}  // namespace pagoda::model
+}  // namespace pagoda

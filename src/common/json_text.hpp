@@ -1,4 +1,4 @@
-// JSON files read by the model loaders (config.json, safetensors headers, shard indexes): parsing
+// JSON files read across the core (config.json, safetensors headers, tokenizer.json): parsing
 // that fails only with pagoda::Error, and how messages name a value's type.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace pagoda::model {
+namespace pagoda {
 
 // Parses `text`; throws Error(PAGODA_ERR_FORMAT) naming `source` and the byte (counted from
 // `first_byte`, where the text starts in its file) for malformed JSON, and for numbers too large
@@ -19,4 +19,4 @@ nlohmann::json parse_json_text(std::string_view text, const std::string &source,
 // "an array", "a string", "an integer", ...
 std::string json_type_phrase(const nlohmann::json &value);
 
-}  // namespace pagoda::model
+}  // namespace pagoda
