@@ -179,10 +179,11 @@ static void merge_case(test_rng_t *rng, int64_t n_parts, int64_t n_tokens, int64
     a->out_token_stride = padded ? stride : 0;
     a->act_dtype = act;
 
-    /* Part 0 saw no key in every third row; row 1 saw none in any part. */
+    /* With several parts, part 0 saw no key in every third row; with 3 rows or more, row 0
+     * saw none in any part. The middle row, which the perturbed check moves, keeps a key. */
     float *lse_in = conf_random_f32(rng, (size_t)(n_parts * rows), -8.0f, 8.0f);
-    for (int64_t r = 0; r < rows; r += 3) lse_in[r] = -INFINITY;
-    for (int64_t p = 0; p < n_parts && rows > 1; ++p) lse_in[p * rows + 1] = -INFINITY;
+    for (int64_t r = 1; r < rows && n_parts > 1; r += 3) lse_in[r] = -INFINITY;
+    for (int64_t p = 0; p < n_parts && rows > 2; ++p) lse_in[p * rows] = -INFINITY;
     const size_t act_size = pagoda_dtype_size(act_type(act));
     const size_t n_in = (size_t)(n_parts * rows * head_dim), n_out = (size_t)(n_tokens * stride);
     int parts = conf_add_tensor(&c, "parts", random_act(rng, act, n_in, -1.0f, 1.0f),
