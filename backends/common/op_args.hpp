@@ -23,7 +23,7 @@ inline constexpr size_t kOpArgsMinSize = sizeof(T);
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_kv_write_t> =
     offsetof(pagoda_op_kv_write_t, k_rope);
-// ABI 1.1 appended act_dtype (0 = F32).
+// ABI 1.1 appended act_dtype (0 = F32), ABI 1.2 kv_shards, kv_shard and lse (0 = unsharded).
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_paged_attention_t> =
     offsetof(pagoda_op_paged_attention_t, act_dtype);

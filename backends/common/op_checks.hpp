@@ -32,6 +32,7 @@ pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a)
 // "kv_write: k_rope": how read_op_args names KV_WRITE's nested rotation in messages.
 inline constexpr const char *kKvWriteRopeName = "kv_write: k_rope";
 pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a);
+pagoda_status_t check_attention_merge(const Reporter &r, const pagoda_op_attention_merge_t &a);
 // COPY_BLOCKS and SWAP_BLOCKS take the same struct; SWAP_BLOCKS also checks `direction`.
 pagoda_status_t check_copy_blocks(const Reporter &r, const pagoda_op_copy_blocks_t &a);
 pagoda_status_t check_swap_blocks(const Reporter &r, const pagoda_op_copy_blocks_t &a);

@@ -2,6 +2,8 @@
 // (check_kv_cache), the activations' type (act_dtype) and the shapes of the token rows. What
 // depends on the data (slot ids, query offsets, context lengths, block tables) is checked by
 // each backend when it runs the op.
+#include <algorithm>
+
 #include "check_helpers.hpp"
 #include "op_args.hpp"
 #include "op_checks.hpp"
@@ -56,9 +58,17 @@ pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_a
     if (a.max_blocks_per_seq < 0)
         return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
                        " is negative");
-    // A sequence's capacity, max_blocks_per_seq × block_size, is compared with context lengths.
+    // Cache parallelism (ABI 1.2): 0 and 1 both mean the whole sequence is in this cache.
+    if (a.kv_shards < 0)
+        return invalid("kv_shards " + std::to_string(a.kv_shards) + " is negative");
+    if (a.kv_shard < 0 || a.kv_shard >= std::max<int32_t>(a.kv_shards, 1))
+        return invalid("kv_shard " + std::to_string(a.kv_shard) + " is outside [0, kv_shards " +
+                       std::to_string(std::max<int32_t>(a.kv_shards, 1)) + ")");
+    // A sequence's capacity, max_blocks_per_seq × block_size × kv_shards, is compared with
+    // context lengths.
     int64_t capacity = 0;
-    if (__builtin_mul_overflow(a.max_blocks_per_seq, a.block_size, &capacity))
+    if (__builtin_mul_overflow(a.max_blocks_per_seq, a.block_size, &capacity) ||
+        __builtin_mul_overflow(capacity, std::max<int32_t>(a.kv_shards, 1), &capacity))
         return invalid("max_blocks_per_seq " + std::to_string(a.max_blocks_per_seq) +
                        " is too large");
     if (a.max_context_len < 0)

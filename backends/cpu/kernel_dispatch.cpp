@@ -67,6 +67,10 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
                                                      run_swap_blocks);
         case PAGODA_OP_SAMPLE:
             return dispatch<pagoda_op_sample_t>(cpu, op, args, launch, check_sample, run_sample);
+        case PAGODA_OP_ATTENTION_MERGE:
+            return dispatch<pagoda_op_attention_merge_t>(cpu, op, args, launch,
+                                                         check_attention_merge,
+                                                         run_attention_merge);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

@@ -20,6 +20,8 @@ pagoda_status_t run_sample(CpuBackend &cpu, const pagoda_op_sample_t &a);      /
 pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a);  // kv_write.cpp
 // paged_attention.cpp
 pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_attention_t &a);
+// attention_merge.cpp
+pagoda_status_t run_attention_merge(CpuBackend &cpu, const pagoda_op_attention_merge_t &a);
 // copy_blocks.cpp. On the CPU device memory is host memory, so a swap is the same copy; the two
 // differ only in the op their messages name.
 pagoda_status_t run_copy_blocks(CpuBackend &cpu, const pagoda_op_copy_blocks_t &a);

@@ -10,6 +10,9 @@
 // item's keys are split into partitions attended separately and merged afterwards.
 // Half-precision queries (act_dtype) are widened into the worker's scratch; everything after
 // stays f32, partitions included, and only the output is rounded, once.
+// With cache parallelism (kv_shards > 1) the kernel's keys are those of one shard: key index k
+// is offset k % block_size of table entry k / block_size, whatever position that holds, and a
+// query's visible positions map to a run of these local keys, possibly empty.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -47,23 +50,34 @@ constexpr int64_t kLineFloats = 16;
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Positions [first, last] of the keys a query may see.
+// Local keys [begin, end) a query may see; empty when begin >= end.
 struct KeyRange {
-    int64_t first;
-    int64_t last;
+    int64_t begin;
+    int64_t end;
+
+    bool empty() const { return begin >= end; }
 };
+
+// How many of this launch's keys sit at positions below `pos`. Blocks are dealt to the shards in
+// turn (ops.h), so each round of kv_shards blocks gives block_size local keys, and the round
+// `pos` falls in gives the part of this shard's block before `pos`. Unsharded, it is `pos`.
+int64_t local_keys_before(const pagoda_op_paged_attention_t &a, int64_t pos) {
+    const int64_t bs = a.block_size, round = std::max<int32_t>(a.kv_shards, 1) * bs;
+    return pos / round * bs + std::clamp<int64_t>(pos % round - a.kv_shard * bs, 0, bs);
+}
 
 // ops.h: query i of a chunk of q_len sits at position context_len − q_len + i; causal queries see
 // keys up to their own position, others the whole context; a sliding window also hides keys
-// more than sliding_window − 1 positions behind the query. The range is never empty: the
-// query's own position is in it.
+// more than sliding_window − 1 positions behind the query. Local keys keep position order, so
+// those positions are one run of local keys. Unsharded the run is never empty (the query's own
+// position is in it); a shard may hold none of it.
 KeyRange visible_keys(const pagoda_op_paged_attention_t &a, int64_t context_len, int64_t q_len,
                       int64_t i) {
     const int64_t pos = context_len - q_len + i;
-    KeyRange keys;
-    keys.last = a.causal ? pos : context_len - 1;
-    keys.first = a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
-    return keys;
+    const int64_t last = a.causal ? pos : context_len - 1;
+    const int64_t first =
+        a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
+    return {local_keys_before(a, first), local_keys_before(a, last + 1)};
 }
 
 // One worker's scratch: the group's queries, a tile of scores and the running softmax state.
@@ -224,16 +238,43 @@ void *output_rows(const Launch &l, const ItemKeys &it) {
            (it.token * l.out_stride + it.kv_head * l.group * l.a.head_dim) * l.act_bytes;
 }
 
+// Writes head r of an item's group: out = acc / sum and lse = max + log(sum), the log of
+// Σ exp(score) over the keys seen. A query that saw no key (sum = 0) gets 0 and −inf (ops.h).
+// `acc` (head_dim floats) may be the f32 output row itself.
+void finish_row(const Launch &l, const ItemKeys &it, int64_t r, const float *acc, float max,
+                float sum) {
+    const int64_t d = l.a.head_dim;
+    void *out = output_rows(l, it);
+    const bool seen = sum > 0.0f;
+    const float inv = seen ? 1.0f / sum : 0.0f;
+    if (l.act == PAGODA_DTYPE_F32) {
+        float *o = static_cast<float *>(out) + r * d;
+        for (int64_t i = 0; i < d; ++i) o[i] = seen ? acc[i] * inv : 0.0f;
+    } else {
+        for (int64_t i = 0; i < d; ++i)
+            store_value(out, l.act, r * d + i, seen ? acc[i] * inv : 0.0f);
+    }
+    if (l.a.lse != nullptr)
+        l.a.lse[it.token * l.a.n_q_heads + it.kv_head * l.group + r] =
+            seen ? max + std::log(sum) : -INFINITY;
+}
+
 // Work unit `unit`: partition `unit % max_parts` of item `unit / max_parts`, counted from the
 // item's first key. Unsplit, the result goes straight to `out`; split, to the item's partials.
 void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
     const pagoda_op_paged_attention_t &a = l.a;
     const int64_t item = unit / l.max_parts, slot = unit % l.max_parts;
     const ItemKeys it = item_keys(l, item);
-    const int64_t part = it.keys.first / l.partition + slot;
-    const int64_t begin = std::max(it.keys.first, part * l.partition);
-    const int64_t end = std::min(it.keys.last + 1, (part + 1) * l.partition);
-    if (begin >= end) return;  // the item has fewer partitions than slots
+    const int64_t part = it.keys.begin / l.partition + slot;
+    const int64_t begin = std::max(it.keys.begin, part * l.partition);
+    const int64_t end = std::min(it.keys.end, (part + 1) * l.partition);
+    if (begin >= end) {
+        // Split, the item has fewer partitions than slots (merge_partitions writes it). Unsplit,
+        // the query sees no key of this shard.
+        if (l.max_parts == 1)
+            for (int64_t r = 0; r < l.group; ++r) finish_row(l, it, r, nullptr, -INFINITY, 0.0f);
+        return;
+    }
 
     const int64_t g = l.group, d = a.head_dim;
     const void *q = static_cast<const unsigned char *>(a.q) +
@@ -251,28 +292,19 @@ void attend(const Launch &l, int64_t unit, GroupScratch &sc) {
         std::memcpy(p + g * d + g, sc.sum, size_t(g) * sizeof(float));
         return;
     }
-    void *out = output_rows(l, it);
-    for (int64_t r = 0; r < g; ++r) {
-        // At least the query's own key is visible, so the sum is positive.
-        const float inv = 1.0f / sc.sum[r];
-        if (l.act == PAGODA_DTYPE_F32) {
-            float *o = static_cast<float *>(out) + r * d;
-            for (int64_t i = 0; i < d; ++i) o[i] = sc.acc[r * d + i] * inv;
-        } else {
-            for (int64_t i = 0; i < d; ++i)
-                store_value(out, l.act, r * d + i, sc.acc[r * d + i] * inv);
-        }
-    }
+    for (int64_t r = 0; r < g; ++r) finish_row(l, it, r, sc.acc + r * d, sc.max[r], sc.sum[r]);
 }
 
 // Combines an item's partitions (flash-decoding's log-sum-exp merge: Dao et al. 2023,
 // "Flash-Decoding for long-context inference"): with M the largest partition max, partition p
-// weighs exp(m_p − M), so out = Σ_p exp(m_p − M)·acc_p / Σ_p exp(m_p − M)·l_p.
+// weighs exp(m_p − M), so out = Σ_p exp(m_p − M)·acc_p / Σ_p exp(m_p − M)·l_p and
+// lse = M + log Σ_p exp(m_p − M)·l_p. An item that sees no key has no partitions.
 // Half outputs are merged in f32 into `row` (head_dim floats, the caller's alone) and rounded.
 void merge_partitions(const Launch &l, int64_t item, float *row) {
     const pagoda_op_paged_attention_t &a = l.a;
     const ItemKeys it = item_keys(l, item);
-    const int64_t n_parts = it.keys.last / l.partition - it.keys.first / l.partition + 1;
+    const int64_t n_parts =
+        it.keys.empty() ? 0 : (it.keys.end - 1) / l.partition - it.keys.begin / l.partition + 1;
     const int64_t g = l.group, d = a.head_dim, stride = l.partial_floats();
     const float *parts = l.partials + item * l.max_parts * stride;
     void *out = output_rows(l, it);
@@ -289,10 +321,7 @@ void merge_partitions(const Launch &l, int64_t item, float *row) {
             sum += w * part[g * d + g + r];
             for (int64_t i = 0; i < d; ++i) o[i] += w * part[r * d + i];
         }
-        const float inv = 1.0f / sum;
-        for (int64_t i = 0; i < d; ++i) o[i] *= inv;
-        if (l.act != PAGODA_DTYPE_F32)
-            for (int64_t i = 0; i < d; ++i) store_value(out, l.act, r * d + i, o[i]);
+        finish_row(l, it, r, o, m, sum);
     }
 }
 
@@ -308,17 +337,21 @@ struct SplitPlan {
 SplitPlan plan_split(const pagoda_op_paged_attention_t &a, int64_t n_items, int64_t threads) {
     // The longest context, and the most keys one query sees: the last query of a causal chunk,
     // the first of a non-causal one (a window moves its start forward).
+    // Sharded, a window's local keys vary with its alignment to the blocks, so most_keys is an
+    // estimate; it only sizes the partitions, and max_parts below bounds them exactly.
     int64_t longest_context = 0, most_keys = 0;
     for (int64_t s = 0; s < a.n_seqs; ++s) {
         const int64_t q_len = int64_t(a.query_start[s + 1]) - a.query_start[s];
         if (q_len == 0) continue;
-        longest_context = std::max<int64_t>(longest_context, a.context_lens[s]);
+        longest_context =
+            std::max(longest_context, local_keys_before(a, a.context_lens[s]));
         for (int64_t i : {int64_t(0), q_len - 1}) {
             const KeyRange keys = visible_keys(a, a.context_lens[s], q_len, i);
-            most_keys = std::max(most_keys, keys.last - keys.first + 1);
+            most_keys = std::max(most_keys, keys.end - keys.begin);
         }
     }
-    const SplitPlan unsplit{round_up(longest_context, kTile), 1};
+    // At least one tile, so that a shard holding no key still has a partition size.
+    const SplitPlan unsplit{std::max(kTile, round_up(longest_context, kTile)), 1};
     if (threads <= 1 || n_items >= kItemsPerThread * threads) return unsplit;
     const int64_t parts = (kItemsPerThread * threads + n_items - 1) / n_items;
     const int64_t partition =
@@ -330,9 +363,10 @@ SplitPlan plan_split(const pagoda_op_paged_attention_t &a, int64_t n_items, int6
     for (int64_t s = 0; s < a.n_seqs; ++s) {
         const int64_t q_len = int64_t(a.query_start[s + 1]) - a.query_start[s];
         if (q_len == 0) continue;
-        const int64_t first = visible_keys(a, a.context_lens[s], q_len, 0).first;
-        max_parts =
-            std::max(max_parts, (a.context_lens[s] - 1) / partition - first / partition + 1);
+        const int64_t begin = visible_keys(a, a.context_lens[s], q_len, 0).begin;
+        const int64_t end = local_keys_before(a, a.context_lens[s]);
+        if (begin < end)
+            max_parts = std::max(max_parts, (end - 1) / partition - begin / partition + 1);
     }
     return {partition, max_parts};
 }
@@ -344,7 +378,9 @@ pagoda_status_t check_batch(CpuBackend &cpu, const pagoda_op_paged_attention_t &
     if (qs[0] != 0)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "paged_attention: query_start[0] = " +
                                                          std::to_string(qs[0]) + " must be 0");
-    const int64_t capacity = a.max_blocks_per_seq * a.block_size;
+    // Sharded, the row holds every kv_shards-th block (the shared check bounds the product).
+    const int64_t capacity =
+        a.max_blocks_per_seq * a.block_size * std::max<int32_t>(a.kv_shards, 1);
     for (int64_t s = 0; s < a.n_seqs; ++s) {
         const std::string seq = std::to_string(s);
         const int64_t q_len = int64_t(qs[s + 1]) - qs[s];
@@ -364,7 +400,8 @@ pagoda_status_t check_batch(CpuBackend &cpu, const pagoda_op_paged_attention_t &
                             "paged_attention: context_lens[" + seq + "] = " + std::to_string(ctx) +
                                 " exceeds max_blocks_per_seq " +
                                 std::to_string(a.max_blocks_per_seq) + " × block_size " +
-                                std::to_string(a.block_size));
+                                std::to_string(a.block_size) + " × kv_shards " +
+                                std::to_string(std::max<int32_t>(a.kv_shards, 1)));
         if (a.max_context_len > 0 && ctx > a.max_context_len)
             return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                             "paged_attention: context_lens[" + seq + "] = " + std::to_string(ctx) +
@@ -372,9 +409,10 @@ pagoda_status_t check_batch(CpuBackend &cpu, const pagoda_op_paged_attention_t &
         if (q_len == 0) continue;
         // Only the blocks that some query of the chunk can see are read, so only they must be
         // valid (entries past the context, or behind a sliding window, may hold anything).
-        const int64_t first = visible_keys(a, ctx, q_len, 0).first / a.block_size;
-        const int64_t last = (ctx - 1) / a.block_size;
-        for (int64_t j = first; j <= last; ++j) {
+        // Sharded, the chunk may see no key of this shard at all.
+        const int64_t begin = visible_keys(a, ctx, q_len, 0).begin;
+        const int64_t end = local_keys_before(a, ctx);
+        for (int64_t j = begin / a.block_size; begin < end && j <= (end - 1) / a.block_size; ++j) {
             const int64_t id = a.block_tables[s * a.max_blocks_per_seq + j];
             if (id < 0 || id >= a.num_blocks)
                 return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,

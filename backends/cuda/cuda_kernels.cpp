@@ -43,8 +43,16 @@ pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
     return check_matmul_limits(cuda, a);
 }
 
+// Cache parallelism (ABI 1.2): the kernels attend over a whole sequence and keep no
+// log-normaliser, so a sharded launch or one asking for lse is refused, by supports() too.
+constexpr const char *kNoCacheParallelism =
+    "cache parallelism (kv_shards, lse) is not implemented on the CUDA backend yet";
+
 pagoda_status_t check_paged_attention(CudaBackend &cuda, const pagoda_op_paged_attention_t &a) {
     if (pagoda_status_t s = plugin::check_paged_attention(cuda, a); s != PAGODA_OK) return s;
+    if (a.kv_shards > 1 || a.lse != nullptr)
+        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                         std::string("paged_attention: ") + kNoCacheParallelism);
     return check_paged_attention_limits(cuda, a);
 }
 
@@ -99,6 +107,9 @@ pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, 
         case PAGODA_OP_SAMPLE:
             return dispatch<pagoda_op_sample_t>(
                 cuda, stream, op, args, shared_check<pagoda_op_sample_t, check_sample>, run_sample);
+        case PAGODA_OP_ATTENTION_MERGE:
+            return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                             std::string("attention_merge: ") + kNoCacheParallelism);
         case PAGODA_OP_INVALID: break;
     }
     return cuda.fail(PAGODA_ERR_UNSUPPORTED,

@@ -29,8 +29,17 @@
 extern "C" {
 #endif
 
-/** \brief Plugin ABI version: major in the upper 16 bits, minor in the lower 16. */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 1u)
+/**
+ * \brief Plugin ABI version: major in the upper 16 bits, minor in the lower 16.
+ *
+ * - 1.1: graph capture slots; activation types (`act_dtype` and kin) in the ops; KV_WRITE's
+ *   `k_rope`; ::PAGODA_OP_SAMPLE.
+ * - 1.2: cache parallelism: ::pagoda_op_paged_attention_t's `kv_shards`, `kv_shard` and `lse`,
+ *   and ::PAGODA_OP_ATTENTION_MERGE. A host finds the fields through `struct_size` as usual; a
+ *   backend of an older minor version refuses a descriptor that sets them, and an op it does not
+ *   know, with ::PAGODA_ERR_UNSUPPORTED, so plugins of 1.0 and 1.1 still load.
+ */
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 2u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

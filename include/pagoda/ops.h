@@ -63,7 +63,8 @@ typedef enum pagoda_op {
     PAGODA_OP_PAGED_ATTENTION = 10, /**< ::pagoda_op_paged_attention_t */
     PAGODA_OP_COPY_BLOCKS = 11,     /**< ::pagoda_op_copy_blocks_t, within one device */
     PAGODA_OP_SWAP_BLOCKS = 12,     /**< ::pagoda_op_copy_blocks_t, between host and device */
-    PAGODA_OP_SAMPLE = 13           /**< ::pagoda_op_sample_t */
+    PAGODA_OP_SAMPLE = 13,          /**< ::pagoda_op_sample_t */
+    PAGODA_OP_ATTENTION_MERGE = 14  /**< ::pagoda_op_attention_merge_t (ABI 1.2) */
 } pagoda_op_t;
 
 /**
@@ -301,6 +302,17 @@ typedef struct pagoda_op_kv_write {
  * Only the table entries of blocks some query can see are read and must be valid; entries past
  * the context or wholly behind every query's window may hold anything. A sequence may have no
  * query tokens. `out` must not overlap `q` or the caches.
+ *
+ * Cache parallelism (ABI 1.2): with `kv_shards` S > 1 a sequence's KV is split block-cyclically
+ * over S caches and the launch attends over shard `kv_shard` only. Entry `j` of a sequence's
+ * table row is then its logical block `j·S + kv_shard`, so offset `o` of that block holds the key
+ * at position `(j·S + kv_shard)·block_size + o`. `context_lens`, the query positions and the
+ * causal and sliding-window rules stay those of the whole sequence; a query sees the local keys
+ * its rules admit, possibly none (its `out` row is then 0 and its `lse` −inf). Only the entries of
+ * local blocks some query can see must be valid, and a context may reach
+ * `max_blocks_per_seq·block_size·S` tokens. Each shard's `out` is normalised over the keys it
+ * saw; ::PAGODA_OP_ATTENTION_MERGE combines the shards' `out` and `lse` into the attention over
+ * the whole context, as flash-decoding merges its split-K partitions.
  */
 typedef struct pagoda_op_paged_attention {
     uint32_t struct_size;          /**< sizeof(pagoda_op_paged_attention_t) as the caller knows it. */
@@ -327,7 +339,44 @@ typedef struct pagoda_op_paged_attention {
     void *out;                     /**< `act_dtype` `[total_q_tokens, n_q_heads, head_dim]` with `out_token_stride`. */
     int64_t out_token_stride;      /**< 0 = `n_q_heads·head_dim`. */
     pagoda_dtype_t act_dtype;      /**< Type of `q` and `out`: F32 (or 0), BF16 or F16. */
+    /** Caches the sequences' KV is split over, block-cyclically; 0 or 1 = the block table holds
+     *  the whole sequence. \since ABI 1.2 */
+    int32_t kv_shards;
+    /** The shard this launch attends over, in [0, `kv_shards`); 0 when not sharded.
+     *  \since ABI 1.2 */
+    int32_t kv_shard;
+    /** `[total_q_tokens, n_q_heads]` f32, or NULL for none: per query token and head, the natural
+     *  log of Σ exp(scale·q·k) over the keys the query saw (−inf when it saw none), the
+     *  log-normaliser of its `out` row. \since ABI 1.2 */
+    float *lse;
 } pagoda_op_paged_attention_t;
+
+/**
+ * \brief Merges attention computed over disjoint parts of a context (ABI 1.2).
+ *
+ * Part `p` holds, per token and head, attention normalised over its own keys and `lse[p]`, its
+ * log-normaliser, as ::PAGODA_OP_PAGED_ATTENTION gives them for one KV shard. With
+ * `L = log Σ_p exp(lse_p)`, `out = Σ_p exp(lse_p − L)·part_p` and `lse_out = L`: the attention
+ * over the union of the parts' keys. A part whose `lse` is −inf (it saw no key) weighs 0 and
+ * its values are not read; a row where every part's is −inf gives 0 and `lse_out` −inf.
+ * Computed in f32 and rounded once.
+ * `out` must not overlap `parts` or `lse`.
+ */
+typedef struct pagoda_op_attention_merge {
+    uint32_t struct_size;     /**< sizeof(pagoda_op_attention_merge_t) as the caller knows it. */
+    int64_t n_parts;          /**< Parts to merge (KV shards). */
+    int64_t n_tokens;         /**< Query tokens. */
+    int64_t n_heads;          /**< Query heads per token. */
+    int64_t head_dim;         /**< Elements per head. */
+    /** `act_dtype` `[n_parts][n_tokens][n_heads][head_dim]`, packed: what an all-gather of each
+     *  shard's PAGED_ATTENTION `out` gives. */
+    const void *parts;
+    const float *lse;         /**< `[n_parts][n_tokens][n_heads]` f32 log-normalisers. */
+    void *out;                /**< `act_dtype` `[n_tokens, n_heads, head_dim]` with `out_token_stride`. */
+    int64_t out_token_stride; /**< 0 = `n_heads·head_dim`. */
+    float *lse_out;           /**< `[n_tokens][n_heads]` f32, the merged log-normalisers; or NULL. */
+    pagoda_dtype_t act_dtype; /**< Type of `parts` and `out`: F32 (or 0), BF16 or F16. */
+} pagoda_op_attention_merge_t;
 
 /** \brief Direction of ::PAGODA_OP_SWAP_BLOCKS. */
 typedef enum pagoda_swap_direction {

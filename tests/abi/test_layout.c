@@ -96,6 +96,7 @@ FROZEN_VALUE(PAGODA_OP_PAGED_ATTENTION, 10);
 FROZEN_VALUE(PAGODA_OP_COPY_BLOCKS, 11);
 FROZEN_VALUE(PAGODA_OP_SWAP_BLOCKS, 12);
 FROZEN_VALUE(PAGODA_OP_SAMPLE, 13);
+FROZEN_VALUE(PAGODA_OP_ATTENTION_MERGE, 14);
 
 /* pagoda_rope_layout_t (ops.h) */
 FROZEN_VALUE(PAGODA_ROPE_HALF_SPLIT, 0);
@@ -416,7 +417,13 @@ FROZEN_FIELD(pagoda_op_paged_attention_t, context_lens, 128, 8);
 FROZEN_FIELD(pagoda_op_paged_attention_t, query_start, 136, 8);
 FROZEN_FIELD(pagoda_op_paged_attention_t, out, 144, 8);
 FROZEN_FIELD(pagoda_op_paged_attention_t, out_token_stride, 152, 8);
-FROZEN_MIN_SIZE(pagoda_op_paged_attention_t, 160);
+/* ABI 1.1 */
+FROZEN_FIELD(pagoda_op_paged_attention_t, act_dtype, 160, 4);
+/* ABI 1.2: cache parallelism */
+FROZEN_FIELD(pagoda_op_paged_attention_t, kv_shards, 164, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, kv_shard, 168, 4);
+FROZEN_FIELD(pagoda_op_paged_attention_t, lse, 176, 8);
+FROZEN_MIN_SIZE(pagoda_op_paged_attention_t, 184);
 
 /* pagoda_op_copy_blocks_t (ops.h) */
 FROZEN_FIELD(pagoda_op_copy_blocks_t, struct_size, 0, 4);
@@ -430,6 +437,20 @@ FROZEN_FIELD(pagoda_op_copy_blocks_t, block_pairs, 48, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, src_num_blocks, 56, 8);
 FROZEN_FIELD(pagoda_op_copy_blocks_t, dst_num_blocks, 64, 8);
 FROZEN_MIN_SIZE(pagoda_op_copy_blocks_t, 72);
+
+/* pagoda_op_attention_merge_t (ops.h, ABI 1.2) */
+FROZEN_FIELD(pagoda_op_attention_merge_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_op_attention_merge_t, n_parts, 8, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, n_tokens, 16, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, n_heads, 24, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, head_dim, 32, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, parts, 40, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, lse, 48, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, out, 56, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, out_token_stride, 64, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, lse_out, 72, 8);
+FROZEN_FIELD(pagoda_op_attention_merge_t, act_dtype, 80, 4);
+FROZEN_MIN_SIZE(pagoda_op_attention_merge_t, 88);
 
 
 /* ---- Serving and planning API (model.h, tokenizer.h, mesh.h, kv_cache.h, engine.h, plan.h) -- */

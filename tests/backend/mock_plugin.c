@@ -14,6 +14,7 @@
 #define MOCK_BAD_NAME 5       /* name with upper-case letters */
 #define MOCK_ABI_1_0 6        /* an ABI 1.0 table: struct_size ends before the graph slots */
 #define MOCK_HALF_GRAPHS 7    /* graph_capture_begin/end set, graph_launch/destroy NULL */
+#define MOCK_ABI_1_1 8        /* a whole table that says ABI 1.1 (before 1.2's op fields) */
 
 #ifndef MOCK_NAME
 #define MOCK_NAME "mock"
@@ -173,6 +174,8 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
     state = NULL;
 #elif MOCK_KIND == MOCK_ABI_1_0
     mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 0u;
+#elif MOCK_KIND == MOCK_ABI_1_1
+    mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 1u;
 #else
     mock_iface.abi_version = PAGODA_BACKEND_ABI_VERSION;
 #endif

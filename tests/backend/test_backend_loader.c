@@ -109,6 +109,20 @@ static void test_abi_1_0_plugin(void **state) {
     assert_int_equal(n, 2);
 }
 
+/* A plugin of ABI 1.1 still loads under a 1.2 host: minor versions only append (backend.h). */
+static void test_abi_1_1_plugin(void **state) {
+    (void)state;
+    pagoda_backend_t *b = NULL;
+    TEST_ASSERT_OK(pagoda_backend_load(MOCK_1_1_DIR "/libpagoda-backend-abieleven.so", NULL, &b));
+    const pagoda_backend_iface_t *t = pagoda_backend_interface(b);
+    assert_non_null(t);
+    assert_int_equal(t->abi_version & 0xFFFFu, 1);
+    assert_int_equal(t->struct_size, sizeof *t);
+    int32_t n = 0;
+    TEST_ASSERT_OK(pagoda_backend_device_count(b, &n));
+    assert_int_equal(n, 2);
+}
+
 /* The graph slots come all four or none. */
 static void test_half_filled_graph_slots(void **state) {
     (void)state;
@@ -294,6 +308,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_entry_fails, teardown),
         cmocka_unit_test_teardown(test_missing_slot, teardown),
         cmocka_unit_test_teardown(test_abi_1_0_plugin, teardown),
+        cmocka_unit_test_teardown(test_abi_1_1_plugin, teardown),
         cmocka_unit_test_teardown(test_half_filled_graph_slots, teardown),
         cmocka_unit_test_teardown(test_bad_name, teardown),
         cmocka_unit_test_teardown(test_missing_file, teardown),

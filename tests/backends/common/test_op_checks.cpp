@@ -452,6 +452,81 @@ void test_paged_attention(void **state) {
     a.out_token_stride = 31;
     assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
                     "paged_attention: out_token_stride 31 is smaller than a token's 32 elements");
+    a.out_token_stride = 0;
+
+    // Cache parallelism (ABI 1.2): kv_shard must name one of kv_shards (0 and 1 both mean one).
+    a.kv_shards = 3;
+    a.kv_shard = 2;
+    assert_accepted(attention, "paged_attention, shard 2 of 3");
+    a.kv_shard = 3;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: kv_shard 3 is outside [0, kv_shards 3)");
+    a.kv_shard = -1;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: kv_shard -1 is outside [0, kv_shards 3)");
+    a.kv_shards = 0;
+    a.kv_shard = 1;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: kv_shard 1 is outside [0, kv_shards 1)");
+    a.kv_shards = -2;
+    a.kv_shard = 0;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: kv_shards -2 is negative");
+    // The capacity, max_blocks_per_seq × block_size × kv_shards, must not overflow.
+    a.kv_shards = 1 << 30;
+    a.max_blocks_per_seq = int64_t(1) << 40;
+    assert_rejected(attention, PAGODA_ERR_INVALID_ARGUMENT,
+                    "paged_attention: max_blocks_per_seq 1099511627776 is too large");
+}
+
+void test_attention_merge(void **state) {
+    (void)state;
+    pagoda_op_attention_merge_t a{};
+    a.struct_size = sizeof a;
+    a.n_parts = 3;
+    a.n_tokens = 5;
+    a.n_heads = 4;
+    a.head_dim = 8;
+    a.act_dtype = PAGODA_DTYPE_BF16;
+    auto merge = [&a](const Reporter &r) { return pagoda::plugin::check_attention_merge(r, a); };
+    assert_accepted(merge, "attention_merge");
+    a.n_parts = 0;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: n_parts = 0 must be positive");
+    a.n_parts = 3;
+    a.n_tokens = -1;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: n_tokens = -1 must be positive");
+    a.n_tokens = 5;
+    a.n_heads = 0;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: n_heads = 0 must be positive");
+    a.n_heads = 4;
+    a.head_dim = 0;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: head_dim = 0 must be positive");
+    a.head_dim = 8;
+    a.out_token_stride = 31;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: out_token_stride 31 is smaller than a token's 32 elements");
+    a.out_token_stride = 40;
+    assert_accepted(merge, "attention_merge, padded out");
+    set_raw(a.act_dtype, PAGODA_DTYPE_I32);
+    assert_rejected(merge, PAGODA_ERR_UNSUPPORTED,
+                    "attention_merge: act_dtype = i32 (4) is not supported (must be f32 (or 0), "
+                    "bf16 or f16)");
+    set_raw(a.act_dtype, 0);
+    assert_accepted(merge, "attention_merge, act_dtype 0 (f32)");
+    a.n_parts = int64_t(1) << 40;
+    a.n_tokens = int64_t(1) << 30;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: n_parts × n_tokens × n_heads × head_dim is too large");
+    a.n_parts = int64_t(1) << 20;
+    a.head_dim = 1024;
+    a.out_token_stride = 0;
+    assert_rejected(merge, PAGODA_ERR_INVALID_ARGUMENT,
+                    "attention_merge: parts of 1125899906842624 rows with stride 4096 does not "
+                    "fit in the address space");
 }
 
 void test_copy_and_swap_descriptors(void **state) {
@@ -554,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_read_op_args),
         cmocka_unit_test(test_kv_write_k_rope),
         cmocka_unit_test(test_paged_attention),
+        cmocka_unit_test(test_attention_merge),
         cmocka_unit_test(test_copy_and_swap_descriptors),
         cmocka_unit_test(test_block_pairs),
     };

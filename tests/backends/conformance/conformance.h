@@ -67,6 +67,7 @@ typedef union conf_args {
     pagoda_op_paged_attention_t attention;
     pagoda_op_copy_blocks_t copy;
     pagoda_op_sample_t sample;
+    pagoda_op_attention_merge_t merge;
 } conf_args_t;
 
 /* Where a tensor lives on the backend. */
@@ -164,6 +165,9 @@ typedef struct conf_case {
     /* What the reference must return (PAGODA_OK unless the case holds a bad id on purpose),
      * so that a generator that made an invalid case by mistake is caught. */
     pagoda_status_t expect;
+    /* 1: a backend under test may refuse the case as unsupported (what ops.h lets a backend
+     * leave out, such as cache parallelism); the case is then skipped for it, with a note. */
+    int may_refuse;
     /* Host memory the case owns besides tensor contents (block_pairs, tie scores); freed
      * with the case. */
     void *owned[8];
@@ -262,6 +266,8 @@ void conf_cases_paged_attention_odd(conf_tally_t *tally); /* gen_paged.c: unusua
 void conf_cases_copy_blocks(conf_tally_t *tally);     /* gen_copy_blocks.c: copy and swap */
 void conf_cases_descriptors(conf_tally_t *tally);     /* gen_descriptors.c: supports agreement */
 void conf_cases_sample(conf_tally_t *tally);          /* gen_sample.c */
+/* gen_attention_shards.c: PAGED_ATTENTION over a KV shard with lse, ATTENTION_MERGE */
+void conf_cases_attention_shards(conf_tally_t *tally);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@ CONFORMANCE_TEST(test_paged_attention_odd_shapes, conf_cases_paged_attention_odd
 CONFORMANCE_TEST(test_copy_swap_blocks, conf_cases_copy_blocks, "copy_blocks, swap_blocks")
 CONFORMANCE_TEST(test_descriptor_agreement, conf_cases_descriptors, "supports agreement")
 CONFORMANCE_TEST(test_sample, conf_cases_sample, "sample")
+CONFORMANCE_TEST(test_attention_shards, conf_cases_attention_shards,
+                 "paged_attention over a KV shard, attention_merge")
 
 /* The comparisons themselves: each must reject an output that is off by a little more than it
  * tolerates, and accept one within it. */
@@ -99,6 +101,7 @@ int main(void) {
         cmocka_unit_test(test_paged_attention_odd_shapes),
         cmocka_unit_test(test_copy_swap_blocks),
         cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_attention_shards),
     };
     return cmocka_run_group_tests(tests, NULL, release_backends);
 }
