@@ -230,6 +230,8 @@ typedef struct pagoda_device_stats {
     uint64_t kv_bytes;      /**< Bytes of its KV-cache pools. */
     uint64_t layer_weight_bytes; /**< Of `weight_bytes`, those of its decoder layers (without the
                                       embedding, final norm and LM head). */
+    int32_t kvp_rank;       /**< Its share of the KV cache under cache parallelism (0 without). */
+    int32_t kvp_size;       /**< Devices the KV cache's blocks are split over (1 without). */
 } pagoda_device_stats_t;
 
 /**

@@ -27,7 +27,9 @@ extern "C" {
 /** \brief How to size a KV cache. Initialise with pagoda_kv_cache_options_default(). */
 typedef struct pagoda_kv_cache_options {
     uint32_t struct_size;    /**< sizeof(pagoda_kv_cache_options_t) as the caller knows it. */
-    int32_t block_size;      /**< Tokens per block, 1–128; 0 = 16. */
+    int32_t block_size;      /**< Tokens per block on each device, 1–128; 0 = 16. Under cache
+                                  parallelism (a mesh's `kvp` axis) a block holds `kvp` such runs,
+                                  one per device, and the statistics count that many tokens. */
     pagoda_dtype_t dtype;    /**< F32, F16 or BF16; ::PAGODA_DTYPE_INVALID (0) = F32 on CPU, F16 on GPU. */
     int64_t num_blocks;      /**< Blocks in the pool; 0 = as many as `memory_bytes` allows. */
     uint64_t memory_bytes;   /**< Budget when `num_blocks` is 0; 0 = a quarter of the device's free
@@ -88,8 +90,8 @@ PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options,
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a block size or dtype out of range, a
  *         budget smaller than one block, or a plan that does not fit the model or the mesh (the
  *         message names the mismatch); ::PAGODA_ERR_OUT_OF_MEMORY when a device cannot hold its
- *         pools; ::PAGODA_ERR_UNSUPPORTED for a layout not executed yet (dp, kvp, stages on
- *         several backends) or a dtype the backend's attention cannot read.
+ *         pools; ::PAGODA_ERR_UNSUPPORTED for a layout not executed yet (dp, stages on several
+ *         backends) or a dtype the backend's attention cannot read.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,

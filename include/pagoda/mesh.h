@@ -14,9 +14,11 @@
  *        commas and ranges (`cuda:0-3,cuda:6`). Backends are discovered on first use when none
  *        is loaded. A mesh of several devices runs a model in pipeline stages, each
  *        tensor-parallel over its devices, as a plan says (plan.h); its axes, when named, fix
- *        the layout: `pp` stages of `tp` devices each, device `i` of the list at the row-major
- *        coordinates of the axes in the order given (the last varies fastest). `dp` and `kvp`
- *        larger than 1 are refused for now. The CPU backend offers several logical devices
+ *        the layout: `pp` stages of `tp` devices each, repeated `kvp` times for cache
+ *        parallelism (every KV block split into `kvp` runs of tokens, one per copy, their
+ *        attention merged by log-sum-exp), device `i` of the list at the row-major coordinates
+ *        of the axes in the order given (the last varies fastest). `dp` larger than 1 is
+ *        refused for now. The CPU backend offers several logical devices
  *        (its `devices` config key, or the environment variable `PAGODA_BACKEND_CPU_CONFIG`),
  *        so any machine can run a multi-device layout.
  * @{

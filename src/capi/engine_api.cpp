@@ -334,6 +334,8 @@ PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t 
         full.weight_bytes = u.weight_bytes;
         full.kv_bytes = u.kv_bytes;
         full.layer_weight_bytes = u.layer_weight_bytes;
+        full.kvp_rank = u.kvp_rank;
+        full.kvp_size = u.kvp_size;
         pagoda::write_sized(stats, full, "stats");
         return PAGODA_OK;
     });

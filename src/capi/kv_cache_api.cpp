@@ -24,6 +24,7 @@ pagoda_kv_cache_options_t default_kv_options() {
 uint64_t shard_block_bytes(const pagoda::kv::KvGeometry &g, const pagoda::kv::KvShardSpec &shard) {
     pagoda::kv::KvGeometry local = g;
     local.n_kv_heads = shard.n_kv_heads;
+    local.block_size = g.block_size / shard.kv_shards;
     return 2 * uint64_t(shard.end_layer - shard.first_layer) * local.block_bytes();
 }
 
@@ -39,6 +40,8 @@ pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
     g.block_size = o.block_size == 0 ? 16 : o.block_size;
     if (g.block_size < 1 || g.block_size > 128)
         fail(PAGODA_ERR_INVALID_ARGUMENT, "block_size must be 1-128 (got " + std::to_string(o.block_size) + ")");
+    // Under cache parallelism a block is one run of block_size tokens on each of its devices.
+    g.block_size *= shards.front().kv_shards;
     switch (o.dtype) {
         case PAGODA_DTYPE_INVALID:
             g.dtype = shards.front().device->info().kind == PAGODA_DEVICE_GPU ? PAGODA_DTYPE_F16 : PAGODA_DTYPE_F32;

@@ -1,5 +1,7 @@
 #include "capi/mesh_placement.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "exec/model_shard.hpp"
 #include "plan/model_shape.hpp"
@@ -28,7 +30,8 @@ bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 // named, fix the stage count and width (otherwise the planner chooses); costs come from the
 // device kind's preset.
 plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
-    const int32_t n = int32_t(mesh.devices().size());
+    // Each kvp copy of the layout spans this many devices.
+    const int32_t n = int32_t(mesh.devices().size()) / std::max(mesh.axis("kvp"), 1);
     plan::PlanRequest r;
     const int32_t tp = mesh.axis("tp");
     // Alpa's sub-mesh shapes need a power-of-two node width; other counts plan as nodes of one
@@ -53,7 +56,7 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
     const model::ModelConfig &c = model.config();
     const plan::ModelShape shape = plan::model_shape(c);
     MeshPlacement p;
-    if (plan == nullptr && mesh.devices().size() == 1 && mesh.axis("kvp") <= 1 && mesh.axis("dp") <= 1) {
+    if (plan == nullptr && mesh.devices().size() == 1) {
         p.layout = std::make_shared<const mesh::Layout>(mesh::Layout::single_device(int32_t(c.n_layers)));
         return p;
     }
@@ -78,7 +81,7 @@ std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config, con
         const mesh::StagePlacement &stage = layout.stages()[size_t(at.stage)];
         const exec::ModelShard shard{stage.first_layer, stage.end_layer, at.tp_rank, stage.tensor_parallel};
         out.push_back({mesh.devices()[d], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
-                       int32_t(shard.n_kv_heads(config))});
+                       int32_t(shard.n_kv_heads(config)), at.kvp_rank, layout.kv_parallel()});
     }
     return out;
 }

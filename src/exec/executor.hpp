@@ -23,6 +23,8 @@ struct DeviceUsage {
     int32_t stage = 0;
     int32_t tp_rank = 0;
     int32_t tp_size = 1;
+    int32_t kvp_rank = 0;
+    int32_t kvp_size = 1;
     int32_t first_layer = 0;  // layers [first_layer, end_layer)
     int32_t end_layer = 0;
     int64_t kv_heads = 0;       // KV heads its cache shard holds

@@ -109,6 +109,10 @@ struct StepBuffer {
 // One step's activations, [tokens, width] f32.
 struct Activations {
     ScratchBuffer residual{"the residual stream"}, normed{"normalised hidden states"};
+    // Cache parallelism: this device's attention log-normalisers, and every kvp peer's partial
+    // attention and log-normalisers, gathered.
+    ScratchBuffer lse{"attention log-normalisers"}, kv_parts{"the KV shards' attention"},
+        kv_lse{"the KV shards' log-normalisers"};
     ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
     ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
     ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
@@ -131,7 +135,9 @@ struct LlamaForward::State {
     // Binds the activation views to `memory`, grown for `tokens` tokens and `rows` logit rows;
     // true when a buffer moved (a graph recorded on the old ones is stale).
     bool bind_activations(Activations &memory, size_t tokens, size_t rows);
-    void stage(const ForwardBatch &b);
+    // Uploads the batch's index arrays; `block_size` is the device's, whose KV run of each cache
+    // block the slots are translated to under cache parallelism.
+    void stage(const ForwardBatch &b, int32_t block_size);
     void bind_bucket(const DecodeBucket &bucket);
     // The launches of a step from the embedding (or the stage's first layer) to the LM head (or
     // the stage's hidden states), on the bound buffers; no host copies, so it can be recorded.
@@ -162,10 +168,13 @@ struct LlamaForward::State {
     const runtime::Stream &stream;
     ModelShard shard;
     const mesh::Communicator *tp_comm = nullptr;
+    const mesh::Communicator *kv_comm = nullptr;
+    std::vector<int64_t> local_slots;  // the slots this device writes (cache parallelism)
     LlamaWeights weights;
 
     // What the current step's launches use, bound to one of the memories below.
     StepBuffer residual, normed, q, k, v, attn, delta, gate, up, gathered, logits;
+    StepBuffer lse, kv_parts, kv_lse;
     StepBuffer token_ids, positions, slots, query_start, context_lens, block_tables, logit_rows;
     // Steps run op by op own these...
     Activations eager_memory;
@@ -250,6 +259,23 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     a.scale = float(1.0 / std::sqrt(double(c.head_dim)));
     a.sliding_window = int32_t(c.sliding_window);
     a.act_dtype = act;
+    if (shard.kv_size > 1) {
+        a.kv_shards = shard.kv_size;
+        a.kv_shard = shard.kv_rank;
+        float lse_probe = 0.0f;  // supports() looks at whether lse is asked, not at its memory
+        a.lse = &lse_probe;
+        require_support(device, PAGODA_OP_PAGED_ATTENTION, &a, what + " split over " +
+                                                                  std::to_string(shard.kv_size) + " devices");
+        a.lse = nullptr;
+        pagoda_op_attention_merge_t m{};
+        m.struct_size = sizeof m;
+        m.n_parts = shard.kv_size;
+        m.n_tokens = 1;
+        m.n_heads = shard.n_heads(c);
+        m.head_dim = c.head_dim;
+        m.act_dtype = act;
+        require_support(device, PAGODA_OP_ATTENTION_MERGE, &m, "merging attention over the KV shards");
+    }
     require_support(device, PAGODA_OP_PAGED_ATTENTION, &a, what);
     kv_checked = true;
     kv_checked_geometry = g;
@@ -280,12 +306,16 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     bind(up, m.up, tokens * inter * a);
     bind(gathered, m.gathered, rows * hidden * a);
     bind(logits, m.logits, rows * size_t(c.vocab_size) * f);
+    const size_t shards = size_t(shard.kv_size), q_heads = size_t(shard.n_heads(c));
+    bind(lse, m.lse, shards > 1 ? tokens * q_heads * f : 0);
+    bind(kv_parts, m.kv_parts, shards > 1 ? shards * tokens * q_width * a : 0);
+    bind(kv_lse, m.kv_lse, shards > 1 ? shards * tokens * q_heads * f : 0);
     return moved;
 }
 
 // Copies the batch's index arrays to the device. The vectors stay alive until run() has
 // synchronized, as an asynchronous copy from pageable memory needs.
-void LlamaForward::State::stage(const ForwardBatch &b) {
+void LlamaForward::State::stage(const ForwardBatch &b, int32_t block_size) {
     const runtime::Device &d = stream.device();
     auto upload = [&](StepBuffer &view, ScratchBuffer &dst, const auto &src) {
         const size_t bytes = src.size() * sizeof(src[0]);
@@ -295,7 +325,19 @@ void LlamaForward::State::stage(const ForwardBatch &b) {
     StepInputs &in = eager_inputs;
     upload(token_ids, in.token_ids, b.token_ids);
     upload(positions, in.positions, b.positions);
-    upload(slots, in.slots, b.slot_mapping);
+    if (shard.kv_size == 1) {
+        upload(slots, in.slots, b.slot_mapping);
+    } else {
+        // A slot of the cache's block of block_size · kv_size tokens: the device writes the
+        // tokens of its own run, at their place in its pools; its peers write the rest.
+        const int64_t runs = shard.kv_size, whole = int64_t(block_size) * runs;
+        local_slots.resize(b.slot_mapping.size());
+        for (size_t i = 0; i < b.slot_mapping.size(); ++i) {
+            const int64_t s = b.slot_mapping[i], block = s / whole, offset = s % whole;
+            local_slots[i] = s >= 0 && offset / block_size == shard.kv_rank ? block * block_size + offset % block_size : -1;
+        }
+        upload(slots, in.slots, local_slots);
+    }
     upload(query_start, in.query_start, b.query_start);
     upload(context_lens, in.context_lens, b.context_lens);
     upload(block_tables, in.block_tables, b.block_tables);
@@ -450,7 +492,32 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     a.query_start = static_cast<const int32_t *>(query_start.get());
     a.out = attn.get();
     a.act_dtype = act;
+    if (shard.kv_size == 1) {
+        stream.launch(PAGODA_OP_PAGED_ATTENTION, &a);
+        return;
+    }
+    // Cache parallelism: attention over this device's run of every block, then every run's
+    // result merged by log-sum-exp (flash-decoding's merge, across devices).
+    if (kv_comm == nullptr)
+        throw Error(PAGODA_ERR_INTERNAL, "forward: a cache-parallel shard runs without its communicator");
+    a.kv_shards = shard.kv_size;
+    a.kv_shard = shard.kv_rank;
+    a.lse = static_cast<float *>(lse.get());
     stream.launch(PAGODA_OP_PAGED_ATTENTION, &a);
+    const size_t width = size_t(q_heads * c.head_dim);
+    kv_comm->all_gather(stream, attn.get(), kv_parts.get(), size_t(n) * width, act);
+    kv_comm->all_gather(stream, lse.get(), kv_lse.get(), size_t(n * q_heads), PAGODA_DTYPE_F32);
+    pagoda_op_attention_merge_t m{};
+    m.struct_size = sizeof m;
+    m.n_parts = shard.kv_size;
+    m.n_tokens = n;
+    m.n_heads = q_heads;
+    m.head_dim = c.head_dim;
+    m.parts = kv_parts.get();
+    m.lse = static_cast<const float *>(kv_lse.get());
+    m.out = attn.get();
+    m.act_dtype = act;
+    stream.launch(PAGODA_OP_ATTENTION_MERGE, &m);
 }
 
 LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runtime::Stream &stream,
@@ -458,7 +525,8 @@ LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runt
     if (!model) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: no model");
     const model::ModelConfig &c = model->config();
     if (shard.first_layer < 0 || shard.first_layer >= shard.end(c) || shard.end(c) > c.n_layers ||
-        shard.tp_size < 1 || shard.tp_rank < 0 || shard.tp_rank >= shard.tp_size)
+        shard.tp_size < 1 || shard.tp_rank < 0 || shard.tp_rank >= shard.tp_size || shard.kv_size < 1 ||
+        shard.kv_rank < 0 || shard.kv_rank >= shard.kv_size)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: shard of layers [" +
                                                      std::to_string(shard.first_layer) + ", " +
                                                      std::to_string(shard.end(c)) + "), tp rank " +
@@ -470,6 +538,8 @@ LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runt
 const ModelShard &LlamaForward::shard() const noexcept { return state_->shard; }
 
 void LlamaForward::set_tensor_parallel(const mesh::Communicator *comm) noexcept { state_->tp_comm = comm; }
+
+void LlamaForward::set_cache_parallel(const mesh::Communicator *comm) noexcept { state_->kv_comm = comm; }
 
 uint64_t LlamaForward::weight_bytes() const noexcept { return state_->weights.bytes(); }
 
@@ -608,7 +678,7 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     // stage always runs op by op.
     const bool padded = s.decode_mode == DecodeMode::PaddedOpByOp ||
                         (s.decode_mode == DecodeMode::Graphs && s.stream.supports_graphs());
-    if (padded && first && last && s.shard.tp_size == 1 && is_decode_only(batch) &&
+    if (padded && first && last && s.shard.tp_size == 1 && s.shard.kv_size == 1 && is_decode_only(batch) &&
         decode_bucket(batch.n_seqs()) > 0 &&
         s.run_bucketed(batch, geometry, pools, logits))
         return;
@@ -617,7 +687,7 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const size_t hidden_bytes = tokens * size_t(c.hidden_size) * f;
     const size_t rows = last ? batch.logit_rows.size() : 0;
     s.bind_activations(s.eager_memory, tokens, rows);
-    s.stage(batch);
+    s.stage(batch, geometry.block_size);
     if (!first && stage.handoff != nullptr)
         stage.handoff->receive(s.stream, static_cast<float *>(s.residual.get()), n);
     else if (!first)

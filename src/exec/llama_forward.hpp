@@ -88,6 +88,10 @@ public:
     // shard().tp_rank): the O and down projections' partial sums, and a vocabulary-split LM
     // head's logits, are all-reduced over it. Set again when the mesh rebuilds its groups.
     void set_tensor_parallel(const mesh::Communicator *comm) noexcept;
+    // The communicator over the device's kvp peers (size shard().kv_size, rank shard().kv_rank):
+    // each attends over its run of every block, and the runs' results are gathered and merged
+    // by log-sum-exp (PAGODA_OP_ATTENTION_MERGE).
+    void set_cache_parallel(const mesh::Communicator *comm) noexcept;
     // Bytes of the weights this device holds.
     uint64_t weight_bytes() const noexcept;
     uint64_t layer_weight_bytes() const noexcept;

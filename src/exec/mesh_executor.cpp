@@ -46,7 +46,7 @@ struct MeshExecutor::Worker {
     // Made on the worker's thread.
     std::unique_ptr<runtime::Stream> stream;
     std::unique_ptr<LlamaForward> forward;
-    std::unique_ptr<mesh::Communicator> pipeline, tensor_parallel;
+    std::unique_ptr<mesh::Communicator> pipeline, tensor_parallel, cache_parallel;
     std::unique_ptr<PipelineHandoff> handoff;
     std::vector<float> unit_logits;  // the reporting rank's logits of one unit
 };
@@ -60,11 +60,13 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
         w->index = d;
         w->place = layout_.place(d);
         const mesh::StagePlacement &stage = layout_.stages()[size_t(w->place.stage)];
-        w->shard = {stage.first_layer, stage.end_layer, w->place.tp_rank, stage.tensor_parallel};
+        w->shard = {stage.first_layer, stage.end_layer, w->place.tp_rank, stage.tensor_parallel,
+                    w->place.kvp_rank, layout_.kv_parallel()};
         w->cache = &cache_->shard(d);
         const kv::KvShardSpec &spec = w->cache->spec();
         if (spec.first_layer != stage.first_layer || spec.end_layer != stage.end_layer ||
-            spec.kv_head_begin != w->shard.kv_head_begin(c) || spec.n_kv_heads != w->shard.n_kv_heads(c))
+            spec.kv_head_begin != w->shard.kv_head_begin(c) || spec.n_kv_heads != w->shard.n_kv_heads(c) ||
+            spec.kv_shard != w->shard.kv_rank || spec.kv_shards != w->shard.kv_size)
             throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache's part on " + spec.device->name() +
                                                          " does not hold what the layout gives that device");
         workers_.push_back(std::move(w));
@@ -78,9 +80,7 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
             done_.wait(lock, [&] { return pending_ == 0; });
             if (error_) std::rethrow_exception(error_);
         }
-        pipeline_id_ = mesh::new_comm_id(cache_->shard(0).device());
-        for (size_t k = 0; k < layout_.stages().size(); ++k)
-            stage_ids_.push_back(mesh::new_comm_id(cache_->shard(0).device()));
+        new_group_ids();
         dispatch(Command::join_groups);
     } catch (...) {
         stop_workers();
@@ -89,6 +89,18 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
 }
 
 MeshExecutor::~MeshExecutor() { stop_workers(); }
+
+void MeshExecutor::new_group_ids() {
+    const runtime::Device &device = cache_->shard(0).device();
+    pipeline_id_ = mesh::new_comm_id(device);
+    tp_ids_.assign(layout_.stages().size(), {});
+    kvp_ids_.assign(layout_.stages().size(), {});
+    for (size_t k = 0; k < layout_.stages().size(); ++k) {
+        for (int32_t r = 0; r < layout_.kv_parallel(); ++r) tp_ids_[k].push_back(mesh::new_comm_id(device));
+        for (int32_t r = 0; r < layout_.stages()[k].tensor_parallel; ++r)
+            kvp_ids_[k].push_back(mesh::new_comm_id(device));
+    }
+}
 
 void MeshExecutor::stop_workers() noexcept {
     {
@@ -139,9 +151,10 @@ void MeshExecutor::worker_main(Worker &w) {
         command = command_;
     }
     // Communicators go before the forward pass and the stream they were used on.
-    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get()})
+    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get(), w.cache_parallel.get()})
         if (comm != nullptr) comms_.remove(comm);
     w.handoff.reset();
+    w.cache_parallel.reset();
     w.tensor_parallel.reset();
     w.pipeline.reset();
     w.forward.reset();
@@ -163,12 +176,13 @@ void MeshExecutor::execute(Worker &w, Command command) {
     }
 }
 
-// Every rank joins its groups in the same order (the pipeline group, then its stage's), so no
-// two ranks wait on each other's groups.
+// Every rank joins its groups in the same order (the pipeline group, its tensor-parallel group,
+// its cache-parallel group), so no two ranks wait on each other's groups.
 void MeshExecutor::join_groups(Worker &w) {
-    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get()})
+    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get(), w.cache_parallel.get()})
         if (comm != nullptr) comms_.remove(comm);
     w.handoff.reset();
+    w.cache_parallel.reset();
     w.tensor_parallel.reset();
     w.pipeline.reset();
     const runtime::Device &device = w.cache->device();
@@ -178,28 +192,42 @@ void MeshExecutor::join_groups(Worker &w) {
         w.pipeline = std::make_unique<mesh::Communicator>(device, pipeline_id_, int32_t(workers_.size()),
                                                           int32_t(w.index), "pipeline");
         comms_.add(w.pipeline.get());
-        const int32_t r = w.place.tp_rank;
+        // Stages pair up within a kvp copy: device (kvp copy c, tp rank r) of stage k hands on to
+        // the devices (c, j) of stage k + 1 with j mod (stage k's width) = r.
+        const int32_t r = w.place.tp_rank, c = w.place.kvp_rank;
         int32_t from = -1;
         std::vector<int32_t> to;
-        if (k > 0) from = stages[k - 1].devices[size_t(r % stages[k - 1].tensor_parallel)];
-        if (k + 1 < stages.size())
-            for (size_t j = 0; j < stages[k + 1].devices.size(); ++j)
-                if (int32_t(j) % stages[k].tensor_parallel == r) to.push_back(stages[k + 1].devices[j]);
+        if (k > 0) {
+            const int32_t width = stages[k - 1].tensor_parallel;
+            from = stages[k - 1].devices[size_t(c * width + r % width)];
+        }
+        if (k + 1 < stages.size()) {
+            const int32_t width = stages[k + 1].tensor_parallel;
+            for (int32_t j = 0; j < width; ++j)
+                if (j % stages[k].tensor_parallel == r) to.push_back(stages[k + 1].devices[size_t(c * width + j)]);
+        }
         w.handoff = std::make_unique<PipelineHandoff>(*w.pipeline, from, std::move(to),
                                                       model_->config().hidden_size);
     }
     if (stages[k].tensor_parallel > 1) {
         w.tensor_parallel = std::make_unique<mesh::Communicator>(
-            device, stage_ids_[k], stages[k].tensor_parallel, w.place.tp_rank,
+            device, tp_ids_[k][size_t(w.place.kvp_rank)], stages[k].tensor_parallel, w.place.tp_rank,
             "tensor-parallel group of stage " + std::to_string(k));
         comms_.add(w.tensor_parallel.get());
     }
+    if (layout_.kv_parallel() > 1) {
+        w.cache_parallel = std::make_unique<mesh::Communicator>(
+            device, kvp_ids_[k][size_t(w.place.tp_rank)], layout_.kv_parallel(), w.place.kvp_rank,
+            "cache-parallel group of stage " + std::to_string(k));
+        comms_.add(w.cache_parallel.get());
+    }
     w.forward->set_tensor_parallel(w.tensor_parallel.get());
+    w.forward->set_cache_parallel(w.cache_parallel.get());
 }
 
 void MeshExecutor::run_units(Worker &w) {
     const model::ModelConfig &c = model_->config();
-    const bool last = w.shard.last_stage(c), reports = last && w.place.tp_rank == 0;
+    const bool last = w.shard.last_stage(c), reports = last && w.place.tp_rank == 0 && w.place.kvp_rank == 0;
     const size_t vocab = size_t(c.vocab_size);
     for (const PipelineUnit &unit : *units_) {
         // Once a device failed the step is lost; the others stop at their next unit.
@@ -224,8 +252,7 @@ void MeshExecutor::run_units(Worker &w) {
 void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
     if (groups_broken_) {
         comms_.reset();
-        pipeline_id_ = mesh::new_comm_id(cache_->shard(0).device());
-        for (auto &id : stage_ids_) id = mesh::new_comm_id(cache_->shard(0).device());
+        new_group_ids();
         dispatch(Command::join_groups);
         groups_broken_ = false;
     }
@@ -279,6 +306,8 @@ std::vector<DeviceUsage> MeshExecutor::device_usage() const {
         u.stage = w->place.stage;
         u.tp_rank = w->place.tp_rank;
         u.tp_size = w->shard.tp_size;
+        u.kvp_rank = w->shard.kv_rank;
+        u.kvp_size = w->shard.kv_size;
         u.first_layer = w->shard.first_layer;
         u.end_layer = w->shard.end(c);
         u.kv_heads = w->shard.n_kv_heads(c);

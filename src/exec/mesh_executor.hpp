@@ -1,7 +1,8 @@
 // The forward pass over a mesh of devices: one worker thread per device, each with its stream,
 // its shard of the weights (model_shard.hpp), its shard of the KV cache and its communicators
-// (mesh/communicator.hpp): the tensor-parallel group of its stage, and the pipeline group over
-// every device, through which a stage hands its residual stream to the next (send/recv).
+// (mesh/communicator.hpp): the tensor-parallel group of its stage, the cache-parallel group of
+// its kvp peers, and the pipeline group over every device, through which a stage hands its
+// residual stream to the next (send/recv).
 //
 // A step's batch is cut into pipeline units (pipeline_units.hpp) that flow through the stages;
 // the last stage's first tensor-parallel rank reports the logits. A failure on any device
@@ -77,7 +78,10 @@ private:
     float *logits_ = nullptr;
     DecodeMode decode_mode_ = DecodeMode::OpByOp;
     pagoda_comm_unique_id_t pipeline_id_{};
-    std::vector<pagoda_comm_unique_id_t> stage_ids_;
+    // Per stage: the ids of its tensor-parallel groups (one per kvp rank) and of its
+    // cache-parallel groups (one per tp rank).
+    std::vector<std::vector<pagoda_comm_unique_id_t>> tp_ids_, kvp_ids_;
+    void new_group_ids();
 };
 
 }  // namespace pagoda::exec

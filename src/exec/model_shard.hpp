@@ -17,6 +17,10 @@ struct ModelShard {
     int32_t end_layer = -1;  // -1: up to the model's last layer
     int32_t tp_rank = 0;
     int32_t tp_size = 1;
+    // Cache parallelism: the device holds KV run kv_rank of every block, of kv_size (kv_shard.hpp),
+    // and computes everything else as its kvp peers do.
+    int32_t kv_rank = 0;
+    int32_t kv_size = 1;
 
     static ModelShard whole() { return {}; }
 
@@ -24,7 +28,7 @@ struct ModelShard {
     bool first_stage() const { return first_layer == 0; }
     bool last_stage(const model::ModelConfig &c) const { return end(c) == int32_t(c.n_layers); }
     bool whole_model(const model::ModelConfig &c) const {
-        return first_stage() && last_stage(c) && tp_size == 1;
+        return first_stage() && last_stage(c) && tp_size == 1 && kv_size == 1;
     }
 
     int64_t n_heads(const model::ModelConfig &c) const { return c.n_heads / tp_size; }

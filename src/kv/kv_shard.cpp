@@ -9,6 +9,7 @@ KvShard::KvShard(KvShardSpec spec, const KvGeometry &cache, int64_t swap_blocks)
       geometry_([&] {
           KvGeometry g = cache;
           g.n_kv_heads = spec_.n_kv_heads;
+          g.block_size = cache.block_size / spec_.kv_shards;
           return g;
       }()),
       pools_(size_t(cache.n_layers)),

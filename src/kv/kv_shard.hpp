@@ -23,6 +23,11 @@ struct KvShardSpec {
     int32_t end_layer = 0;
     int32_t kv_head_begin = 0;  // KV heads [kv_head_begin, kv_head_begin + n_kv_heads)
     int32_t n_kv_heads = 0;
+    // Cache parallelism: each block of the cache is split into `kv_shards` runs of tokens, and
+    // this device holds run `kv_shard` (a sequence's blocks dealt block-cyclically, as
+    // PAGODA_OP_PAGED_ATTENTION's kv_shards reads them).
+    int32_t kv_shard = 0;
+    int32_t kv_shards = 1;
 };
 
 class KvShard {
@@ -33,7 +38,8 @@ public:
 
     const KvShardSpec &spec() const noexcept { return spec_; }
     const runtime::Device &device() const noexcept { return *spec_.device; }
-    // The cache's geometry with this shard's head count: what its kernels see.
+    // The cache's geometry with this shard's head count and block size (the cache's block size
+    // over kv_shards): what its kernels see.
     const KvGeometry &geometry() const noexcept { return geometry_; }
     // One entry per model layer; NULL pools for the layers the device does not run.
     const std::vector<LayerPools> &pools() const noexcept { return pools_; }

@@ -49,6 +49,12 @@ void Communicator::all_reduce_sum(const runtime::Stream &stream, void *buf, size
         failed("all-reducing over");
 }
 
+void Communicator::all_gather(const runtime::Stream &stream, const void *send, void *recv, size_t count,
+                              pagoda_dtype_t dtype) const {
+    if (coll_.all_gather(device_.iface().self, comm_, stream.get(), send, recv, count, dtype) != PAGODA_OK)
+        failed("all-gathering over");
+}
+
 void Communicator::send(const runtime::Stream &stream, const void *buf, size_t count, pagoda_dtype_t dtype,
                         int32_t peer) const {
     if (coll_.send(device_.iface().self, comm_, stream.get(), buf, count, dtype, peer) != PAGODA_OK)

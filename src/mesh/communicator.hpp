@@ -37,6 +37,9 @@ public:
 
     // buf = Σ over ranks of buf, `count` elements of `dtype`.
     void all_reduce_sum(const runtime::Stream &stream, void *buf, size_t count, pagoda_dtype_t dtype) const;
+    // recv[r·count ..] = rank r's send, for every rank r.
+    void all_gather(const runtime::Stream &stream, const void *send, void *recv, size_t count,
+                    pagoda_dtype_t dtype) const;
     void send(const runtime::Stream &stream, const void *buf, size_t count, pagoda_dtype_t dtype,
               int32_t peer) const;
     void recv(const runtime::Stream &stream, void *buf, size_t count, pagoda_dtype_t dtype,

@@ -43,15 +43,18 @@ Layout Layout::single_device(int32_t n_layers) {
 
 Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
     const int32_t n_devices = int32_t(mesh.devices().size());
+    kvp_ = mesh.axis("kvp") > 0 ? mesh.axis("kvp") : 1;
+    const int32_t per_copy = n_devices / kvp_;  // the devices one kvp copy of the layout spans
     const std::vector<plan::Stage> &stages = plan.partition.stages;
-    if (plan.mesh.device_count() != n_devices)
+    if (plan.mesh.device_count() != per_copy)
         mismatch("the plan is for a mesh of " + std::to_string(plan.mesh.device_count()) +
-                 " devices, this mesh has " + std::to_string(n_devices));
+                 " devices, this mesh has " + std::to_string(per_copy) +
+                 (kvp_ > 1 ? " in each of its kvp=" + std::to_string(kvp_) + " copies" : ""));
     int32_t width = 0;
     for (const plan::Stage &s : stages) width += s.tensor_parallel;
-    if (width != n_devices)
+    if (width != per_copy)
         mismatch("the plan's stages use " + std::to_string(width) + " devices, the mesh has " +
-                 std::to_string(n_devices));
+                 std::to_string(per_copy) + (kvp_ > 1 ? " per kvp copy" : ""));
     for (const auto &d : mesh.devices())
         if (d->backend() != mesh.devices().front()->backend())
             throw Error(PAGODA_ERR_UNSUPPORTED,
@@ -64,9 +67,6 @@ Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
         if (name == "dp" && size > 1)
             throw Error(PAGODA_ERR_UNSUPPORTED, "mesh axis dp=" + std::to_string(size) +
                                                     ": data parallelism is not executed yet (serve each replica with its own engine)");
-        if (name == "kvp" && size > 1)
-            throw Error(PAGODA_ERR_UNSUPPORTED, "mesh axis kvp=" + std::to_string(size) +
-                                                    ": cache parallelism is not executed yet");
     }
     const bool named = !mesh.axes().empty();
     const int32_t pp = mesh.axis("pp") > 0 ? mesh.axis("pp") : 1;
@@ -86,10 +86,10 @@ Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
         p.first_layer = int32_t(s.first_layer);
         p.end_layer = int32_t(s.end_layer);
         p.tensor_parallel = s.tensor_parallel;
-        p.devices.assign(size_t(s.tensor_parallel), -1);
+        p.devices.assign(size_t(s.tensor_parallel * kvp_), -1);
         if (!named) {
             std::iota(p.devices.begin(), p.devices.end(), next_device);
-            next_device += s.tensor_parallel;
+            next_device += int32_t(p.devices.size());
         }
         stages_.push_back(std::move(p));
     }
@@ -97,17 +97,20 @@ Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
     if (named) {
         for (int32_t d = 0; d < n_devices; ++d) {
             const std::vector<int32_t> c = coordinates(mesh.axes(), d);
-            int32_t stage = 0, rank = 0;
+            int32_t stage = 0, rank = 0, share = 0;
             for (size_t i = 0; i < c.size(); ++i) {
                 if (mesh.axes()[i].first == "pp") stage = c[i];
                 if (mesh.axes()[i].first == "tp") rank = c[i];
+                if (mesh.axes()[i].first == "kvp") share = c[i];
             }
-            stages_[size_t(stage)].devices[size_t(rank)] = d;
+            stages_[size_t(stage)].devices[size_t(share * tp + rank)] = d;
         }
     }
-    for (size_t k = 0; k < stages_.size(); ++k)
-        for (size_t r = 0; r < stages_[k].devices.size(); ++r)
-            places_[size_t(stages_[k].devices[r])] = {int32_t(k), int32_t(r)};
+    for (size_t k = 0; k < stages_.size(); ++k) {
+        const int32_t width = stages_[k].tensor_parallel;
+        for (size_t i = 0; i < stages_[k].devices.size(); ++i)
+            places_[size_t(stages_[k].devices[i])] = {int32_t(k), int32_t(i) % width, int32_t(i) / width};
+    }
 }
 
 std::string Layout::describe() const {
@@ -118,6 +121,7 @@ std::string Layout::describe() const {
     out += "), tp=";
     for (size_t k = 0; k < stages_.size(); ++k)
         out += (k ? "/" : "") + std::to_string(stages_[k].tensor_parallel);
+    if (kvp_ > 1) out += ", kvp=" + std::to_string(kvp_);
     return out;
 }
 

@@ -1,6 +1,8 @@
 // How a model is laid out on a mesh: pipeline stages (ranges of decoder layers) over groups of
 // the mesh's devices, each stage tensor-parallel over its group (Alpa's stages over sub-meshes,
-// Megatron's tensor parallelism inside a stage). Made from a plan, which says where the layers
+// Megatron's tensor parallelism inside a stage), and each such group repeated `kvp` times for
+// cache parallelism: the kvp copies of a device hold the same weights and split every
+// sequence's KV cache between them, block by block (thesis Ch. 4). Made from a plan, which says where the layers
 // go and how wide each stage is, and the mesh, which says which devices there are and, when it
 // names axes, how they are arranged. Every mismatch between the two is refused by name.
 #pragma once
@@ -18,7 +20,7 @@ struct StagePlacement {
     int32_t first_layer = 0;  // decoder layers [first_layer, end_layer)
     int32_t end_layer = 0;
     int32_t tensor_parallel = 1;
-    std::vector<int32_t> devices;  // mesh device indices, devices[tp_rank]
+    std::vector<int32_t> devices;  // mesh device indices, devices[kvp_rank · tensor_parallel + tp_rank]
 
     bool operator==(const StagePlacement &) const = default;
 };
@@ -27,6 +29,7 @@ struct StagePlacement {
 struct DevicePlacement {
     int32_t stage = 0;
     int32_t tp_rank = 0;
+    int32_t kvp_rank = 0;
 
     bool operator==(const DevicePlacement &) const = default;
 };
@@ -36,16 +39,18 @@ public:
     // The whole model on one device (device 0 of a one-device mesh).
     static Layout single_device(int32_t n_layers);
     // The plan's stages on `mesh`'s devices. With axes, a device's coordinates come from its
-    // place in the list (the last axis varying fastest): its `pp` coordinate is its stage and
-    // its `tp` coordinate its rank there. Without axes, stages take the devices in list order.
-    // Throws INVALID_ARGUMENT naming what disagrees (stage count against pp, a stage's width
-    // against tp, the device count, a width that does not divide the heads), and UNSUPPORTED
-    // for what is not executed yet (dp, kvp, stages over several backends).
+    // place in the list (the last axis varying fastest): its `pp` coordinate is its stage, its
+    // `tp` coordinate its rank there and its `kvp` coordinate its share of the cache; the plan
+    // then lays out one kvp copy (mesh devices / kvp). Without axes, stages take the devices in
+    // list order. Throws INVALID_ARGUMENT naming what disagrees (stage count against pp, a
+    // stage's width against tp, the device count, a width that does not divide the heads), and
+    // UNSUPPORTED for what is not executed yet (dp, stages over several backends).
     Layout(const Mesh &mesh, const plan::Plan &plan);
 
     const std::vector<StagePlacement> &stages() const noexcept { return stages_; }
     const DevicePlacement &place(size_t device) const { return places_.at(device); }
     size_t device_count() const noexcept { return places_.size(); }
+    int32_t kv_parallel() const noexcept { return kvp_; }
     int32_t n_layers() const noexcept { return stages_.empty() ? 0 : stages_.back().end_layer; }
     // "pp=2 (layers 0-2 | 3-4), tp=2 on stage 0 and 1": for messages and logs.
     std::string describe() const;
@@ -56,6 +61,7 @@ private:
     Layout() = default;
     std::vector<StagePlacement> stages_;
     std::vector<DevicePlacement> places_;
+    int32_t kvp_ = 1;
 };
 
 // Throws INVALID_ARGUMENT unless a stage `tp` devices wide can split a model of `shape`

@@ -618,7 +618,9 @@ FROZEN_FIELD(pagoda_device_stats_t, kv_heads, 64, 8);
 FROZEN_FIELD(pagoda_device_stats_t, weight_bytes, 72, 8);
 FROZEN_FIELD(pagoda_device_stats_t, kv_bytes, 80, 8);
 FROZEN_FIELD(pagoda_device_stats_t, layer_weight_bytes, 88, 8);
-FROZEN_MIN_SIZE(pagoda_device_stats_t, 96);
+FROZEN_FIELD(pagoda_device_stats_t, kvp_rank, 96, 4);
+FROZEN_FIELD(pagoda_device_stats_t, kvp_size, 100, 4);
+FROZEN_MIN_SIZE(pagoda_device_stats_t, 104);
 
 /* pagoda_device_sampling_t (engine.h) */
 FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_AUTO, 0);

@@ -3,7 +3,8 @@
  * greedy tokens and, within 1e-4, its log-probabilities, on a workload of mixed requests under
  * continuous batching, chunked prefill, preemption by recompute and by swap, prefix-cache hits,
  * parallel sampling and beam search; each device holds its share of the weights and of the KV
- * cache; a plan that does not fit is refused by name; a failing collective fails the step. */
+ * cache; a plan that does not fit is refused by name. Cache parallelism (kvp) splits every KV
+ * block into runs held by different devices; its runs keep the one-device run's block size. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,8 +185,9 @@ typedef struct layout {
 } layout_t;
 
 static const layout_t kLayouts[] = {
-    {"cpu:0-1", "tp=2"}, {"cpu:0-3", "tp=4"},         {"cpu:0-1", "pp=2"},
-    {"cpu:0-2", "pp=3"}, {"cpu:0-3", "pp=2,tp=2"},
+    {"cpu:0-1", "tp=2"},      {"cpu:0-3", "tp=4"},  {"cpu:0-1", "pp=2"},
+    {"cpu:0-2", "pp=3"},      {"cpu:0-3", "pp=2,tp=2"}, {"cpu:0-1", "kvp=2"},
+    {"cpu:0-3", "kvp=2,tp=2"}, {"cpu:0-3", "pp=2,kvp=2"},
 };
 
 /* Every layout against one device, under `how`, on the model at `path`. `max_tp` skips the
@@ -204,7 +206,11 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
         if ((strstr(kLayouts[i].axes, "tp=4") && max_tp < 4) || (strstr(kLayouts[i].axes, "tp=2") && max_tp < 2))
             continue;
         pagoda_mesh_t *mesh = make_mesh(kLayouts[i].devices, kLayouts[i].axes);
-        run_on(model, mesh, NULL, how, meshed);
+        /* Under kvp=2 a block is two runs of block_size tokens: halving the option keeps the
+         * cache's blocks, and so the schedule (chunks, preemptions), what the device's was. */
+        serving_t same = *how;
+        if (strstr(kLayouts[i].axes, "kvp=2")) same.block_size = how->block_size / 2;
+        run_on(model, mesh, NULL, &same, meshed);
         char what[96];
         snprintf(what, sizeof what, "%s %s", kLayouts[i].axes, how->preemption == PAGODA_PREEMPT_SWAP ? "(swap)" : "");
         expect_same(alone, meshed, what);
@@ -330,7 +336,7 @@ static void test_plan_mismatches(void **state) {
     pagoda_mesh_t *three = make_mesh("cpu:0-2", "tp=3");
     test_expect_failure(pagoda_kv_cache_create(model, three, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED,
                         "power of two");
-    /* dp and kvp are refused as not executed yet. */
+    /* dp is refused as not executed yet. */
     pagoda_mesh_t *dp = make_mesh("cpu:0-1", "dp=2");
     test_expect_failure(pagoda_kv_cache_create(model, dp, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED, "dp=2");
     /* An engine given another plan than its cache's: tp=2 against pp=2 on two plain devices. */
