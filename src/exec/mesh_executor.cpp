@@ -151,14 +151,18 @@ void MeshExecutor::worker_main(Worker &w) {
         command = command_;
     }
     // Communicators go before the forward pass and the stream they were used on.
+    leave_groups(w);
+    w.forward.reset();
+    w.stream.reset();
+}
+
+void MeshExecutor::leave_groups(Worker &w) {
     for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get(), w.cache_parallel.get()})
         if (comm != nullptr) comms_.remove(comm);
     w.handoff.reset();
     w.cache_parallel.reset();
     w.tensor_parallel.reset();
     w.pipeline.reset();
-    w.forward.reset();
-    w.stream.reset();
 }
 
 void MeshExecutor::execute(Worker &w, Command command) {
@@ -179,12 +183,7 @@ void MeshExecutor::execute(Worker &w, Command command) {
 // Every rank joins its groups in the same order (the pipeline group, its tensor-parallel group,
 // its cache-parallel group), so no two ranks wait on each other's groups.
 void MeshExecutor::join_groups(Worker &w) {
-    for (auto *comm : {w.pipeline.get(), w.tensor_parallel.get(), w.cache_parallel.get()})
-        if (comm != nullptr) comms_.remove(comm);
-    w.handoff.reset();
-    w.cache_parallel.reset();
-    w.tensor_parallel.reset();
-    w.pipeline.reset();
+    leave_groups(w);
     const runtime::Device &device = w.cache->device();
     const std::vector<mesh::StagePlacement> &stages = layout_.stages();
     const size_t k = size_t(w.place.stage);

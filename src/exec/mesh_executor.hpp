@@ -52,6 +52,7 @@ private:
     void worker_main(Worker &w);
     void execute(Worker &w, Command command);
     void join_groups(Worker &w);
+    void leave_groups(Worker &w);
     void run_units(Worker &w);
     // Has every worker carry out `command`; rethrows the first failure once all are done.
     void dispatch(Command command);
