@@ -243,7 +243,8 @@ static void test_gqa_layouts(void **state) {
 
 static void test_mqa_layouts(void **state) {
     (void)state;
-    /* One KV head: every tensor-parallel rank holds a copy (tp > n_kv_heads). */
+    /* One KV head: every tensor-parallel rank holds a copy (tp > n_kv_heads); a vocabulary of 99
+     * does not split over tp ranks, so the tied LM head is replicated. */
     layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4);
 }
 
