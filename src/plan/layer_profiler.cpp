@@ -184,13 +184,18 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     int64_t index = 0;
     for (int64_t c = step; c <= o.max_tokens; c += step) {
         rig.fill(c);
-        for (int64_t l = step; l <= o.max_tokens; l += step, ++index) {
+        // The grid's l, led by the shortest slice the DP may cut (granularity), so that the fit
+        // is not extrapolated below the grid where short slices meet long contexts.
+        std::vector<int64_t> ls;
+        if (o.granularity < step) ls.push_back(o.granularity);
+        for (int64_t l = step; l <= o.max_tokens; l += step) ls.push_back(l);
+        for (int64_t l : ls) {
             // t(l, 0) again, each repeat beside one of t(l, c), so drift in the machine's speed
             // cancels from the overhead (rewriting positions [0, l) stores the same K/V as
             // before, and t(l, c) rewrites [c, c + l) after it).
             const auto [total, base] = measure_pair(l, c);
             const ContextSample s{l, c, total - base};
-            if (index % 3 == 2) {
+            if (index++ % 3 == 2) {
                 holdout.push_back(s);
                 holdout_totals.push_back(total);
             } else {

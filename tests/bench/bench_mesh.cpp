@@ -3,15 +3,18 @@
 // variant beside what the planner predicts for it. Prints one JSON object per case.
 //
 //   pagoda-bench-mesh [--json] [--quick] [--prompt L] [--repeats N] [--profile-repeats N]
-//                     [--decode-steps S] [--plugin-dir DIR] [--skip-prefill] [--skip-decode]
+//                     [--decode-steps S] [--plugin-dir DIR] [--settle-ms MS] [--skip-prefill]
+//                     [--skip-decode]
 //
 // Cases (field "name"):
 //   prefill_slicing   one L-token prompt on pp=2 over cpu:1-2 (MeshExecutor, the slices given
 //                     as PipelineOptions::prefill_slices): TeraPipe's DP slicing, the best
 //                     uniform slicing and no slicing, and the whole model on cpu:0, each with
 //                     its prediction (sliced: Eq. 5 on the profiled costs; unsliced:
-//                     Σ_k t_k(L, 0); cpu:0: its own profile). The profile of cpu:1 is taken
-//                     with cpu:2 busy beside it (ProfileOptions::neighbour), as in the pipeline.
+//                     Σ_k t_k(L, 0) timed alone; cpu:0: its own timing). The profile of cpu:1
+//                     is taken with cpu:2 busy beside it (ProfileOptions::neighbour), as the
+//                     overlapping slices run; "predicted_*_direct" is Eq. 5 on the slices' own
+//                     points timed the same way, without the fit.
 //   decode_tp         decode at batch 16 (110m shape, f32): tp=2 over cpu:1-2 against cpu:0.
 //   decode_pp         decode at batch 16 on pp=2 over cpu:1-2 with micro-batches (one per
 //                     stage) and without; also a mixed step (a prefill chunk beside the decodes).
@@ -26,6 +29,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capi/mesh_placement.hpp"
@@ -158,11 +162,16 @@ struct MeshRun {
     }
 };
 
+// Pause before each timed run: OpenBLAS's threads spin for a while after a multi-threaded
+// call (cpu:0's) before they sleep, and would take a core from the variant that follows.
+int32_t g_settle_ms = 200;
+
 // Each of `runs` called once per round, rounds after one untimed warm-up; per-variant seconds.
 std::vector<std::vector<double>> interleave(const std::vector<std::function<double()>> &runs, int32_t repeats) {
     std::vector<std::vector<double>> out(runs.size());
     for (int32_t r = 0; r <= repeats; ++r)
         for (size_t i = 0; i < runs.size(); ++i) {
+            if (g_settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(g_settle_ms));
             const double t = runs[i]();
             if (r > 0) out[i].push_back(t);
         }
@@ -218,8 +227,14 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     so.granularity = po.granularity;
     const plan::Slicing dp = plan::plan_token_slices(cost, so);
     const plan::Slicing uniform = plan::best_uniform_slicing(cost, so);
-    double predicted_unsliced = 0;  // Σ_k t_k(L, 0): the stages one after another
-    for (const auto &st : stages) predicted_unsliced += stage_seconds(st, prompt, 0);
+    // Σ_k t_k(L, 0): the stages one after another, so each is timed alone, not beside a busy
+    // neighbour as the overlapping slices are.
+    plan::ProfileOptions alone = po;
+    alone.neighbour = nullptr;
+    const double t_alone = plan::measure_layer_points(model, device("cpu:1"), {{prompt, 0}}, alone).front();
+    double predicted_unsliced = 0;
+    for (const auto &st : stages)
+        predicted_unsliced += double(st.end_layer - st.first_layer) * t_alone + cm.send_seconds(prompt, false);
 
     // The same prediction from the slices' own points timed directly (no fit): what is left
     // between it and the measurement is the executor's, not the cost model's.
@@ -245,10 +260,8 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     const double direct_dp = direct(dp.lengths), direct_uniform = direct(uniform.lengths);
 
     // cpu:0 (2 threads) unsliced: its own profile of the one point it runs.
-    plan::ProfileOptions po0 = po;
-    po0.neighbour = nullptr;
     const double predicted_cpu0 =
-        double(shape.layers) * plan::measure_layer_points(model, device("cpu:0"), {{prompt, 0}}, po0).front();
+        double(shape.layers) * plan::measure_layer_points(model, device("cpu:0"), {{prompt, 0}}, alone).front();
 
     exec::PipelineOptions dp_opts, uniform_opts;
     dp_opts.prefill_slices = dp.lengths;
@@ -384,7 +397,7 @@ void bench_decode(bool quick, int32_t repeats, int32_t steps) {
 int main(int argc, char **argv) {
     bool quick = false, prefill = true, decode = true;
     int64_t prompt = 2048;
-    int32_t repeats = 5, profile_repeats = 3, steps = 16;
+    int32_t repeats = 5, profile_repeats = 2, steps = 16;
     std::string plugin_dir = PAGODA_BENCH_PLUGIN_DIR;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -397,14 +410,16 @@ int main(int argc, char **argv) {
         else if (a == "--profile-repeats" && i + 1 < argc) profile_repeats = std::atoi(argv[++i]);
         else if (a == "--decode-steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
         else if (a == "--plugin-dir" && i + 1 < argc) plugin_dir = argv[++i];
+        else if (a == "--settle-ms" && i + 1 < argc) g_settle_ms = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: pagoda-bench-mesh [--json] [--quick] [--prompt L] [--repeats N] "
-                                 "[--profile-repeats N] [--decode-steps S] [--plugin-dir DIR] [--skip-prefill] "
-                                 "[--skip-decode]\n");
+                                 "[--profile-repeats N] [--decode-steps S] [--plugin-dir DIR] [--settle-ms MS] "
+                                 "[--skip-prefill] [--skip-decode]\n");
             return 2;
         }
     }
     if (quick) {
+        g_settle_ms = 0;
         prompt = 256;
         repeats = 1;
         profile_repeats = 1;
