@@ -27,7 +27,7 @@ struct ContextSample {
     double overhead_seconds = 0;
 };
 
-// Least squares for a2 and a3 over `samples` (a0 = a1 = 0). Throws Error(INVALID_ARGUMENT) when
+// Least squares for a2 ≥ 0 and a3 ≥ 0 over `samples` (a0 = a1 = 0). Throws Error(INVALID_ARGUMENT) when
 // the samples cannot determine them: a sample with c ≤ 0 (its overhead is 0 by definition), or
 // fewer than 2 distinct token counts.
 ContextFit fit_context_term(const std::vector<ContextSample> &samples);

@@ -1,8 +1,10 @@
 #include "plan/layer_profiler.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -83,6 +85,37 @@ private:
     std::vector<float> logits_;
 };
 
+// Keeps options.neighbour busy with forward passes of `tokens` new tokens (no context) on its
+// own thread until destroyed, so the measured device shares the socket as a pipeline stage
+// does. A failure there only stops the load: the timings themselves are unaffected.
+class Neighbour {
+public:
+    Neighbour(const std::shared_ptr<const model::Model> &model, const ProfileOptions &o) {
+        if (!o.neighbour) return;
+        rig_ = std::make_unique<ProfileRig>(model, o.neighbour, o);
+        thread_ = std::thread([this] {
+            try {
+                while (!stop_.load(std::memory_order_relaxed)) rig_->time(tokens_.load(std::memory_order_relaxed), 0);
+            } catch (...) {
+            }
+        });
+    }
+    ~Neighbour() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
+    Neighbour(const Neighbour &) = delete;
+    Neighbour &operator=(const Neighbour &) = delete;
+
+    void set_tokens(int64_t tokens) { tokens_.store(tokens, std::memory_order_relaxed); }
+
+private:
+    std::unique_ptr<ProfileRig> rig_;
+    std::atomic<int64_t> tokens_{1};
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
 }  // namespace
 
 void validate(const ProfileOptions &o) {
@@ -109,9 +142,11 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     validate(o);
     if (!model || !device) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
     ProfileRig rig(model, device, o);
+    Neighbour neighbour(model, o);
     const double layers = double(model->config().n_layers);
     // The fastest of the repeats: on a shared machine interference only ever adds time.
     auto measure = [&](int64_t tokens, int64_t context) {
+        neighbour.set_tokens(tokens);
         for (int32_t i = 0; i < o.warmup; ++i) rig.time(tokens, context);
         double best = INFINITY;
         for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(tokens, context));
@@ -119,6 +154,7 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     };
     // t(l, c) and t(l, 0), their repeats interleaved; the fastest of each.
     auto measure_pair = [&](int64_t tokens, int64_t context) {
+        neighbour.set_tokens(tokens);
         for (int32_t i = 0; i < o.warmup; ++i) {
             rig.time(tokens, context);
             rig.time(tokens, 0);
@@ -148,13 +184,18 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     int64_t index = 0;
     for (int64_t c = step; c <= o.max_tokens; c += step) {
         rig.fill(c);
-        for (int64_t l = step; l <= o.max_tokens; l += step, ++index) {
+        // The grid's l, led by the shortest slice the DP may cut (granularity), so that the fit
+        // is not extrapolated below the grid where short slices meet long contexts.
+        std::vector<int64_t> ls;
+        if (o.granularity < step) ls.push_back(o.granularity);
+        for (int64_t l = step; l <= o.max_tokens; l += step) ls.push_back(l);
+        for (int64_t l : ls) {
             // t(l, 0) again, each repeat beside one of t(l, c), so drift in the machine's speed
             // cancels from the overhead (rewriting positions [0, l) stores the same K/V as
             // before, and t(l, c) rewrites [c, c + l) after it).
             const auto [total, base] = measure_pair(l, c);
             const ContextSample s{l, c, total - base};
-            if (index % 3 == 2) {
+            if (index++ % 3 == 2) {
                 holdout.push_back(s);
                 holdout_totals.push_back(total);
             } else {
@@ -170,6 +211,30 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     for (size_t i = 0; i < holdout.size(); ++i)
         rel += std::fabs(out.seconds(holdout[i].tokens, holdout[i].context) - holdout_totals[i]) / holdout_totals[i];
     out.total_fit_error = holdout.empty() ? 0.0 : rel / double(holdout.size());
+    return out;
+}
+
+std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> model,
+                                         std::shared_ptr<const runtime::Device> device,
+                                         const std::vector<LayerPoint> &points, const ProfileOptions &o) {
+    validate(o);
+    if (!model || !device) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
+    ProfileRig rig(model, device, o);
+    Neighbour neighbour(model, o);
+    int64_t filled = 0;
+    for (const LayerPoint &p : points) filled = std::max(filled, p.context);
+    rig.fill(filled);  // every point's context is then cached; time() rewrites only its own slots
+    std::vector<double> out;
+    for (const LayerPoint &p : points) {
+        if (p.tokens <= 0 || p.context < 0 || p.tokens + p.context > 2 * o.max_tokens)
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: point (" + std::to_string(p.tokens) + ", " +
+                                                         std::to_string(p.context) + ") outside 2·max_tokens");
+        neighbour.set_tokens(p.tokens);
+        for (int32_t i = 0; i < o.warmup; ++i) rig.time(p.tokens, p.context);
+        double best = INFINITY;
+        for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(p.tokens, p.context));
+        out.push_back(best / double(model->config().n_layers));
+    }
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.hpp"
 #include "plan/device_spec.hpp"
@@ -25,6 +26,11 @@ struct ProfileOptions {
     int32_t repeats = 3;        // timed runs per point; the fastest is kept
     int32_t warmup = 1;         // untimed runs before them
     int32_t block_size = 16;    // KV-cache block size
+    // A second device that runs forward passes of the same size on its own thread while each
+    // point is timed. Two pipeline stages on two cores of one socket share the memory
+    // bandwidth and the last-level cache, so a stage's cost is its time beside a busy
+    // neighbour; timed alone on an idle machine it comes out too low. Null: timed alone.
+    std::shared_ptr<const runtime::Device> neighbour;
 };
 
 // Throws Error(INVALID_ARGUMENT) naming the option at fault (L not a multiple of g, L/grid not
@@ -38,5 +44,19 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
                                        std::shared_ptr<const runtime::Device> device,
                                        const std::string &backend, const std::string &description,
                                        const DeviceSpec &spec, const ProfileOptions &options);
+
+// One (tokens, context) point to time.
+struct LayerPoint {
+    int64_t tokens = 0;
+    int64_t context = 0;
+};
+
+// Seconds per layer of each point, timed as profile_layer_costs times them (the fastest of
+// options.repeats after options.warmup, beside options.neighbour when set), for checking a
+// prediction against the very points a slicing runs. Every point needs
+// tokens + context ≤ 2·options.max_tokens. Throws as profile_layer_costs.
+std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> model,
+                                         std::shared_ptr<const runtime::Device> device,
+                                         const std::vector<LayerPoint> &points, const ProfileOptions &options);
 
 }  // namespace pagoda::plan

@@ -61,6 +61,15 @@ void test_fit_recovers_coefficients(void **) {
     const ContextFit h = fit_context_term(row);
     assert_true(close(h.a2, truth.a2, 1e-6) && close(h.a3, truth.a3, 1e-6));
 
+    // Overheads whose free least-squares fit has a2 < 0 (as noise on a loaded machine gave):
+    // the fit keeps both terms non-negative, so no slice is predicted cheaper for its context.
+    std::vector<ContextSample> bent;
+    for (int64_t l = 256; l <= 2048; l += 256)
+        for (int64_t c = 256; c <= 2048; c += 256) bent.push_back({l, c, 1.2e-7 * double(l * c) - 1e-5 * double(c)});
+    const ContextFit b = fit_context_term(bent);
+    assert_true(b.a2 >= 0 && b.a3 > 0);
+    assert_true(b(32, 2016) >= 0);
+
     expect_error(PAGODA_ERR_INVALID_ARGUMENT, "1 token count(s)", [] {
         fit_context_term({{8, 1, 1.0}, {8, 2, 2.0}, {8, 3, 3.0}});
     });
