@@ -142,7 +142,9 @@ typedef struct pagoda_engine_options {
     /**
      * On a pipeline of several stages: how many micro-batches a step's sequences are cut into,
      * so that the stages work at the same time (each runs micro-batch i while the next runs
-     * i − 1); 0 (the default) = one per stage, 1 = none. Long prefill chunks are also cut into
+     * i − 1); 1 = none; 0 (the default) = one per stage when each gets at least 128 tokens,
+     * fewer otherwise (a decode step, bound by reading the weights, which each micro-batch reads
+     * again, is not cut). Long prefill chunks are also cut into
      * the plan's TeraPipe slices when the plan has a slicing. Ignored by a single stage.
      * (64 bits wide so that it starts past the 0.1 struct's tail padding.)
      * \since 0.1

@@ -85,10 +85,11 @@ std::vector<PipelineUnit> split_step(const ForwardBatch &step, int32_t stages, c
     if (rest.empty()) return units;
 
     // Micro-batches of consecutive sequences with about equal token counts.
-    const int32_t wanted = options.micro_batches > 0 ? options.micro_batches : stages;
-    const int32_t m = std::min<int32_t>(wanted, int32_t(rest.size()));
     int64_t total = 0;
     for (int32_t s : rest) total += q_len(s);
+    const int64_t worth = std::max<int64_t>(1, total / std::max<int64_t>(1, options.micro_batch_min_tokens));
+    const int32_t wanted = options.micro_batches > 0 ? options.micro_batches : int32_t(std::min<int64_t>(stages, worth));
+    const int32_t m = std::min<int32_t>(wanted, int32_t(rest.size()));
     int64_t done = 0;
     size_t next = 0;
     for (int32_t k = 0; k < m; ++k) {

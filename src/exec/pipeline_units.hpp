@@ -21,7 +21,8 @@ struct PipelineUnit {
 
 // Cuts `step` for a pipeline of `stages` stages as `options` say (stages ≤ 1: one unit, the
 // whole step). Slices are cut first, from chunks long enough; the other sequences are split
-// into at most options.micro_batches (0: `stages`) micro-batches of about equal token counts.
+// into at most options.micro_batches (0: automatic, see PipelineOptions) micro-batches of about
+// equal token counts.
 std::vector<PipelineUnit> split_step(const ForwardBatch &step, int32_t stages, const PipelineOptions &options);
 
 // The slice lengths for a chunk of `tokens` tokens in the proportions of `plan_slices`, each a

@@ -107,9 +107,9 @@ Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
         }
     }
     for (size_t k = 0; k < stages_.size(); ++k) {
-        const int32_t width = stages_[k].tensor_parallel;
+        const int32_t tp_k = stages_[k].tensor_parallel;
         for (size_t i = 0; i < stages_[k].devices.size(); ++i)
-            places_[size_t(stages_[k].devices[i])] = {int32_t(k), int32_t(i) % width, int32_t(i) / width};
+            places_[size_t(stages_[k].devices[i])] = {int32_t(k), int32_t(i) % tp_k, int32_t(i) / tp_k};
     }
 }
 

@@ -132,6 +132,9 @@ static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan
     pagoda_engine_options_default(&eo);
     eo.max_num_batched_tokens = how->max_batched;
     eo.preemption = how->preemption;
+    /* Steps this small are not cut by default (decode is bound by reading the weights); cut
+     * them into three micro-batches so that pipelines run several units per step. */
+    eo.pipeline_micro_batches = 3;
     pagoda_engine_t *engine = NULL;
     TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
     r->n_requests = submit_workload(engine, (int32_t)info.vocab_size);

@@ -101,36 +101,46 @@ void test_one_stage_is_one_unit(void **) {
 }
 
 void test_micro_batches(void **) {
-    const ForwardBatch step = step_of({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 20);
+    // Ten decodes: too few tokens for micro-batches to pay (each reads the weights again).
+    const ForwardBatch decodes = step_of({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 20);
     PipelineOptions o;
-    std::vector<PipelineUnit> units = split_step(step, 2, o);
-    assert_int_equal(units.size(), 2);  // one per stage by default
-    assert_int_equal(units[0].batch.n_seqs(), 5);
-    expect_partition(step, units);
-    o.micro_batches = 4;
-    units = split_step(step, 2, o);
-    assert_int_equal(units.size(), 4);
-    expect_partition(step, units);
-    o.micro_batches = 1;  // off
-    units = split_step(step, 3, o);
+    std::vector<PipelineUnit> units = split_step(decodes, 2, o);
     assert_int_equal(units.size(), 1);
-    expect_partition(step, units);
-    // Never more micro-batches than sequences.
+    expect_partition(decodes, units);
+    // Asked for, they are cut: about equal token counts, never more than the sequences.
+    o.micro_batches = 2;
+    units = split_step(decodes, 2, o);
+    assert_int_equal(units.size(), 2);
+    assert_int_equal(units[0].batch.n_seqs(), 5);
+    expect_partition(decodes, units);
+    o.micro_batches = 4;
+    units = split_step(decodes, 2, o);
+    assert_int_equal(units.size(), 4);
+    expect_partition(decodes, units);
+    o.micro_batches = 16;
+    assert_int_equal(split_step(step_of({1, 1}, 4), 4, o).size(), 2);
+    // Automatic on a step with enough tokens: one micro-batch per stage, each of ≥ 128 tokens.
     o.micro_batches = 0;
-    const ForwardBatch two = step_of({1, 1}, 4);
-    assert_int_equal(split_step(two, 4, o).size(), 2);
+    const ForwardBatch prompts = step_of({40, 40, 40, 40, 40, 40, 40, 40}, 0);
+    o.slice_min_tokens = 1000;
+    units = split_step(prompts, 2, o);
+    assert_int_equal(units.size(), 2);
+    expect_partition(prompts, units);
+    assert_int_equal(split_step(prompts, 3, o).size(), 2);  // 320 tokens hold two of 128, not three
+    o.micro_batches = 1;  // off
+    assert_int_equal(split_step(prompts, 3, o).size(), 1);
 }
 
 void test_slices_of_long_chunks(void **) {
     // A 200-token prompt chunk with prompt log-probabilities (a row for every token) beside
-    // two decodes: the chunk becomes slices in order, the decodes one micro-batch each.
+    // two decodes: the chunk becomes slices in order, the decodes one micro-batch.
     const ForwardBatch step = step_of({1, 200, 1}, 8, 1);
     PipelineOptions o;
     o.prefill_slices = {64, 128, 64};
     o.granularity = 8;
     o.slice_min_tokens = 64;
     const std::vector<PipelineUnit> units = split_step(step, 2, o);
-    assert_int_equal(units.size(), 3 + 2);
+    assert_int_equal(units.size(), 3 + 1);
     assert_int_equal(units[0].batch.n_tokens(), 48);
     assert_int_equal(units[1].batch.n_tokens(), 96);  // cut at 200·192/256 = 150, down to 144
     assert_int_equal(units[2].batch.n_tokens(), 56);
@@ -142,7 +152,7 @@ void test_slices_of_long_chunks(void **) {
     // Chunks below the threshold are not sliced.
     o.slice_min_tokens = 500;
     expect_partition(step, split_step(step, 2, o));
-    assert_int_equal(split_step(step, 2, o).size(), 2);
+    assert_int_equal(split_step(step, 2, o).size(), 1);
 }
 
 }  // namespace
