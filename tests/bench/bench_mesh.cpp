@@ -364,7 +364,7 @@ void bench_decode(bool quick, int32_t repeats, int32_t steps) {
         std::fflush(stdout);
     }
     exec::PipelineOptions micro, none;
-    micro.micro_batches = 0;  // one per stage
+    micro.micro_batches = 2;  // one per stage
     none.micro_batches = 1;
     MeshRun pp_micro(model, "cpu:1-2", "pp=2", micro, capacity), pp_none(model, "cpu:1-2", "pp=2", none, capacity);
     const auto r = decode_rates({&pp_micro, &pp_none}, vocab, batch, context, steps, repeats);
