@@ -17,6 +17,7 @@
 #include "exec/decode_graphs.hpp"
 #include "exec/llama_weights.hpp"
 #include "exec/scratch_buffer.hpp"
+#include "exec/llama_forward_state.hpp"
 #include "mesh/communicator.hpp"
 #include "names.hpp"
 
@@ -96,122 +97,6 @@ void check_stage(const model::ModelConfig &c, const ModelShard &shard, const Lla
 }
 
 }  // namespace
-
-namespace {
-
-// A device address that a step's launches read through get(): bound, before each step, to the
-// eager scratch or to a decode bucket's fixed memory (which a recorded graph bakes in).
-struct StepBuffer {
-    void *ptr = nullptr;
-    void *get() const noexcept { return ptr; }
-};
-
-// One step's activations, [tokens, width] f32.
-struct Activations {
-    ScratchBuffer residual{"the residual stream"}, normed{"normalised hidden states"};
-    // Cache parallelism: this device's attention log-normalisers, and every kvp peer's partial
-    // attention and log-normalisers, gathered.
-    ScratchBuffer lse{"attention log-normalisers"}, kv_parts{"the KV shards' attention"},
-        kv_lse{"the KV shards' log-normalisers"};
-    ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
-    ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
-    ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
-};
-
-// The batch's index arrays on the device, for steps run op by op.
-struct StepInputs {
-    ScratchBuffer token_ids{"token ids"}, positions{"positions"}, slots{"slot mapping"};
-    ScratchBuffer query_start{"query starts"}, context_lens{"context lengths"};
-    ScratchBuffer block_tables{"block tables"}, logit_rows{"logit rows"};
-};
-
-}  // namespace
-
-struct LlamaForward::State {
-    State(std::shared_ptr<const model::Model> m, const runtime::Stream &s, const ModelShard &sh)
-        : model(std::move(m)), stream(s), shard(sh), weights(*model, s, sh), decode_graphs(s) {}
-
-    void check_kv_ops(const kv::KvGeometry &g);
-    // Binds the activation views to `memory`, grown for `tokens` tokens and `rows` logit rows;
-    // true when a buffer moved (a graph recorded on the old ones is stale).
-    bool bind_activations(Activations &memory, size_t tokens, size_t rows);
-    // Uploads the batch's index arrays; `block_size` is the device's, whose KV run of each cache
-    // block the slots are translated to under cache parallelism.
-    void stage(const ForwardBatch &b, int32_t block_size);
-    void bind_bucket(const DecodeBucket &bucket);
-    // The launches of a step from the embedding (or the stage's first layer) to the LM head (or
-    // the stage's hidden states), on the bound buffers; no host copies, so it can be recorded.
-    void launch_layers(const ForwardBatch &b, const kv::KvGeometry &g,
-                       const std::vector<kv::LayerPools> &pools, const Stage &st);
-    // A decode-only step padded to its bucket: by graph where there is one (recording it on
-    // the bucket's second step), op by op otherwise. False when the batch does not fit a bucket.
-    bool run_bucketed(const ForwardBatch &b, const kv::KvGeometry &g,
-                      const std::vector<kv::LayerPools> &pools, float *logits);
-    // RoPE of the model for `n_tokens` tokens at the step's positions; `x` and `n_heads` unset.
-    pagoda_op_rope_t rope_args(int64_t n_tokens) const;
-    // Hands the step's first `rows` rows of `logits` to the caller (copied to `host_logits`, or
-    // picked on the device for run_sampled) and synchronizes.
-    void deliver(size_t rows, float *host_logits);
-    void sample_on_device(size_t rows);
-    // y = x · Wᵀ (+ bias), x and y of the step's activation type unless `y_dtype` says.
-    void matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x, int64_t m, void *y,
-                pagoda_dtype_t y_dtype = PAGODA_DTYPE_INVALID, int64_t ldy = 0);
-    // Sums a row-parallel projection's partial outputs over the tensor-parallel group.
-    void all_reduce(void *buffer, int64_t elements, pagoda_dtype_t dtype);
-    void lm_head(const void *x, int64_t rows, float *out);
-    // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
-    void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
-    void attention(const LlamaLayerWeights &l, const ForwardBatch &b, const kv::KvGeometry &g,
-                   const kv::LayerPools &pools);
-
-    std::shared_ptr<const model::Model> model;
-    const runtime::Stream &stream;
-    ModelShard shard;
-    const mesh::Communicator *tp_comm = nullptr;
-    const mesh::Communicator *kv_comm = nullptr;
-    std::vector<int64_t> local_slots;  // the slots this device writes (cache parallelism)
-    LlamaWeights weights;
-
-    // What the current step's launches use, bound to one of the memories below.
-    StepBuffer residual, normed, q, k, v, attn, delta, gate, up, gathered, logits;
-    StepBuffer lse, kv_parts, kv_lse;
-    StepBuffer token_ids, positions, slots, query_start, context_lens, block_tables, logit_rows;
-    // Steps run op by op own these...
-    Activations eager_memory;
-    StepInputs eager_inputs;
-    // ...decode buckets share these activations (one step runs at a time) and own their inputs.
-    Activations bucket_memory;
-    DecodeGraphs decode_graphs;
-    DecodeMode decode_mode = DecodeMode::Graphs;
-    DecodeGraphStats decode_stats;
-
-    // run_sampled's request for the current step, and what became of it.
-    struct DevicePick {
-        const DeviceSampling *sampling = nullptr;
-        int32_t *tokens = nullptr;
-        float *logprobs = nullptr;
-        bool refused = false;
-    };
-    DevicePick *pick = nullptr;
-    // SAMPLE's per-row arrays and results on the device.
-    ScratchBuffer pick_temperature{"sampling temperatures"}, pick_top_k{"sampling top-k"},
-        pick_top_p{"sampling top-p"}, pick_min_p{"sampling min-p"},
-        pick_uniform{"sampling draws"}, pick_tokens{"sampled tokens"},
-        pick_logprobs{"sampled log-probabilities"};
-    size_t last_logit_rows = 0;  // rows the last step left in `logits`
-    int can_sample = -1;         // whether the backend runs SAMPLE here; -1 = not asked yet
-
-    // The KV cache shape whose ops the backend already accepted.
-    bool kv_checked = false;
-    // KV_WRITE rotates the keys itself (its `k_rope`), saving a ROPE launch and a pass over K.
-    bool fused_key_rope = false;
-    // The activations' type in whole-model runs (set_activation_dtype); `act` is what the step
-    // in flight uses: F32 in a pipeline stage, whose hidden states cross as f32.
-    pagoda_dtype_t activation_dtype = PAGODA_DTYPE_F32;
-    pagoda_dtype_t act = PAGODA_DTYPE_F32;
-    kv::KvGeometry kv_checked_geometry;
-    pagoda_dtype_t kv_checked_act = PAGODA_DTYPE_F32;
-};
 
 // The cache's type and shape arrive with the first run, not at construction, so the KV ops are
 // checked then, and again whenever a run brings a cache of another shape.
@@ -342,16 +227,6 @@ void LlamaForward::State::stage(const ForwardBatch &b, int32_t block_size) {
     upload(context_lens, in.context_lens, b.context_lens);
     upload(block_tables, in.block_tables, b.block_tables);
     upload(logit_rows, in.logit_rows, b.logit_rows);
-}
-
-void LlamaForward::State::bind_bucket(const DecodeBucket &bucket) {
-    token_ids.ptr = bucket.token_ids.get();
-    positions.ptr = bucket.positions.get();
-    slots.ptr = bucket.slots.get();
-    query_start.ptr = bucket.query_start.get();
-    context_lens.ptr = bucket.context_lens.get();
-    block_tables.ptr = bucket.block_tables.get();
-    logit_rows.ptr = bucket.logit_rows.get();
 }
 
 void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,
@@ -559,50 +434,6 @@ void LlamaForward::run(const ForwardBatch &batch, const kv::KvGeometry &geometry
     run_stage(batch, geometry, pools, Stage{0, sh.end(state_->model->config())}, logits);
 }
 
-bool LlamaForward::can_sample_on_device() const {
-    State &s = *state_;
-    if (s.can_sample < 0) {
-        pagoda_op_sample_t a{};
-        a.struct_size = sizeof a;
-        a.rows = 1;
-        a.cols = s.model->config().vocab_size;
-        const runtime::Device &d = s.stream.device();
-        const pagoda_backend_iface_t &f = d.iface();
-        s.can_sample = f.kernels->supports(f.self, d.index(), PAGODA_OP_SAMPLE, &a) == PAGODA_OK;
-        clear_last_error();
-    }
-    return s.can_sample == 1;
-}
-
-bool LlamaForward::run_sampled(const ForwardBatch &batch, const kv::KvGeometry &geometry,
-                               const std::vector<kv::LayerPools> &pools,
-                               const DeviceSampling &sampling, int32_t *tokens,
-                               float *logprobs) {
-    State &s = *state_;
-    State::DevicePick pick;
-    pick.sampling = &sampling;
-    pick.tokens = tokens;
-    pick.logprobs = logprobs;
-    s.pick = &pick;
-    try {
-        run(batch, geometry, pools, nullptr);
-    } catch (...) {
-        s.pick = nullptr;
-        throw;
-    }
-    s.pick = nullptr;
-    return !pick.refused;
-}
-
-void LlamaForward::copy_logits(float *logits) {
-    State &s = *state_;
-    if (s.last_logit_rows == 0) return;
-    s.stream.copy(logits, s.logits.get(),
-                  s.last_logit_rows * size_t(s.model->config().vocab_size) * sizeof(float),
-                  PAGODA_COPY_DEVICE_TO_HOST);
-    s.stream.synchronize();
-}
-
 void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     State &s = *state_;
     if (dtype != PAGODA_DTYPE_F32 && dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16)
@@ -709,124 +540,6 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
         return;
     }
     s.deliver(rows, logits);
-}
-
-void LlamaForward::State::deliver(size_t rows, float *host_logits) {
-    last_logit_rows = rows;
-    if (pick == nullptr) {
-        if (rows > 0)
-            stream.copy(host_logits, logits.get(),
-                        rows * size_t(model->config().vocab_size) * sizeof(float),
-                        PAGODA_COPY_DEVICE_TO_HOST);
-        stream.synchronize();
-        return;
-    }
-    // The forward's own failures surface here, before the sampler runs, so that a failure of
-    // the sampler alone is told apart (and the logits it refused stay usable). The extra wait
-    // costs the device one launch's gap.
-    stream.synchronize();
-    sample_on_device(rows);
-}
-
-void LlamaForward::State::sample_on_device(size_t rows) {
-    const DeviceSampling &in = *pick->sampling;
-    if (in.size() != rows || in.top_k.size() != rows || in.top_p.size() != rows ||
-        in.min_p.size() != rows || in.uniform.size() != rows)
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                    "device sampling: parameters for " + std::to_string(in.size()) + " rows, the step has " +
-                        std::to_string(rows) + " logit rows");
-    if (rows == 0) return;
-    const runtime::Device &d = stream.device();
-    auto upload = [&](ScratchBuffer &dst, const auto &src) {
-        const size_t bytes = src.size() * sizeof(src[0]);
-        void *p = dst.reserve(d, bytes);
-        stream.copy(p, src.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
-        return p;
-    };
-    pagoda_op_sample_t a{};
-    a.struct_size = sizeof a;
-    a.rows = int64_t(rows);
-    a.cols = model->config().vocab_size;
-    a.logits = logits.get();
-    a.temperature = static_cast<const float *>(upload(pick_temperature, in.temperature));
-    a.top_k = static_cast<const int32_t *>(upload(pick_top_k, in.top_k));
-    a.top_p = static_cast<const float *>(upload(pick_top_p, in.top_p));
-    a.min_p = static_cast<const float *>(upload(pick_min_p, in.min_p));
-    a.uniform = static_cast<const float *>(upload(pick_uniform, in.uniform));
-    a.out = static_cast<int32_t *>(pick_tokens.reserve(d, rows * sizeof(int32_t)));
-    a.logprobs = static_cast<float *>(pick_logprobs.reserve(d, rows * sizeof(float)));
-    try {
-        stream.launch(PAGODA_OP_SAMPLE, &a);
-        stream.copy(pick->tokens, a.out, rows * sizeof(int32_t), PAGODA_COPY_DEVICE_TO_HOST);
-        stream.copy(pick->logprobs, a.logprobs, rows * sizeof(float), PAGODA_COPY_DEVICE_TO_HOST);
-        stream.synchronize();
-    } catch (const Error &e) {
-        // A row the device will not sample from (NaN, all -inf): the host sampler reports it
-        // for the request it belongs to.
-        pick->refused = true;
-        pagoda::log(PAGODA_LOG_DEBUG, std::string("device sampling refused the step: ") + e.what());
-    }
-}
-
-bool LlamaForward::State::run_bucketed(const ForwardBatch &batch, const kv::KvGeometry &g,
-                                       const std::vector<kv::LayerPools> &pools, float *out) {
-    const model::ModelConfig &c = model->config();
-    decode_graphs.use_cache(g, pools, c.max_position);
-    DecodeBucket *bucket = decode_graphs.prepare(batch);
-    if (bucket == nullptr) return false;  // a context longer than the fixed block-table rows
-    const size_t size = size_t(bucket->size);
-    // The buckets share one set of activations, grown to the largest bucket yet; a graph
-    // recorded on smaller buffers is stale once they move.
-    if (bind_activations(bucket_memory, size, size)) decode_graphs.drop_graphs();
-    bind_bucket(*bucket);
-    const ForwardBatch &padded = bucket->padded;
-    const Stage whole{0, int32_t(c.n_layers)};
-
-    const bool record = decode_mode == DecodeMode::Graphs && !bucket->capture_failed;
-    if (record && bucket->graph) {
-        bucket->graph.launch(stream);
-        ++decode_stats.graph_launches;
-    } else if (record && bucket->warmed) {
-        // The first run op by op sized the backend's scratch for this bucket; now record.
-        stream.begin_capture();
-        runtime::Graph graph;
-        try {
-            launch_layers(padded, g, pools, whole);
-        } catch (...) {
-            // A launch the backend refused is an error of the step, as it would be op by op;
-            // the recording is dropped first so the stream runs work again.
-            try {
-                (void)stream.end_capture();
-            } catch (...) {
-            }
-            throw;
-        }
-        try {
-            graph = stream.end_capture();
-        } catch (const Error &e) {
-            // The backend could not record something it runs fine op by op: keep this bucket
-            // op by op rather than fail the step.
-            bucket->capture_failed = true;
-            pagoda::log(PAGODA_LOG_WARN, std::string("decode steps of ") + std::to_string(size) +
-                                     " sequences run op by op: " + e.what());
-        }
-        if (graph) {
-            bucket->graph = std::move(graph);
-            ++decode_stats.captures;
-            bucket->graph.launch(stream);
-            ++decode_stats.graph_launches;
-        } else {
-            launch_layers(padded, g, pools, whole);
-            ++decode_stats.padded_op_by_op;
-        }
-    } else {
-        launch_layers(padded, g, pools, whole);
-        bucket->warmed = true;
-        ++decode_stats.padded_op_by_op;
-    }
-    // Only the real sequences' rows; the padding's are dropped.
-    deliver(size_t(batch.n_seqs()), out);
-    return true;
 }
 
 void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvGeometry &geometry,

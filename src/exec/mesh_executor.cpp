@@ -228,14 +228,19 @@ void MeshExecutor::run_units(Worker &w) {
     const model::ModelConfig &c = model_->config();
     const bool last = w.shard.last_stage(c), reports = last && w.place.tp_rank == 0 && w.place.kvp_rank == 0;
     const size_t vocab = size_t(c.vocab_size);
-    for (const PipelineUnit &unit : *units_) {
+    LlamaForward::Stage stage;
+    stage.first_layer = w.shard.first_layer;
+    stage.end_layer = w.shard.end(c);
+    stage.handoff = w.handoff.get();
+    stage.discard_logits = last && !reports;
+    if (whole_ != nullptr) {
+        // One stage: the step runs as it is and its logits land in place.
+        w.forward->run_stage(*whole_, w.cache->geometry(), w.cache->pools(), stage, reports ? logits_ : nullptr);
+        return;
+    }
+    for (const PipelineUnit &unit : units_) {
         // Once a device failed the step is lost; the others stop at their next unit.
         if (comms_.aborted()) return;
-        LlamaForward::Stage stage;
-        stage.first_layer = w.shard.first_layer;
-        stage.end_layer = w.shard.end(c);
-        stage.handoff = w.handoff.get();
-        stage.discard_logits = last && !reports;
         float *out = nullptr;
         if (reports) {
             w.unit_logits.resize(unit.batch.logit_rows.size() * vocab);
@@ -255,10 +260,12 @@ void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
         dispatch(Command::join_groups);
         groups_broken_ = false;
     }
-    const std::vector<PipelineUnit> units = split_step(batch, int32_t(layout_.stages().size()), pipeline_);
+    const bool pipelined = layout_.stages().size() > 1;
     {
         std::lock_guard lock(mutex_);
-        units_ = &units;
+        units_ = pipelined ? split_step(batch, int32_t(layout_.stages().size()), pipeline_)
+                           : std::vector<PipelineUnit>();
+        whole_ = pipelined ? nullptr : &batch;
         logits_ = logits;
     }
     try {

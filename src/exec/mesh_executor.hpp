@@ -75,7 +75,8 @@ private:
     Command command_ = Command::setup;
     size_t pending_ = 0;
     std::exception_ptr error_;
-    const std::vector<PipelineUnit> *units_ = nullptr;
+    std::vector<PipelineUnit> units_;       // a pipeline's step, cut into units
+    const ForwardBatch *whole_ = nullptr;  // or, with one stage, the step itself
     float *logits_ = nullptr;
     DecodeMode decode_mode_ = DecodeMode::OpByOp;
     pagoda_comm_unique_id_t pipeline_id_{};
