@@ -12,33 +12,6 @@ int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value) 
     return 1;
 }
 
-/* The whole file as a NUL-terminated string, or NULL after printing why. */
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "pagoda: cannot read the plan %s\n", path);
-        return NULL;
-    }
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    for (size_t n; text != NULL && (n = fread(text + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(text, cap * 2);
-            if (grown == NULL) free(text);
-            text = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (text == NULL) {
-        fputs("pagoda: out of memory reading the plan\n", stderr);
-        return NULL;
-    }
-    text[len] = '\0';
-    return text;
-}
-
 int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_model_t **model,
                    pagoda_mesh_t **mesh, pagoda_plan_t **plan) {
     pagoda_status_t s = pagoda_model_open(model_path, NULL, model);
@@ -49,8 +22,11 @@ int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_mode
     mo.axes = p->axes;
     if ((s = pagoda_mesh_create(&mo, mesh)) != PAGODA_OK) return cli_fail("making the mesh", s);
     if (p->plan_path == NULL) return CLI_EXIT_OK;
-    char *json = read_file(p->plan_path);
-    if (json == NULL) return CLI_EXIT_FAILED;
+    char *json = cli_read_file(p->plan_path);
+    if (json == NULL) {
+        fprintf(stderr, "pagoda: cannot read the plan %s\n", p->plan_path);
+        return CLI_EXIT_FAILED;
+    }
     s = pagoda_plan_from_json(json, plan);
     free(json);
     if (s != PAGODA_OK) return cli_fail("reading the plan", s);
