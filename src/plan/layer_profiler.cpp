@@ -85,17 +85,22 @@ private:
     std::vector<float> logits_;
 };
 
-// Keeps options.neighbour busy with forward passes of `tokens` new tokens (no context) on its
-// own thread until destroyed, so the measured device shares the socket as a pipeline stage
-// does. A failure there only stops the load: the timings themselves are unaffected.
+// Keeps options.neighbour busy on its own thread until destroyed, running the point being
+// timed: the same new tokens after the same cached context. Pipeline stages run adjacent
+// slices at once, so a stage's neighbour reads a context as long as its own; a neighbour that
+// only ran no-context passes loaded the shared cache and memory less than the real one does,
+// and the profile came out low for long-context slices. A failure there only stops the load:
+// the timings themselves are unaffected.
 class Neighbour {
 public:
     Neighbour(const std::shared_ptr<const model::Model> &model, const ProfileOptions &o) {
         if (!o.neighbour) return;
         rig_ = std::make_unique<ProfileRig>(model, o.neighbour, o);
+        rig_->fill(o.max_tokens);  // every context the profile times is then cached there too
         thread_ = std::thread([this] {
             try {
-                while (!stop_.load(std::memory_order_relaxed)) rig_->time(tokens_.load(std::memory_order_relaxed), 0);
+                while (!stop_.load(std::memory_order_relaxed))
+                    rig_->time(tokens_.load(std::memory_order_relaxed), context_.load(std::memory_order_relaxed));
             } catch (...) {
             }
         });
@@ -107,11 +112,14 @@ public:
     Neighbour(const Neighbour &) = delete;
     Neighbour &operator=(const Neighbour &) = delete;
 
-    void set_tokens(int64_t tokens) { tokens_.store(tokens, std::memory_order_relaxed); }
+    void set_point(int64_t tokens, int64_t context) {
+        context_.store(context, std::memory_order_relaxed);
+        tokens_.store(tokens, std::memory_order_relaxed);
+    }
 
 private:
     std::unique_ptr<ProfileRig> rig_;
-    std::atomic<int64_t> tokens_{1};
+    std::atomic<int64_t> tokens_{1}, context_{0};
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };
@@ -146,7 +154,7 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     const double layers = double(model->config().n_layers);
     // The fastest of the repeats: on a shared machine interference only ever adds time.
     auto measure = [&](int64_t tokens, int64_t context) {
-        neighbour.set_tokens(tokens);
+        neighbour.set_point(tokens, context);
         for (int32_t i = 0; i < o.warmup; ++i) rig.time(tokens, context);
         double best = INFINITY;
         for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(tokens, context));
@@ -154,14 +162,17 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     };
     // t(l, c) and t(l, 0), their repeats interleaved; the fastest of each.
     auto measure_pair = [&](int64_t tokens, int64_t context) {
-        neighbour.set_tokens(tokens);
         for (int32_t i = 0; i < o.warmup; ++i) {
+            neighbour.set_point(tokens, context);
             rig.time(tokens, context);
+            neighbour.set_point(tokens, 0);
             rig.time(tokens, 0);
         }
         double with = INFINITY, without = INFINITY;
         for (int32_t i = 0; i < o.repeats; ++i) {
+            neighbour.set_point(tokens, context);
             with = std::min(with, rig.time(tokens, context));
+            neighbour.set_point(tokens, 0);
             without = std::min(without, rig.time(tokens, 0));
         }
         return std::pair{with / layers, without / layers};
@@ -229,7 +240,7 @@ std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> mod
         if (p.tokens <= 0 || p.context < 0 || p.tokens + p.context > 2 * o.max_tokens)
             throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: point (" + std::to_string(p.tokens) + ", " +
                                                          std::to_string(p.context) + ") outside 2·max_tokens");
-        neighbour.set_tokens(p.tokens);
+        neighbour.set_point(p.tokens, p.context);
         for (int32_t i = 0; i < o.warmup; ++i) rig.time(p.tokens, p.context);
         double best = INFINITY;
         for (int32_t i = 0; i < o.repeats; ++i) best = std::min(best, rig.time(p.tokens, p.context));

@@ -26,8 +26,8 @@ struct ProfileOptions {
     int32_t repeats = 3;        // timed runs per point; the fastest is kept
     int32_t warmup = 1;         // untimed runs before them
     int32_t block_size = 16;    // KV-cache block size
-    // A second device that runs forward passes of the same size on its own thread while each
-    // point is timed. Two pipeline stages on two cores of one socket share the memory
+    // A second device that runs the same point (new tokens after the same cached context) on
+    // its own thread while each point is timed. Two pipeline stages on two cores of one socket share the memory
     // bandwidth and the last-level cache, so a stage's cost is its time beside a busy
     // neighbour; timed alone on an idle machine it comes out too low. Null: timed alone.
     std::shared_ptr<const runtime::Device> neighbour;

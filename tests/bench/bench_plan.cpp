@@ -12,23 +12,19 @@
 //   measured_slicing  a random-weight model profiled on the CPU backend with one thread (TeraPipe
 //                     Eq. 9 fit and its error), split into 2 stages, its prompt sliced by the DP
 //                     against the best uniform slicing: the predicted speedup (paper:
-//                     1.04–1.12×), then both slicings run for real as a 2-stage pipeline, a
-//                     stage per core (exec/pipelined_prefill.hpp): the measured one.
+//                     1.04–1.12×). pagoda-bench-mesh runs such slicings on a real pp=2 mesh
+//                     and sets each prediction beside its measurement.
 //   placement         (hook) AlpaServe placement: added with src/plan/placement*.
 // --quick runs small sizes for the CTest smoke entry.
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "exec/pipelined_prefill.hpp"
-#include "kv/kv_cache.hpp"
 #include "model/model.hpp"
 #include "pagoda/pagoda.h"
 #include "plan/cost_model.hpp"
@@ -124,21 +120,6 @@ void bench_partition(const MeshShape &mesh, PartitionObjective objective, int32_
                 p.objective_seconds);
 }
 
-// Wall seconds of the prompt through `pipe` with each slicing, the fastest of `repeats` runs,
-// the slicings taking turns so that drift in the machine's speed reaches each alike.
-std::vector<double> time_pipelines(pagoda::exec::PipelinedPrefill &pipe, pagoda::kv::KvCache &cache,
-                                   const std::vector<int32_t> &prompt,
-                                   const std::vector<std::vector<int64_t>> &slicings, int32_t repeats) {
-    std::vector<double> best(slicings.size(), INFINITY);
-    for (int32_t r = 0; r <= repeats; ++r)  // run 0 warms up
-        for (size_t i = 0; i < slicings.size(); ++i) {
-            const double start = now();
-            pipe.run(prompt, slicings[i], cache, 1);
-            if (r > 0) best[i] = std::min(best[i], now() - start);
-        }
-    return best;
-}
-
 // Profiles a random-weight model on the CPU backend and plans a 2-stage sliced prefill with it.
 void bench_measured(const std::string &plugin_dir, bool quick, const std::string &profile_out,
                     int64_t profile_tokens, int32_t repeats) {
@@ -179,36 +160,16 @@ void bench_measured(const std::string &plugin_dir, bool quick, const std::string
     const Slicing s = plan_token_slices(cost, o);
     const Slicing u = best_uniform_slicing(cost, o);
 
-    // The same slicings executed: two stages of half the layers, each on its own thread.
-    const pagoda::runtime::Stream first(*device), second(*device);
-    const int32_t layers = int32_t(shape.layers);
-    pagoda::exec::PipelinedPrefill pipe(model, {&first, &second}, {0, layers / 2, layers});
-    pagoda::kv::KvGeometry g;
-    g.dtype = PAGODA_DTYPE_F32;
-    g.block_size = po.block_size;
-    g.num_blocks = (o.prompt_tokens + po.block_size - 1) / po.block_size;
-    g.n_layers = model->config().n_layers;
-    g.n_kv_heads = model->config().n_kv_heads;
-    g.head_dim = model->config().head_dim;
-    pagoda::kv::KvCache cache(device, g);
-    if (!cache.reserve(1, o.prompt_tokens)) throw std::runtime_error("no KV room for the prompt");
-    std::vector<int32_t> prompt;
-    for (int64_t i = 0; i < o.prompt_tokens; ++i) prompt.push_back(int32_t((i * 7919) % shape.vocab));
-    const std::vector<double> measured =
-        time_pipelines(pipe, cache, prompt, {s.lengths, u.lengths, {o.prompt_tokens}}, po.repeats);
     std::printf("{\"name\":\"measured_slicing\",\"backend\":\"cpu\",\"model\":\"%s\",\"prompt_tokens\":%lld,"
                 "\"stages\":2,\"granularity\":%lld,\"profile_seconds\":%.2f,\"fit\":[%.4g,%.4g,%.4g,%.4g],"
                 "\"context_fit_error\":%.4f,\"total_fit_error\":%.4f,\"holdout_samples\":%lld,"
                 "\"slices\":%s,\"latency_seconds\":%.6g,\"uniform_slices\":%s,\"uniform_latency_seconds\":%.6g,"
-                "\"unsliced_latency_seconds\":%.6g,\"speedup_over_uniform\":%.4f,"
-                "\"measured_latency_seconds\":%.6g,\"measured_uniform_latency_seconds\":%.6g,"
-                "\"measured_unsliced_latency_seconds\":%.6g,\"measured_speedup_over_uniform\":%.4f}\n",
+                "\"unsliced_latency_seconds\":%.6g,\"speedup_over_uniform\":%.4f}\n",
                 costs.shape.key().c_str(), (long long)o.prompt_tokens, (long long)o.granularity, profile_seconds,
                 costs.fit.a0, costs.fit.a1, costs.fit.a2, costs.fit.a3, costs.context_fit_error,
                 costs.total_fit_error, (long long)costs.holdout_samples, lengths_json(s.lengths).c_str(),
                 s.latency_seconds, lengths_json(u.lengths).c_str(), u.latency_seconds,
-                evaluate_slicing(cost, 2, {o.prompt_tokens}).latency_seconds, u.latency_seconds / s.latency_seconds,
-                measured[0], measured[1], measured[2], measured[1] / measured[0]);
+                evaluate_slicing(cost, 2, {o.prompt_tokens}).latency_seconds, u.latency_seconds / s.latency_seconds);
 }
 
 }  // namespace
