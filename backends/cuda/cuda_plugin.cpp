@@ -1,5 +1,6 @@
 // The CUDA backend's entry point and interface table. The entry fails cleanly (no crash, a
 // message naming the CUDA error) when there is no driver or no device, so discovery skips it.
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <charconv>
@@ -59,6 +60,15 @@ void report(const pagoda_backend_host_t *host, const std::string &message) {
 }
 
 // "x.y" from CUDA's 1000·major + 10·minor encoding.
+// Whether the NVIDIA driver's user-space library is installed (the runtime reports a missing
+// driver and an old one alike, as cudaErrorInsufficientDriver).
+bool driver_installed() {
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h == nullptr) return false;
+    dlclose(h);
+    return true;
+}
+
 std::string cuda_version_text(int v) {
     return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
@@ -151,11 +161,14 @@ extern "C" __attribute__((visibility("default"))) pagoda_status_t pagoda_backend
                                    : "";
             report(host, std::string("no CUDA device: cudaGetDeviceCount: ") +
                              cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + hint);
-            return PAGODA_ERR_BACKEND;
+            // No GPU, or no driver at all, is how most machines are (NOT_FOUND: the host logs it
+            // as information); a driver that is there but too old or broken is a fault to show.
+            const bool absent = e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && !driver_installed());
+            return absent ? PAGODA_ERR_NOT_FOUND : PAGODA_ERR_BACKEND;
         }
         if (count < 1) {
             report(host, "no CUDA device: cudaGetDeviceCount found none");
-            return PAGODA_ERR_BACKEND;
+            return PAGODA_ERR_NOT_FOUND;
         }
         auto instance = std::make_unique<Instance>(*host, count, describe(), options);
         pagoda_backend_iface_t &t = instance->iface;

@@ -16,6 +16,7 @@
 #ifndef PAGODA_BACKEND_H
 #define PAGODA_BACKEND_H
 
+#include "pagoda/log.h"
 #include "pagoda/ops.h"
 #include "pagoda/status.h"
 
@@ -49,13 +50,7 @@ extern "C" {
 /* Host services                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-/** \brief Severity of a log line. */
-typedef enum pagoda_log_level {
-    PAGODA_LOG_DEBUG = 0, /**< Detail for developers. */
-    PAGODA_LOG_INFO = 1,  /**< Progress a user may want. */
-    PAGODA_LOG_WARN = 2,  /**< Something was skipped or degraded. */
-    PAGODA_LOG_ERROR = 3  /**< An operation failed. */
-} pagoda_log_level_t;
+/* pagoda_log_level_t, the severity of a host log line, is defined in log.h. */
 
 /**
  * \brief What the host offers a plugin. Passed to the entry; valid until the plugin's `destroy`.
@@ -381,8 +376,10 @@ typedef struct pagoda_backend_iface {
  *            communicator setup, a collective's enqueue or teardown may wait for the other
  *            ranks before the communicator is aborted; 10 minutes by default).
  * \param[out] out the plugin's interface table on success.
- * \return ::PAGODA_OK, ::PAGODA_ERR_ABI_MISMATCH if the host's major version differs, or the
- *         status of whatever failed (no device, bad config), with the host's `set_error` called.
+ * \return ::PAGODA_OK, ::PAGODA_ERR_ABI_MISMATCH if the host's major version differs,
+ *         ::PAGODA_ERR_NOT_FOUND when the machine has no device of the plugin's kind (no GPU, no
+ *         driver: discovery then logs an info line, not a warning), or the status of whatever
+ *         else failed (a bad config, a broken driver), with the host's `set_error` called.
  */
 typedef pagoda_status_t (*pagoda_backend_entry_fn)(const pagoda_backend_host_t *host,
                                                    const char *config,
@@ -423,9 +420,11 @@ PAGODA_API pagoda_status_t pagoda_backend_load(const char *path, const char *con
  *
  * With `search_path` NULL, the folders of the environment variable `PAGODA_BACKEND_PATH`
  * (colon-separated) are searched first, then the folder libpagoda itself was loaded from. A
- * plugin that fails to load is logged, recorded (see pagoda_backend_skipped_count()) and skipped.
- * A file whose `<name>` is already loaded is ignored without a record, so earlier folders take
- * precedence and repeated discoveries are harmless.
+ * plugin that fails to load is logged (a warning; an info line when it found no device of its
+ * kind, ::PAGODA_ERR_NOT_FOUND), recorded (see pagoda_backend_skipped_count()) and skipped; later
+ * discoveries leave that file alone (pagoda_backend_load() retries it; pagoda_backends_unload_all()
+ * forgets the record). A file whose `<name>` is already loaded is ignored without a record, so
+ * earlier folders take precedence and repeated discoveries are harmless.
  *
  * Each plugin is configured from the environment variable `PAGODA_BACKEND_<NAME>_CONFIG`, with
  * `<NAME>` the file's `<name>` upper-cased and any character other than a letter or digit

@@ -8,6 +8,7 @@
 #include "pagoda/common.h"
 #include "pagoda/status.h"
 #include "pagoda/version.h"
+#include "pagoda/log.h"
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 #include "pagoda/backend.h"

@@ -134,11 +134,15 @@ size_t BackendRegistry::discover(const std::string &search_path) {
                                              "' is already loaded from " + b->path);
                 continue;
             }
+            // A file that failed once fails again (no driver, a bad config): one record, one line.
+            if (was_skipped(full)) continue;
             try {
                 load(full, nullptr);
                 ++loaded;
             } catch (const Error &e) {
-                log(PAGODA_LOG_WARN, std::string("skipped backend: ") + e.what());
+                // No device of the plugin's kind is how most machines are, not a fault.
+                log(e.status() == PAGODA_ERR_NOT_FOUND ? PAGODA_LOG_INFO : PAGODA_LOG_WARN,
+                    std::string("skipped backend: ") + e.what());
             }
         }
     }
@@ -167,6 +171,13 @@ std::string BackendRegistry::names() {
     std::string out;
     for (auto &b : backends_) out += (out.empty() ? "" : ", ") + b->name;
     return out.empty() ? "none" : out;
+}
+
+bool BackendRegistry::was_skipped(const std::string &path) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    for (const auto &s : skipped_)
+        if (s->path == path) return true;
+    return false;
 }
 
 size_t BackendRegistry::skipped_count() {

@@ -34,6 +34,7 @@ public:
     std::string names();  // "cpu, cuda" for messages
     size_t skipped_count();
     const SkippedPlugin *skipped(size_t index);  // NULL when out of range
+    bool was_skipped(const std::string &path);   // a failed load of this path is on record
     void unload_all();
 
 private:

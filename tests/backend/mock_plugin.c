@@ -15,6 +15,7 @@
 #define MOCK_ABI_1_0 6        /* an ABI 1.0 table: struct_size ends before the graph slots */
 #define MOCK_HALF_GRAPHS 7    /* graph_capture_begin/end set, graph_launch/destroy NULL */
 #define MOCK_ABI_1_1 8        /* a whole table that says ABI 1.1 (before 1.2's op fields) */
+#define MOCK_NO_DEVICE 9      /* the entry finds no device of its kind (NOT_FOUND) */
 
 #ifndef MOCK_NAME
 #define MOCK_NAME "mock"
@@ -151,6 +152,10 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
 #if MOCK_KIND == MOCK_ENTRY_FAILS
     host->set_error(host->ctx, "mock backend: simulated device failure");
     return PAGODA_ERR_BACKEND;
+#endif
+#if MOCK_KIND == MOCK_NO_DEVICE
+    host->set_error(host->ctx, "mock backend: no mock device on this machine");
+    return PAGODA_ERR_NOT_FOUND;
 #endif
     if (config != NULL && strcmp(config, "fail=1") == 0) {
         host->set_error(host->ctx, "mock backend: asked to fail by its config");
