@@ -23,7 +23,7 @@ static const pagoda_backend_iface_t *cuda_iface(void) {
         pagoda_status_t s = pagoda_backend_load(CUDA_PLUGIN, NULL, &backend);
         if (s != PAGODA_OK) {
             const char *message = pagoda_last_error_message();
-            if (s == PAGODA_ERR_BACKEND && strstr(message, "no CUDA device") != NULL) {
+            if ((s == PAGODA_ERR_NOT_FOUND || s == PAGODA_ERR_BACKEND) && strstr(message, "no CUDA device") != NULL) {
                 fprintf(stderr, "skipping: %s\n", message);
                 g_no_device = 1;
             } else {

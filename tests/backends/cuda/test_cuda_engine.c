@@ -40,7 +40,7 @@ static void require_cuda(void) {
         pagoda_status_t s = pagoda_backend_load(CUDA_PLUGIN, NULL, &backend);
         if (s == PAGODA_OK) {
             loaded = 1;
-        } else if (s == PAGODA_ERR_BACKEND && strstr(pagoda_last_error_message(), "no CUDA device")) {
+        } else if ((s == PAGODA_ERR_NOT_FOUND || s == PAGODA_ERR_BACKEND) && strstr(pagoda_last_error_message(), "no CUDA device")) {
             fprintf(stderr, "skipping: %s\n", pagoda_last_error_message());
             g_no_device = 1;
         } else {
