@@ -316,8 +316,9 @@ PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, s
  * \param[in] mesh the devices; the cache must live on them.
  * \param[in] plan NULL to run the layout the cache was made with; otherwise a plan that must give
  *            the same layout (the cache and the engine are made with the same plan).
- * \param[in] cache the KV cache, made for this model; it must outlive the engine and serve one
- *            engine at a time.
+ * \param[in] cache the KV cache, made for this model; it serves one engine at a time. The engine
+ *            keeps the model, the mesh and the cache alive: their handles may be destroyed
+ *            before it, in any order.
  * \param[in] options NULL for the defaults.
  * \param[out] out the engine; release with pagoda_engine_destroy().
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a cache made for another model, mesh or
@@ -333,8 +334,11 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
                                                 pagoda_engine_t **out);
 
 /**
- * \brief Aborts every request and releases the engine; its KV blocks return to the cache.
+ * \brief Aborts every request and releases the engine; its KV blocks return to the cache, which
+ *        may then serve another engine (or goes too, if its handle was destroyed already).
  * \param[in] engine the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this engine runs; the outputs a poll handed out go with it.
  * \since 0.1
  */
 PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine);
@@ -404,8 +408,11 @@ PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine);
  * \brief Takes the oldest queued output.
  * \param[in] engine the engine.
  * \param[in,out] output `struct_size` set by the caller; filled on ::PAGODA_OK. Its pointers
- *                stay valid until the next poll on this engine.
+ *                stay valid until the calling thread polls this engine again, or the engine is
+ *                destroyed: each polling thread has its own storage.
  * \return ::PAGODA_OK; ::PAGODA_ERR_EMPTY when none is queued (the message is not set).
+ * \par Thread safety
+ * Safe from any thread, also while another thread steps or polls; each output goes to one caller.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output);

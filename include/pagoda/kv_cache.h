@@ -86,7 +86,8 @@ PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options,
  *            model on a one-device mesh, the planner's layout on a larger one (its `pp` and
  *            `tp` axes, when named, fix the stage count and width).
  * \param[in] options NULL for the defaults; `memory_bytes` is a budget per device.
- * \param[out] out the cache; release with pagoda_kv_cache_destroy() after the engines using it.
+ * \param[out] out the cache; release with pagoda_kv_cache_destroy() (before or after the engine
+ *             using it: the engine keeps it alive).
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a block size or dtype out of range, a
  *         budget smaller than one block, or a plan that does not fit the model or the mesh (the
  *         message names the mismatch); ::PAGODA_ERR_OUT_OF_MEMORY when a device cannot hold its
@@ -101,8 +102,11 @@ PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
                                                   pagoda_kv_cache_t **out);
 
 /**
- * \brief Releases a KV cache. Engines using it must have been destroyed.
+ * \brief Releases a KV cache's handle. An engine using the cache keeps it alive until the engine
+ *        is destroyed; the blocks and pools go with the last of the two.
  * \param[in] cache the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this handle runs.
  * \since 0.1
  */
 PAGODA_API void pagoda_kv_cache_destroy(pagoda_kv_cache_t *cache);

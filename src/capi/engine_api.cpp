@@ -200,27 +200,19 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
                 fn(user, &p);
             };
         bool expected = false;
-        if (!kv->engaged.compare_exchange_strong(expected, true))
+        if (!kv->engaged->compare_exchange_strong(expected, true))
             fail(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache already serves another engine");
-        try {
-            auto engine = std::make_unique<pagoda_engine>();
-            engine->impl = std::make_unique<pagoda::engine::Engine>(m->impl, m->tokenizer, kv->impl,
-                                                                    std::move(config));
-            engine->cache = kv;
-            *out = engine.release();
-        } catch (...) {
-            kv->engaged.store(false);
-            throw;
-        }
+        auto engine = std::make_unique<pagoda_engine>();
+        engine->cache_engaged = kv->engaged;  // from here on the engine's destructor clears it
+        engine->impl = std::make_unique<pagoda::engine::Engine>(m->impl, m->tokenizer, kv->impl, std::move(config));
+        *out = engine.release();
         return PAGODA_OK;
     });
 }
 
 PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine) {
     if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return;
-    pagoda_kv_cache *kv = engine->cache;
     delete engine;
-    if (kv != nullptr && kv->magic == pagoda_kv_cache::kMagic) kv->engaged.store(false);
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_submit_text(pagoda_engine_t *engine, const char *text,
@@ -275,11 +267,12 @@ PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_ou
         if (output == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "output is NULL");
         if (output->struct_size < 2 * sizeof(uint32_t))
             fail(PAGODA_ERR_INVALID_ARGUMENT, "output->struct_size is not set: set it to sizeof(pagoda_output_t)");
-        std::lock_guard lock(e->poll_mutex);
         Output next;
         if (!e->impl->poll(next)) return PAGODA_ERR_EMPTY;
-        e->polled = std::move(next);
-        pagoda::write_sized(output, public_output(e->polled), "output");
+        std::lock_guard lock(e->poll_mutex);
+        Output &mine = e->polled[std::this_thread::get_id()];
+        mine = std::move(next);
+        pagoda::write_sized(output, public_output(mine), "output");
         return PAGODA_OK;
     });
     return status;

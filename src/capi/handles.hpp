@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
 
 #include "capi/mesh_placement.hpp"
 #include "capi/sized_struct.hpp"
@@ -39,7 +41,8 @@ struct pagoda_kv_cache {
     std::shared_ptr<const pagoda::model::Model> model;  // the model it was sized for
     std::shared_ptr<const pagoda::mesh::Mesh> mesh;      // the devices it lives on
     pagoda::MeshPlacement placement;                     // how the model is laid out on them
-    std::atomic<bool> engaged{false};                    // an engine is using it
+    // Whether an engine is using it; shared with that engine, which may outlive this handle.
+    std::shared_ptr<std::atomic<bool>> engaged = std::make_shared<std::atomic<bool>>(false);
     ~pagoda_kv_cache() { magic = 0; }
 };
 
@@ -47,10 +50,18 @@ struct pagoda_engine {
     static constexpr uint32_t kMagic = 0x4e49474eu;  // "NGIN"
     uint32_t magic = kMagic;
     std::unique_ptr<pagoda::engine::Engine> impl;
-    pagoda_kv_cache *cache = nullptr;
-    std::mutex poll_mutex;          // polls from several threads take turns on `polled`
-    pagoda::engine::Output polled;  // what the last poll handed out; its memory backs the pointers
-    ~pagoda_engine() { magic = 0; }
+    // The cache's "in use" flag, cleared when the engine goes. The engine shares the cache itself
+    // (impl holds it), so the host may destroy the cache's handle first.
+    std::shared_ptr<std::atomic<bool>> cache_engaged;
+    // What each polling thread was last handed: its memory backs that thread's pointers until
+    // the thread polls again, so a poll on one thread never frees what another is reading.
+    std::mutex poll_mutex;
+    std::unordered_map<std::thread::id, pagoda::engine::Output> polled;
+    ~pagoda_engine() {
+        magic = 0;
+        impl.reset();  // the requests and their blocks go first, then the cache is free again
+        if (cache_engaged) cache_engaged->store(false);
+    }
 };
 
 namespace pagoda {
