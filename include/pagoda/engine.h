@@ -18,7 +18,8 @@
  *
  * Threads: pagoda_engine_submit_text(), pagoda_engine_submit_tokens(), pagoda_engine_abort()
  * and pagoda_engine_poll() are safe from any thread; pagoda_engine_step() runs on one thread at
- * a time.
+ * a time. pagoda_engine_get_stats() and pagoda_engine_get_metrics() may be called from any
+ * thread while another steps.
  * @{
  */
 
