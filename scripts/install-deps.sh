@@ -12,6 +12,7 @@ packages=(
     libicu-dev                                           # tokenizer Unicode normalization (NFC)
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)
+    prometheus                                           # promtool: checks the /metrics text
     python3                                              # test fixtures (make_random_model.py)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
 )

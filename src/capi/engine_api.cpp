@@ -301,6 +301,16 @@ PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine
     });
 }
 
+PAGODA_API pagoda_status_t pagoda_engine_get_metrics(const pagoda_engine_t *engine,
+                                                     pagoda_engine_metrics_t *metrics) {
+    return guarded("pagoda_engine_get_metrics", [&] {
+        pagoda_engine_metrics_t full = pagoda::require_handle(engine, "engine")->impl->metrics();
+        full.struct_size = sizeof(full);
+        pagoda::write_sized(metrics, full, "metrics");
+        return PAGODA_OK;
+    });
+}
+
 PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine) {
     if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
     return engine->impl->device_usage().size();

@@ -154,6 +154,7 @@ uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig co
     r->max_total_tokens =
         std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()) + r->config.max_tokens);
     r->live.push_back(new_sequence(*r, 0, prompt));
+    r->submitted_at = MetricsClock::now();
 
     std::lock_guard lock(incoming_mutex_);
     r->id = next_id_++;
@@ -170,6 +171,7 @@ void Engine::abort(uint64_t id) {
                                [&](const auto &r) { return r->id == id; });
         if (it != incoming_.end()) {
             std::vector<Output> produced = end_request(**it, PAGODA_FINISH_ABORTED);
+            metrics_.finished(PAGODA_FINISH_ABORTED, seconds_between((*it)->submitted_at, MetricsClock::now()));
             incoming_.erase(it);
             --live_requests_;
             ++n_finished_;
@@ -184,7 +186,7 @@ void Engine::abort(uint64_t id) {
         if (it == requests_.end())
             throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
         for (Output &out : end_request(*it->second, PAGODA_FINISH_ABORTED)) emit(std::move(out));
-        remove(it->second.get());
+        remove(it->second.get(), PAGODA_FINISH_ABORTED);
         publish_queue_sizes();
         produced.swap(produced_);
     }
@@ -204,7 +206,8 @@ void Engine::admit_incoming() {
 }
 
 // Removes a request from every list and returns its blocks, device and swap.
-void Engine::remove(Request *r) {
+void Engine::remove(Request *r, pagoda_finish_reason_t reason) {
+    metrics_.finished(reason, seconds_between(r->submitted_at, MetricsClock::now()));
     for (const auto &s : r->live) cache_->release(s->kv_id);
     auto drop = [r](auto &queue) { queue.erase(std::remove(queue.begin(), queue.end(), r), queue.end()); };
     drop(queues_.waiting);
@@ -235,6 +238,48 @@ EngineStats Engine::stats() const {
     s.graph_steps = n_graph_steps_.load();
     s.device_sampled_tokens = n_device_sampled_.load();
     return s;
+}
+
+pagoda_engine_metrics_t Engine::metrics() const {
+    pagoda_engine_metrics_t m{};
+    metrics_.fill(m);
+    const EngineStats s = stats();
+    m.requests_running = s.requests_running;
+    m.requests_waiting = s.requests_waiting;
+    m.requests_swapped = s.requests_swapped;
+    m.prompt_tokens_computed = s.prompt_tokens;
+    m.generation_tokens = s.generated_tokens;
+    m.preemptions_recompute = s.preemptions_recompute;
+    m.preemptions_swap = s.preemptions_swap;
+    m.kv_blocks_used = cache_->used_blocks();
+    m.kv_blocks_total = cache_->geometry().num_blocks;
+    m.kv_cache_usage = m.kv_blocks_total > 0 ? static_cast<double>(m.kv_blocks_used) /
+                                                   static_cast<double>(m.kv_blocks_total)
+                                             : 0.0;
+    return m;
+}
+
+void Engine::record_scheduled(const Schedule &schedule, MetricsClock::time_point now) {
+    if (schedule.prefix_query_tokens > 0)
+        metrics_.prefix_lookup(schedule.prefix_query_tokens, schedule.prefix_hit_tokens);
+    for (const ScheduledChunk &c : schedule.chunks) {
+        Request &r = *c.request;
+        if (r.was_scheduled) continue;
+        r.was_scheduled = true;
+        metrics_.scheduled(seconds_between(r.submitted_at, now));
+    }
+}
+
+// Once per request per step that gave it tokens (every sequence's, beams too): its first
+// step gives the time to first token, each later one a gap.
+void Engine::record_tokens(Request &r, MetricsClock::time_point now) {
+    if (!r.has_tokens) {
+        r.has_tokens = true;
+        metrics_.first_token(seconds_between(r.submitted_at, now), static_cast<int64_t>(r.n_prompt));
+    } else {
+        metrics_.token_gap(seconds_between(r.last_tokens_at, now));
+    }
+    r.last_tokens_at = now;
 }
 
 // The text held back for stop strings or an open UTF-8 sequence, flushed into the sequence's
@@ -347,7 +392,7 @@ void Engine::fail_all(const std::vector<Request *> &requests, pagoda_status_t st
     for (Request *r : requests) {
         if (requests_.count(r->id) == 0) continue;  // a group listed twice
         for (Output &out : end_request(*r, PAGODA_FINISH_ERROR, status, message)) emit(std::move(out));
-        remove(r);
+        remove(r, PAGODA_FINISH_ERROR);
     }
 }
 
@@ -373,6 +418,7 @@ void Engine::step_locked() {
     Schedule schedule = scheduler_.schedule(queues_, *cache_);
     n_preempt_recompute_ += schedule.preempted_by_recompute;
     n_preempt_swap_ += schedule.preempted_by_swap;
+    record_scheduled(schedule, MetricsClock::now());
     for (Request *r : schedule.failed)
         fail_all({r}, PAGODA_ERR_OUT_OF_MEMORY,
                  "request " + std::to_string(r->id) + " runs " + std::to_string(r->live.size()) +

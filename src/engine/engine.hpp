@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine_metrics.hpp"
 #include "engine/request.hpp"
 #include "engine/scheduler.hpp"
 #include "exec/executor.hpp"
@@ -79,6 +80,8 @@ public:
     std::vector<exec::DeviceUsage> device_usage() const { return executor_->device_usage(); }
     // Thread-safe.
     EngineStats stats() const;
+    // Thread-safe: the serving metrics (pagoda_engine_metrics_t), struct_size left 0.
+    pagoda_engine_metrics_t metrics() const;
 
 private:
     void admit_incoming();
@@ -109,7 +112,11 @@ private:
     void deliver(std::vector<Output> produced);
     void fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
                   const std::string &message);
-    void remove(Request *r);
+    // Ends `r`'s life in the engine; `reason` is why the request ended (for the metrics).
+    void remove(Request *r, pagoda_finish_reason_t reason);
+    // Latency metrics of a step: requests first scheduled, requests given tokens at `now`.
+    void record_scheduled(const Schedule &schedule, MetricsClock::time_point now);
+    void record_tokens(Request &r, MetricsClock::time_point now);
     void publish_queue_sizes();
 
     std::shared_ptr<const model::Model> model_;
@@ -143,6 +150,8 @@ private:
     std::atomic<int64_t> n_running_{0}, n_swapped_{0}, n_finished_{0}, n_preempt_recompute_{0},
         n_preempt_swap_{0}, n_steps_{0}, n_prompt_tokens_{0}, n_generated_{0}, n_batched_seqs_{0},
         n_graph_steps_{0}, n_device_sampled_{0};
+
+    EngineMetrics metrics_;
 
     std::mutex output_mutex_;
     std::deque<Output> outputs_;

@@ -203,7 +203,7 @@ void Engine::beam_step(Request &r, const std::vector<std::span<const float>> &ro
     }
     r.live.clear();
     answer_at_end(r);
-    remove(&r);
+    remove(&r, r.done.empty() ? PAGODA_FINISH_LENGTH : r.done.front()->finish_reason);
 }
 
 }  // namespace pagoda::engine

@@ -94,6 +94,7 @@ void Engine::run_batch(const Schedule &schedule) {
         executor_->run(batch, logits_.data());
     }
     n_graph_steps_ = executor_->graph_launches();
+    const MetricsClock::time_point tokens_at = MetricsClock::now();  // one clock read per step
 
     // Requests that sample this step, in batch order, with each live sequence's logits row.
     std::vector<Request *> sampling;
@@ -143,6 +144,7 @@ void Engine::run_batch(const Schedule &schedule) {
     }
 
     for (Request *r : sampling) {
+        record_tokens(*r, tokens_at);  // before sampling, which may end and free the request
         if (pick_on_device) {
             if (!r->forked) fork_samples(*r);  // one sequence (device_can_pick): forks none
             for (const auto &s : r->live) {
@@ -268,8 +270,10 @@ void Engine::accept_token(Request &r, Sequence &s, const sample::SampleResult &r
 void Engine::after_sampling(Request &r) {
     std::vector<Output> outs;
     std::vector<std::unique_ptr<Sequence>> still;
+    pagoda_finish_reason_t last_reason = PAGODA_FINISH_NONE;  // of the sequence that ended last
     for (auto &s : r.live) {
         const bool ended = s->finish_reason != PAGODA_FINISH_NONE;
+        if (ended) last_reason = s->finish_reason;
         if (r.config.streams()) {
             outs.push_back(take_output(r, *s));
             outs.back().finish_reason = s->finish_reason;
@@ -286,7 +290,8 @@ void Engine::after_sampling(Request &r) {
     for (Output &out : outs) emit(std::move(out));
     if (!r.live.empty()) return;
     if (!r.config.streams()) answer_at_end(r);
-    remove(&r);
+    // The request's reason: its best answer's when it answers at the end (ranked first there).
+    remove(&r, r.done.empty() ? last_reason : r.done.front()->finish_reason);
 }
 
 }  // namespace pagoda::engine

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -97,6 +98,12 @@ struct Request {
     int64_t max_total_tokens = 0; // prompt + generated may not pass this (context, cache)
     RequestState state = RequestState::waiting;
     int64_t prompt_tokens_counted = 0;  // prompt tokens computed once (for the engine's stats)
+
+    // For the latency metrics (steady clock): submitted, first scheduled, its last tokens.
+    std::chrono::steady_clock::time_point submitted_at;
+    std::chrono::steady_clock::time_point last_tokens_at;
+    bool was_scheduled = false;
+    bool has_tokens = false;
 
     // The sequences still generating (one until the prompt has been sampled: `forked` false),
     // and those done but kept for the final answer (best_of > n, beam search).

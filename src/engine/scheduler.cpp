@@ -67,7 +67,8 @@ void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cac
     log(PAGODA_LOG_DEBUG, "request " + std::to_string(victim->id) + " preempted (recompute)");
 }
 
-int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running) const {
+int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running,
+                         Schedule &out) const {
     Sequence &s = r->first();
     const int64_t n_tokens = static_cast<int64_t>(s.tokens.size());
     int64_t cached = 0;
@@ -87,6 +88,10 @@ int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache, bool ot
                              /*share_prefix=*/true, /*extra_key=*/0, keep_free);
     }
     if (cached < 0) return -1;
+    if (config_.reservation != PAGODA_KV_CONTIGUOUS && cache.prefix_caching()) {
+        out.prefix_query_tokens += n_tokens;
+        out.prefix_hit_tokens += cached;
+    }
     s.n_computed = cached;
     return std::min(s.n_uncomputed(), budget);
 }
@@ -146,7 +151,7 @@ Schedule Scheduler::schedule(RequestQueues &queues, kv::KvCache &cache) const {
 
     while (!queues.waiting.empty() && room()) {
         Request *r = queues.waiting.front();
-        int64_t n = admit(r, budget, cache, !running.empty());
+        int64_t n = admit(r, budget, cache, !running.empty(), out);
         if (n < 0) break;
         queues.waiting.pop_front();
         r->state = RequestState::running;

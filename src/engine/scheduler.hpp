@@ -41,6 +41,10 @@ struct Schedule {
     int64_t preempted_by_recompute = 0;
     int64_t preempted_by_swap = 0;
     int64_t n_tokens = 0;
+    // Prefix-cache lookups of this step's admissions, in tokens, as vLLM counts them: every
+    // token of each admitted prompt queried, the cached ones hit.
+    int64_t prefix_query_tokens = 0;
+    int64_t prefix_hit_tokens = 0;
 };
 
 struct SchedulerConfig {
@@ -80,7 +84,7 @@ private:
     bool swap_in_group(Request *r, int64_t budget, kv::KvCache &cache) const;
     // Admits `r` with room for its next chunk of at most `budget` tokens; the chunk's size, or
     // -1 when the blocks do not suffice (beside `others_running`, with a watermark left free).
-    int64_t admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running) const;
+    int64_t admit(Request *r, int64_t budget, kv::KvCache &cache, bool others_running, Schedule &out) const;
 
     SchedulerConfig config_;
 };

@@ -340,6 +340,11 @@ int64_t KvCache::free_blocks() const {
     return available_locked();
 }
 
+int64_t KvCache::used_blocks() const {
+    std::lock_guard lock(mutex_);
+    return geometry_.num_blocks - available_locked();
+}
+
 const std::vector<int32_t> &KvCache::table(uint64_t seq) const {
     static const std::vector<int32_t> empty;
     std::lock_guard lock(mutex_);

@@ -107,6 +107,8 @@ public:
 
     // Blocks an allocation can get now: free plus evictable cached ones.
     int64_t free_blocks() const;
+    // Blocks held by sequences (stats().blocks_used without walking the tables).
+    int64_t used_blocks() const;
     // The block table of `seq` (empty for an unknown or swapped one). Valid until its next change.
     const std::vector<int32_t> &table(uint64_t seq) const;
     // Recomputes every count and refcount from the tables; throws INTERNAL on a mismatch.

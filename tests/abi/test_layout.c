@@ -623,6 +623,40 @@ FROZEN_FIELD(pagoda_device_stats_t, kvp_rank, 96, 4);
 FROZEN_FIELD(pagoda_device_stats_t, kvp_size, 100, 4);
 FROZEN_MIN_SIZE(pagoda_device_stats_t, 104);
 
+/* pagoda_histogram_t (engine.h): fixed, it has no struct_size and never grows. */
+FROZEN_VALUE(PAGODA_HISTOGRAM_MAX_BOUNDS, 32);
+FROZEN_FIELD(pagoda_histogram_t, n_bounds, 0, 4);
+FROZEN_FIELD(pagoda_histogram_t, upper_bounds, 8, 256);
+FROZEN_FIELD(pagoda_histogram_t, cumulative_counts, 264, 256);
+FROZEN_FIELD(pagoda_histogram_t, count, 520, 8);
+FROZEN_FIELD(pagoda_histogram_t, sum, 528, 8);
+_Static_assert(sizeof(pagoda_histogram_t) == 536, "pagoda_histogram_t changed size");
+
+/* pagoda_engine_metrics_t (engine.h) */
+FROZEN_FIELD(pagoda_engine_metrics_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_running, 8, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_waiting, 16, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_swapped, 24, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, kv_blocks_used, 32, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, kv_blocks_total, 40, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, kv_cache_usage, 48, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, prompt_tokens, 56, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, prompt_tokens_computed, 64, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, generation_tokens, 72, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_finished_stop, 80, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_finished_length, 88, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_finished_aborted, 96, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, requests_finished_error, 104, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, preemptions_recompute, 112, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, preemptions_swap, 120, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, prefix_cache_queries, 128, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, prefix_cache_hits, 136, 8);
+FROZEN_FIELD(pagoda_engine_metrics_t, time_to_first_token, 144, 536);
+FROZEN_FIELD(pagoda_engine_metrics_t, inter_token_latency, 680, 536);
+FROZEN_FIELD(pagoda_engine_metrics_t, e2e_request_latency, 1216, 536);
+FROZEN_FIELD(pagoda_engine_metrics_t, request_queue_time, 1752, 536);
+FROZEN_MIN_SIZE(pagoda_engine_metrics_t, 2288);
+
 /* pagoda_device_sampling_t (engine.h) */
 FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_AUTO, 0);
 FROZEN_VALUE(PAGODA_DEVICE_SAMPLING_ON, 1);
