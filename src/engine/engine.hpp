@@ -75,6 +75,9 @@ public:
     bool poll(Output &out);
 
     const kv::KvCache &cache() const noexcept { return *cache_; }
+    // What the engine serves, for front ends (the HTTP server) that take an engine alone.
+    const model::Model &model() const noexcept { return *model_; }
+    const std::shared_ptr<const tok::Tokenizer> &tokenizer() const noexcept { return tokenizer_; }
     // What each device holds (weights, KV), in mesh order.
     std::vector<exec::DeviceUsage> device_usage() const { return executor_->device_usage(); }
     // Thread-safe.
