@@ -135,7 +135,9 @@ PAGODA_API pagoda_status_t pagoda_server_start(pagoda_server_t *server);
  * \brief Binds, listens, and serves on the host's libuv loop; returns once listening.
  *
  * The server's handles join `uv_loop`; the host runs the loop (`uv_run`) and the server's
- * callbacks run on that thread. After pagoda_server_stop() the host keeps running the loop until
+ * callbacks run on that thread. As in any libuv program, that thread must ignore or block
+ * SIGPIPE (a client that leaves mid-answer raises it); pagoda_server_start() blocks it on its
+ * own thread. After pagoda_server_stop() the host keeps running the loop until
  * pagoda_server_is_running() gives 0, and only then destroys the server.
  * \param[in] server the server, not started before.
  * \param[in] uv_loop a `uv_loop_t *`, initialised, run by the host on one thread.

@@ -127,7 +127,7 @@ json Generation::logprobs_json(const pagoda_output_t &out, Choice &c) const {
         json top = json::object();
         for (int32_t k = 0; out.top_logprobs != nullptr && k < out.n_top_logprobs; ++k) {
             const pagoda_logprob_t &t = out.top_logprobs[i * size_t(out.n_top_logprobs) + size_t(k)];
-            top[dump_json(piece(m, t.token_id))] = t.logprob;
+            top[piece(m, t.token_id)] = t.logprob;  // invalid UTF-8 is replaced when dumped
         }
         top_logprobs.push_back(std::move(top));
     }

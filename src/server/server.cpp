@@ -1,5 +1,8 @@
 #include "server/server.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -135,7 +138,15 @@ void Server::start(uv_loop_t *host_loop) {
     // The first run of the loop reports which thread runs it (on_control).
     uv_async_send(&control_async_);
     if (own_thread_) {
-        thread_ = std::thread([this] { uv_run(loop_, UV_RUN_DEFAULT); });
+        thread_ = std::thread([this] {
+            // A write to a socket whose client left raises SIGPIPE, which would end the host's
+            // process; blocked on this thread, the write fails with EPIPE instead.
+            sigset_t pipe;
+            sigemptyset(&pipe);
+            sigaddset(&pipe, SIGPIPE);
+            pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+            uv_run(loop_, UV_RUN_DEFAULT);
+        });
         loop_thread_ = thread_.get_id();
     }
 }
