@@ -134,9 +134,12 @@ int cli_serve(int argc, char **argv) {
     signal(SIGTERM, on_signal);
     if ((s = pagoda_server_create(&so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
     if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
-    printf("pagoda serve: listening on http://%s%s%s:%d\n", strchr(so.host ? so.host : "", ':') ? "[" : "",
-           so.host ? so.host : "127.0.0.1", strchr(so.host ? so.host : "", ':') ? "]" : "",
-           (int)pagoda_server_port(server));
+    {
+        const char *host = so.host != NULL ? so.host : "127.0.0.1";
+        int v6 = strchr(host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
+        printf("pagoda serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", host, v6 ? "]" : "",
+               (int)pagoda_server_port(server));
+    }
     fflush(stdout);
 
     if (cli_open_model(model_path, &placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
