@@ -19,4 +19,13 @@ void server_fixture_stop(server_fixture_t *f);
 int server_fixture_wait_idle(server_fixture_t *f, int ms);
 void sleep_ms(int ms);
 
+/* The body of a greedy 12-token completion of "Once upon a time" by "stories". */
+extern const char *const kGreedy;
+/* Fails unless `r` is OpenAI's error object with `status` (and `param`, when not NULL). */
+void expect_error(const http_reply_t *r, int status, const char *param);
+/* The "text" of a completion (the first one in `body`), copied; free() it. */
+char *completion_text(const char *body);
+/* Sends one completion request on a new connection without reading the answer. */
+int send_completion(int port, const char *body);
+
 #endif
