@@ -110,8 +110,8 @@ PAGODA_API pagoda_status_t pagoda_server_create(const pagoda_server_options_t *o
  * \param[in] name the model name clients ask for, 1 to 256 bytes of UTF-8 (copied).
  * \param[in] engine the engine.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT (an empty or too
- *         long name, a stopped server); ::PAGODA_ERR_ALREADY_EXISTS (the name or the engine is
- *         already served).
+ *         long name, an engine with an output callback, a stopped server);
+ *         ::PAGODA_ERR_ALREADY_EXISTS (the name or the engine is already served).
  * \par Thread safety
  * Safe from any thread, concurrently with the server running.
  * \since 0.1

@@ -39,6 +39,9 @@ void Server::add_model(const std::string &name, pagoda_engine_t *engine) {
     pagoda_engine *e = require_handle(engine, "engine");
     if (name.empty() || name.size() > 256)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "a model name must be 1 to 256 bytes long");
+    if (e->impl->has_output_callback())
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the engine delivers its outputs to a callback: the server polls "
+                                                 "them, so make the engine without on_output");
     std::lock_guard lock(models_mutex_);
     if (finishing_ || stop_requested_)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the server is stopping or stopped");

@@ -53,6 +53,11 @@ static void test_health_models_metrics(void **state) {
     http_reply_free(&r);
 }
 
+static void ignore_output(void *user, const pagoda_output_t *output) {
+    (void)user;
+    (void)output;
+}
+
 static void test_health_while_loading(void **state) {
     (void)state;
     pagoda_server_t *s;
@@ -80,6 +85,16 @@ static void test_health_while_loading(void **state) {
     test_expect_failure(pagoda_server_start(s), PAGODA_ERR_INVALID_ARGUMENT, "started already");
     test_expect_failure(pagoda_server_add_model(s, "", stack.engine), PAGODA_ERR_INVALID_ARGUMENT, "name");
     test_expect_failure(pagoda_server_add_model(NULL, "x", stack.engine), PAGODA_ERR_INVALID_HANDLE, "server");
+    test_expect_failure(pagoda_server_add_model(s, "x", NULL), PAGODA_ERR_INVALID_HANDLE, "engine");
+    /* An engine that hands its outputs to a callback would leave the server's clients waiting. */
+    engine_stack_t with_callback;
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.on_output = ignore_output;
+    engine_stack_open(&with_callback, NULL, &eo);
+    test_expect_failure(pagoda_server_add_model(s, "cb", with_callback.engine), PAGODA_ERR_INVALID_ARGUMENT,
+                        "callback");
+    engine_stack_close(&with_callback);
     pagoda_server_destroy(s);
     engine_stack_close(&stack);
 }
