@@ -9,6 +9,8 @@ packages=(
     libopenblas-dev                                      # CPU backend GEMMs
     libcmocka-dev                                        # unit tests
     libuv1-dev nlohmann-json3-dev libpcre2-dev           # server, JSON, tokenizer patterns
+    libhttp-parser-dev                                   # the server's HTTP/1.1 parser
+    prometheus                                           # promtool checks the server's /metrics
     libicu-dev                                           # tokenizer Unicode normalization (NFC)
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)

@@ -35,6 +35,7 @@ int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_place(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /* Where a model runs: its mesh's devices and axes, and a plan written by `pagoda plan --json`
  * (NULL: the library lays it out). */

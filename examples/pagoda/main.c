@@ -3,6 +3,7 @@
  *     pagoda devices [--json]     list backends and their devices
  *     pagoda generate [--model PATH] --prompt TEXT [options]
  *     pagoda tokenize (--model PATH | --tokenizer PATH) --text TEXT [--json]
+ *     pagoda serve [--model PATH] [--host ADDR] [--port N] [--api-key KEY]
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -16,6 +17,8 @@ static const cli_command_t commands[] = {
      cli_devices},
     {"generate", "Generate text with a model (default: the bundled stories260K)", cli_generate},
     {"tokenize", "Print the token ids of a text", cli_tokenize},
+    {"serve", "Serve a model over HTTP with OpenAI's API (completions, chat, models, metrics)",
+     cli_serve},
     {"plan", "Plan pipeline stages and prompt slicing of a model on a mesh", cli_plan},
     {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
     {"place", "Search for a placement of several models on a cluster (AlpaServe)", cli_place},

@@ -18,5 +18,6 @@
 #include "pagoda/kv_cache.h"
 #include "pagoda/plan.h"
 #include "pagoda/engine.h"
+#include "pagoda/server.h"
 
 #endif /* PAGODA_PAGODA_H */

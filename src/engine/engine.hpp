@@ -76,6 +76,11 @@ public:
     bool poll(Output &out);
 
     const kv::KvCache &cache() const noexcept { return *cache_; }
+    // What the engine serves, for front ends (the HTTP server) that take an engine alone.
+    const model::Model &model() const noexcept { return *model_; }
+    const std::shared_ptr<const tok::Tokenizer> &tokenizer() const noexcept { return tokenizer_; }
+    // Whether outputs go to EngineConfig::on_output rather than the poll queue.
+    bool has_output_callback() const noexcept { return static_cast<bool>(config_.on_output); }
     // What each device holds (weights, KV), in mesh order.
     std::vector<exec::DeviceUsage> device_usage() const { return executor_->device_usage(); }
     // Thread-safe.

@@ -125,6 +125,11 @@ std::string render_prometheus_text(std::span<const ModelMetrics> models, const P
              [](const M &m) { return i64(m.requests_swapped); });
     w.scalar("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
              [](const M &m) { return format_double(m.kv_cache_usage); });
+    // Not vLLM's: the block counts behind the usage, so a client can check that none is lent.
+    w.scalar("kv_cache_blocks_used", "gauge", "KV-cache blocks held by requests.",
+             [](const M &m) { return i64(m.kv_blocks_used); });
+    w.scalar("kv_cache_num_blocks", "gauge", "KV-cache blocks in the device pool.",
+             [](const M &m) { return i64(m.kv_blocks_total); });
     w.scalar("prefix_cache_queries_total", "counter",
              "Prefix cache queries, in terms of number of queried tokens.",
              [](const M &m) { return i64(m.prefix_cache_queries); });

@@ -745,3 +745,16 @@ FROZEN_MIN_SIZE(pagoda_simulate_options_t, 72);
 /* pagoda_plan_objective_t (plan.h) */
 FROZEN_VALUE(PAGODA_PLAN_LATENCY, 0);
 FROZEN_VALUE(PAGODA_PLAN_THROUGHPUT, 1);
+
+/* pagoda_server_options_t (server.h) */
+FROZEN_FIELD(pagoda_server_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_server_options_t, port, 4, 4);
+FROZEN_FIELD(pagoda_server_options_t, host, 8, 8);
+FROZEN_FIELD(pagoda_server_options_t, api_key, 16, 8);
+FROZEN_FIELD(pagoda_server_options_t, cors_allowed_origins, 24, 8);
+FROZEN_FIELD(pagoda_server_options_t, max_header_bytes, 32, 8);
+FROZEN_FIELD(pagoda_server_options_t, max_body_bytes, 40, 8);
+FROZEN_FIELD(pagoda_server_options_t, idle_timeout_ms, 48, 8);
+FROZEN_FIELD(pagoda_server_options_t, request_timeout_ms, 56, 8);
+FROZEN_FIELD(pagoda_server_options_t, drain_timeout_ms, 64, 8);
+FROZEN_MIN_SIZE(pagoda_server_options_t, 72);

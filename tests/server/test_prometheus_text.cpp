@@ -230,6 +230,8 @@ void check_model(const Exposition &e, const std::string &p, const std::string &m
     eq("num_requests_waiting", static_cast<double>(m.requests_waiting));
     eq("num_requests_swapped", static_cast<double>(m.requests_swapped));
     eq("kv_cache_usage_perc", m.kv_cache_usage);
+    eq("kv_cache_blocks_used", static_cast<double>(m.kv_blocks_used));
+    eq("kv_cache_num_blocks", static_cast<double>(m.kv_blocks_total));
     eq("prompt_tokens_total", static_cast<double>(m.prompt_tokens));
     eq("generation_tokens_total", static_cast<double>(m.generation_tokens));
     eq("num_preemptions_total", static_cast<double>(m.preemptions_recompute + m.preemptions_swap));
@@ -258,15 +260,15 @@ void test_parses_back(void **) {
         const std::string text = render_prometheus_text(models, o);
         const Exposition e = parse(text);
         for (const ModelMetrics &mm : models) check_model(e, prefix, mm.model_name, mm.metrics);
-        // Nothing else: 9 one-line families and request_success's 4 lines per model, and
+        // Nothing else: 11 one-line families and request_success's 4 lines per model, and
         // each histogram's buckets, sum and count.
         size_t want = 0;
         for (const ModelMetrics &mm : models)
-            want += 9 + 4 + (mm.metrics.time_to_first_token.n_bounds + 3) +
+            want += 11 + 4 + (mm.metrics.time_to_first_token.n_bounds + 3) +
                     (mm.metrics.inter_token_latency.n_bounds + 3) +
                     (mm.metrics.e2e_request_latency.n_bounds + 3) + (mm.metrics.request_queue_time.n_bounds + 3);
         assert_int_equal(e.samples.size(), want);
-        assert_int_equal(e.type.size(), 14);
+        assert_int_equal(e.type.size(), 16);
         assert_string_equal(e.type.at(std::string(prefix) + "time_to_first_token_seconds").c_str(), "histogram");
         assert_string_equal(e.type.at(std::string(prefix) + "prompt_tokens_total").c_str(), "counter");
         assert_string_equal(e.type.at(std::string(prefix) + "kv_cache_usage_perc").c_str(), "gauge");
@@ -377,7 +379,7 @@ void test_promtool_accepts(void **) {
         }
         start = end + 1;
     }
-    assert_true(vrc == 0 || (vrc == 3 && lines == 14));
+    assert_true(vrc == 0 || (vrc == 3 && lines == 16));
     // A broken exposition is refused, so the checks above mean something.
     auto [brc, bout] = promtool_check(promtool, "# TYPE x counter\nx{a=\"b} 1\n");
     assert_true(brc != 0);

@@ -1,0 +1,46 @@
+// One thread per served engine: it calls pagoda_engine_step() while the engine has work and
+// sleeps on a condition variable otherwise. The loop thread submits directly (submit is
+// thread-safe) and wakes it; aborts are handed over too, since an abort waits for a running step
+// and the loop thread must not block. After each step `on_progress` runs (the server's
+// uv_async_send), and the loop thread polls the outputs.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pagoda/engine.h"
+
+namespace pagoda::server {
+
+class EngineDriver {
+public:
+    EngineDriver(pagoda_engine_t *engine, std::function<void()> on_progress);
+    ~EngineDriver();  // stops and joins
+    EngineDriver(const EngineDriver &) = delete;
+    EngineDriver &operator=(const EngineDriver &) = delete;
+
+    // Thread-safe: new work was submitted.
+    void wake();
+    // Thread-safe: abort `request_id` on the driver thread (unknown ids are ignored).
+    void abort(uint64_t request_id);
+    // Joins the thread; pending aborts run first. Idempotent.
+    void stop();
+
+private:
+    void run();
+
+    pagoda_engine_t *engine_;
+    std::function<void()> on_progress_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool stopping_ = false;
+    bool woken_ = false;
+    std::vector<uint64_t> aborts_;
+    std::thread thread_;
+};
+
+}  // namespace pagoda::server

@@ -1,0 +1,35 @@
+// POST /v1/completions and POST /v1/chat/completions.
+#include "server/api_error.hpp"
+#include "server/chat_prompt.hpp"
+#include "server/connection.hpp"
+#include "server/generation.hpp"
+#include "server/request_parse.hpp"
+#include "server/router.hpp"
+#include "server/server.hpp"
+
+namespace pagoda::server {
+
+namespace {
+
+void handle_generation(Server &server, Connection &c, bool chat) {
+    if (server.draining()) throw ApiError(503, "the server is shutting down", "", "shutting_down");
+    nlohmann::json body = parse_json_object(c.request().body);
+    std::shared_ptr<ServedModel> model = resolve_model(server, requested_model(body));
+    GenerationRequest request =
+        chat ? parse_chat_request(body, model->limits) : parse_completion_request(body, model->limits);
+    std::string prompt;
+    if (chat) prompt = render_chat_prompt(*model, request.messages, request.add_generation_prompt);
+    auto g = std::make_unique<Generation>(model, &c, std::move(request),
+                                          server.next_id(chat ? "chatcmpl" : "cmpl"));
+    g->start(prompt);
+    c.set_generation(g.get());
+    model->generations.emplace(g->request_id(), std::move(g));
+}
+
+}  // namespace
+
+void handle_completions(Server &server, Connection &c) { handle_generation(server, c, false); }
+
+void handle_chat_completions(Server &server, Connection &c) { handle_generation(server, c, true); }
+
+}  // namespace pagoda::server

@@ -1,0 +1,355 @@
+#include "server/request_parse.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "server/api_error.hpp"
+
+namespace pagoda::server {
+
+using nlohmann::json;
+
+namespace {
+
+// The field's value, or NULL when it is absent or null (OpenAI treats null as "not given").
+const json *field(const json &body, const char *name) {
+    auto it = body.find(name);
+    if (it == body.end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+std::string describe(const json &v) {
+    switch (v.type()) {
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a number with a fraction";
+    default: return "a number";
+    }
+}
+
+// An integer in [lo, hi]; a float with no fraction counts (JavaScript clients send 16 as 16.0
+// rarely, but they may).
+int64_t get_int(const json &body, const char *name, int64_t lo, int64_t hi, int64_t dflt) {
+    const json *v = field(body, name);
+    if (v == nullptr) return dflt;
+    int64_t x;
+    if (v->is_number_unsigned()) {
+        uint64_t u = v->get<uint64_t>();
+        x = u > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                              : int64_t(u);
+    } else if (v->is_number_integer()) {
+        x = v->get<int64_t>();
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) &&
+               std::floor(v->get<double>()) == v->get<double>() && std::fabs(v->get<double>()) < 9e15) {
+        x = int64_t(v->get<double>());
+    } else {
+        invalid_field(name, std::string(name) + " must be an integer, not " + describe(*v));
+    }
+    if (x < lo || x > hi)
+        invalid_field(name, std::string(name) + " must be from " + std::to_string(lo) + " to " +
+                                std::to_string(hi) + " (got " + std::to_string(x) + ")");
+    return x;
+}
+
+double get_number(const json &body, const char *name, double lo, double hi, double dflt,
+                  bool lo_open = false) {
+    const json *v = field(body, name);
+    if (v == nullptr) return dflt;
+    if (!v->is_number()) invalid_field(name, std::string(name) + " must be a number, not " + describe(*v));
+    double x = v->get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi || (lo_open && x == lo)) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%s%g, %g]", lo_open ? "(" : "[", lo, hi);
+        invalid_field(name, std::string(name) + " must be in " + range + " (got " + v->dump() + ")");
+    }
+    return x;
+}
+
+bool get_bool(const json &body, const char *name, bool dflt) {
+    const json *v = field(body, name);
+    if (v == nullptr) return dflt;
+    if (!v->is_boolean()) invalid_field(name, std::string(name) + " must be a boolean, not " + describe(*v));
+    return v->get<bool>();
+}
+
+void refuse_unknown_fields(const json &body, const std::set<std::string> &known) {
+    for (auto it = body.begin(); it != body.end(); ++it)
+        if (known.count(it.key()) == 0)
+            invalid_field(it.key(), "unknown field '" + it.key() + "': this server does not support it");
+}
+
+void unsupported_unless(bool ok, const char *name, const std::string &why) {
+    if (!ok) throw ApiError(400, std::string(name) + ": " + why, name, "unsupported_value");
+}
+
+int32_t checked_token(const json &v, const std::string &where, const ModelLimits &limits) {
+    if (!v.is_number_integer())
+        invalid_field(where, where + " must hold integer token ids, not " + describe(v));
+    int64_t id = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX) ? INT64_MAX : v.get<int64_t>();
+    if (id < 0 || (limits.vocab_size > 0 && id >= limits.vocab_size))
+        invalid_field(where, where + " holds token id " + std::to_string(id) +
+                                 ", outside the vocabulary [0, " + std::to_string(limits.vocab_size) + ")");
+    return int32_t(id);
+}
+
+void parse_prompt(const json &body, const ModelLimits &limits, GenerationRequest &r) {
+    const json *p = field(body, "prompt");
+    if (p == nullptr) invalid_field("prompt", "prompt is required");
+    const json *one = p;
+    if (p->is_array() && !p->empty() && (p->at(0).is_string() || p->at(0).is_array())) {
+        if (p->size() != 1)
+            throw ApiError(400, "prompt: batched prompts (an array of " + std::to_string(p->size()) +
+                                    " prompts) are not supported: send one prompt per request",
+                           "prompt", "unsupported_value");
+        one = &p->at(0);
+    }
+    if (one->is_string()) {
+        r.prompt_text = one->get<std::string>();
+        if (r.prompt_text.empty()) invalid_field("prompt", "prompt is empty");
+        return;
+    }
+    if (!one->is_array())
+        invalid_field("prompt", "prompt must be a string or an array of token ids, not " + describe(*one));
+    if (one->empty()) invalid_field("prompt", "prompt is empty");
+    r.prompt_is_ids = true;
+    r.prompt_ids.reserve(one->size());
+    for (const json &t : *one) r.prompt_ids.push_back(checked_token(t, "prompt", limits));
+}
+
+void parse_stop(const json &body, const ModelLimits &limits, GenerationRequest &r) {
+    if (const json *s = field(body, "stop")) {
+        if (s->is_string()) {
+            r.stop.push_back(s->get<std::string>());
+        } else if (s->is_array()) {
+            if (s->size() > 16) invalid_field("stop", "stop holds at most 16 strings");
+            for (const json &x : *s) {
+                if (!x.is_string()) invalid_field("stop", "stop must be a string or an array of strings");
+                r.stop.push_back(x.get<std::string>());
+            }
+        } else {
+            invalid_field("stop", "stop must be a string or an array of strings, not " + describe(*s));
+        }
+        for (const std::string &x : r.stop)
+            if (x.empty()) invalid_field("stop", "stop strings must not be empty");
+    }
+    if (const json *ids = field(body, "stop_token_ids")) {
+        if (!ids->is_array() || ids->size() > 64)
+            invalid_field("stop_token_ids", "stop_token_ids must be an array of at most 64 token ids");
+        for (const json &t : *ids) r.stop_token_ids.push_back(checked_token(t, "stop_token_ids", limits));
+    }
+}
+
+// What both endpoints share: sampling, stopping, streaming, vLLM's extras.
+void parse_common(const json &body, const ModelLimits &limits, GenerationRequest &r) {
+    if (const json *m = field(body, "model")) {
+        if (!m->is_string()) invalid_field("model", "model must be a string");
+        r.model = m->get<std::string>();
+    }
+    pagoda_request_options_default(&r.options);
+    pagoda_request_options_t &o = r.options;
+    o.temperature = float(get_number(body, "temperature", 0.0, 2.0, 1.0));
+    o.top_p = float(get_number(body, "top_p", 0.0, 1.0, 1.0, true));
+    int64_t top_k = get_int(body, "top_k", -1, std::numeric_limits<int32_t>::max(), 0);
+    o.top_k = top_k < 0 ? 0 : int32_t(top_k);  // vLLM's -1 = all
+    o.min_p = float(get_number(body, "min_p", 0.0, 1.0, 0.0));
+    o.repetition_penalty = float(get_number(body, "repetition_penalty", 0.0, 100.0, 1.0, true));
+    o.presence_penalty = float(get_number(body, "presence_penalty", -2.0, 2.0, 0.0));
+    o.frequency_penalty = float(get_number(body, "frequency_penalty", -2.0, 2.0, 0.0));
+    o.length_penalty = float(get_number(body, "length_penalty", -100.0, 100.0, 1.0));
+    o.early_stopping = get_bool(body, "early_stopping", false) ? 1 : 0;
+    o.priority = int32_t(get_int(body, "priority", std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::max(), 0));
+    if (const json *s = field(body, "seed")) {
+        if (!s->is_number_integer()) invalid_field("seed", "seed must be an integer, not " + describe(*s));
+        o.seed = s->is_number_unsigned() ? s->get<uint64_t>() : uint64_t(s->get<int64_t>());
+    }
+    o.n = int32_t(get_int(body, "n", 1, 16, 1));
+    int64_t best_of = get_int(body, "best_of", 1, 16, o.n);
+    if (best_of < o.n)
+        invalid_field("best_of", "best_of (" + std::to_string(best_of) + ") must be at least n (" +
+                                     std::to_string(o.n) + ")");
+    o.best_of = int32_t(best_of);
+    if (get_bool(body, "use_beam_search", false)) o.beam_width = o.best_of;
+
+    if (get_bool(body, "ignore_eos", false)) o.flags |= PAGODA_REQUEST_IGNORE_EOS;
+    if (!get_bool(body, "skip_special_tokens", true)) o.flags |= PAGODA_REQUEST_KEEP_SPECIAL_TEXT;
+    if (get_bool(body, "include_stop_str_in_output", false)) o.flags |= PAGODA_REQUEST_INCLUDE_STOP_STRING;
+    parse_stop(body, limits, r);
+
+    r.stream = get_bool(body, "stream", false);
+    if (const json *so = field(body, "stream_options")) {
+        if (!r.stream) invalid_field("stream_options", "stream_options is only allowed when stream is true");
+        if (!so->is_object()) invalid_field("stream_options", "stream_options must be an object");
+        refuse_unknown_fields(*so, {"include_usage", "continuous_usage_stats"});
+        r.include_usage = get_bool(*so, "include_usage", false);
+        unsupported_unless(!get_bool(*so, "continuous_usage_stats", false), "stream_options",
+                           "continuous_usage_stats is not supported");
+    }
+    if (r.stream && o.best_of > o.n)
+        invalid_field("best_of", "best_of greater than n cannot be streamed");
+
+    // Accepted only where they ask for nothing.
+    if (const json *e = field(body, "echo"))
+        unsupported_unless(e->is_boolean() && !e->get<bool>(), "echo", "echoing the prompt is not supported");
+    if (const json *lb = field(body, "logit_bias"))
+        unsupported_unless(lb->is_object() && lb->empty(), "logit_bias", "logit_bias is not supported");
+    unsupported_unless(get_int(body, "min_tokens", 0, std::numeric_limits<int32_t>::max(), 0) == 0,
+                       "min_tokens", "min_tokens is not supported");
+    if (const json *rf = field(body, "response_format"))
+        unsupported_unless(rf->is_object() && rf->value("type", json()) == "text", "response_format",
+                           "only {\"type\": \"text\"} is supported");
+    if (field(body, "prompt_logprobs") != nullptr)
+        unsupported_unless(false, "prompt_logprobs", "prompt log-probabilities are not offered over HTTP yet");
+    if (const json *u = field(body, "user"))
+        if (!u->is_string()) invalid_field("user", "user must be a string");
+}
+
+int32_t max_tokens_field(const json &body, const char *name, const ModelLimits &limits, int64_t dflt) {
+    int64_t hi = limits.context_length > 0 ? limits.context_length : std::numeric_limits<int32_t>::max();
+    return int32_t(get_int(body, name, 1, hi, dflt));
+}
+
+void parse_message(const json &m, size_t i, json &out) {
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) invalid_field(where, where + " must be an object");
+    static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
+    for (auto it = m.begin(); it != m.end(); ++it) {
+        const std::string &k = it.key();
+        if (k == "role" || k == "content" || k == "name" || k == "tool_call_id") continue;
+        if (k == "tool_calls" && (it->is_null() || (it->is_array() && it->empty()))) continue;
+        throw ApiError(400, where + "." + k + " is not supported", where + "." + k, "unsupported_value");
+    }
+    const json *role = field(m, "role");
+    if (role == nullptr || !role->is_string() || roles.count(role->get<std::string>()) == 0)
+        invalid_field(where + ".role", where + ".role must be one of system, developer, user, assistant, tool");
+    json msg = {{"role", *role}};
+    const json *content = field(m, "content");
+    if (content == nullptr) {
+        msg["content"] = "";
+    } else if (content->is_string()) {
+        msg["content"] = *content;
+    } else if (content->is_array()) {
+        // Text parts are joined; other kinds (images, audio) this server cannot read.
+        std::string text;
+        for (size_t j = 0; j < content->size(); ++j) {
+            const json &part = content->at(j);
+            const std::string pw = where + ".content[" + std::to_string(j) + "]";
+            if (!part.is_object() || part.value("type", json()) != "text" || !part.contains("text") ||
+                !part["text"].is_string())
+                throw ApiError(400, pw + ": only {\"type\": \"text\", \"text\": ...} parts are supported",
+                               pw, "unsupported_value");
+            text += part["text"].get<std::string>();
+        }
+        msg["content"] = text;
+    } else {
+        invalid_field(where + ".content", where + ".content must be a string, an array of parts or null");
+    }
+    for (const char *k : {"name", "tool_call_id"})
+        if (const json *v = field(m, k)) {
+            if (!v->is_string()) invalid_field(where + "." + k, where + "." + k + " must be a string");
+            msg[k] = *v;
+        }
+    out.push_back(std::move(msg));
+}
+
+}  // namespace
+
+nlohmann::json parse_json_object(const std::string &body) {
+    json j = json::parse(body, nullptr, false);
+    if (j.is_discarded()) throw ApiError(400, "the request body is not valid JSON", "", "invalid_json");
+    if (!j.is_object()) throw ApiError(400, "the request body must be a JSON object", "", "invalid_json");
+    return j;
+}
+
+std::string requested_model(const json &body) {
+    const json *m = field(body, "model");
+    if (m == nullptr) return {};
+    if (!m->is_string()) invalid_field("model", "model must be a string");
+    return m->get<std::string>();
+}
+
+GenerationRequest parse_completion_request(const json &body, const ModelLimits &limits) {
+    refuse_unknown_fields(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "n", "stop",
+                                 "seed", "presence_penalty", "frequency_penalty", "logprobs", "stream",
+                                 "stream_options", "echo", "suffix", "user", "logit_bias", "best_of",
+                                 "use_beam_search", "top_k", "min_p", "repetition_penalty", "ignore_eos",
+                                 "length_penalty", "early_stopping", "stop_token_ids", "skip_special_tokens",
+                                 "include_stop_str_in_output", "add_special_tokens", "priority",
+                                 "min_tokens", "response_format", "prompt_logprobs"});
+    GenerationRequest r;
+    parse_common(body, limits, r);
+    parse_prompt(body, limits, r);
+    r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, 16);  // OpenAI's default
+    r.logprobs = int32_t(get_int(body, "logprobs", 0, 20, -1));
+    r.options.logprobs = r.logprobs;
+    if (const json *s = field(body, "suffix"))
+        unsupported_unless(s->is_string() && s->get<std::string>().empty(), "suffix",
+                           "suffix (insertion) is not supported");
+    if (!get_bool(body, "add_special_tokens", true)) r.options.flags |= PAGODA_REQUEST_NO_SPECIAL_TOKENS;
+    return r;
+}
+
+GenerationRequest parse_chat_request(const json &body, const ModelLimits &limits) {
+    refuse_unknown_fields(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature",
+                                 "top_p", "n", "stop", "seed", "presence_penalty", "frequency_penalty",
+                                 "logprobs", "top_logprobs", "stream", "stream_options", "user",
+                                 "logit_bias", "best_of", "use_beam_search", "top_k", "min_p",
+                                 "repetition_penalty", "ignore_eos", "length_penalty", "early_stopping",
+                                 "stop_token_ids", "skip_special_tokens", "include_stop_str_in_output",
+                                 "add_special_tokens", "priority", "min_tokens", "response_format",
+                                 "tools", "tool_choice", "parallel_tool_calls", "functions",
+                                 "function_call", "add_generation_prompt", "continue_final_message",
+                                 "chat_template", "chat_template_kwargs", "echo", "store", "metadata",
+                                 "prompt_logprobs"});
+    GenerationRequest r;
+    r.chat = true;
+    parse_common(body, limits, r);
+    const json *messages = field(body, "messages");
+    if (messages == nullptr) invalid_field("messages", "messages is required");
+    if (!messages->is_array() || messages->empty())
+        invalid_field("messages", "messages must be a non-empty array of messages");
+    if (messages->size() > 4096) invalid_field("messages", "messages holds more than 4096 messages");
+    r.messages = json::array();
+    for (size_t i = 0; i < messages->size(); ++i) parse_message(messages->at(i), i, r.messages);
+
+    // max_completion_tokens is OpenAI's newer name; it wins when both are given.
+    int64_t dflt = limits.context_length > 0 ? limits.context_length : 256;
+    r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, dflt);
+    if (field(body, "max_completion_tokens") != nullptr)
+        r.options.max_tokens = max_tokens_field(body, "max_completion_tokens", limits, dflt);
+    bool logprobs = get_bool(body, "logprobs", false);
+    int64_t top = get_int(body, "top_logprobs", 0, 20, 0);
+    if (field(body, "top_logprobs") != nullptr && !logprobs)
+        invalid_field("top_logprobs", "top_logprobs needs logprobs set to true");
+    r.logprobs = logprobs ? int32_t(top) : -1;
+    r.options.logprobs = r.logprobs;
+
+    r.add_generation_prompt = get_bool(body, "add_generation_prompt", true);
+    unsupported_unless(!get_bool(body, "continue_final_message", false), "continue_final_message",
+                       "continuing the final message is not supported");
+    unsupported_unless(field(body, "chat_template") == nullptr, "chat_template",
+                       "a chat template per request is not supported; the model's own is used");
+    if (const json *k = field(body, "chat_template_kwargs"))
+        unsupported_unless(k->is_object() && k->empty(), "chat_template_kwargs", "not supported");
+    for (const char *k : {"tools", "functions"})
+        if (const json *t = field(body, k))
+            unsupported_unless(t->is_array() && t->empty(), k, "tool calling is not supported");
+    if (const json *tc = field(body, "tool_choice"))
+        unsupported_unless(tc->is_string() && (*tc == "none" || *tc == "auto"), "tool_choice",
+                           "tool calling is not supported");
+    if (const json *fc = field(body, "function_call"))
+        unsupported_unless(fc->is_string() && (*fc == "none" || *fc == "auto"), "function_call",
+                           "tool calling is not supported");
+    get_bool(body, "parallel_tool_calls", true);  // meaningless without tools: only its type is checked
+    unsupported_unless(!get_bool(body, "store", false), "store", "storing completions is not supported");
+    if (const json *md = field(body, "metadata"))
+        if (!md->is_object()) invalid_field("metadata", "metadata must be an object");
+    // Rendered chat prompts carry their own special tokens (vLLM's default for chat).
+    if (!get_bool(body, "add_special_tokens", false)) r.options.flags |= PAGODA_REQUEST_NO_SPECIAL_TOKENS;
+    return r;
+}
+
+}  // namespace pagoda::server

@@ -1,0 +1,48 @@
+// JSON bodies of /v1/completions and /v1/chat/completions → what the engine is asked. Every
+// field is checked here; anything the engine cannot honour is refused with 400 naming the field,
+// never ignored. Pure functions of the body (no engine), so the fuzzer drives them directly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pagoda/engine.h"
+
+namespace pagoda::server {
+
+// What validation needs to know of the model a request names.
+struct ModelLimits {
+    int64_t vocab_size = 0;     // prompt ids must lie in [0, vocab_size)
+    int64_t context_length = 0; // default max_tokens of chat; upper bound of max_tokens
+};
+
+struct GenerationRequest {
+    bool chat = false;
+    std::string model;                  // "" = the only model served
+    std::string prompt_text;            // text prompt (completions)
+    std::vector<int32_t> prompt_ids;    // token prompt (completions), when prompt_is_ids
+    bool prompt_is_ids = false;
+    nlohmann::json messages;            // chat: the checked messages array
+    bool add_generation_prompt = true;  // chat
+    pagoda_request_options_t options{}; // without stop strings / ids (their pointers)
+    std::vector<std::string> stop;
+    std::vector<int32_t> stop_token_ids;
+    bool stream = false;
+    bool include_usage = false;         // stream_options.include_usage
+    int32_t logprobs = -1;              // completions: top-n per token; chat: top_logprobs; -1 = none
+};
+
+// Throw ApiError(400, ..., param) for anything wrong.
+GenerationRequest parse_completion_request(const nlohmann::json &body, const ModelLimits &limits);
+GenerationRequest parse_chat_request(const nlohmann::json &body, const ModelLimits &limits);
+
+// The "model" field alone ("" when absent), so the router can find the limits first.
+std::string requested_model(const nlohmann::json &body);
+
+// The body as a JSON object, or 400.
+nlohmann::json parse_json_object(const std::string &body);
+
+}  // namespace pagoda::server

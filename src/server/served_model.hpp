@@ -1,0 +1,32 @@
+// One engine served under a model name: its tokenizer, limits, driver thread, and the
+// generations in flight on it (keyed by engine request id; loop thread only).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "pagoda/engine.h"
+#include "server/engine_driver.hpp"
+#include "server/request_parse.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace pagoda::server {
+
+class Generation;
+
+struct ServedModel {
+    std::string name;
+    pagoda_engine_t *engine = nullptr;
+    std::shared_ptr<const tok::Tokenizer> tokenizer;  // NULL: token ids only
+    ModelLimits limits;
+    int64_t created = 0;  // Unix seconds, for /v1/models
+    std::unique_ptr<EngineDriver> driver;
+    std::map<uint64_t, std::unique_ptr<Generation>> generations;
+
+    ServedModel();
+    ~ServedModel();
+};
+
+}  // namespace pagoda::server

@@ -1,0 +1,93 @@
+// The server: a listener on a libuv loop (its own thread's or the host's), the connections, the
+// served models with their driver threads, and the graceful stop.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/server_options.hpp"
+#include "server/served_model.hpp"
+
+namespace pagoda::server {
+
+class Connection;
+
+class Server {
+public:
+    explicit Server(ServerOptions options);
+    ~Server();
+    Server(const Server &) = delete;
+    Server &operator=(const Server &) = delete;
+
+    // Any thread. Throws Error (ALREADY_EXISTS, INVALID_ARGUMENT).
+    void add_model(const std::string &name, pagoda_engine_t *engine);
+    // host_loop NULL: a loop on a thread of our own. Throws Error (IO, INVALID_ARGUMENT).
+    void start(uv_loop_t *host_loop);
+    // Any thread; see pagoda_server_stop().
+    void stop();
+    int port() const noexcept { return port_.load(); }
+    bool running() const noexcept { return running_.load(); }
+    // Whether destroy may free us (not still running on a host's loop).
+    bool may_free() const noexcept { return !running_.load() || own_thread_; }
+
+    // Loop thread only, below.
+    const ServerOptions &options() const noexcept { return options_; }
+    bool draining() const noexcept { return draining_; }
+    // `name` "" picks the only model; NULL when there is no such model.
+    std::shared_ptr<ServedModel> find_model(const std::string &name) const;
+    std::vector<std::shared_ptr<ServedModel>> models() const;
+    std::string next_id(const char *prefix);
+    void connection_opened(Connection *c) { connections_.insert(c); }
+    void connection_closed(Connection *c);
+
+private:
+    static void on_connection(uv_stream_t *listener, int status);
+    static void on_outputs(uv_async_t *a);
+    static void on_control(uv_async_t *a);
+    static void on_drain_deadline(uv_timer_t *t);
+    static void on_handle_closed(uv_handle_t *h);
+    void poll_outputs();
+    void begin_drain();
+    void check_drained();
+    void finish_if_drained();
+    void finish_stop();
+    void notify_progress();
+
+    ServerOptions options_;
+    mutable std::mutex models_mutex_;
+    std::vector<std::shared_ptr<ServedModel>> models_;
+
+    uv_loop_t *loop_ = nullptr;
+    uv_loop_t own_loop_{};
+    bool own_thread_ = false;
+    std::thread thread_;
+    std::thread::id start_thread_;
+    std::atomic<std::thread::id> loop_thread_{};  // learnt from the first callback on a host's loop
+    uv_tcp_t listener_{};
+    uv_async_t outputs_async_{};
+    uv_async_t control_async_{};
+    uv_timer_t drain_timer_{};
+    int open_handles_ = 0;
+    std::atomic<bool> async_ready_{false};
+    std::atomic<bool> stop_requested_{false};
+    std::atomic<bool> running_{false};
+    std::atomic<bool> started_{false};
+    std::atomic<int> port_{-1};
+    bool draining_ = false;
+    bool finishing_ = false;
+    int drain_phase_ = 0;
+    std::set<Connection *> connections_;
+    uint64_t id_counter_ = 0;
+    std::mutex stopped_mutex_;
+    std::condition_variable stopped_cv_;
+};
+
+}  // namespace pagoda::server
