@@ -13,6 +13,7 @@ packages=(
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)
     python3                                              # test fixtures (make_random_model.py)
+    python3-jinja2                                       # chat template parity (chat_template_reference.py)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
 )
 
