@@ -34,6 +34,9 @@ struct Runtime {
     size_t max_string_bytes = size_t(64) << 20;  // any string or the output, at most
     uint64_t max_steps = 20'000'000;             // expressions evaluated and loop iterations
     uint64_t steps = 0;
+    // Every namespace() made by the render: a namespace may come to hold itself (a reference
+    // cycle), so the render empties them all when it ends.
+    std::vector<std::shared_ptr<Namespace>> namespaces;
 
     void step(uint64_t n = 1);                   // counts work; throws Limit past max_steps
     void check_size(size_t bytes) const;         // throws Limit past max_string_bytes

@@ -23,7 +23,7 @@ namespace {
 // Macro calls nest at most this deep, and evaluation (expressions, bodies, calls together) at
 // most kMaxEvalDepth frames: jinja2 is bounded by Python's recursion limit, we by the C stack.
 constexpr int kMaxMacroDepth = 64;
-constexpr int kMaxEvalDepth = 1500;
+constexpr int kMaxEvalDepth = 500;
 
 enum class Flow { Normal, Break, Continue };
 
@@ -224,6 +224,14 @@ private:
         return call_builtin(c, args, rt_);
     }
 
+    // Calls, filters and operators can do work in proportion to what they return (a long list, a
+    // long string); counting it keeps a loop over them within the step budget.
+    Value charged(Value v) {
+        if (v.is_sequence()) rt_.step(v.as_sequence().items.size());
+        else if (v.is_string()) rt_.step(v.as_string().size() / 256);
+        return v;
+    }
+
     Value eval(const Expr &e, const ScopePtr &scope) {
         DepthGuard guard(depth_);
         switch (e.kind) {
@@ -267,11 +275,11 @@ private:
         }
         case ExprKind::Call: {
             Value callee = eval(*e.args[0], scope);
-            return call(callee, eval_args(e, 1, scope));
+            return charged(call(callee, eval_args(e, 1, scope)));
         }
         case ExprKind::Filter: {
             Value subject = eval(*e.args[0], scope);
-            return apply_filter(e.name, subject, eval_args(e, 1, scope), rt_);
+            return charged(apply_filter(e.name, subject, eval_args(e, 1, scope), rt_));
         }
         case ExprKind::Test: {
             Value subject = eval(*e.args[0], scope);
@@ -287,7 +295,7 @@ private:
         }
         case ExprKind::Binary: {
             Value a = eval(*e.args[0], scope);
-            return binary_operator(e.name, a, eval(*e.args[1], scope), rt_);
+            return charged(binary_operator(e.name, a, eval(*e.args[1], scope), rt_));
         }
         case ExprKind::And: {
             Value a = eval(*e.args[0], scope);
@@ -326,6 +334,13 @@ std::string render(const Body &body, const std::shared_ptr<Scope> &context, Runt
     // shadows the caller's value instead of changing it.
     auto top = std::make_shared<Scope>(context);
     std::string out;
+    struct BreakCycles {
+        Runtime &rt;
+        ~BreakCycles() {
+            for (auto &ns : rt.namespaces) ns->attributes.entries.clear();
+            rt.namespaces.clear();
+        }
+    } break_cycles{rt};
     Evaluator(rt).exec_body(body, top, out);
     return out;
 }

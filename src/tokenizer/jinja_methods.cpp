@@ -381,6 +381,7 @@ Value call_builtin(const Callable &callable, const CallArgs &args, Runtime &rt) 
         if (name == "dict") return Value::dict(std::move(d));
         auto ns = std::make_shared<Namespace>();
         ns->attributes = std::move(d);
+        rt.namespaces.push_back(ns);
         return Value(std::move(ns));
     }
     unsupported("global function '" + name + "'");

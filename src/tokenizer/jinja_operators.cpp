@@ -130,6 +130,7 @@ Value binary_operator(const std::string &op, const Value &a, const Value &b, con
             return Value(a.as_string() + b.as_string());
         }
         if (a.is_indexable_sequence() && b.is_indexable_sequence() && a.as_sequence().kind == b.as_sequence().kind) {
+            rt.check_size((a.as_sequence().items.size() + b.as_sequence().items.size()) * 16);
             std::vector<Value> items = a.as_sequence().items;
             items.insert(items.end(), b.as_sequence().items.begin(), b.as_sequence().items.end());
             return Value::sequence(std::move(items), a.as_sequence().kind);

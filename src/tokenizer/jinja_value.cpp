@@ -115,6 +115,19 @@ bool equal(const Value &a, const Value &b) {
 
 namespace {
 
+// Printing recurses through containers; a namespace can hold itself, which Python prints with
+// "..." but here fails rather than overflow the stack.
+struct PrintDepth {
+    static inline thread_local int depth = 0;
+    PrintDepth() {
+        if (++depth > 200) {
+            --depth;
+            render_error("the value nests too deeply to print (does a namespace contain itself?)");
+        }
+    }
+    ~PrintDepth() { --depth; }
+};
+
 std::string join_repr(const std::vector<Value> &items, const char *open, const char *close) {
     std::string out = open;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -136,6 +149,7 @@ std::string dict_repr(const Dict &d) {
 }  // namespace
 
 std::string repr(const Value &v) {
+    PrintDepth guard;
     if (v.is_string()) return py::string_repr(v.as_string());
     if (v.is_undefined()) return "Undefined";
     if (v.is_sequence()) {
@@ -154,6 +168,7 @@ std::string repr(const Value &v) {
 }
 
 std::string to_str(const Value &v) {
+    PrintDepth guard;
     if (v.is_undefined()) return "";
     if (v.is_none()) return "None";
     if (v.is_bool()) return v.as_bool() ? "True" : "False";

@@ -141,6 +141,18 @@ void test_limits(void **) {
     for (int i = 0; i < 1000; ++i) nested += "{% if true %}";
     assert_int_equal(error_of(nested).kind(), Kind::Unsupported);
     assert_int_equal(error_of("{{ 9223372036854775807 + 1 }}").kind(), Kind::Unsupported);
+    // A namespace holding itself: no leak (the render empties its namespaces), and printing it
+    // fails instead of recursing without end (Python prints "{...}").
+    assert_string_equal(render("{% set ns = namespace(a=[]) %}{% set ns.self = ns %}{% set ns.a = [ns] %}{{ ns.self.a|length }}").c_str(), "1");
+    assert_int_equal(error_of("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}").kind(), Kind::Render);
+    // Doubling a list or a string in a loop stops at the size limit.
+    assert_int_equal(error_of("{% set ns = namespace(l=[1], s='ab') %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}",
+                              ordered_json::object(), small).kind(), Kind::Limit);
+    assert_int_equal(error_of("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+                              ordered_json::object(), small).kind(), Kind::Limit);
+    // Work done by filters counts: a large list filtered in a loop runs out of steps.
+    assert_int_equal(error_of("{% for i in range(1000) %}{{ range(10000)|select('odd')|list|length }}{% endfor %}",
+                              ordered_json::object(), small).kind(), Kind::Limit);
     assert_int_equal(error_of("{{ 99999999999999999999 }}").kind(), Kind::Unsupported);
 }
 
