@@ -235,6 +235,69 @@ Value do_indent(const Value &v, const CallArgs &args) {
     return Value(std::move(out));
 }
 
+// The filters over a whole collection: reverse, sum, unique, dictsort, min, max, sort. Strings
+// compare case-insensitively unless case_sensitive=true, as in jinja2.
+Value collection_filter(const std::string &name, const Value &v, const CallArgs &args, Runtime &rt) {
+    if (name == "reverse") {
+        if (v.is_string()) {
+            const std::u32string chars = py::code_points(v.as_string());
+            return Value(py::to_utf8(std::u32string(chars.rbegin(), chars.rend())));
+        }
+        std::vector<Value> items = iterate(v);
+        std::reverse(items.begin(), items.end());
+        return generator(std::move(items));
+    }
+    const bool case_sensitive = flag_arg(args, name == "sort" ? 1 : 0, "case_sensitive");
+    const Value *attribute = args.get(size_t(-1), "attribute");
+    auto key_of = [&](const Value &item) {
+        return sort_key(attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, case_sensitive);
+    };
+    std::vector<Value> items = iterate(v);
+    if (name == "sum") {
+        const Value *start = args.get(1, "start");
+        Value total = start ? *start : Value(int64_t(0));
+        for (const Value &item : items)
+            total = binary_operator("+", total, attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, rt);
+        return total;
+    }
+    if (name == "unique") {
+        std::vector<Value> out, seen;
+        for (const Value &item : items) {
+            const Value key = key_of(item);
+            if (std::any_of(seen.begin(), seen.end(), [&](const Value &s) { return equal(s, key); })) continue;
+            seen.push_back(key);
+            out.push_back(item);
+        }
+        return generator(std::move(out));
+    }
+    if (name == "dictsort") {
+        if (!v.is_dict()) render_error("dictsort: expected a dict");
+        const Value *by = args.get(1, "by");
+        const bool by_value = by && by->is_string() && by->as_string() == "value";
+        items.clear();
+        for (const auto &[k, e] : v.as_dict().entries) items.push_back(Value::sequence({k, e}, SeqKind::Tuple));
+        std::stable_sort(items.begin(), items.end(), [&](const Value &a, const Value &b) {
+            return less_than(sort_key(a.as_sequence().items[by_value ? 1 : 0], case_sensitive),
+                             sort_key(b.as_sequence().items[by_value ? 1 : 0], case_sensitive));
+        });
+        if (flag_arg(args, 2, "reverse")) std::reverse(items.begin(), items.end());
+        return Value::sequence(std::move(items));
+    }
+    if (name == "min" || name == "max") {
+        if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+        size_t best = 0;
+        for (size_t i = 1; i < items.size(); ++i)
+            if (name == "min" ? less_than(key_of(items[i]), key_of(items[best])) : less_than(key_of(items[best]), key_of(items[i])))
+                best = i;
+        return items[best];
+    }
+    const bool reverse = flag_arg(args, 0, "reverse");
+    std::stable_sort(items.begin(), items.end(), [&](const Value &a, const Value &b) {
+        return reverse ? less_than(key_of(b), key_of(a)) : less_than(key_of(a), key_of(b));
+    });
+    return Value::sequence(std::move(items));
+}
+
 }  // namespace
 
 bool is_known_filter(std::string_view name) {
@@ -324,66 +387,8 @@ Value apply_filter(const std::string &name, const Value &v, const CallArgs &args
     }
     if (name == "attr") return get_attribute(v, str_arg(args, 0, "name", "attr"));
     if (name == "unique" || name == "sort" || name == "min" || name == "max" || name == "reverse" || name == "sum" ||
-        name == "dictsort") {
-        if (name == "reverse") {
-            if (v.is_string()) {
-                const std::u32string chars = py::code_points(v.as_string());
-                return Value(py::to_utf8(std::u32string(chars.rbegin(), chars.rend())));
-            }
-            std::vector<Value> items = iterate(v);
-            std::reverse(items.begin(), items.end());
-            return generator(std::move(items));
-        }
-        const bool case_sensitive = flag_arg(args, name == "sort" ? 1 : name == "dictsort" ? 0 : 0, "case_sensitive");
-        const Value *attribute = args.get(size_t(-1), "attribute");
-        auto key_of = [&](const Value &item) {
-            return sort_key(attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, case_sensitive);
-        };
-        std::vector<Value> items = iterate(v);
-        if (name == "sum") {
-            const Value *start = args.get(1, "start");
-            Value total = start ? *start : Value(int64_t(0));
-            for (const Value &item : items)
-                total = binary_operator("+", total, attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, rt);
-            return total;
-        }
-        if (name == "unique") {
-            std::vector<Value> out, seen;
-            for (const Value &item : items) {
-                const Value key = key_of(item);
-                if (std::any_of(seen.begin(), seen.end(), [&](const Value &s) { return equal(s, key); })) continue;
-                seen.push_back(key);
-                out.push_back(item);
-            }
-            return generator(std::move(out));
-        }
-        if (name == "dictsort") {
-            if (!v.is_dict()) render_error("dictsort: expected a dict");
-            const Value *by = args.get(1, "by");
-            const bool by_value = by && by->is_string() && by->as_string() == "value";
-            items.clear();
-            for (const auto &[k, e] : v.as_dict().entries) items.push_back(Value::sequence({k, e}, SeqKind::Tuple));
-            std::stable_sort(items.begin(), items.end(), [&](const Value &a, const Value &b) {
-                return less_than(sort_key(a.as_sequence().items[by_value ? 1 : 0], case_sensitive),
-                                 sort_key(b.as_sequence().items[by_value ? 1 : 0], case_sensitive));
-            });
-            if (flag_arg(args, 2, "reverse")) std::reverse(items.begin(), items.end());
-            return Value::sequence(std::move(items));
-        }
-        if (name == "min" || name == "max") {
-            if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-            size_t best = 0;
-            for (size_t i = 1; i < items.size(); ++i)
-                if (name == "min" ? less_than(key_of(items[i]), key_of(items[best])) : less_than(key_of(items[best]), key_of(items[i])))
-                    best = i;
-            return items[best];
-        }
-        const bool reverse = flag_arg(args, 0, "reverse");
-        std::stable_sort(items.begin(), items.end(), [&](const Value &a, const Value &b) {
-            return reverse ? less_than(key_of(b), key_of(a)) : less_than(key_of(a), key_of(b));
-        });
-        return Value::sequence(std::move(items));
-    }
+        name == "dictsort")
+        return collection_filter(name, v, args, rt);
     if (name == "indent") return do_indent(v, args);
     unsupported("filter '" + name + "'");
 }
