@@ -4,18 +4,22 @@
 // with trim_blocks, lstrip_blocks and loop controls; globals raise_exception and strftime_now;
 // tojson = json.dumps(ensure_ascii=False); Python semantics throughout).
 //
-// Use from the HTTP server (parse once per model, render per request, from any thread):
+// Use from the HTTP server (parse once per model, render per request, from any thread). Parse the
+// request body as nlohmann::ordered_json: templates print tool schemas with tojson, and Python
+// keeps a dict's key order, so a sorted std::map-backed json would print them differently.
 //
-//     const auto &set = tokenizer->chat_templates();    // null or no sources(): no template
-//     const tok::ChatTemplate &tmpl = set->get("");      // parsed once, cached; throws NoTemplate
-//     tok::ChatRenderOptions o;
-//     o.add_generation_prompt = true;
-//     o.tools = &request["tools"];                                      // or null
+//     const auto &set = tokenizer->chat_templates();   // null or no sources(): the model has none
+//     const nlohmann::ordered_json *tools = request.contains("tools") ? &request["tools"] : nullptr;
 //     try {
+//         const tok::ChatTemplate &tmpl = set->get("", tools != nullptr);  // parsed once, cached
+//         tok::ChatRenderOptions o;
+//         o.add_generation_prompt = true;
+//         o.tools = tools;
 //         std::string prompt = tok::render_chat(tmpl, request["messages"], o, set->special_tokens);
 //     } catch (const tok::ChatTemplateError &e) {
-//         if (e.kind() == tok::ChatTemplateErrorKind::Raised)   // 400 with e.template_message()
-//         ...                                                  // else e.status(), e.what()
+//         // Raised (the template's raise_exception) and Input (bad messages): HTTP 400 with
+//         // e.template_message() / e.what(); Render: 400 too (the messages broke the template);
+//         // Syntax, Unsupported, NoTemplate: the model's template cannot serve chat (500 or 400).
 //     }
 //
 // Everything here throws ChatTemplateError (a pagoda::Error) and nothing else but bad_alloc.
