@@ -55,6 +55,7 @@ public:
             line_ += text_newlines;
             pos_ = tag + 2 + (sign ? 1 : 0);
             if (kind == '#') skip_comment();
+            else if (kind == '%' && lex_raw()) {}
             else lex_tag(kind == '{');
             line_starting = pos_ > 0 && src_[pos_ - 1] == '\n';
         }
@@ -119,6 +120,59 @@ private:
     }
 
     bool at(const char *s) const { return src_.compare(pos_, std::strlen(s), s) == 0; }
+
+    // Matches "\s*<word>\s*[-+]?%}" at `p` (after a "{%" and its sign); on success returns the
+    // closing sign ('-', '+' or 0) and sets `end` past "%}".
+    bool match_tag_word(size_t p, const char *word, char &close_sign, size_t &end) const {
+        auto skip = [&](size_t q) {
+            while (q < src_.size() && py::is_space(static_cast<unsigned char>(src_[q]))) ++q;
+            return q;
+        };
+        p = skip(p);
+        const size_t n = std::strlen(word);
+        if (src_.compare(p, n, word) != 0) return false;
+        p = skip(p + n);
+        close_sign = 0;
+        if (p < src_.size() && (src_[p] == '-' || src_[p] == '+')) close_sign = src_[p++];
+        if (src_.compare(p, 2, "%}") != 0) return false;
+        end = p + 2;
+        return true;
+    }
+
+    // {% raw %}...{% endraw %}: the text between is emitted as it is. Whitespace control as
+    // jinja2 applies it: `-` on either tag strips, lstrip_blocks applies before {% endraw %},
+    // trim_blocks after it (not after {% raw %}). Returns false when the tag is not raw.
+    bool lex_raw() {
+        char sign = 0;
+        size_t after = 0;
+        if (!match_tag_word(pos_, "raw", sign, after)) return false;
+        const int start_line = line_;
+        line_ += count_newlines(std::string_view(src_).substr(pos_, after - pos_));
+        pos_ = after;
+        if (sign == '-') skip_space();
+        const bool line_starting = pos_ > 0 && src_[pos_ - 1] == '\n';
+        for (size_t at_tag = src_.find("{%", pos_); at_tag != std::string::npos; at_tag = src_.find("{%", at_tag + 2)) {
+            const char open_sign = at_tag + 2 < src_.size() && (src_[at_tag + 2] == '-' || src_[at_tag + 2] == '+') ? src_[at_tag + 2] : 0;
+            char close_sign = 0;
+            size_t end = 0;
+            if (!match_tag_word(at_tag + 2 + (open_sign ? 1 : 0), "endraw", close_sign, end)) continue;
+            std::string text = src_.substr(pos_, at_tag - pos_);
+            const int text_newlines = count_newlines(text);
+            if (open_sign == '-') {
+                text = py::strip(text, std::nullopt, py::StripSide::Right);
+            } else if (open_sign != '+') {
+                const size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+                if ((line_start > 0 || line_starting) && line_start < text.size() && all_space(text.substr(line_start)))
+                    text.resize(line_start);
+            }
+            emit_text(std::move(text));
+            line_ += text_newlines + count_newlines(std::string_view(src_).substr(at_tag, end - at_tag));
+            pos_ = end;
+            finish_tag(close_sign, true);
+            return true;
+        }
+        syntax_error("missing '{% endraw %}' for the raw block opened here", start_line);
+    }
 
     void lex_tag(bool variable) {
         const int start_line = line_;

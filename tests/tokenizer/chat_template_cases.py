@@ -20,6 +20,7 @@ CASES = [
  ("{# comment #}\nline\n{#- c2 -#}  end", {}),
  ("{% if true %}\nA{% endif %}\n{{ 'B' }}\n", {}),
  ("row\n    {%+ if true %}kept{% endif %}", {}),
+ ("a {% raw %}{{ x }} {% if %}{% endraw %} b|\n  {% raw %}\n{{ y }}\n  {% endraw %}\nc|{%- raw -%}  {# z #}  {%- endraw -%}  d", {}),
  ("{{- ' x ' -}}  \n  {{ 'y' }}", {}),
  ("a\r\nb\rc\n", {}),
  # set, scoping, namespace
@@ -116,6 +117,7 @@ ERRORS = [
  ("{% if x %}{{ raise_exception('bad ' ~ x) }}{% endif %}", {"x": 7}, "raised:bad 7"),
  ("{{ x|xmlattr }}", {}, "unsupported:filter 'xmlattr'"),
  ("{% include 'other.html' %}", {}, "unsupported:tag 'include'"),
+ ("{% raw %}never closed", {}, "syntax"),
  ("{% extends 'base' %}", {}, "unsupported:tag 'extends'"),
  ("{{ x is fizzy }}", {}, "unsupported:test 'fizzy'"),
  ("{{ '%s' % 1 }}", {}, "unsupported:printf-style"),
