@@ -31,6 +31,7 @@ typedef struct cli_command {
 int cli_devices(int argc, char **argv);
 int cli_generate(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
+int cli_apply_template(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_place(int argc, char **argv);

@@ -4,6 +4,7 @@
  *     pagoda generate [--model PATH] --prompt TEXT [options]
  *     pagoda tokenize (--model PATH | --tokenizer PATH) --text TEXT [--json]
  *     pagoda serve [--model PATH] [--host ADDR] [--port N] [--api-key KEY]
+ *     pagoda apply-template --model PATH --messages FILE [--add-generation-prompt]
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -19,6 +20,8 @@ static const cli_command_t commands[] = {
     {"tokenize", "Print the token ids of a text", cli_tokenize},
     {"serve", "Serve a model over HTTP with OpenAI's API (completions, chat, models, metrics)",
      cli_serve},
+    {"apply-template", "Render a conversation with a model's chat template (prompt text only)",
+     cli_apply_template},
     {"plan", "Plan pipeline stages and prompt slicing of a model on a mesh", cli_plan},
     {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
     {"place", "Search for a placement of several models on a cluster (AlpaServe)", cli_place},
@@ -34,7 +37,7 @@ static void usage(FILE *out) {
           "Commands:\n",
           out);
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-15s %s\n", commands[i].name, commands[i].summary);
     fputs("\n"
           "Run 'pagoda <command> --help' for a command's options.\n"
           "\n"

@@ -145,6 +145,81 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_token_to_piece(const pagoda_tokenize
                                                            int32_t id, char *buffer,
                                                            size_t capacity, size_t *length);
 
+/**
+ * \brief How pagoda_tokenizer_apply_chat_template() renders. Initialise with
+ *        pagoda_chat_template_options_default().
+ */
+typedef struct pagoda_chat_template_options {
+    uint32_t struct_size;          /**< Set by pagoda_chat_template_options_init(). */
+    int32_t add_generation_prompt; /**< Nonzero: end with the header of the assistant's turn (default 0). */
+    const char *chat_template;     /**< Jinja source to render instead of the tokenizer's own; NULL (default): the tokenizer's. */
+    const char *template_name;     /**< Which of the tokenizer's named templates (`"tool_use"`, `"rag"`); NULL (default):
+                                        `"tool_use"` when `tools_json` is given and the tokenizer has one, else `"default"`. */
+    const char *tools_json;        /**< The template's `tools`: a JSON array of tool schemas; NULL (default): `None`. */
+    const char *context_json;      /**< More template variables as a JSON object (`{"enable_thinking": false}`,
+                                        `{"documents": [...]}`); they override the others. NULL (default): none. */
+} pagoda_chat_template_options_t;
+
+/**
+ * \brief Fills the first `size` bytes of `options` with the defaults (all zero and NULL).
+ *
+ * Call it as pagoda_chat_template_options_default(&options), which passes the size the caller was
+ * compiled with, so a host built against older headers is never written past the end of its
+ * struct. Bindings pass their struct's size.
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_chat_template_options_init(pagoda_chat_template_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_chat_template_options_init() with the caller's struct size. */
+#define pagoda_chat_template_options_default(options) \
+    pagoda_chat_template_options_init((options), sizeof *(options))
+
+/**
+ * \brief Renders a conversation into prompt text with the tokenizer's chat template, exactly as
+ *        Hugging Face transformers' `apply_chat_template(messages, tokenize=False)` does.
+ *
+ * The template is `tokenizer_config.json`'s `chat_template` (a folder's tokenizer) or the GGUF
+ * file's `tokenizer.chat_template` (a model's tokenizer), parsed on first use. It runs as jinja2
+ * runs it in transformers (`trim_blocks`, `lstrip_blocks`, `break`/`continue`, `raise_exception()`,
+ * `strftime_now()` in local time, `tojson` as `json.dumps(ensure_ascii=False)`, Python's semantics)
+ * with the variables `messages`, `tools`, `documents` (None), `add_generation_prompt`, the
+ * tokenizer's special tokens (`bos_token`, `eos_token`, ...: those it has) and `context_json`'s.
+ * Templates may use the Jinja most chat templates use; a construct outside it (a filter such as
+ * `xmlattr`, a tag such as `include`) fails with ::PAGODA_ERR_UNSUPPORTED naming it and its line.
+ * The text is not tokenized: encode it without ::PAGODA_TOKENIZE_ADD_SPECIAL when the template
+ * writes the BOS token itself.
+ * \param[in] tokenizer the handle.
+ * \param[in] messages_json an OpenAI-style JSON array of messages: objects with a string `role`
+ *            and a `content` that is a string, an array of content parts, or null; other members
+ *            (`tool_calls`, `tool_call_id`, `name`, `reasoning_content`) reach the template as
+ *            they are.
+ * \param[in] options NULL for the defaults, or initialised with pagoda_chat_template_options_default().
+ * \param[out] text the rendered text, NUL-terminated UTF-8; release with pagoda_free().
+ * \param[out] text_len bytes of `text` before the NUL; may be NULL.
+ * \return ::PAGODA_OK;
+ *   ::PAGODA_ERR_INVALID_HANDLE;
+ *   ::PAGODA_ERR_INVALID_ARGUMENT for NULL pointers, `messages_json`/`tools_json`/`context_json`
+ *   that are not JSON of the right shape (the message names the member at fault), when the
+ *   template calls `raise_exception(msg)` (the message ends with the template's `msg`, after
+ *   "chat template raised an exception: "; a server answers HTTP 400 with it), or when rendering
+ *   fails on these messages as it would in Python (a type error such as adding a string and a
+ *   list, an undefined value used, a render past 64 MiB);
+ *   ::PAGODA_ERR_FORMAT for a malformed template;
+ *   ::PAGODA_ERR_UNSUPPORTED when the tokenizer has no chat template (and none is given) or the
+ *   template uses Jinja outside the supported subset.
+ * \par Thread safety
+ * Safe from any thread, also on the same tokenizer at once.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tokenizer_t *tokenizer,
+                                                                const char *messages_json,
+                                                                const pagoda_chat_template_options_t *options,
+                                                                char **text, size_t *text_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pagoda {
@@ -24,6 +25,9 @@ struct GgufVocabulary {
     int8_t add_bos_token = -1;     // tokenizer.ggml.add_bos_token
     int8_t add_eos_token = -1;     // tokenizer.ggml.add_eos_token
     int8_t add_space_prefix = -1;  // tokenizer.ggml.add_space_prefix (SentencePiece's dummy prefix)
+    // tokenizer.chat_template as ("default", source), then tokenizer.chat_template.<name> as
+    // (name, source); empty when the file has none.
+    std::vector<std::pair<std::string, std::string>> chat_templates;
 };
 
 }  // namespace pagoda

@@ -53,6 +53,12 @@ GgufVocabulary read_gguf_vocabulary(const GgufFile &file) {
     v.add_bos_token = flag("tokenizer.ggml.add_bos_token");
     v.add_eos_token = flag("tokenizer.ggml.add_eos_token");
     v.add_space_prefix = flag("tokenizer.ggml.add_space_prefix");
+    // Chat templates: the default one, then llama.cpp's named ones (tokenizer.chat_template.tool_use).
+    const std::string prefix = "tokenizer.chat_template";
+    if (file.has(prefix)) v.chat_templates.emplace_back("default", file.get_string(prefix));
+    for (const auto &[key, value] : file.metadata())
+        if (key.size() > prefix.size() + 1 && key.compare(0, prefix.size() + 1, prefix + ".") == 0)
+            v.chat_templates.emplace_back(key.substr(prefix.size() + 1), file.get_string(key));
     return v;
 }
 

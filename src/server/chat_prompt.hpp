@@ -1,6 +1,5 @@
 // The seam between the chat endpoint and the chat-template renderer (src/tokenizer/
-// chat_template*, on its own branch): checked messages in, the prompt text the model's template
-// gives out. Until the renderer is wired here it refuses with 501.
+// chat_template.hpp): checked messages in, the prompt text the model's template gives out.
 #pragma once
 
 #include <string>
@@ -12,8 +11,9 @@ namespace pagoda::server {
 struct ServedModel;
 
 // `messages`: an array of {"role", "content": string, "name"?, "tool_call_id"?} as
-// parse_chat_request() left them. Throws ApiError (501 while no renderer exists; 400 for
-// messages the template rejects).
+// parse_chat_request() left them. Throws ApiError: 400 when the template rejects the
+// conversation (its raise_exception message) or fails on it, 400 for a model without a chat
+// template, 500 for a template the renderer cannot run (malformed, or Jinja outside the subset).
 std::string render_chat_prompt(const ServedModel &model, const nlohmann::json &messages,
                                bool add_generation_prompt);
 

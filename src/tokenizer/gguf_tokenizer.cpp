@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/gguf_vocabulary.hpp"
 #include "tokenizer/bpe_model.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"
 #include "tokenizer/spm_model.hpp"
 
@@ -60,7 +61,7 @@ void fill_common(PipelineParts &parts, const GgufVocabulary &v) {
     parts.added_tokens = AddedTokens(added_tokens_of(v));
 }
 
-std::shared_ptr<const Tokenizer> spm_from_gguf(const GgufVocabulary &v) {
+std::shared_ptr<Tokenizer> spm_from_gguf(const GgufVocabulary &v) {
     const std::string metaspace = "\xE2\x96\x81";
     PipelineParts parts;
     fill_common(parts, v);
@@ -90,7 +91,7 @@ std::shared_ptr<const Tokenizer> spm_from_gguf(const GgufVocabulary &v) {
     return std::make_shared<PipelineTokenizer>(std::move(parts));
 }
 
-std::shared_ptr<const Tokenizer> bpe_from_gguf(const GgufVocabulary &v, const std::string &source) {
+std::shared_ptr<Tokenizer> bpe_from_gguf(const GgufVocabulary &v, const std::string &source) {
     // llama.cpp's names for the split rules (tokenizer.ggml.pre).
     const char *regex = nullptr;
     bool ignore_merges = false;
@@ -138,16 +139,36 @@ std::shared_ptr<const Tokenizer> bpe_from_gguf(const GgufVocabulary &v, const st
     return std::make_shared<PipelineTokenizer>(std::move(parts));
 }
 
+// The special tokens a chat template sees, named as tokenizer_config.json names them, spelled
+// as the vocabulary spells them (what llama.cpp passes its templates too).
+nlohmann::ordered_json gguf_special_tokens(const GgufVocabulary &v) {
+    nlohmann::ordered_json specials = nlohmann::ordered_json::object();
+    auto add = [&](const char *name, int32_t id) {
+        if (id >= 0 && size_t(id) < v.tokens.size() && !v.tokens[size_t(id)].empty()) specials[name] = v.tokens[size_t(id)];
+    };
+    add("bos_token", v.bos_token_id);
+    add("eos_token", v.eos_token_id);
+    add("unk_token", v.unknown_token_id);
+    add("pad_token", v.padding_token_id);
+    return specials;
+}
+
 }  // namespace
 
 std::shared_ptr<const Tokenizer> Tokenizer::from_gguf(const GgufVocabulary &vocabulary,
                                                       const std::string &source) {
     if (vocabulary.tokens.empty())
         throw Error(PAGODA_ERR_NOT_FOUND, source + ": the file has no tokenizer (no tokenizer.ggml.tokens)");
-    if (vocabulary.model == "llama") return spm_from_gguf(vocabulary);
-    if (vocabulary.model == "gpt2") return bpe_from_gguf(vocabulary, source);
-    throw Error(PAGODA_ERR_UNSUPPORTED, source + ": tokenizer.ggml.model '" + vocabulary.model +
-                                            "' is not supported (supported: llama, gpt2)");
+    std::shared_ptr<Tokenizer> tokenizer;
+    if (vocabulary.model == "llama") tokenizer = spm_from_gguf(vocabulary);
+    else if (vocabulary.model == "gpt2") tokenizer = bpe_from_gguf(vocabulary, source);
+    else
+        throw Error(PAGODA_ERR_UNSUPPORTED, source + ": tokenizer.ggml.model '" + vocabulary.model +
+                                                "' is not supported (supported: llama, gpt2)");
+    // A set even without templates: its special tokens serve a template the caller supplies.
+    tokenizer->set_chat_templates(std::make_shared<ChatTemplateSet>(
+        vocabulary.chat_templates, gguf_special_tokens(vocabulary), source + ": tokenizer.chat_template"));
+    return tokenizer;
 }
 
 }  // namespace pagoda::tok

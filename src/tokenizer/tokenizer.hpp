@@ -15,6 +15,8 @@ struct GgufVocabulary;
 
 namespace pagoda::tok {
 
+class ChatTemplateSet;
+
 class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
@@ -51,6 +53,17 @@ public:
     virtual int32_t unk_token_id() const = 0;  // -1 = none
     virtual int32_t pad_token_id() const = 0;  // -1 = none
     virtual const char *model_name() const = 0;  // "bpe" or "spm"
+
+    // The chat templates the tokenizer's files carry (tokenizer_config.json's chat_template, a
+    // GGUF file's tokenizer.chat_template), with the special tokens a template sees; null, or a set
+    // without sources, when there are none. Set once by whoever builds the tokenizer, before it is shared.
+    const std::shared_ptr<const ChatTemplateSet> &chat_templates() const { return chat_templates_; }
+    void set_chat_templates(std::shared_ptr<const ChatTemplateSet> templates) {
+        chat_templates_ = std::move(templates);
+    }
+
+private:
+    std::shared_ptr<const ChatTemplateSet> chat_templates_;
 };
 
 // Turns generated ids into text as they arrive: emits only complete UTF-8, and the same text in

@@ -7,7 +7,9 @@
 
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/log.hpp"
 #include "tokenizer/bpe_model.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"
 
 namespace pagoda::tok {
@@ -404,7 +406,18 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     parts.byte_fallback = options.byte_fallback;
     parts.model = std::make_unique<BpeModel>(std::move(vocab), merges, std::move(options), model.where);
     parts.added_tokens = AddedTokens(std::move(added));
-    return std::make_shared<PipelineTokenizer>(std::move(parts));
+    auto tokenizer = std::make_shared<PipelineTokenizer>(std::move(parts));
+    if (config_json != nullptr) {
+        // Key order matters to templates (tojson prints dicts in order), so the chat template's
+        // view of the config is read ordered. A malformed chat_template costs the templates only.
+        try {
+            tokenizer->set_chat_templates(
+                chat_templates_from_config(nlohmann::ordered_json::parse(*config_json), config_path));
+        } catch (const ChatTemplateError &e) {
+            log(PAGODA_LOG_WARN, std::string(e.what()) + " (the tokenizer has no chat template)");
+        }
+    }
+    return tokenizer;
 }
 
 }  // namespace pagoda::tok

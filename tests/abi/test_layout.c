@@ -490,6 +490,15 @@ FROZEN_VALUE(PAGODA_TOKENIZE_ADD_SPECIAL, 1u);
 FROZEN_VALUE(PAGODA_TOKENIZE_PARSE_SPECIAL, 2u);
 FROZEN_VALUE(PAGODA_DETOKENIZE_SKIP_SPECIAL, 1u);
 
+/* pagoda_chat_template_options_t (tokenizer.h) */
+FROZEN_FIELD(pagoda_chat_template_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_chat_template_options_t, add_generation_prompt, 4, 4);
+FROZEN_FIELD(pagoda_chat_template_options_t, chat_template, 8, 8);
+FROZEN_FIELD(pagoda_chat_template_options_t, template_name, 16, 8);
+FROZEN_FIELD(pagoda_chat_template_options_t, tools_json, 24, 8);
+FROZEN_FIELD(pagoda_chat_template_options_t, context_json, 32, 8);
+FROZEN_MIN_SIZE(pagoda_chat_template_options_t, 40);
+
 /* pagoda_mesh_options_t (mesh.h) */
 FROZEN_FIELD(pagoda_mesh_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_mesh_options_t, devices, 8, 8);

@@ -30,6 +30,7 @@ static void test_short_structs_are_not_overrun(void **state) {
     CHECK_SHORT_INIT(pagoda_kv_cache_options_t, pagoda_kv_cache_options_init, 24);
     CHECK_SHORT_INIT(pagoda_engine_options_t, pagoda_engine_options_init, 12);
     CHECK_SHORT_INIT(pagoda_server_options_t, pagoda_server_options_init, 16);
+    CHECK_SHORT_INIT(pagoda_chat_template_options_t, pagoda_chat_template_options_init, 8);
     /* The request options as 0.1's first headers had them, before n/best_of/beams. */
     CHECK_SHORT_INIT(pagoda_request_options_t, pagoda_request_options_init,
                      offsetof(pagoda_request_options_t, n));

@@ -1,5 +1,5 @@
-# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|plan|simulate|place|hello_backends> -DPAGODA=<pagoda> -DHELLO=<hello>
-#       -DVERSION=<x.y.z> -P smoke.cmake
+# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|plan|simulate|place|hello_backends|apply_template>
+#       -DPAGODA=<pagoda> -DHELLO=<hello> -DVERSION=<x.y.z> [-DCHAT_MODEL_DIR=<dir>] -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
 
 # run(<expected exit code> <command...>): runs it; its stdout and stderr land in OUT and ERR.
@@ -241,6 +241,40 @@ elseif(CHECK STREQUAL "place")
   expect_match("models\\[0\\]\\.shape\\.hidden" "${ERR}" "place names the bad field")
   run(2 ${PAGODA} place --rate 2)
   expect_match("--spec is required" "${ERR}" "place without a spec")
+
+elseif(CHECK STREQUAL "apply_template")
+  # A random model carrying Qwen2.5's chat template (make_random_model.py --chat-template): the
+  # GGUF file and the Hugging Face folder print the same text, the text transformers renders.
+  set(messages ${SOURCE_DIR}/tests/examples/apply_template_messages.json)
+  set(expected "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi é😀<|im_end|>\n<|im_start|>assistant\n")
+  foreach(model ${CHAT_MODEL_DIR}/model.gguf ${CHAT_MODEL_DIR}/hf)
+    run(0 ${PAGODA} apply-template --model ${model} --messages ${messages} --add-generation-prompt)
+    if(NOT OUT STREQUAL expected)
+      message(FATAL_ERROR "apply-template --model ${model} printed\n'${OUT}'\nexpected\n'${expected}'")
+    endif()
+  endforeach()
+  run(0 ${PAGODA} apply-template --tokenizer ${CHAT_MODEL_DIR}/hf --messages ${messages})
+  string(FIND "${OUT}" "<|im_start|>assistant" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "without --add-generation-prompt the assistant header was printed")
+  endif()
+  # raise_exception: exit 1, the template's message on stderr, nothing on stdout.
+  run(1 ${PAGODA} apply-template --model ${CHAT_MODEL_DIR}/model.gguf --messages ${messages}
+    --template ${SOURCE_DIR}/tests/fixtures/chat_templates/gemini.jinja)
+  expect_match("PAGODA_ERR_INVALID_ARGUMENT: .*System role not supported" "${ERR}" "the template's exception")
+  if(NOT OUT STREQUAL "")
+    message(FATAL_ERROR "a failed apply-template wrote to stdout: ${OUT}")
+  endif()
+  # The bundled stories260K has no chat template.
+  run(1 ${PAGODA} apply-template --messages ${messages})
+  expect_match("PAGODA_ERR_UNSUPPORTED: .*no chat template" "${ERR}" "a model without a template")
+  file(WRITE ${CHAT_MODEL_DIR}/bad_messages.json "{\"role\": \"user\"}")
+  run(1 ${PAGODA} apply-template --model ${CHAT_MODEL_DIR}/model.gguf --messages ${CHAT_MODEL_DIR}/bad_messages.json)
+  expect_match("messages must be a JSON array" "${ERR}" "malformed messages")
+  run(2 ${PAGODA} apply-template --model ${CHAT_MODEL_DIR}/model.gguf)
+  expect_match("--messages is required" "${ERR}" "apply-template without messages")
+  run(0 ${PAGODA} --help)
+  expect_match("\n  apply-template  " "${OUT}" "--help lists apply-template")
 
 elseif(CHECK STREQUAL "hello_backends")
   run(0 ${HELLO})

@@ -227,7 +227,7 @@ static void test_errors(void **state) {
         {"POST", COMPLETIONS, "{\"prompt\":\"x\",\"suffix\":\"end\"}", 400, "suffix"},
         {"POST", COMPLETIONS, "{\"prompt\":\"x\",\"frobnicate\":1}", 400, "frobnicate"},
         {"POST", COMPLETIONS, "{\"prompt\":\"x\",\"max_tokens\":100000000}", 400, "max_tokens"},
-        {"POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", 501, "messages"},
+        {"POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", 400, "messages"},
         {"POST", "/v1/chat/completions", "{\"messages\":[]}", 400, "messages"},
         {"POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"king\",\"content\":\"hi\"}]}", 400, "messages[0].role"},
         {"POST", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", 400, "messages[0].content[0]"},
