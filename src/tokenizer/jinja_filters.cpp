@@ -41,8 +41,9 @@ Value lookup_path(const Value &item, const std::string &path) {
 
 std::string str_arg(const CallArgs &args, size_t index, const char *name, const std::string &what) {
     const Value *v = args.get(index, name);
-    if (v == nullptr) render_error(what + ": missing argument '" + name + "'");
-    if (!v->is_string()) render_error(what + ": '" + name + "' must be a string, not " + v->type_name());
+    const std::string label = name != nullptr ? name : "argument " + std::to_string(index + 1);
+    if (v == nullptr) render_error(what + ": missing " + label);
+    if (!v->is_string()) render_error(what + ": " + label + " must be a string, not " + v->type_name());
     return v->as_string();
 }
 
@@ -56,9 +57,13 @@ Value generator(std::vector<Value> items) { return Value::sequence(std::move(ite
 // select/reject/selectattr/rejectattr: `test_at` is where the test's name sits in the arguments.
 Value select_items(const Value &subject, const CallArgs &args, bool by_attribute, bool keep_when) {
     const std::string what = by_attribute ? (keep_when ? "selectattr" : "rejectattr") : (keep_when ? "select" : "reject");
-    std::string attribute;
+    // jinja2's attribute: a dotted path when a string, else one item key (an index).
+    Value attribute;
     size_t next = 0;
-    if (by_attribute) attribute = str_arg(args, next++, nullptr, what);
+    if (by_attribute) {
+        if (args.positional.empty()) render_error(what + ": missing the attribute name");
+        attribute = args.positional[next++];
+    }
     std::string test;
     CallArgs test_args;
     if (args.positional.size() > next) {
@@ -70,7 +75,9 @@ Value select_items(const Value &subject, const CallArgs &args, bool by_attribute
     }
     std::vector<Value> out;
     for (const Value &item : iterate(subject)) {
-        const Value probe = by_attribute ? lookup_path(item, attribute) : item;
+        const Value probe = !by_attribute ? item
+                            : attribute.is_string() ? lookup_path(item, attribute.as_string())
+                                                    : get_item(item, attribute);
         const bool passes = test.empty() ? truthy(probe) : apply_test(test, probe, test_args);
         if (passes == keep_when) out.push_back(item);
     }
