@@ -13,7 +13,8 @@
  * \brief Serves one or several engines, each under a model name, with the endpoints vLLM and
  *        llama-server offer: `POST /v1/completions`, `POST /v1/chat/completions` (JSON or
  *        Server-Sent Events), `GET /v1/models`, `GET /health`, `POST /tokenize`,
- *        `POST /detokenize` and `GET /metrics` (Prometheus text).
+ *        `POST /detokenize`, `POST /apply-template` (a chat request's prompt text, not
+ *        generated) and `GET /metrics` (Prometheus text).
  *
  * The server runs a libuv loop, on a thread of its own (pagoda_server_start()) or on the host's
  * (pagoda_server_start_on_loop()), and one driver thread per engine that calls
@@ -50,9 +51,10 @@ typedef struct pagoda_server_options {
                                        pagoda_server_port(). */
     const char *host;             /**< IPv4 or IPv6 address to bind; NULL = "127.0.0.1" (default).
                                        Copied at create. */
-    const char *api_key;          /**< When set, every `/v1/...`, `/tokenize` and `/detokenize`
-                                       request must carry `Authorization: Bearer <api_key>` (401
-                                       otherwise); NULL (default) = no key. Copied at create. */
+    const char *api_key;          /**< When set, every `/v1/...`, `/tokenize`, `/detokenize` and
+                                       `/apply-template` request must carry `Authorization:
+                                       Bearer <api_key>` (401 otherwise); NULL (default) = no
+                                       key. Copied at create. */
     const char *cors_allowed_origins; /**< Comma-separated origins that may call the server
                                        from a browser (`https://a.example,https://b.example`), or
                                        `*` for any; NULL (default) = no CORS headers. Copied. */

@@ -1,4 +1,4 @@
-// GET /health, GET /v1/models, GET /metrics, POST /tokenize, POST /detokenize.
+// GET /health, GET /v1/models, GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template.
 #include "pagoda/tokenizer.h"
 #include "server/api_error.hpp"
 #include "server/chat_prompt.hpp"
@@ -85,7 +85,10 @@ void handle_tokenize(Server &server, Connection &c) {
         if (p == body.end() || !p->is_string()) invalid_field("prompt", "prompt must be a string");
         text = p->get<std::string>();
     }
-    std::vector<int32_t> ids = t.encode(text, add_special ? PAGODA_TOKENIZE_ADD_SPECIAL : 0u);
+    // Special tokens spelled in the text are those tokens, as Hugging Face's encode (and vLLM's
+    // /tokenize, and the engine for a prompt) reads them.
+    const uint32_t flags = PAGODA_TOKENIZE_PARSE_SPECIAL | (add_special ? PAGODA_TOKENIZE_ADD_SPECIAL : 0u);
+    std::vector<int32_t> ids = t.encode(text, flags);
     json out = {{"count", ids.size()}, {"max_model_len", m->limits.context_length}, {"tokens", ids}};
     if (bool_field(body, "return_token_strs", false)) {
         json strs = json::array();
@@ -112,6 +115,17 @@ void handle_detokenize(Server &server, Connection &c) {
         ids.push_back(int32_t(id));
     }
     c.respond(HttpResponse::json(200, dump_json(json{{"prompt", t.decode(ids, 0)}})));
+}
+
+// llama-server's name: the prompt text a chat request would be given, without generating.
+void handle_apply_template(Server &server, Connection &c) {
+    json body = parse_json_object(c.request().body);
+    refuse_unknown(body, {"model", "messages", "add_generation_prompt"});
+    std::shared_ptr<ServedModel> m = resolve_model(server, requested_model(body));
+    json chat = {{"messages", body.contains("messages") ? body["messages"] : json()}};
+    GenerationRequest req = parse_chat_request(chat, m->limits);
+    const std::string text = render_chat_prompt(*m, req.messages, bool_field(body, "add_generation_prompt", true));
+    c.respond(HttpResponse::json(200, dump_json(json{{"prompt", text}})));
 }
 
 }  // namespace pagoda::server

@@ -18,7 +18,7 @@ struct Route {
     void (*handler)(Server &, Connection &);
 };
 
-// vLLM guards /v1 with its key; /tokenize and /detokenize reveal the model too. Probes
+// vLLM guards /v1 with its key; /tokenize, /detokenize and /apply-template reveal the model too. Probes
 // (/health, /metrics) stay open, as in vLLM.
 const Route kRoutes[] = {
     {"/health", "GET", false, handle_health},
@@ -28,6 +28,7 @@ const Route kRoutes[] = {
     {"/v1/chat/completions", "POST", true, handle_chat_completions},
     {"/tokenize", "POST", true, handle_tokenize},
     {"/detokenize", "POST", true, handle_detokenize},
+    {"/apply-template", "POST", true, handle_apply_template},
 };
 
 // Compares in time independent of where the strings differ.

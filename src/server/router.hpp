@@ -23,6 +23,7 @@ void handle_models(Server &server, Connection &connection);
 void handle_metrics(Server &server, Connection &connection);
 void handle_tokenize(Server &server, Connection &connection);
 void handle_detokenize(Server &server, Connection &connection);
+void handle_apply_template(Server &server, Connection &connection);
 void handle_completions(Server &server, Connection &connection);
 void handle_chat_completions(Server &server, Connection &connection);
 

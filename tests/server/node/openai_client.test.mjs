@@ -99,6 +99,16 @@ if (process.env.PAGODA_CHAT_MODEL) {
     }
     check(text === r.choices[0].message.content, 'streamed chat equals plain chat');
     check(usage && usage.completion_tokens === r.usage.completion_tokens, 'streamed chat usage');
+    // POST /apply-template (llama-server's name): the prompt text alone, the one the chat ran on.
+    const post = async (path, body) => (await fetch(`${chat.base}${path}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+    })).json();
+    const { prompt } = await post('/apply-template', { model: 'chat', messages });
+    check(typeof prompt === 'string' && prompt.includes('[INST]') && prompt.includes('Be brief.'),
+          `apply-template renders the conversation: ${JSON.stringify(prompt)}`);
+    const counted = await post('/tokenize', { model: 'chat', prompt, add_special_tokens: false });
+    check(counted.count === r.usage.prompt_tokens,
+          `the chat ran on the rendered prompt: ${counted.count} vs ${r.usage.prompt_tokens} tokens`);
     // The template's own raise_exception comes back as a 400 carrying its message.
     try {
       await client.chat.completions.create({
