@@ -14,7 +14,6 @@ packages=(
     libicu-dev                                           # tokenizer Unicode normalization (NFC)
     doxygen                                              # API docs (Doxyfile)
     abigail-tools                                        # ABI gate (abidw, abidiff)
-    prometheus                                           # promtool: checks the /metrics text
     python3                                              # test fixtures (make_random_model.py)
     python3-jinja2                                       # chat template parity (chat_template_reference.py)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
