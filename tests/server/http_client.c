@@ -256,3 +256,20 @@ void http_reply_free(http_reply_t *r) {
     free(r->chunks);
     memset(r, 0, sizeof *r);
 }
+
+char *http_read_until_close(int fd) {
+    char *all = NULL;
+    size_t len = 0;
+    for (;;) {
+        char buf[65536];
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        char *grown = realloc(all, len + (size_t)n + 1);
+        if (grown == NULL) break;
+        all = grown;
+        memcpy(all + len, buf, (size_t)n);
+        len += (size_t)n;
+        all[len] = '\0';
+    }
+    return all;
+}

@@ -25,6 +25,8 @@ int http_read_reply(int fd, http_reply_t *reply, int timeout_ms);
 int http_read_head_and_first_chunk(int fd, http_reply_t *reply, int timeout_ms);
 /* Whether the peer closed the connection within `timeout_ms` (reads and drops bytes). */
 int http_wait_closed(int fd, int timeout_ms);
+/* Everything the peer sends until it closes, NUL-terminated (NULL when nothing came); free() it. */
+char *http_read_until_close(int fd);
 void http_close(int fd);
 
 /* One request on a new connection: method, path, extra header lines ("A: b\r\n", or NULL) and

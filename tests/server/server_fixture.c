@@ -82,3 +82,15 @@ int send_completion(int port, const char *body) {
     return fd;
 }
 
+int server_fixture_setup(void **state) {
+    server_fixture_t *f = test_xcalloc(1, sizeof *f);
+    server_fixture_start(f, NULL);
+    *state = f;
+    return 0;
+}
+
+int server_fixture_teardown(void **state) {
+    server_fixture_stop((server_fixture_t *)*state);
+    free(*state);
+    return 0;
+}

@@ -15,6 +15,9 @@ typedef struct server_fixture {
 void server_fixture_start(server_fixture_t *f, const pagoda_server_options_t *options);
 /* Stops and destroys the server; fails unless the engine then holds no request and no block. */
 void server_fixture_stop(server_fixture_t *f);
+/* cmocka setup and teardown: a default server in *state, stopped and freed after the test. */
+int server_fixture_setup(void **state);
+int server_fixture_teardown(void **state);
 /* Waits up to `ms` for the engine to have no work and the cache to lend no block; 1 when so. */
 int server_fixture_wait_idle(server_fixture_t *f, int ms);
 void sleep_ms(int ms);

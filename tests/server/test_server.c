@@ -12,19 +12,6 @@
 
 static server_fixture_t *fx(void **state) { return (server_fixture_t *)*state; }
 
-static int setup(void **state) {
-    server_fixture_t *f = test_xcalloc(1, sizeof *f);
-    server_fixture_start(f, NULL);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    server_fixture_stop(fx(state));
-    free(*state);
-    return 0;
-}
-
 static void test_health_models_metrics(void **state) {
     server_fixture_t *f = fx(state);
     http_reply_t r;
@@ -363,13 +350,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_health_while_loading),
-        cmocka_unit_test_setup_teardown(test_health_models_metrics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_completion, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tokenize, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_keep_alive_and_pipelining, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_chunked_body, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_health_models_metrics, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_completion, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_tokenize, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_errors, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_keep_alive_and_pipelining, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_chunked_body, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_streaming, server_fixture_setup, server_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

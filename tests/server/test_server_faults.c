@@ -17,19 +17,6 @@
 
 static server_fixture_t *fx(void **state) { return (server_fixture_t *)*state; }
 
-static int setup(void **state) {
-    server_fixture_t *f = test_xcalloc(1, sizeof *f);
-    server_fixture_start(f, NULL);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    server_fixture_stop(fx(state));
-    free(*state);
-    return 0;
-}
-
 static void test_limits(void **state) {
     (void)state;
     pagoda_server_options_t o;
@@ -231,17 +218,7 @@ static void test_graceful_stop_finishes(void **state) {
     assert_string_equal(http_header(&r, "Connection", conn, sizeof conn), "close");
     http_reply_free(&r);
     /* The stream's remaining bytes: whatever arrives until the close must end with [DONE]. */
-    char *all = NULL;
-    size_t len = 0;
-    for (;;) {
-        char buf[65536];
-        ssize_t n = recv(stream, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        all = realloc(all, len + (size_t)n + 1);
-        memcpy(all + len, buf, (size_t)n);
-        len += (size_t)n;
-        all[len] = '\0';
-    }
+    char *all = http_read_until_close(stream);
     assert_non_null(all);
     assert_non_null(strstr(all, "\"finish_reason\":\"length\""));
     assert_non_null(strstr(all, "data: [DONE]\n\n"));
@@ -271,17 +248,7 @@ static void test_graceful_stop_aborts(void **state) {
     for (int i = 0; i < 1000 && engine_stack_engine_stats(&f.stack).requests_running < 2; i++) sleep_ms(1);
     TEST_ASSERT_OK(pagoda_server_stop(f.server));
     assert_int_equal(pagoda_server_is_running(f.server), 0);
-    char *all = NULL;
-    size_t len = 0;
-    for (;;) {
-        char buf[65536];
-        ssize_t n = recv(stream, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        all = realloc(all, len + (size_t)n + 1);
-        memcpy(all + len, buf, (size_t)n);
-        len += (size_t)n;
-        all[len] = '\0';
-    }
+    char *all = http_read_until_close(stream);
     assert_non_null(all);
     assert_non_null(strstr(all, "\"finish_reason\":\"abort\""));
     assert_non_null(strstr(all, "data: [DONE]\n\n"));
@@ -336,7 +303,7 @@ int main(void) {
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_api_key),
         cmocka_unit_test(test_cors),
-        cmocka_unit_test_setup_teardown(test_disconnect_aborts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disconnect_aborts, server_fixture_setup, server_fixture_teardown),
         cmocka_unit_test(test_graceful_stop_finishes),
         cmocka_unit_test(test_graceful_stop_aborts),
         cmocka_unit_test(test_host_loop),
