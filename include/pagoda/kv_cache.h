@@ -115,7 +115,8 @@ PAGODA_API void pagoda_kv_cache_destroy(pagoda_kv_cache_t *cache);
  * \brief Reads the cache's statistics.
  * \param[in] cache the handle.
  * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
- * \return ::PAGODA_OK or ::PAGODA_ERR_INVALID_ARGUMENT.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or dead `cache`;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `stats` or an unset `struct_size`.
  * \par Thread safety
  * Safe from any thread, also while an engine steps.
  * \since 0.1

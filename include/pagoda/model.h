@@ -113,7 +113,8 @@ PAGODA_API pagoda_status_t pagoda_model_load_start(const char *path,
  * \param[in] loader the loader.
  * \param[out] fraction from 0 to 1.
  * \param[out] done 1 when the open has ended (successfully or not), else 0; may be NULL.
- * \return ::PAGODA_OK or ::PAGODA_ERR_INVALID_ARGUMENT.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or dead `loader`;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `fraction`.
  * \par Thread safety
  * Safe from any thread, concurrently with the other loader calls except finish.
  * \since 0.1
@@ -151,7 +152,8 @@ PAGODA_API void pagoda_model_destroy(pagoda_model_t *model);
  * \brief Describes a model.
  * \param[in] model the handle.
  * \param[in,out] info `struct_size` set by the caller; the rest is filled.
- * \return ::PAGODA_OK or ::PAGODA_ERR_INVALID_ARGUMENT.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or dead `model`;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `info` or an unset `struct_size`.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_model_get_info(const pagoda_model_t *model,
