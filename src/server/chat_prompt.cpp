@@ -14,8 +14,9 @@ nlohmann::ordered_json ordered_messages(const nlohmann::json &messages) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const nlohmann::json &m : messages) {
         nlohmann::ordered_json o = nlohmann::ordered_json::object();
+        // parse_message() left only string members.
         for (const char *k : {"role", "content", "name", "tool_call_id"})
-            if (m.contains(k)) o[k] = nlohmann::ordered_json::parse(m[k].dump());
+            if (m.contains(k)) o[k] = m[k].get<std::string>();
         out.push_back(std::move(o));
     }
     return out;
