@@ -17,6 +17,7 @@ packages=(
     python3                                              # test fixtures (make_random_model.py)
     python3-jinja2                                       # chat template parity (chat_template_reference.py)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
+    cargo golang-go                                      # the Rust and Go bindings' tests (bindings/)
 )
 
 missing=()
