@@ -2,7 +2,9 @@ package pagoda
 
 import (
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // Aborting mid-stream ends the request early; its last output says so.
@@ -129,5 +131,39 @@ func TestStepPollLoop(t *testing.T) {
 	}
 	if st.GeneratedTokens != 16 || st.RequestsFinished != 1 || st.Steps < 16 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A stream dropped unread is aborted by its finalizer, and its outputs go nowhere.
+func TestDroppedStreamAborted(t *testing.T) {
+	s := newStack(t)
+	o := greedy(1000)
+	o.Flags |= RequestIgnoreEOS
+	func() {
+		st, err := s.engine.StreamText(storyPrompt, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Next() {
+			t.Fatal(st.Err())
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		work, err := s.engine.HasWork()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !work {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped stream's request still runs")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out, ok, err := s.engine.Poll(); ok || err != nil {
+		t.Fatalf("Poll gave the dropped stream's output %+v (%v)", out, err)
 	}
 }

@@ -1,6 +1,9 @@
 package pagoda
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // Stream reads one request's outputs as they come, driving the engine itself: Next polls and,
 // when nothing of its request is queued, steps the engine (which advances every request).
@@ -38,7 +41,11 @@ func (e *Engine) stream(submit func() (uint64, error)) (*Stream, error) {
 		return nil, err
 	}
 	e.r.claim(id)
-	return &Stream{e: e, id: id}, nil
+	s := &Stream{e: e, id: id}
+	// A backstop for a stream dropped unread: its request is aborted and its outputs no
+	// longer kept (nobody is left to hear about a failure).
+	runtime.SetFinalizer(s, func(s *Stream) { _ = s.Close() })
+	return s, nil
 }
 
 // ID is the request's id.
@@ -87,6 +94,7 @@ func (s *Stream) deliver(o Output) {
 	if o.RequestFinished {
 		s.finished = true
 		s.e.r.release(s.id, false)
+		runtime.SetFinalizer(s, nil)
 	}
 }
 
@@ -128,6 +136,7 @@ func (s *Stream) Close() error {
 	err := s.Abort()
 	s.finished = true
 	s.e.r.release(s.id, true)
+	runtime.SetFinalizer(s, nil)
 	return err
 }
 
