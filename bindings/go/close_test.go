@@ -41,6 +41,9 @@ func TestCloseCacheBeforeEngine(t *testing.T) {
 	if _, err := NewKVCache(s.model, s.mesh, nil, nil); !errors.Is(err, StatusInvalidHandle) {
 		t.Fatalf("a cache from closed handles: %v", err)
 	}
+	if _, err := NewEngine(s.model, s.mesh, nil, nil, nil); !errors.Is(err, StatusInvalidHandle) {
+		t.Fatalf("an engine without a cache: %v", err)
+	}
 	s.engine.Close()
 	s.engine.Close() // twice is harmless
 	if _, err := s.engine.SubmitText(storyPrompt, nil); !errors.Is(err, StatusInvalidHandle) {

@@ -116,6 +116,14 @@ func (o *EngineOptions) toC(c *C.pagoda_engine_options_t) *C.pagoda_engine_optio
 // cache was made with); opts may be nil for the defaults. The engine keeps the model, the mesh
 // and the cache alive: their handles may be closed before it, in any order.
 func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *EngineOptions) (*Engine, error) {
+	switch {
+	case model == nil:
+		return nil, errNil("model")
+	case mesh == nil:
+		return nil, errNil("mesh")
+	case cache == nil:
+		return nil, errNil("KV cache")
+	}
 	var planHandle *handle
 	if plan != nil {
 		planHandle = &plan.h

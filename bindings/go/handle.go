@@ -79,3 +79,9 @@ func acquireAll(hs ...*handle) ([]unsafe.Pointer, func(), error) {
 	}
 	return ptrs, release, nil
 }
+
+// errNil is what a constructor returns for a required handle passed as nil, as C reports a
+// NULL handle.
+func errNil(kind string) error {
+	return &Error{Status: StatusInvalidHandle, Message: "the " + kind + " is nil"}
+}

@@ -81,6 +81,12 @@ func (o *KVCacheOptions) toC(c *C.pagoda_kv_cache_options_t) *C.pagoda_kv_cache_
 // the whole model on a one-device mesh, the planner's layout on a larger one); opts may be nil
 // for the defaults.
 func NewKVCache(model *Model, mesh *Mesh, plan *Plan, opts *KVCacheOptions) (*KVCache, error) {
+	if model == nil {
+		return nil, errNil("model")
+	}
+	if mesh == nil {
+		return nil, errNil("mesh")
+	}
 	var planHandle *handle
 	if plan != nil {
 		planHandle = &plan.h

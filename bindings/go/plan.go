@@ -96,6 +96,9 @@ func (o *PlanOptions) toC(a *cAlloc) *C.pagoda_plan_options_t {
 // NewPlan plans model on mesh. mesh may be nil when opts.MeshShape gives the shape; opts may
 // be nil for the defaults.
 func NewPlan(model *Model, mesh *Mesh, opts *PlanOptions) (*Plan, error) {
+	if model == nil {
+		return nil, errNil("model")
+	}
 	var meshHandle *handle
 	if mesh != nil {
 		meshHandle = &mesh.h

@@ -2,11 +2,12 @@ package pagoda
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 )
 
-// Two goroutines each stream their own request from one engine at once (submit, poll and the
+// Two goroutines, on two OS threads, each stream their own request from one engine at once (submit, poll and the
 // binding's serialised step are safe from any thread, engine.h), while a third reads the
 // statistics. Each gets its own request's text: the same as when it runs alone.
 func TestTwoGoroutinesStream(t *testing.T) {
@@ -36,6 +37,9 @@ func TestTwoGoroutinesStream(t *testing.T) {
 		wg.Add(1)
 		go func(i int, p string) {
 			defer wg.Done()
+			// Each goroutine on its own OS thread: two threads of C, not just two goroutines.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			st, err := s.engine.StreamText(p, opts)
 			submitted.Done()
 			if err != nil {
