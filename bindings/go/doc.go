@@ -21,9 +21,10 @@
 // goroutines move between threads). Test a status with errors.Is(err, pagoda.StatusNotFound),
 // read both with errors.As.
 //
-// Threads: what the C headers declare safe from any thread is callable from any goroutine
-// (engine submit, abort, poll and statistics; the model and tokenizer). Where C allows one
-// caller at a time (an engine's step; meshes and plans), the binding serialises calls itself.
+// Threads: every method is safe from any goroutine, as the C headers declare their functions
+// safe from any thread (a model, tokenizer, mesh or plan never changes once made; an engine
+// takes submit, abort, poll and statistics from any thread). The engine's step runs one at a
+// time, which the binding ensures itself.
 //
 // No Go function is ever called from C: progress is polled (LoadModel), outputs are polled
 // (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs) are not

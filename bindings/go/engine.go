@@ -142,7 +142,7 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 	}); err != nil {
 		return nil, err
 	}
-	e := &Engine{h: newHandle("engine", unsafe.Pointer(out), false)}
+	e := &Engine{h: newHandle("engine", unsafe.Pointer(out))}
 	e.r.init()
 	// A backstop: once the engine is unreachable no call on it runs, and the handles it uses
 	// are kept alive by the library, whatever order the collector finalises them in.
@@ -242,7 +242,9 @@ func (e *Engine) HasWork() (bool, error) {
 		return false, err
 	}
 	defer e.h.release()
-	return C.pagoda_engine_has_work(e.ptr(p)) != 0, nil
+	var work C.int32_t
+	err = call(func() C.pagoda_status_t { return C.pagoda_engine_has_work_v2(e.ptr(p), &work) })
+	return work != 0, err
 }
 
 // stepIfWork steps when a request is waiting or running and says whether it did. Holding the

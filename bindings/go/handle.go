@@ -5,42 +5,32 @@ import (
 	"unsafe"
 )
 
-// handle owns one C handle for a Go wrapper. Calls hold the read lock (the write lock for a
-// handle whose C docs allow one caller at a time); Close holds the write lock. So a handle is
-// never destroyed under a running call, and a closed one fails with StatusInvalidHandle
-// instead of reaching C with a dangling pointer.
+// handle owns one C handle for a Go wrapper. Calls hold the read lock: every function of the
+// host headers is safe from any thread except destroy (and the engine's step, which Engine
+// serialises itself); Close holds the write lock. So a handle is never destroyed under a
+// running call, and a closed one fails with StatusInvalidHandle instead of reaching C with a
+// dangling pointer.
 type handle struct {
-	mu        sync.RWMutex
-	ptr       unsafe.Pointer
-	kind      string // "model", "engine": names the handle in errors
-	exclusive bool   // calls take the write lock
+	mu   sync.RWMutex
+	ptr  unsafe.Pointer
+	kind string // "model", "engine": names the handle in errors
 }
 
-func newHandle(kind string, ptr unsafe.Pointer, exclusive bool) handle {
-	return handle{ptr: ptr, kind: kind, exclusive: exclusive}
+func newHandle(kind string, ptr unsafe.Pointer) handle {
+	return handle{ptr: ptr, kind: kind}
 }
 
 // acquire locks the handle for one call and returns its C pointer; release unlocks it.
 func (h *handle) acquire() (unsafe.Pointer, error) {
-	if h.exclusive {
-		h.mu.Lock()
-	} else {
-		h.mu.RLock()
-	}
+	h.mu.RLock()
 	if h.ptr == nil {
-		h.release()
+		h.mu.RUnlock()
 		return nil, errClosed(h.kind)
 	}
 	return h.ptr, nil
 }
 
-func (h *handle) release() {
-	if h.exclusive {
-		h.mu.Unlock()
-	} else {
-		h.mu.RUnlock()
-	}
-}
+func (h *handle) release() { h.mu.RUnlock() }
 
 // close destroys the C handle the first time; later calls do nothing.
 func (h *handle) close(destroy func(unsafe.Pointer)) {

@@ -69,7 +69,7 @@ func (o *KVCacheOptions) toC(c *C.pagoda_kv_cache_options_t) *C.pagoda_kv_cache_
 	}
 	C.pagoda_kv_cache_options_init(c, C.sizeof_pagoda_kv_cache_options_t)
 	c.block_size = C.int32_t(o.BlockSize)
-	c.dtype = C.pagoda_dtype_t(o.DType)
+	c.dtype = C.int32_t(o.DType)
 	c.num_blocks = C.int64_t(o.NumBlocks)
 	c.memory_bytes = C.uint64_t(o.MemoryBytes)
 	c.swap_bytes = C.uint64_t(o.SwapBytes)
@@ -105,7 +105,7 @@ func NewKVCache(model *Model, mesh *Mesh, plan *Plan, opts *KVCacheOptions) (*KV
 	}); err != nil {
 		return nil, err
 	}
-	kv := &KVCache{h: newHandle("KV cache", unsafe.Pointer(out), false)}
+	kv := &KVCache{h: newHandle("KV cache", unsafe.Pointer(out))}
 	// A backstop: an engine using the cache keeps it alive past its handle.
 	runtime.SetFinalizer(kv, (*KVCache).Close)
 	return kv, nil

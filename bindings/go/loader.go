@@ -33,7 +33,7 @@ func StartModelLoad(path string) (*ModelLoader, error) {
 	if err := call(func() C.pagoda_status_t { return C.pagoda_model_load_start(cpath, nil, &out) }); err != nil {
 		return nil, err
 	}
-	l := &ModelLoader{h: newHandle("model loader", unsafe.Pointer(out), false)}
+	l := &ModelLoader{h: newHandle("model loader", unsafe.Pointer(out))}
 	// A backstop: an abandoned loader is cancelled and its thread joined, its model released.
 	runtime.SetFinalizer(l, (*ModelLoader).Close)
 	return l, nil

@@ -11,9 +11,8 @@ import (
 	"unsafe"
 )
 
-// Mesh is devices arranged on named axes. mesh.h promises no thread-safety, so the binding lets
-// one call at a time run on it. Engines and caches made on it keep it alive: it may be closed
-// before them.
+// Mesh is devices arranged on named axes. It never changes after creation: its methods are safe
+// from any goroutine. Engines and caches made on it keep it alive: it may be closed before them.
 type Mesh struct {
 	h handle
 }
@@ -42,7 +41,7 @@ func NewMesh(opts *MeshOptions) (*Mesh, error) {
 	if err := call(func() C.pagoda_status_t { return C.pagoda_mesh_create(co, &out) }); err != nil {
 		return nil, err
 	}
-	m := &Mesh{h: newHandle("mesh", unsafe.Pointer(out), true)}
+	m := &Mesh{h: newHandle("mesh", unsafe.Pointer(out))}
 	// A backstop: engines and caches keep their own reference to the mesh.
 	runtime.SetFinalizer(m, (*Mesh).Close)
 	return m, nil
@@ -61,12 +60,9 @@ func (m *Mesh) DeviceCount() (int, error) {
 		return 0, err
 	}
 	defer m.h.release()
-	n := C.pagoda_mesh_device_count((*C.pagoda_mesh_t)(p))
-	if n == 0 {
-		// The old getter reports a failure only as 0; a live mesh has at least one device.
-		return 0, &Error{Status: StatusInvalidHandle, Message: "pagoda_mesh_device_count returned 0"}
-	}
-	return int(n), nil
+	var n C.size_t
+	err = call(func() C.pagoda_status_t { return C.pagoda_mesh_device_count_v2((*C.pagoda_mesh_t)(p), &n) })
+	return int(n), err
 }
 
 // DeviceName is the name of the mesh's index-th device, such as "cpu:0".
@@ -79,10 +75,11 @@ func (m *Mesh) DeviceName(index int) (string, error) {
 	if index < 0 {
 		return "", errArgument("device index is negative")
 	}
-	s := C.pagoda_mesh_device_name((*C.pagoda_mesh_t)(p), C.size_t(index))
-	if s == nil {
-		// The old getter reports a failure only as NULL, without a message.
-		return "", errArgument("pagoda_mesh_device_name returned NULL: no device at that index")
+	var s *C.char
+	if err := call(func() C.pagoda_status_t {
+		return C.pagoda_mesh_device_name_v2((*C.pagoda_mesh_t)(p), C.size_t(index), &s)
+	}); err != nil {
+		return "", err
 	}
 	return C.GoString(s), nil
 }

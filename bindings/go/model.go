@@ -51,7 +51,7 @@ func OpenModel(path string) (*Model, error) {
 }
 
 func newModel(p *C.pagoda_model_t) *Model {
-	m := &Model{h: newHandle("model", unsafe.Pointer(p), false)}
+	m := &Model{h: newHandle("model", unsafe.Pointer(p))}
 	// A backstop only: destroying a model is safe whenever no call on it runs, which holds
 	// once it is unreachable; engines and caches made from it keep their own references.
 	runtime.SetFinalizer(m, (*Model).Close)
@@ -99,10 +99,9 @@ func (m *Model) Path() (string, error) {
 		return "", err
 	}
 	defer m.h.release()
-	s := C.pagoda_model_path((*C.pagoda_model_t)(p))
-	if s == nil {
-		// The old getter reports a failure only as NULL, without a status or a message.
-		return "", &Error{Status: StatusInvalidHandle, Message: "pagoda_model_path returned NULL"}
+	var s *C.char
+	if err := call(func() C.pagoda_status_t { return C.pagoda_model_path_v2((*C.pagoda_model_t)(p), &s) }); err != nil {
+		return "", err
 	}
 	return C.GoString(s), nil
 }

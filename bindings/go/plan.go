@@ -11,8 +11,8 @@ import (
 	"unsafe"
 )
 
-// Plan says where each layer of a model runs on a mesh and how a long prompt is sliced.
-// plan.h promises no thread-safety for its getters, so the binding lets one call at a time run.
+// Plan says where each layer of a model runs on a mesh and how a long prompt is sliced. It never
+// changes after creation: its methods are safe from any goroutine.
 type Plan struct {
 	h handle
 }
@@ -156,7 +156,7 @@ func PlanFromJSON(json string) (*Plan, error) {
 }
 
 func newPlan(p *C.pagoda_plan_t) *Plan {
-	pl := &Plan{h: newHandle("plan", unsafe.Pointer(p), true)}
+	pl := &Plan{h: newHandle("plan", unsafe.Pointer(p))}
 	// A backstop: caches and engines copy what they need of a plan.
 	runtime.SetFinalizer(pl, (*Plan).Close)
 	return pl
@@ -272,12 +272,11 @@ func (pl *Plan) SliceLength(index int) (int64, error) {
 	if index < 0 {
 		return 0, errArgument("slice index is negative")
 	}
-	n := C.pagoda_plan_slice_length((*C.pagoda_plan_t)(p), C.size_t(index))
-	if n == 0 {
-		// The old getter reports a failure only as 0; a slice is never empty.
-		return 0, errArgument("pagoda_plan_slice_length returned 0: no slice at that index")
-	}
-	return int64(n), nil
+	var n C.int64_t
+	err = call(func() C.pagoda_status_t {
+		return C.pagoda_plan_slice_length_v2((*C.pagoda_plan_t)(p), C.size_t(index), &n)
+	})
+	return int64(n), err
 }
 
 func goStringOrEmpty(s *C.char) string {

@@ -74,12 +74,9 @@ func (e *Engine) DeviceCount() (int, error) {
 		return 0, err
 	}
 	defer e.h.release()
-	n := C.pagoda_engine_device_count(e.ptr(p))
-	if n == 0 {
-		// The old getter reports a failure only as 0; an engine runs on one device at least.
-		return 0, &Error{Status: StatusInvalidHandle, Message: "pagoda_engine_device_count returned 0"}
-	}
-	return int(n), nil
+	var n C.size_t
+	err = call(func() C.pagoda_status_t { return C.pagoda_engine_device_count_v2(e.ptr(p), &n) })
+	return int(n), err
 }
 
 // DeviceStats describes the engine's index-th device, in mesh order.

@@ -69,7 +69,7 @@ func (m *Model) Tokenizer() (*Tokenizer, error) {
 }
 
 func newTokenizer(p *C.pagoda_tokenizer_t) *Tokenizer {
-	t := &Tokenizer{h: newHandle("tokenizer", unsafe.Pointer(p), false)}
+	t := &Tokenizer{h: newHandle("tokenizer", unsafe.Pointer(p))}
 	// A backstop: a tokenizer depends on no other handle, so it may go whenever unreachable.
 	runtime.SetFinalizer(t, (*Tokenizer).Close)
 	return t

@@ -77,7 +77,7 @@ func run(modelPath, prompt string, maxTokens int32, repeats int) error {
 		if tokens != int(maxTokens) || textBytes == 0 {
 			return fmt.Errorf("repeat %d streamed %d tokens (%d bytes of text), want %d", r, tokens, textBytes, maxTokens)
 		}
-		fmt.Printf("tokens_per_s %.3f\n", float64(tokens)/elapsed)
+		fmt.Printf("tokens_per_s %.1f\n", float64(tokens)/elapsed)
 	}
 	return nil
 }
