@@ -238,7 +238,10 @@ func TestVersionAndLogLevel(t *testing.T) {
 	if err := SetLogLevel(LogLevel(42)); !errors.Is(err, StatusInvalidArgument) {
 		t.Fatalf("level 42: %v", err)
 	}
-	if DTypeBF16.String() != "bf16" || DTypeF16.Size() != 2 {
+	if DTypeBF16.String() != "bf16" || DTypeF16.Size() != 2 || DType(99).String() != "invalid" || DType(99).Size() != 0 {
 		t.Fatalf("dtype %q %d", DTypeBF16.String(), DTypeF16.Size())
+	}
+	if StatusFormat.String() != "PAGODA_ERR_FORMAT" || Status(99).String() != "PAGODA_ERR_UNKNOWN(99)" {
+		t.Fatalf("status names %q %q", StatusFormat.String(), Status(99).String())
 	}
 }
