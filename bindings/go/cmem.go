@@ -3,7 +3,6 @@ package pagoda
 /*
 #include <stdlib.h>
 #include <string.h>
-#include "pagoda/common.h"
 */
 import "C"
 

@@ -169,8 +169,9 @@ func (t *Tokenizer) TokenPiece(id int32) ([]byte, error) {
 	if s != C.PAGODA_ERR_INVALID_ARGUMENT || n == 0 {
 		return nil, lastError(s)
 	}
-	buf := C.malloc(n)
-	defer C.free(buf)
+	var a cAlloc
+	defer a.free()
+	buf := a.malloc(n)
 	if s := C.pagoda_tokenizer_token_to_piece((*C.pagoda_tokenizer_t)(p), C.int32_t(id), (*C.char)(buf), n, &n); s != C.PAGODA_OK {
 		return nil, lastError(s)
 	}
