@@ -241,7 +241,7 @@ func TestVersionAndLogLevel(t *testing.T) {
 	if DTypeBF16.String() != "bf16" || DTypeF16.Size() != 2 || DType(99).String() != "invalid" || DType(99).Size() != 0 {
 		t.Fatalf("dtype %q %d", DTypeBF16.String(), DTypeF16.Size())
 	}
-	if StatusFormat.String() != "PAGODA_ERR_FORMAT" || Status(99).String() != "PAGODA_ERR_UNKNOWN(99)" {
+	if StatusFormat.String() != "PAGODA_ERR_FORMAT" || Status(99).String() != "PAGODA_ERR_UNKNOWN" {
 		t.Fatalf("status names %q %q", StatusFormat.String(), Status(99).String())
 	}
 }

@@ -70,22 +70,8 @@ const (
 	DTypeU8      DType = C.PAGODA_DTYPE_U8
 )
 
-// known says whether C may be given d: the dtype functions take the enum, and an enum holding
-// an undefined value is undefined behaviour in the library's C++.
-func (d DType) known() bool { return d >= DTypeInvalid && d <= DTypeU8 }
-
 // String is the type's lower-case name, such as "bf16" ("invalid" for unknown values).
-func (d DType) String() string {
-	if !d.known() {
-		return "invalid"
-	}
-	return C.GoString(C.pagoda_dtype_name(C.pagoda_dtype_t(d)))
-}
+func (d DType) String() string { return C.GoString(C.pagoda_dtype_name(C.pagoda_dtype_t(d))) }
 
 // Size is the bytes per element (0 for DTypeInvalid and unknown values).
-func (d DType) Size() int {
-	if !d.known() {
-		return 0
-	}
-	return int(C.pagoda_dtype_size(C.pagoda_dtype_t(d)))
-}
+func (d DType) Size() int { return int(C.pagoda_dtype_size(C.pagoda_dtype_t(d))) }
