@@ -1,6 +1,7 @@
 package pagoda
 
 /*
+#include <stdlib.h>
 #include "pagoda/engine.h"
 */
 import "C"
@@ -20,6 +21,7 @@ type Engine struct {
 	h      handle
 	stepMu sync.Mutex // pagoda_engine_step runs on one thread at a time
 	r      router
+	out    *C.pagoda_output_t // in C memory, reused by every poll (under r.mu)
 }
 
 // Preemption is a pagoda_preemption_t.
@@ -144,6 +146,12 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 	}
 	e := &Engine{h: newHandle("engine", unsafe.Pointer(out))}
 	e.r.init()
+	e.out = (*C.pagoda_output_t)(C.calloc(1, C.sizeof_pagoda_output_t))
+	if e.out == nil {
+		C.pagoda_engine_destroy(out)
+		return nil, &Error{Status: StatusOutOfMemory, Message: "no memory for the engine's output"}
+	}
+	e.out.struct_size = C.uint32_t(C.sizeof_pagoda_output_t)
 	// A backstop: once the engine is unreachable no call on it runs, and the handles it uses
 	// are kept alive by the library, whatever order the collector finalises them in.
 	runtime.SetFinalizer(e, (*Engine).Close)
@@ -153,7 +161,10 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 // Close aborts every request and releases the engine (and with it the cache's blocks, when
 // the cache's handle is closed too). It waits for running calls; calling it again does nothing.
 func (e *Engine) Close() {
-	e.h.close(func(p unsafe.Pointer) { C.pagoda_engine_destroy((*C.pagoda_engine_t)(p)) })
+	e.h.close(func(p unsafe.Pointer) {
+		C.pagoda_engine_destroy((*C.pagoda_engine_t)(p))
+		C.free(unsafe.Pointer(e.out))
+	})
 	runtime.SetFinalizer(e, nil)
 }
 
@@ -247,20 +258,17 @@ func (e *Engine) HasWork() (bool, error) {
 	return work != 0, err
 }
 
-// stepIfWork steps when a request is waiting or running and says whether it did. Holding the
-// step lock, it sees no step half done: when it finds no work, every output is queued.
-func (e *Engine) stepIfWork() (bool, error) {
+// hasWorkSettled is HasWork with no step half done (it holds the step lock): when it says no,
+// every output the engine will ever give is queued.
+func (e *Engine) hasWorkSettled() (bool, error) {
 	e.stepMu.Lock()
 	defer e.stepMu.Unlock()
-	work, err := e.HasWork()
-	if err != nil || !work {
-		return false, err
-	}
-	return true, e.stepLocked()
+	return e.HasWork()
 }
 
-// pollC takes the oldest output queued in C, copied. The copy runs on the polling thread
-// before it can poll again: the output's arrays live in that thread's storage.
+// pollC takes the oldest output queued in C, copied; the caller holds e.r.mu, which guards
+// e.out. The copy runs on the polling thread before it can poll again: the output's arrays
+// live in that thread's storage.
 func (e *Engine) pollC() (Output, bool, error) {
 	p, err := e.h.acquire()
 	if err != nil {
@@ -269,16 +277,14 @@ func (e *Engine) pollC() (Output, bool, error) {
 	defer e.h.release()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var c C.pagoda_output_t
-	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
-	s := C.pagoda_engine_poll(e.ptr(p), &c)
+	s := C.pagoda_engine_poll(e.ptr(p), e.out)
 	if s == C.PAGODA_ERR_EMPTY {
 		return Output{}, false, nil
 	}
 	if s != C.PAGODA_OK {
 		return Output{}, false, lastError(s)
 	}
-	return copyOutput(&c), true, nil
+	return copyOutput(e.out), true, nil
 }
 
 // Poll takes the oldest output of a request that no Stream reads; ok is false when none is

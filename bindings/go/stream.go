@@ -57,7 +57,7 @@ func (s *Stream) Next() bool {
 	if s.finished || s.err != nil {
 		return false
 	}
-	for {
+	for stepped := false; ; stepped = true {
 		o, ok, err := s.e.r.next(s.e, s.id)
 		if err != nil {
 			return s.fail(err)
@@ -66,21 +66,28 @@ func (s *Stream) Next() bool {
 			s.deliver(o)
 			return true
 		}
-		stepped, err := s.e.stepIfWork()
-		if err != nil {
-			return s.fail(err)
-		}
-		if !stepped {
-			// Nothing runs: what the request produced is all queued. Read it once more.
-			if o, ok, err = s.e.r.next(s.e, s.id); err != nil {
+		if stepped {
+			// A step gave the request nothing (it waits its turn, or its prompt is being read
+			// in chunks), unless it has ended unseen: check that something still runs.
+			work, err := s.e.hasWorkSettled()
+			if err != nil {
 				return s.fail(err)
 			}
-			if ok {
-				s.deliver(o)
-				return true
+			if !work {
+				// Every output is queued by now: read once more.
+				if o, ok, err = s.e.r.next(s.e, s.id); err != nil {
+					return s.fail(err)
+				}
+				if ok {
+					s.deliver(o)
+					return true
+				}
+				return s.fail(&Error{Status: StatusInternal, Message: fmt.Sprintf(
+					"request %d is not running and its last output never came", s.id)})
 			}
-			return s.fail(&Error{Status: StatusInternal, Message: fmt.Sprintf(
-				"request %d is not running and its last output never came", s.id)})
+		}
+		if err := s.e.Step(); err != nil {
+			return s.fail(err)
 		}
 	}
 }
