@@ -1,0 +1,141 @@
+"""What the engine produces: outputs as polled, and the UTF-8 joining of their text."""
+from __future__ import annotations
+
+import codecs
+import ctypes
+import enum
+from typing import NamedTuple, Optional
+
+from . import _structs as S
+
+
+class FinishReason(enum.IntEnum):
+    """``pagoda_finish_reason_t``: why a sequence ended (``NONE`` while it runs)."""
+    NONE = 0
+    LENGTH = 1       #: max_tokens generated, or the context is full
+    STOP_TOKEN = 2   #: an end-of-sequence or stop token id
+    STOP_STRING = 3  #: a stop string appeared
+    ABORTED = 4      #: Engine.abort()
+    ERROR = 5        #: it failed: Output.status and Output.error say why
+
+
+_FINISH = tuple(FinishReason)  # index -> member without the enum's lookup on the hot path
+
+
+class TokenLogprob(NamedTuple):
+    """A token and its log-probability (``pagoda_logprob_t``)."""
+    token_id: int
+    logprob: float
+
+
+class Output:
+    """What one sequence of a request produced since its previous output (a copy: nothing here
+    points into the library)."""
+
+    __slots__ = ("request_id", "sequence_index", "token_ids", "text", "finish_reason",
+                 "status", "error", "request_finished", "n_prompt_tokens", "n_generated",
+                 "cumulative_logprob", "logprobs", "top_logprobs", "prompt_logprobs",
+                 "prompt_top_logprobs")
+
+    request_id: int           #: the id submit returned
+    sequence_index: int       #: which of the request's n sequences (rank, for beams)
+    token_ids: list[int]      #: the new tokens
+    text: str                 #: their text, whole characters only
+    finish_reason: FinishReason  #: NONE while the sequence runs
+    status: int               #: the failure's status when finish_reason is ERROR, else 0
+    error: str                #: the failure's message when finish_reason is ERROR, else ""
+    request_finished: bool    #: the request's very last output (all sequences done)
+    n_prompt_tokens: int      #: tokens in the prompt
+    n_generated: int          #: tokens this sequence generated so far, these included
+    cumulative_logprob: float  #: sum of the sequence's token log-probabilities so far
+    logprobs: Optional[list[float]]  #: per new token its logprob (when asked)
+    top_logprobs: Optional[list[list[TokenLogprob]]]  #: per new token the top-n (when asked)
+    #: per prompt position its token's logprob (None at position 0); first output only
+    prompt_logprobs: Optional[list[Optional[float]]]
+    prompt_top_logprobs: Optional[list[list[TokenLogprob]]]  #: per prompt position the top-n
+
+    @property
+    def finished(self) -> bool:
+        """Whether this is the sequence's last output."""
+        return self.finish_reason != FinishReason.NONE
+
+    def __repr__(self) -> str:
+        return (f"Output(request_id={self.request_id}, sequence_index={self.sequence_index}, "
+                f"token_ids={self.token_ids}, text={self.text!r}, "
+                f"finish_reason={self.finish_reason!r})")
+
+
+def _top(ptr: ctypes._Pointer, rows: int, k: int) -> list[list[TokenLogprob]]:
+    flat = [TokenLogprob(e.token_id, e.logprob) for e in ptr[:rows * k]]
+    return [flat[i * k:(i + 1) * k] for i in range(rows)]
+
+
+class Utf8Joiner:
+    """Turns each sequence's text pieces into whole characters.
+
+    The library already cuts text at character boundaries; this keeps the promise on the Python
+    side too, so a piece that ends inside a character (bytes from a future library, or a byte
+    token) never yields a broken character: the incomplete tail waits for the sequence's next
+    piece. The common case costs one ``bytes.decode``.
+    """
+
+    def __init__(self) -> None:
+        self._tails: dict[tuple[int, int], bytes] = {}
+
+    def join(self, key: tuple[int, int], raw: bytes, final: bool) -> str:
+        tails = self._tails
+        if tails and key in tails:
+            raw = tails.pop(key) + raw
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = decoder.decode(raw, final)
+        tail = decoder.getstate()[0]
+        if tail:
+            tails[key] = tail
+        return text
+
+    def forget(self, key: tuple[int, int]) -> None:
+        """Drops what a finished sequence left."""
+        self._tails.pop(key, None)
+
+
+def read_output(o: S.Output, joiner: Utf8Joiner) -> Output:
+    """Copies a polled ``pagoda_output_t`` (valid only until the next poll) into an Output."""
+    r = Output.__new__(Output)
+    n = o.n_tokens
+    r.request_id = rid = o.request_id
+    r.sequence_index = seq = o.sequence_index
+    r.token_ids = o.token_ids[:n] if n else []
+    finish = o.finish_reason
+    r.finish_reason = _FINISH[finish] if finish < len(_FINISH) else finish
+    text_len = o.text_len
+    raw = ctypes.string_at(o.text, text_len) if text_len else b""
+    r.text = joiner.join((rid, seq), raw, finish != 0)
+    if finish:
+        joiner.forget((rid, seq))
+        r.status = o.status
+        r.error = o.error.decode("utf-8", "replace") if o.error else ""
+    else:
+        r.status = 0
+        r.error = ""
+    r.request_finished = bool(o.request_finished)
+    r.n_prompt_tokens = o.n_prompt_tokens
+    r.n_generated = o.n_generated
+    r.cumulative_logprob = o.cumulative_logprob
+    lp = o.logprobs
+    r.logprobs = lp[:n] if lp else None
+    top = o.top_logprobs
+    r.top_logprobs = _top(top, n, o.n_top_logprobs) if top else None
+    plp = o.prompt_logprobs
+    if plp:
+        n_prompt = r.n_prompt_tokens
+        r.prompt_logprobs = [None] + plp[1:n_prompt] if n_prompt else []
+        ptop = o.prompt_top_logprobs
+        r.prompt_top_logprobs = ([[]] + _top(ptop, n_prompt, o.n_prompt_top_logprobs)[1:]
+                                 if ptop and n_prompt else None)
+    else:
+        r.prompt_logprobs = r.prompt_top_logprobs = None
+    return r
