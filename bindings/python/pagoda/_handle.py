@@ -22,10 +22,10 @@ class Handle:
     def __init__(self, ptr: int, destroy: Callable[[int], None]):
         self._ptr: int | None = ptr
         self._destroy_fn = destroy
-        self._lock = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # a plain lock: every call takes it twice
         self._users = 0
         self._closing = False
-        self._detaching = False
+        self._detached: threading.Event | None = None  # set by _detach, fired when free
 
     def _enter(self) -> int:
         """Registers a call on the handle and returns the pointer to pass."""
@@ -41,8 +41,8 @@ class Handle:
             self._users -= 1
             if self._users:
                 return
-            if self._detaching:
-                self._lock.notify_all()  # _detach() waits for the handle to be free
+            if self._detached is not None:
+                self._detached.set()  # _detach() waits for the handle to be free
                 return
             if not self._closing or self._ptr is None:
                 return
@@ -52,14 +52,17 @@ class Handle:
     def _detach(self) -> int:
         """Takes the pointer out of this object (closed from now on, never destroyed by it)
         once the calls running on it have ended: for C functions that consume the handle."""
+        free = threading.Event()
         with self._lock:
             if self._closing:
                 raise ClosedError(self._kind)
-            self._closing = self._detaching = True
-            while self._users:
-                self._lock.wait()
-            ptr, self._ptr = self._ptr, None
-            return ptr  # type: ignore[return-value]
+            self._closing = True
+            self._detached = free
+            if not self._users:
+                free.set()
+        free.wait()
+        ptr, self._ptr = self._ptr, None
+        return ptr  # type: ignore[return-value]
 
     def _call(self, fn: Callable[..., int], *args: Any) -> None:
         """``fn(handle, *args)``, its status checked."""

@@ -143,8 +143,9 @@ class Output(_Struct):
     _fields_ = [("struct_size", c_uint32), ("request_id", c_uint64),
                 ("finish_reason", c_int32), ("status", c_int32), ("error", c_char_p),
                 ("token_ids", POINTER(c_int32)), ("n_tokens", c_size_t),
-                # text: a pointer plus a length, read with string_at (no NUL scan, no copy twice).
-                ("text", c_void_p), ("text_len", c_size_t), ("logprobs", POINTER(c_float)),
+                # NUL-terminated as well as counted: read as c_char_p, the quickest way ctypes
+                # has to copy it (output.py falls back to text_len for text holding a NUL).
+                ("text", c_char_p), ("text_len", c_size_t), ("logprobs", POINTER(c_float)),
                 ("top_logprobs", POINTER(Logprob)), ("n_top_logprobs", c_int32),
                 ("n_prompt_tokens", c_size_t), ("n_generated", c_size_t),
                 ("prompt_logprobs", POINTER(c_float)),

@@ -60,6 +60,7 @@ class Engine(Handle):
         self._poll_lock = threading.Lock()
         self._out = S.new(S.Output)
         self._out_ref = ctypes.byref(self._out)
+        self._out_view = memoryview(self._out).cast("B")
         self._joiner = Utf8Joiner()
         self._boxes: dict[int, collections.deque] = {}  # request id -> its stream's outputs
         self._unclaimed: collections.deque = collections.deque()  # outputs for poll()
@@ -157,7 +158,8 @@ class Engine(Handle):
 
     def _drain(self, ptr: int) -> int:
         """Polls every queued output and routes it; returns how many there were."""
-        out, ref, joiner, boxes = self._out, self._out_ref, self._joiner, self._boxes
+        out, ref, view, joiner = self._out, self._out_ref, self._out_view, self._joiner
+        boxes = self._boxes
         n = 0
         with self._poll_lock:
             while True:
@@ -166,7 +168,7 @@ class Engine(Handle):
                     if status == _EMPTY:
                         return n
                     raise error(status, last_error_message())
-                o = read_output(out, joiner)
+                o = read_output(out, view, joiner)
                 n += 1
                 box = boxes.get(o.request_id)
                 if box is None:

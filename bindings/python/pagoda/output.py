@@ -4,6 +4,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import enum
+import struct
 from typing import NamedTuple, Optional
 
 from . import _structs as S
@@ -102,39 +103,56 @@ class Utf8Joiner:
         self._tails.pop(key, None)
 
 
-def read_output(o: S.Output, joiner: Utf8Joiner) -> Output:
-    """Copies a polled ``pagoda_output_t`` (valid only until the next poll) into an Output."""
+# pagoda_output_t's fields in one struct.unpack_from, far quicker than one ctypes read each (a
+# poll per token makes this the binding's hottest code). Checked against the ctypes declaration
+# below, which tests/test_layout.py checks against the C compiler.
+_OUTPUT = struct.Struct("@IQiiPPNPNPPiNNPPiifi")
+
+
+def _check_output_format() -> None:
+    names = [f[0] for f in S.Output._fields_]
+    codes = _OUTPUT.format[1:]
+    for i, (name, code) in enumerate(zip(names, codes)):
+        offset = struct.calcsize("@" + codes[:i + 1]) - struct.calcsize("@" + code)
+        if offset != getattr(S.Output, name).offset:
+            raise ImportError(f"pagoda_output_t.{name}: the unpack format disagrees")
+    if len(names) != len(codes) or _OUTPUT.size != ctypes.sizeof(S.Output):
+        raise ImportError("pagoda_output_t: the unpack format disagrees")
+
+
+_check_output_format()
+
+
+def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
+    """Copies a polled ``pagoda_output_t`` (valid only until the next poll) into an Output;
+    ``view`` is a byte view of ``o``."""
+    (_, rid, finish, status, error, _, n, text_p, text_len, lp, top, n_top, n_prompt, n_generated,
+     plp, ptop, n_ptop, seq, cumulative, request_finished) = _OUTPUT.unpack_from(view)
     r = Output.__new__(Output)
-    n = o.n_tokens
-    r.request_id = rid = o.request_id
-    r.sequence_index = seq = o.sequence_index
+    r.request_id = rid
+    r.sequence_index = seq
     r.token_ids = o.token_ids[:n] if n else []
-    finish = o.finish_reason
     r.finish_reason = _FINISH[finish] if finish < len(_FINISH) else finish
-    text_len = o.text_len
-    raw = ctypes.string_at(o.text, text_len) if text_len else b""
+    raw = o.text if text_len else b""
+    if len(raw) != text_len:  # a NUL inside the text: copy by length instead
+        raw = ctypes.string_at(text_p, text_len)
     r.text = joiner.join((rid, seq), raw, finish != 0)
     if finish:
         joiner.forget((rid, seq))
-        r.status = o.status
-        r.error = o.error.decode("utf-8", "replace") if o.error else ""
+        r.status = status
+        r.error = o.error.decode("utf-8", "replace") if error else ""
     else:
         r.status = 0
         r.error = ""
-    r.request_finished = bool(o.request_finished)
-    r.n_prompt_tokens = o.n_prompt_tokens
-    r.n_generated = o.n_generated
-    r.cumulative_logprob = o.cumulative_logprob
-    lp = o.logprobs
-    r.logprobs = lp[:n] if lp else None
-    top = o.top_logprobs
-    r.top_logprobs = _top(top, n, o.n_top_logprobs) if top else None
-    plp = o.prompt_logprobs
+    r.request_finished = request_finished != 0
+    r.n_prompt_tokens = n_prompt
+    r.n_generated = n_generated
+    r.cumulative_logprob = cumulative
+    r.logprobs = o.logprobs[:n] if lp else None
+    r.top_logprobs = _top(o.top_logprobs, n, n_top) if top else None
     if plp:
-        n_prompt = r.n_prompt_tokens
-        r.prompt_logprobs = [None] + plp[1:n_prompt] if n_prompt else []
-        ptop = o.prompt_top_logprobs
-        r.prompt_top_logprobs = ([[]] + _top(ptop, n_prompt, o.n_prompt_top_logprobs)[1:]
+        r.prompt_logprobs = [None] + o.prompt_logprobs[1:n_prompt] if n_prompt else []
+        r.prompt_top_logprobs = ([[]] + _top(o.prompt_top_logprobs, n_prompt, n_ptop)[1:]
                                  if ptop and n_prompt else None)
     else:
         r.prompt_logprobs = r.prompt_top_logprobs = None
