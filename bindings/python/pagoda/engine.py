@@ -70,6 +70,8 @@ class Engine(Handle):
     def _submit_locked(self, ptr: int, prompt: Prompt, options: RequestOptions) -> int:
         c_opts, keep = options.to_c()
         request_id = ctypes.c_uint64()
+        if isinstance(prompt, (bytes, bytearray)):
+            raise TypeError("a prompt is a str or a sequence of token ids, not bytes")
         if isinstance(prompt, str):
             data = prompt.encode("utf-8")
             status = lib.pagoda_engine_submit_text(ptr, data, len(data), ctypes.byref(c_opts),

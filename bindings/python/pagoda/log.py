@@ -28,16 +28,21 @@ LogCallback = Callable[[LogLevel, str], None]
 # previous one runs or will start, so dropping it then is safe).
 _trampoline: Optional[S.LogFn] = None
 _set_lock = threading.Lock()
+# Whether this thread is inside the log callback, where changing the callback would deadlock.
+_inside = threading.local()
 
 
 def _make_trampoline(callback: LogCallback) -> S.LogFn:
     def trampoline(_user: int, level: int, message: bytes) -> None:
         # An exception must not unwind into C: report it and carry on, as logging should.
+        _inside.active = True
         try:
             callback(LogLevel(level), message.decode("utf-8", "replace"))
         except BaseException:  # noqa: B036 - nothing may cross into C, not even SystemExit
             print("pagoda: the log callback raised; the exception is ignored:", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
+        finally:
+            _inside.active = False
     return S.LogFn(trampoline)
 
 
@@ -45,10 +50,13 @@ def set_log_callback(callback: Optional[LogCallback]) -> None:
     """Sends log lines to ``callback(level, message)``; ``None`` goes back to standard error.
 
     The callback runs on whichever thread logs (engine workers included), one line at a time. It
-    must not call :func:`set_log_callback`; lines it causes the library to log are dropped.
+    must not call :func:`set_log_callback` (that raises RuntimeError); lines it causes the
+    library to log are dropped.
     Exceptions it raises are printed to standard error and ignored.
     """
     global _trampoline
+    if getattr(_inside, "active", False):
+        raise RuntimeError("set_log_callback cannot be called from inside the log callback")
     with _set_lock:
         # LogFn() with no argument is a NULL function pointer: back to standard error.
         new = _make_trampoline(callback) if callback is not None else S.LogFn()

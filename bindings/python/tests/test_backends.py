@@ -120,6 +120,18 @@ class LogTest(unittest.TestCase):
         t.join()
         self.assertEqual(threads, {t.ident})
 
+    def test_changing_the_callback_from_inside_it_is_refused(self) -> None:
+        errors: list[BaseException] = []
+
+        def callback(level: pagoda.LogLevel, message: str) -> None:
+            try:
+                pagoda.set_log_callback(None)
+            except RuntimeError as e:
+                errors.append(e)
+        pagoda.set_log_callback(callback)
+        self.discover_a_broken_plugin()
+        self.assertTrue(errors)
+
     def test_back_to_standard_error(self) -> None:
         lines: list[str] = []
         pagoda.set_log_callback(lambda level, message: lines.append(message))

@@ -50,6 +50,17 @@ class GenerateTest(StackTest):
         self.assertTrue(all(len(c.token_ids) == 16 for c in cs))
         self.assertGreater(len({tuple(c.token_ids) for c in cs}), 1)
 
+    def test_best_of(self) -> None:
+        cs = self.engine.generate(PROMPT, max_tokens=8, temperature=1.0, seed=5, best_of=4, n=2)
+        self.assertEqual([c.sequence_index for c in cs], [0, 1])
+        self.assertTrue(all(len(c.token_ids) == 8 for c in cs))
+        # Ranked by cumulative log-probability, best first.
+        self.assertGreaterEqual(cs[0].cumulative_logprob, cs[1].cumulative_logprob)
+
+    def test_bytes_prompt_is_refused(self) -> None:
+        with self.assertRaises(TypeError):
+            self.engine.submit(PROMPT.encode())
+
     def test_text_stream_refuses_several_sequences(self) -> None:
         with self.engine.stream(PROMPT, max_tokens=4, n=2, temperature=1.0) as s:
             with self.assertRaises(ValueError):
