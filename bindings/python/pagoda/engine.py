@@ -11,7 +11,7 @@ from . import _structs as S
 from ._api import lib
 from ._handle import Handle, using
 from ._records import snapshot
-from .errors import Status, check, error, last_error_message
+from .errors import ClosedError, Status, check, error, last_error_message
 from .kv_cache import KvCache
 from .mesh import Mesh
 from .model import Model
@@ -50,17 +50,21 @@ class Engine(Handle):
         if options is not None and kwargs:
             raise TypeError("give options or keyword arguments, not both")
         c_opts = (options or EngineOptions(**kwargs)).to_c()
+        # The library runs one step at a time. A step (or a stream's pump) holds this lock
+        # rather than registering as a user of the handle, one lock less per token; close()
+        # takes it, so the handle never goes while a step runs.
+        self._step_lock = threading.Lock()
         out = ctypes.c_void_p()
         with using(model, mesh, plan, cache) as (m, me, p, c):
             check(lib.pagoda_engine_create(m, me, p, c, ctypes.byref(c_opts), ctypes.byref(out)))
         super().__init__(out.value, lib.pagoda_engine_destroy)
-        self._step_lock = threading.Lock()  # the library runs one step at a time
-        # Every poll happens under this lock, into one preallocated struct: outputs are copied
-        # out before the next poll, and routed to the stream that owns their request.
+        # Outputs are polled into preallocated structs, copied out at once and routed to the
+        # stream that owns their request. Pumps (under the step lock) poll into one struct,
+        # poll() calls (under the poll lock) into another; stream() holds both locks from submit
+        # until the new request's stream is registered, so none of its outputs is polled first.
         self._poll_lock = threading.Lock()
-        self._out = S.new(S.Output)
-        self._out_ref = ctypes.byref(self._out)
-        self._out_view = memoryview(self._out).cast("B")
+        self._pump_out = _OutputSlot()
+        self._poll_out = _OutputSlot()
         self._joiner = Utf8Joiner()
         self._boxes: dict[int, collections.deque] = {}  # request id -> its stream's outputs
         self._unclaimed: collections.deque = collections.deque()  # outputs for poll()
@@ -105,9 +109,8 @@ class Engine(Handle):
         box: collections.deque = collections.deque()
         ptr = self._enter()
         try:
-            # Under the poll lock, so that no output of the new request is polled before its
-            # stream is registered to receive it.
-            with self._poll_lock:
+            # No output of the new request may be polled before its stream is registered.
+            with self._step_lock, self._poll_lock:
                 request_id = self._submit_locked(ptr, prompt, opts)
                 self._boxes[request_id] = box
         finally:
@@ -131,12 +134,8 @@ class Engine(Handle):
     def step(self) -> None:
         """Runs one iteration (schedule, run the model, sample, emit); outputs go to their
         streams and to :meth:`poll`."""
-        ptr = self._enter()
-        try:
-            with self._step_lock:
-                check(_step_fn(ptr))
-        finally:
-            self._leave()
+        with self._step_lock:
+            check(_step_fn(self._stepping_ptr()))
 
     def has_work(self) -> bool:
         """Whether any request is waiting or running."""
@@ -150,7 +149,8 @@ class Engine(Handle):
             pass
         ptr = self._enter()
         try:
-            self._drain(ptr)
+            with self._poll_lock:
+                self._drain(ptr, self._poll_out)
         finally:
             self._leave()
         try:
@@ -158,45 +158,59 @@ class Engine(Handle):
         except IndexError:
             return None
 
-    def _drain(self, ptr: int) -> int:
-        """Polls every queued output and routes it; returns how many there were."""
-        out, ref, view, joiner = self._out, self._out_ref, self._out_view, self._joiner
+    def _drain(self, ptr: int, slot: "_OutputSlot") -> int:
+        """Polls every queued output into ``slot`` and routes it; returns how many there were.
+        The caller holds the lock that owns ``slot``."""
+        out, ref, view, joiner = slot.out, slot.ref, slot.view, self._joiner
         boxes = self._boxes
         n = 0
-        with self._poll_lock:
-            while True:
-                status = _poll_fn(ptr, ref)
-                if status:
-                    if status == _EMPTY:
-                        return n
-                    raise error(status, last_error_message())
-                o = read_output(out, view, joiner)
-                n += 1
-                box = boxes.get(o.request_id)
-                if box is None:
-                    self._unclaimed.append(o)
-                else:
-                    box.append(o)
-                    if o.request_finished:
-                        del boxes[o.request_id]
+        while True:
+            status = _poll_fn(ptr, ref)
+            if status:
+                if status == _EMPTY:
+                    return n
+                raise error(status, last_error_message())
+            o = read_output(out, view, joiner)
+            n += 1
+            box = boxes.get(o.request_id)
+            if box is None:
+                self._unclaimed.append(o)
+            else:
+                box.append(o)
+                if o.request_finished:
+                    del boxes[o.request_id]
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
         filled the box meanwhile. Returns the outputs routed (0: the engine had nothing)."""
-        ptr = self._enter()
-        try:
-            with self._step_lock:
-                if box:
-                    return len(box)
-                status = _step_fn(ptr)
-                if status:
-                    raise error(status, last_error_message())
-                n = self._drain(ptr)
-                if n == 0 and not box and not lib.pagoda_engine_has_work(ptr):
-                    n = self._drain(ptr)  # an abort may have queued its output since the step
+        with self._step_lock:
+            if box:
+                return len(box)
+            if self._closing:  # checked under the step lock, which close() waits for
+                raise ClosedError(self._kind)
+            ptr = self._ptr
+            status = _step_fn(ptr)
+            if status:
+                raise error(status, last_error_message())
+            n = self._drain(ptr, self._pump_out)
+            if n == 0 and not box and not lib.pagoda_engine_has_work(ptr):
+                # An abort may have queued its output since the step.
+                n = self._drain(ptr, self._pump_out)
             return n
-        finally:
-            self._leave()
+
+    def _stepping_ptr(self) -> int:
+        """The handle, for a caller holding the step lock (which close() waits for)."""
+        if self._closing:
+            raise ClosedError(self._kind)
+        return self._ptr  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Aborts every request and releases the engine, once no step runs. Idempotent."""
+        step_lock = getattr(self, "_step_lock", None)
+        if step_lock is None:
+            return  # the engine was never made
+        with step_lock:
+            super().close()
 
     # ---- statistics -------------------------------------------------------------------------
 
@@ -221,6 +235,15 @@ class Engine(Handle):
         s = S.new(S.DeviceStats)
         self._call(lib.pagoda_engine_get_device_stats, index, ctypes.byref(s))
         return snapshot(DeviceStats, s)
+
+
+class _OutputSlot:
+    """A preallocated ``pagoda_output_t`` with what polling needs of it."""
+
+    def __init__(self) -> None:
+        self.out = S.new(S.Output)
+        self.ref = ctypes.byref(self.out)
+        self.view = memoryview(self.out).cast("B")
 
 
 def _request_options(options: Optional[RequestOptions], kwargs: dict) -> RequestOptions:

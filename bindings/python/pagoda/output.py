@@ -29,15 +29,9 @@ class TokenLogprob(NamedTuple):
     logprob: float
 
 
-class Output:
-    """What one sequence of a request produced since its previous output (a copy: nothing here
-    points into the library)."""
-
-    __slots__ = ("request_id", "sequence_index", "token_ids", "text", "finish_reason",
-                 "status", "error", "request_finished", "n_prompt_tokens", "n_generated",
-                 "cumulative_logprob", "logprobs", "top_logprobs", "prompt_logprobs",
-                 "prompt_top_logprobs")
-
+class Output(NamedTuple):
+    """What one sequence of a request produced since its previous output. A tuple of copies:
+    nothing here points into the library (a tuple, so that reading one costs one call)."""
     request_id: int           #: the id submit returned
     sequence_index: int       #: which of the request's n sequences (rank, for beams)
     token_ids: list[int]      #: the new tokens
@@ -60,10 +54,8 @@ class Output:
         """Whether this is the sequence's last output."""
         return self.finish_reason != FinishReason.NONE
 
-    def __repr__(self) -> str:
-        return (f"Output(request_id={self.request_id}, sequence_index={self.sequence_index}, "
-                f"token_ids={self.token_ids}, text={self.text!r}, "
-                f"finish_reason={self.finish_reason!r})")
+
+_new_output = tuple.__new__  # Output from one tuple of its fields, without NamedTuple's __new__
 
 
 def _top(ptr: ctypes._Pointer, rows: int, k: int) -> list[list[TokenLogprob]]:
@@ -81,10 +73,11 @@ class Utf8Joiner:
     """
 
     def __init__(self) -> None:
-        self._tails: dict[tuple[int, int], bytes] = {}
+        #: (request id, sequence index) -> the incomplete character that sequence ended with
+        self.tails: dict[tuple[int, int], bytes] = {}
 
     def join(self, key: tuple[int, int], raw: bytes, final: bool) -> str:
-        tails = self._tails
+        tails = self.tails
         if tails and key in tails:
             raw = tails.pop(key) + raw
         try:
@@ -100,7 +93,7 @@ class Utf8Joiner:
 
     def forget(self, key: tuple[int, int]) -> None:
         """Drops what a finished sequence left."""
-        self._tails.pop(key, None)
+        self.tails.pop(key, None)
 
 
 # pagoda_output_t's fields in one struct.unpack_from, far quicker than one ctypes read each (a
@@ -128,32 +121,30 @@ def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
     ``view`` is a byte view of ``o``."""
     (_, rid, finish, status, error, _, n, text_p, text_len, lp, top, n_top, n_prompt, n_generated,
      plp, ptop, n_ptop, seq, cumulative, request_finished) = _OUTPUT.unpack_from(view)
-    r = Output.__new__(Output)
-    r.request_id = rid
-    r.sequence_index = seq
-    r.token_ids = o.token_ids[:n] if n else []
-    r.finish_reason = _FINISH[finish] if finish < len(_FINISH) else finish
     raw = o.text if text_len else b""
     if len(raw) != text_len:  # a NUL inside the text: copy by length instead
         raw = ctypes.string_at(text_p, text_len)
-    r.text = joiner.join((rid, seq), raw, finish != 0)
+    text = None
+    if not joiner.tails:  # no sequence waits with half a character: the quick path
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            pass
+    if text is None:
+        text = joiner.join((rid, seq), raw, finish != 0)
     if finish:
         joiner.forget((rid, seq))
-        r.status = status
-        r.error = o.error.decode("utf-8", "replace") if error else ""
+        message = o.error.decode("utf-8", "replace") if error else ""
     else:
-        r.status = 0
-        r.error = ""
-    r.request_finished = request_finished != 0
-    r.n_prompt_tokens = n_prompt
-    r.n_generated = n_generated
-    r.cumulative_logprob = cumulative
-    r.logprobs = o.logprobs[:n] if lp else None
-    r.top_logprobs = _top(o.top_logprobs, n, n_top) if top else None
+        status, message = 0, ""
+    prompt_lps = prompt_top = None
     if plp:
-        r.prompt_logprobs = [None] + o.prompt_logprobs[1:n_prompt] if n_prompt else []
-        r.prompt_top_logprobs = ([[]] + _top(o.prompt_top_logprobs, n_prompt, n_ptop)[1:]
-                                 if ptop and n_prompt else None)
-    else:
-        r.prompt_logprobs = r.prompt_top_logprobs = None
-    return r
+        prompt_lps = [None] + o.prompt_logprobs[1:n_prompt] if n_prompt else []
+        if ptop and n_prompt:
+            prompt_top = [[]] + _top(o.prompt_top_logprobs, n_prompt, n_ptop)[1:]
+    return _new_output(Output, (
+        rid, seq, ([o.token_ids[0]] if n == 1 else o.token_ids[:n] if n else []), text,
+        _FINISH[finish] if finish < len(_FINISH) else finish, status, message,
+        request_finished != 0, n_prompt, n_generated, cumulative,
+        o.logprobs[:n] if lp else None, _top(o.top_logprobs, n, n_top) if top else None,
+        prompt_lps, prompt_top))

@@ -48,21 +48,24 @@ class Stream:
         self._n_sequences = n_sequences
         self._closed = False
 
-    def _next_output(self) -> Optional[Output]:
-        box = self._box
+    def _wait(self) -> bool:
+        """Drives the engine until the box has an output; False once the request has ended."""
+        box, pump = self._box, self._engine._pump
         while not box:
             if self.finished or self._closed:
-                return None
-            if self._engine._pump(box) == 0 and not box and not self._engine.has_work():
+                return False
+            if pump(box) == 0 and not box and not self._engine.has_work():
                 raise RuntimeError(f"request {self.request_id} ended without its last output")
-        o = box.popleft()
+        return True
+
+    def _last(self, o: Output) -> None:
+        """Takes note of a sequence's last output; raises the request's error."""
         if o.request_finished:
             self.finished = True
             self.finish_reason = o.finish_reason
         if o.finish_reason == FinishReason.ERROR:
             self.finished = True
             raise error(o.status, o.error)
-        return o
 
     def __iter__(self) -> "Stream":
         if self._n_sequences != 1:
@@ -71,20 +74,27 @@ class Stream:
         return self
 
     def __next__(self) -> str:
+        # Once per token: _wait inlined, so that the common case is one pump and one popleft.
+        box, pump = self._box, self._engine._pump
         while True:
-            o = self._next_output()
-            if o is None:
-                raise StopIteration
+            while not box:
+                if self.finished or self._closed:
+                    raise StopIteration
+                if pump(box) == 0 and not box and not self._engine.has_work():
+                    raise RuntimeError(f"request {self.request_id} ended without its last output")
+            o = box.popleft()
+            if o.finish_reason:
+                self._last(o)
             self.token_ids += o.token_ids
             if o.text:
                 return o.text
 
     def outputs(self) -> Iterator[Output]:
         """Every output of the request, all sequences, until its last."""
-        while True:
-            o = self._next_output()
-            if o is None:
-                return
+        while self._wait():
+            o = self._box.popleft()
+            if o.finish_reason:
+                self._last(o)
             if self._n_sequences == 1:
                 self.token_ids += o.token_ids
             yield o
