@@ -23,8 +23,10 @@ A story in a few lines::
 """
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+
 from ._api import lib as _lib
-from .backends import (DEVICE_HOST_ACCESSIBLE, DEVICE_USES_HOST_WEIGHTS, Backend, DeviceInfo,
+from .backend import (DEVICE_HOST_ACCESSIBLE, DEVICE_USES_HOST_WEIGHTS, Backend, DeviceInfo,
                        DeviceKind, SkippedPlugin, backends, discover, find, load, skipped)
 from .engine import Engine, Prompt
 from .errors import (AbiMismatchError, AlreadyExistsError, BackendError, CancelledError,
@@ -65,4 +67,6 @@ def dtype_name(dtype: DType) -> str:
     return _lib.pagoda_dtype_name(int(dtype)).decode()
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = sorted(name for name, value in list(globals().items())
+                 if not name.startswith("_") and not isinstance(value, _ModuleType)
+                 and name != "annotations")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import dataclasses
 import threading
 from typing import Any, Optional, Sequence, Union
 

@@ -142,6 +142,8 @@ class Stream:
         if self._closed:
             return
         self._closed = True
+        # What is queued, or still routed to the old box, is not read any more.
+        self._box = collections.deque()
         if not self.finished:
             try:
                 self.abort()

@@ -43,6 +43,15 @@ class AbortTest(StackTest):
         self.engine.step()
         self.assertIsNone(self.engine.poll())
 
+    def test_a_closed_stream_yields_nothing_more(self) -> None:
+        s = self.engine.stream(PROMPT, max_tokens=200, ignore_eos=True)
+        next(s)
+        self.engine.step()  # more text is routed to the stream
+        s.close()
+        self.assertEqual(list(s), [])
+        self.assertFalse(s.finished)  # its last output was never read
+        self.assertFalse(self.engine.has_work())
+
     def test_abort_one_of_two(self) -> None:
         keep = self.engine.stream(PROMPT, max_tokens=30, temperature=0)
         drop = self.engine.stream("The cat", max_tokens=200, ignore_eos=True)
