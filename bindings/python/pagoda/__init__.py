@@ -23,8 +23,6 @@ A story in a few lines::
 """
 from __future__ import annotations
 
-from types import ModuleType as _ModuleType
-
 from ._api import lib as _lib
 from .backend import (DEVICE_HOST_ACCESSIBLE, DEVICE_USES_HOST_WEIGHTS, Backend, DeviceInfo,
                        DeviceKind, SkippedPlugin, backends, discover, find, load, skipped)
@@ -67,6 +65,17 @@ def dtype_name(dtype: DType) -> str:
     return _lib.pagoda_dtype_name(int(dtype)).decode()
 
 
-__all__ = sorted(name for name, value in list(globals().items())
-                 if not name.startswith("_") and not isinstance(value, _ModuleType)
-                 and name != "annotations")
+__all__ = [
+    "AbiMismatchError", "AlreadyExistsError", "Backend", "BackendError", "CancelledError",
+    "ClosedError", "Completion", "DEVICE_HOST_ACCESSIBLE", "DEVICE_USES_HOST_WEIGHTS", "DType",
+    "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats", "EmptyError",
+    "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
+    "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KvCache",
+    "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model", "ModelInfo", "ModelLoader",
+    "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output", "PagodaError",
+    "PagodaIOError", "Plan", "PlanObjective", "PlanStage", "PlanSummary", "Preemption", "Prompt",
+    "RequestOptions", "SkippedPlugin", "Status", "Stream", "TokenLogprob", "Tokenizer",
+    "TokenizerInfo", "UnsupportedError", "backends", "discover", "dtype_name", "dtype_size",
+    "find", "get_log_level", "last_error_message", "load", "search_placement", "set_log_callback",
+    "set_log_level", "simulate_placement", "skipped", "version", "version_number",
+]

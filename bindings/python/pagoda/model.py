@@ -5,13 +5,16 @@ import ctypes
 import dataclasses
 import os
 import time
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from . import _structs as S
 from ._api import lib
 from ._handle import Handle
 from ._records import snapshot
 from .errors import check
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 ProgressCallback = Callable[[float, str], object]

@@ -5,7 +5,7 @@ import os
 import tempfile
 import unittest
 
-from tests.support import MODEL, PROMPT, StackTest, pagoda
+from tests.support import PROMPT, StackTest, pagoda
 
 
 class ErrorTest(unittest.TestCase):

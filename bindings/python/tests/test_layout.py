@@ -8,7 +8,7 @@ import ctypes
 import subprocess
 import unittest
 
-from tests.support import ABI_LAYOUT, pagoda  # noqa: F401 - loads the package
+from tests.support import ABI_LAYOUT  # first: it puts the package on the path
 from pagoda import _structs
 
 # Public structs the binding does not declare, and why. A struct appended to the headers fails
