@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Streaming throughput through the Python binding, the counterpart of the C
-``pagoda-bench-stream``: same flags, same loop, same output lines.
+``pagoda-bench-stream``: same flags and defaults, same loop, same output lines.
 
 Each repeat submits one greedy request (ignoring end-of-sequence, so every repeat generates
 ``--max-tokens``), then steps and polls until it has finished, counting the tokens the polls
@@ -21,9 +21,9 @@ import pagoda  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="GGUF file or Hugging Face folder")
-    parser.add_argument("--prompt", required=True, help="prompt text")
-    parser.add_argument("--max-tokens", type=int, required=True, help="tokens per repeat")
-    parser.add_argument("--repeats", type=int, required=True, help="requests, one at a time")
+    parser.add_argument("--prompt", default="Once upon a time", help="prompt text")
+    parser.add_argument("--max-tokens", type=int, default=256, help="tokens per repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="requests, one at a time")
     args = parser.parse_args()
     if args.max_tokens < 1 or args.repeats < 1:
         parser.error("--max-tokens and --repeats must be at least 1")

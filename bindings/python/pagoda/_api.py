@@ -1,5 +1,8 @@
 """The C functions' prototypes, set once at import so no call looks them up or guesses types.
 
+Where a query has a ``_v2`` that reports failures (``has_work``, device counts and names, slice
+lengths, the model's path), only the ``_v2`` is declared: the old one cannot say what went wrong.
+
 Handles are ``c_void_p`` (opaque to the binding); out-parameters are pointers. Functions that
 return memory for the caller to own are read and then released with ``pagoda_free``.
 """
@@ -55,7 +58,7 @@ _PROTOTYPES = {
     "pagoda_model_loader_finish": (_STATUS, [_H, _OUT]),
     "pagoda_model_destroy": (None, [_H]),
     "pagoda_model_get_info": (_STATUS, [_H, _p(S.ModelInfo)]),
-    "pagoda_model_path": (c_char_p, [_H]),
+    "pagoda_model_path_v2": (_STATUS, [_H, POINTER(c_char_p)]),
     # tokenizer.h
     "pagoda_tokenizer_open": (_STATUS, [c_char_p, _OUT]),
     "pagoda_tokenizer_from_model": (_STATUS, [_H, _OUT]),
@@ -75,8 +78,8 @@ _PROTOTYPES = {
     "pagoda_mesh_options_init": (None, [_p(S.MeshOptions), c_size_t]),
     "pagoda_mesh_create": (_STATUS, [_p(S.MeshOptions), _OUT]),
     "pagoda_mesh_destroy": (None, [_H]),
-    "pagoda_mesh_device_count": (c_size_t, [_H]),
-    "pagoda_mesh_device_name": (c_char_p, [_H, c_size_t]),
+    "pagoda_mesh_device_count_v2": (_STATUS, [_H, POINTER(c_size_t)]),
+    "pagoda_mesh_device_name_v2": (_STATUS, [_H, c_size_t, POINTER(c_char_p)]),
     # plan.h
     "pagoda_plan_options_init": (None, [_p(S.PlanOptions), c_size_t]),
     "pagoda_plan_create": (_STATUS, [_H, _H, _p(S.PlanOptions), _OUT]),
@@ -86,7 +89,7 @@ _PROTOTYPES = {
     "pagoda_plan_from_json": (_STATUS, [c_char_p, _OUT]),
     "pagoda_plan_get_summary": (_STATUS, [_H, _p(S.PlanSummary)]),
     "pagoda_plan_get_stage": (_STATUS, [_H, c_size_t, _p(S.PlanStage)]),
-    "pagoda_plan_slice_length": (c_int64, [_H, c_size_t]),
+    "pagoda_plan_slice_length_v2": (_STATUS, [_H, c_size_t, POINTER(c_int64)]),
     "pagoda_simulate_options_init": (None, [_p(S.SimulateOptions), c_size_t]),
     "pagoda_placement_simulate": (_STATUS, [c_char_p, _p(S.SimulateOptions), _OUT]),
     "pagoda_placement_search": (_STATUS, [c_char_p, _p(S.SimulateOptions), _OUT]),
@@ -106,11 +109,11 @@ _PROTOTYPES = {
                                               _p(S.RequestOptions), POINTER(c_uint64)]),
     "pagoda_engine_abort": (_STATUS, [_H, c_uint64]),
     "pagoda_engine_step": (_STATUS, [_H]),
-    "pagoda_engine_has_work": (c_int, [_H]),
+    "pagoda_engine_has_work_v2": (_STATUS, [_H, POINTER(c_int32)]),
     "pagoda_engine_poll": (_STATUS, [_H, _p(S.Output)]),
     "pagoda_engine_get_stats": (_STATUS, [_H, _p(S.EngineStats)]),
     "pagoda_engine_get_metrics": (_STATUS, [_H, _p(S.EngineMetrics)]),
-    "pagoda_engine_device_count": (c_size_t, [_H]),
+    "pagoda_engine_device_count_v2": (_STATUS, [_H, POINTER(c_size_t)]),
     "pagoda_engine_get_device_stats": (_STATUS, [_H, c_size_t, _p(S.DeviceStats)]),
 }
 

@@ -138,7 +138,9 @@ class Engine(Handle):
 
     def has_work(self) -> bool:
         """Whether any request is waiting or running."""
-        return bool(self._get(lib.pagoda_engine_has_work))
+        flag = ctypes.c_int32()
+        self._call(lib.pagoda_engine_has_work_v2, ctypes.byref(flag))
+        return flag.value != 0
 
     def poll(self) -> Optional[Output]:
         """The oldest output of a request that no :class:`Stream` owns, or ``None``."""
@@ -192,9 +194,11 @@ class Engine(Handle):
             if status:
                 raise error(status, last_error_message())
             n = self._drain(ptr, self._pump_out)
-            if n == 0 and not box and not lib.pagoda_engine_has_work(ptr):
-                # An abort may have queued its output since the step.
-                n = self._drain(ptr, self._pump_out)
+            if n == 0 and not box:
+                busy = ctypes.c_int32()
+                check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
+                if not busy.value:  # an abort may have queued its output since the step
+                    n = self._drain(ptr, self._pump_out)
             return n
 
     def _stepping_ptr(self) -> int:
@@ -227,7 +231,9 @@ class Engine(Handle):
 
     def device_count(self) -> int:
         """Devices the engine runs on."""
-        return self._get(lib.pagoda_engine_device_count)
+        n = ctypes.c_size_t()
+        self._call(lib.pagoda_engine_device_count_v2, ctypes.byref(n))
+        return n.value
 
     def device_stats(self, index: int) -> DeviceStats:
         """What device ``index`` (mesh order) holds and runs."""

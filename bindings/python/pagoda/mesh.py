@@ -28,14 +28,16 @@ class Mesh(Handle):
 
     def device_count(self) -> int:
         """How many devices the mesh has."""
-        return self._get(lib.pagoda_mesh_device_count)
+        n = ctypes.c_size_t()
+        self._call(lib.pagoda_mesh_device_count_v2, ctypes.byref(n))
+        return n.value
 
     def device_name(self, index: int) -> str:
-        """The name of device ``index``, such as ``"cpu:0"``."""
-        name = self._get(lib.pagoda_mesh_device_name, index)
-        if name is None:
-            raise IndexError(f"mesh device {index} out of range")
-        return name.decode()
+        """The name of device ``index``, such as ``"cpu:0"``
+        (:class:`~pagoda.errors.InvalidArgumentError` out of range)."""
+        name = ctypes.c_char_p()
+        self._call(lib.pagoda_mesh_device_name_v2, index, ctypes.byref(name))
+        return name.value.decode()
 
     def device_names(self) -> list[str]:
         """Every device's name, in mesh order."""

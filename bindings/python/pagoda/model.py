@@ -111,10 +111,9 @@ class Model(Handle):
     @property
     def path(self) -> str:
         """The file or folder the model was opened from."""
-        p = self._get(lib.pagoda_model_path)
-        if p is None:
-            raise RuntimeError("pagoda_model_path returned NULL for a live model")
-        return os.fsdecode(p)
+        p = ctypes.c_char_p()
+        self._call(lib.pagoda_model_path_v2, ctypes.byref(p))
+        return os.fsdecode(p.value)
 
     def tokenizer(self) -> "Tokenizer":
         """The tokenizer the model carries (valid after the model is closed)."""

@@ -150,9 +150,8 @@ class Plan(Handle):
     def slice_lengths(self) -> list[int]:
         """The prompt slices' lengths in tokens (empty when no prompt length was planned)."""
         lengths = []
+        n = ctypes.c_int64()
         for i in range(self.summary().n_slices):
-            n = self._get(lib.pagoda_plan_slice_length, i)
-            if n <= 0:  # the C getter's only way to report a failure
-                raise IndexError(f"plan slice {i} out of range")
-            lengths.append(n)
+            self._call(lib.pagoda_plan_slice_length_v2, i, ctypes.byref(n))
+            lengths.append(n.value)
         return lengths

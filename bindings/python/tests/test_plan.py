@@ -13,7 +13,7 @@ class MeshTest(unittest.TestCase):
         with pagoda.Mesh() as mesh:
             self.assertEqual(mesh.device_names(), ["cpu:0"])
             self.assertEqual(len(mesh), 1)
-            with self.assertRaises(IndexError):
+            with self.assertRaises(pagoda.InvalidArgumentError):
                 mesh.device_name(1)
 
     def test_named_devices(self) -> None:
