@@ -249,3 +249,12 @@ def assign(struct: _Struct, **values: object) -> None:
         setattr(struct, name, value)
         if isinstance(value, int) and getattr(struct, name) != value:
             raise ValueError(f"{name}={value} does not fit {struct.c_name}.{name}")
+
+
+def int32_array(values: "list[int] | tuple[int, ...]", what: str) -> ctypes.Array:
+    """A C ``int32_t`` array of ``values`` (token ids); refuses what does not fit rather than
+    letting ctypes keep the low bits."""
+    arr = (c_int32 * len(values))(*values)
+    if list(arr) != list(values):
+        raise ValueError(f"{what}: every value must be a 32-bit signed integer")
+    return arr

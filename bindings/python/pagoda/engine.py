@@ -80,7 +80,7 @@ class Engine(Handle):
             status = lib.pagoda_engine_submit_text(ptr, data, len(data), ctypes.byref(c_opts),
                                                    ctypes.byref(request_id))
         else:
-            ids = (ctypes.c_int32 * len(prompt))(*prompt)
+            ids = S.int32_array(prompt, "prompt")
             status = lib.pagoda_engine_submit_tokens(ptr, ids, len(ids), ctypes.byref(c_opts),
                                                      ctypes.byref(request_id))
         check(status)

@@ -37,7 +37,8 @@ def _make_trampoline(callback: LogCallback) -> S.LogFn:
         # An exception must not unwind into C: report it and carry on, as logging should.
         _inside.active = True
         try:
-            callback(LogLevel(level), message.decode("utf-8", "replace"))
+            text = message.decode("utf-8", "replace") if message else ""
+            callback(LogLevel(level), text)
         except BaseException:  # noqa: B036 - nothing may cross into C, not even SystemExit
             print("pagoda: the log callback raised; the exception is ignored:", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)

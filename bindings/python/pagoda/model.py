@@ -5,16 +5,14 @@ import ctypes
 import dataclasses
 import os
 import time
-from typing import TYPE_CHECKING, Callable, Optional, Union
+from typing import Callable, Optional, Union
 
 from . import _structs as S
 from ._api import lib
 from ._handle import Handle
 from ._records import snapshot
 from .errors import check
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 ProgressCallback = Callable[[float, str], object]
@@ -47,7 +45,8 @@ class _Progress:
 
         def trampoline(_user: int, fraction: float, stage: bytes) -> int:
             try:
-                return 0 if callback(fraction, stage.decode("utf-8", "replace")) is False else 1
+                text = stage.decode("utf-8", "replace") if stage else ""
+                return 0 if callback(fraction, text) is False else 1
             except BaseException as e:  # noqa: B036 - nothing may cross into C
                 self.error = e
                 return 0
@@ -115,9 +114,8 @@ class Model(Handle):
         self._call(lib.pagoda_model_path_v2, ctypes.byref(p))
         return os.fsdecode(p.value)
 
-    def tokenizer(self) -> "Tokenizer":
+    def tokenizer(self) -> Tokenizer:
         """The tokenizer the model carries (valid after the model is closed)."""
-        from .tokenizer import Tokenizer
         return Tokenizer.from_model(self)
 
 

@@ -99,7 +99,7 @@ class RequestOptions:
         if isinstance(self.stop_strings, str):
             raise TypeError("stop_strings is a sequence of strings, not one string")
         if self.stop_token_ids:
-            ids = (ctypes.c_int32 * len(self.stop_token_ids))(*self.stop_token_ids)
+            ids = S.int32_array(self.stop_token_ids, "stop_token_ids")
             c.stop_token_ids = ids
             c.n_stop_token_ids = len(ids)
             keep.append(ids)

@@ -37,10 +37,6 @@ def _take_text(ptr: ctypes.c_void_p, length: int) -> str:
         lib.pagoda_free(ptr)
 
 
-def _ids_array(ids: Sequence[int]) -> ctypes.Array:
-    return (ctypes.c_int32 * len(ids))(*ids)
-
-
 class Tokenizer(Handle):
     """Text to token ids and back. Immutable: every method is safe from any thread."""
 
@@ -89,7 +85,7 @@ class Tokenizer(Handle):
 
     def decode(self, ids: Sequence[int], skip_special: bool = False) -> str:
         """The text of ``ids``, as Hugging Face's ``decode`` gives it."""
-        arr = _ids_array(ids)
+        arr = S.int32_array(ids, "ids")
         text, n = ctypes.c_void_p(), ctypes.c_size_t()
         self._call(lib.pagoda_tokenizer_decode, arr, len(ids),
                    DETOKENIZE_SKIP_SPECIAL if skip_special else 0, ctypes.byref(text),

@@ -83,6 +83,14 @@ class RequestErrorTest(StackTest):
         with self.assertRaises(ValueError):
             self.engine.submit(PROMPT, seed=-1)
 
+    def test_token_ids_that_do_not_fit_are_refused(self) -> None:
+        with self.assertRaises(ValueError):
+            self.engine.submit([1, 2**32 + 5])  # would wrap to 5
+        with self.assertRaises(ValueError):
+            self.engine.submit(PROMPT, stop_token_ids=[2**31])
+        with self.stack.model.tokenizer() as tok, self.assertRaises(ValueError):
+            tok.decode([2**32 + 5])
+
     def test_abort_unknown_request(self) -> None:
         with self.assertRaises(pagoda.NotFoundError):
             self.engine.abort(123456789)
