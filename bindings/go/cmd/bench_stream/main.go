@@ -1,0 +1,83 @@
+// Command bench_stream measures tokens per second streamed through the Go binding, as
+// pagoda-bench-stream does through the C API, so that the two can be compared on one model:
+// greedy, end-of-sequence ignored, one request at a time; each repeat submits, then steps and
+// polls until the request finishes, counting the tokens polled and reading each output's text
+// as a streaming user would. It prints one line `tokens_per_s <float>` per repeat.
+//
+//	bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"pagoda.dev/pagoda"
+)
+
+func main() {
+	model := flag.String("model", "", "GGUF file or Hugging Face folder")
+	prompt := flag.String("prompt", "Once upon a time", "prompt text")
+	maxTokens := flag.Int("max-tokens", 256, "tokens per request")
+	repeats := flag.Int("repeats", 5, "requests, one after the other")
+	flag.Parse()
+	if *model == "" || *maxTokens < 1 || *repeats < 1 || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R")
+		os.Exit(2)
+	}
+	if err := run(*model, *prompt, int32(*maxTokens), *repeats); err != nil {
+		fmt.Fprintln(os.Stderr, "bench_stream:", err)
+		os.Exit(1)
+	}
+}
+
+func run(modelPath, prompt string, maxTokens int32, repeats int) error {
+	model, err := pagoda.OpenModel(modelPath)
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	mesh, err := pagoda.NewMesh(nil)
+	if err != nil {
+		return err
+	}
+	defer mesh.Close()
+	cache, err := pagoda.NewKVCache(model, mesh, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer cache.Close()
+	engine, err := pagoda.NewEngine(model, mesh, nil, cache, nil)
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+
+	opts := pagoda.DefaultRequestOptions()
+	opts.Temperature = 0
+	opts.MaxTokens = maxTokens
+	opts.Flags |= pagoda.RequestIgnoreEOS
+	for r := 0; r < repeats; r++ {
+		start := time.Now()
+		stream, err := engine.StreamText(prompt, &opts)
+		if err != nil {
+			return err
+		}
+		tokens, textBytes := 0, 0
+		for stream.Next() {
+			out := stream.Output()
+			tokens += len(out.TokenIDs)
+			textBytes += len(out.Text)
+		}
+		elapsed := time.Since(start).Seconds()
+		if err := stream.Err(); err != nil {
+			return err
+		}
+		if tokens != int(maxTokens) || textBytes == 0 {
+			return fmt.Errorf("repeat %d streamed %d tokens (%d bytes of text), want %d", r, tokens, textBytes, maxTokens)
+		}
+		fmt.Printf("tokens_per_s %.1f\n", float64(tokens)/elapsed)
+	}
+	return nil
+}

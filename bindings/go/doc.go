@@ -1,0 +1,32 @@
+// Package pagoda is the Go binding of libpagoda, the embeddable LLM serving library: open a
+// model, build a mesh of devices, a plan, a paged KV cache and an engine, then submit requests
+// and stream their outputs.
+//
+//	model, err := pagoda.OpenModel("stories260K.gguf")
+//	mesh, err := pagoda.NewMesh(nil)                       // cpu:0
+//	cache, err := pagoda.NewKVCache(model, mesh, nil, nil)
+//	engine, err := pagoda.NewEngine(model, mesh, nil, cache, nil)
+//	stream, err := engine.StreamText("Once upon a time", &opts)
+//	for stream.Next() { fmt.Print(stream.Output().Text) }
+//	err = stream.Err()
+//
+// Handles (Model, Tokenizer, Mesh, Plan, KVCache, Engine, ModelLoader) are released with Close,
+// which may be called twice; a finalizer closes a forgotten one, which the C lifetime rules
+// allow (an engine keeps the model, mesh and cache it uses alive, so any order is safe). A call
+// on a closed handle fails with StatusInvalidHandle without reaching C, and Close waits for the
+// calls running on its handle.
+//
+// Errors are *Error values carrying the C status and pagoda_last_error_message(), which the
+// binding reads on the OS thread that made the failing call (the message is thread-local and
+// goroutines move between threads). Test a status with errors.Is(err, pagoda.StatusNotFound),
+// read both with errors.As.
+//
+// Threads: every method is safe from any goroutine, as the C headers declare their functions
+// safe from any thread (a model, tokenizer, mesh or plan never changes once made; an engine
+// takes submit, abort, poll and statistics from any thread). The engine's step runs one at a
+// time, which the binding ensures itself.
+//
+// No Go function is ever called from C: progress is polled (LoadModel), outputs are polled
+// (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs) are not
+// offered.
+package pagoda

@@ -1,0 +1,288 @@
+package pagoda
+
+/*
+#include "pagoda/engine.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Engine serves requests over a model, a mesh and a KV cache with continuous batching. As
+// engine.h allows, Submit*, Abort, Poll, Stats, Metrics and the Stream methods are safe from any
+// goroutine; Step runs one at a time (the binding serialises it), and Close waits for running
+// calls. Outputs are read by polling (Poll, or a Stream per request): the C output callback is
+// not offered, as it would call Go from C.
+type Engine struct {
+	h      handle
+	stepMu sync.Mutex // pagoda_engine_step runs on one thread at a time
+	r      router
+}
+
+// Preemption is a pagoda_preemption_t.
+type Preemption int32
+
+// The preemption modes of engine.h.
+const (
+	PreemptAuto      Preemption = C.PAGODA_PREEMPT_AUTO
+	PreemptRecompute Preemption = C.PAGODA_PREEMPT_RECOMPUTE
+	PreemptSwap      Preemption = C.PAGODA_PREEMPT_SWAP
+)
+
+// KVReservation is a pagoda_kv_reservation_t.
+type KVReservation int32
+
+// The reservation modes of engine.h.
+const (
+	KVPaged      KVReservation = C.PAGODA_KV_PAGED
+	KVContiguous KVReservation = C.PAGODA_KV_CONTIGUOUS
+)
+
+// DecodeGraphs is a pagoda_decode_graphs_t.
+type DecodeGraphs int32
+
+// The decode graph modes of engine.h.
+const (
+	DecodeGraphsAuto DecodeGraphs = C.PAGODA_DECODE_GRAPHS_AUTO
+	DecodeGraphsOn   DecodeGraphs = C.PAGODA_DECODE_GRAPHS_ON
+	DecodeGraphsOff  DecodeGraphs = C.PAGODA_DECODE_GRAPHS_OFF
+)
+
+// DeviceSampling is a pagoda_device_sampling_t.
+type DeviceSampling int32
+
+// The device sampling modes of engine.h.
+const (
+	DeviceSamplingAuto DeviceSampling = C.PAGODA_DEVICE_SAMPLING_AUTO
+	DeviceSamplingOn   DeviceSampling = C.PAGODA_DEVICE_SAMPLING_ON
+	DeviceSamplingOff  DeviceSampling = C.PAGODA_DEVICE_SAMPLING_OFF
+)
+
+// EngineOptions is a pagoda_engine_options_t without its output callback. Start from
+// DefaultEngineOptions.
+type EngineOptions struct {
+	MaxNumSeqs           int32 // sequences in one step at most
+	MaxNumBatchedTokens  int32 // tokens in one step at most
+	Preemption           Preemption
+	KVReservation        KVReservation
+	DecodeGraphs         DecodeGraphs
+	DeviceSampling       DeviceSampling
+	ActivationDType      DType // 0 = the library's choice
+	PipelineMicroBatches int64 // 0 = the library's choice, 1 = none
+}
+
+// DefaultEngineOptions are the library's defaults (pagoda_engine_options_init).
+func DefaultEngineOptions() EngineOptions {
+	var c C.pagoda_engine_options_t
+	C.pagoda_engine_options_init(&c, C.sizeof_pagoda_engine_options_t)
+	return engineOptionsFromC(&c)
+}
+
+// engineOptionsFromC reads a C struct back (the defaults, and the layout test's round trip).
+func engineOptionsFromC(c *C.pagoda_engine_options_t) EngineOptions {
+	return EngineOptions{
+		MaxNumSeqs:           int32(c.max_num_seqs),
+		MaxNumBatchedTokens:  int32(c.max_num_batched_tokens),
+		Preemption:           Preemption(c.preemption),
+		KVReservation:        KVReservation(c.kv_reservation),
+		DecodeGraphs:         DecodeGraphs(c.decode_graphs),
+		DeviceSampling:       DeviceSampling(c.device_sampling),
+		ActivationDType:      DType(c.activation_dtype),
+		PipelineMicroBatches: int64(c.pipeline_micro_batches),
+	}
+}
+
+// toC fills c from o and returns it (nil o: NULL, the defaults). The output callback stays NULL.
+func (o *EngineOptions) toC(c *C.pagoda_engine_options_t) *C.pagoda_engine_options_t {
+	if o == nil {
+		return nil
+	}
+	C.pagoda_engine_options_init(c, C.sizeof_pagoda_engine_options_t)
+	c.max_num_seqs = C.int32_t(o.MaxNumSeqs)
+	c.max_num_batched_tokens = C.int32_t(o.MaxNumBatchedTokens)
+	c.preemption = C.int32_t(o.Preemption)
+	c.kv_reservation = C.int32_t(o.KVReservation)
+	c.decode_graphs = C.int32_t(o.DecodeGraphs)
+	c.device_sampling = C.int32_t(o.DeviceSampling)
+	c.activation_dtype = C.int32_t(o.ActivationDType)
+	c.pipeline_micro_batches = C.int64_t(o.PipelineMicroBatches)
+	return c
+}
+
+// NewEngine makes an engine serving model on mesh with cache. plan may be nil (the layout the
+// cache was made with); opts may be nil for the defaults. The engine keeps the model, the mesh
+// and the cache alive: their handles may be closed before it, in any order.
+func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *EngineOptions) (*Engine, error) {
+	switch {
+	case model == nil:
+		return nil, errNil("model")
+	case mesh == nil:
+		return nil, errNil("mesh")
+	case cache == nil:
+		return nil, errNil("KV cache")
+	}
+	var planHandle *handle
+	if plan != nil {
+		planHandle = &plan.h
+	}
+	ptrs, release, err := acquireAll(&model.h, &mesh.h, planHandle, &cache.h)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var c C.pagoda_engine_options_t // no pointers once the callback is left NULL
+	co := opts.toC(&c)
+	var out *C.pagoda_engine_t
+	if err := call(func() C.pagoda_status_t {
+		return C.pagoda_engine_create((*C.pagoda_model_t)(ptrs[0]), (*C.pagoda_mesh_t)(ptrs[1]),
+			(*C.pagoda_plan_t)(ptrs[2]), (*C.pagoda_kv_cache_t)(ptrs[3]), co, &out)
+	}); err != nil {
+		return nil, err
+	}
+	e := &Engine{h: newHandle("engine", unsafe.Pointer(out))}
+	e.r.init()
+	// A backstop: once the engine is unreachable no call on it runs, and the handles it uses
+	// are kept alive by the library, whatever order the collector finalises them in.
+	runtime.SetFinalizer(e, (*Engine).Close)
+	return e, nil
+}
+
+// Close aborts every request and releases the engine (and with it the cache's blocks, when
+// the cache's handle is closed too). It waits for running calls; calling it again does nothing.
+func (e *Engine) Close() {
+	e.h.close(func(p unsafe.Pointer) { C.pagoda_engine_destroy((*C.pagoda_engine_t)(p)) })
+	runtime.SetFinalizer(e, nil)
+}
+
+func (e *Engine) ptr(p unsafe.Pointer) *C.pagoda_engine_t { return (*C.pagoda_engine_t)(p) }
+
+// SubmitText submits a text prompt (BOS or the template's tokens added unless
+// RequestNoSpecialTokens) and returns the request's id; opts may be nil for the defaults. Read
+// its outputs with Poll, or use StreamText.
+func (e *Engine) SubmitText(text string, opts *RequestOptions) (uint64, error) {
+	p, err := e.h.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer e.h.release()
+	var a cAlloc
+	defer a.free()
+	co := opts.toC(&a)
+	if a.err != nil {
+		return 0, a.err
+	}
+	ctext := a.textBytes(text)
+	var id C.uint64_t
+	err = call(func() C.pagoda_status_t {
+		return C.pagoda_engine_submit_text(e.ptr(p), ctext, C.size_t(len(text)), co, &id)
+	})
+	return uint64(id), err
+}
+
+// SubmitTokens submits a prompt of token ids and returns the request's id.
+func (e *Engine) SubmitTokens(ids []int32, opts *RequestOptions) (uint64, error) {
+	p, err := e.h.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer e.h.release()
+	var a cAlloc
+	defer a.free()
+	co := opts.toC(&a)
+	if a.err != nil {
+		return 0, a.err
+	}
+	// Go memory holding no Go pointers may be passed to C for the length of a call.
+	var cids *C.int32_t
+	if len(ids) > 0 {
+		cids = (*C.int32_t)(unsafe.Pointer(&ids[0]))
+	}
+	var id C.uint64_t
+	err = call(func() C.pagoda_status_t {
+		return C.pagoda_engine_submit_tokens(e.ptr(p), cids, C.size_t(len(ids)), co, &id)
+	})
+	return uint64(id), err
+}
+
+// Abort ends a live request now; its last output (FinishAborted) is queued. It fails with
+// StatusNotFound for a request that is not live (finished ones are not).
+func (e *Engine) Abort(requestID uint64) error {
+	p, err := e.h.acquire()
+	if err != nil {
+		return err
+	}
+	defer e.h.release()
+	return call(func() C.pagoda_status_t { return C.pagoda_engine_abort(e.ptr(p), C.uint64_t(requestID)) })
+}
+
+// Step runs one iteration: schedule, run the model over the batch, sample, queue outputs.
+// Concurrent calls run one after the other.
+func (e *Engine) Step() error {
+	e.stepMu.Lock()
+	defer e.stepMu.Unlock()
+	return e.stepLocked()
+}
+
+func (e *Engine) stepLocked() error {
+	p, err := e.h.acquire()
+	if err != nil {
+		return err
+	}
+	defer e.h.release()
+	return call(func() C.pagoda_status_t { return C.pagoda_engine_step(e.ptr(p)) })
+}
+
+// HasWork says whether any request is waiting or running.
+func (e *Engine) HasWork() (bool, error) {
+	p, err := e.h.acquire()
+	if err != nil {
+		return false, err
+	}
+	defer e.h.release()
+	var work C.int32_t
+	err = call(func() C.pagoda_status_t { return C.pagoda_engine_has_work_v2(e.ptr(p), &work) })
+	return work != 0, err
+}
+
+// stepIfWork steps when a request is waiting or running and says whether it did. Holding the
+// step lock, it sees no step half done: when it finds no work, every output is queued.
+func (e *Engine) stepIfWork() (bool, error) {
+	e.stepMu.Lock()
+	defer e.stepMu.Unlock()
+	work, err := e.HasWork()
+	if err != nil || !work {
+		return false, err
+	}
+	return true, e.stepLocked()
+}
+
+// pollC takes the oldest output queued in C, copied. The copy runs on the polling thread
+// before it can poll again: the output's arrays live in that thread's storage.
+func (e *Engine) pollC() (Output, bool, error) {
+	p, err := e.h.acquire()
+	if err != nil {
+		return Output{}, false, err
+	}
+	defer e.h.release()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var c C.pagoda_output_t
+	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
+	s := C.pagoda_engine_poll(e.ptr(p), &c)
+	if s == C.PAGODA_ERR_EMPTY {
+		return Output{}, false, nil
+	}
+	if s != C.PAGODA_OK {
+		return Output{}, false, lastError(s)
+	}
+	return copyOutput(&c), true, nil
+}
+
+// Poll takes the oldest output of a request that no Stream reads; ok is false when none is
+// queued. Outputs of requests read through a Stream go to that stream.
+func (e *Engine) Poll() (out Output, ok bool, err error) {
+	return e.r.poll(e)
+}

@@ -1,0 +1,3 @@
+module pagoda.dev/pagoda
+
+go 1.19

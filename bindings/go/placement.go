@@ -1,0 +1,97 @@
+package pagoda
+
+/*
+#include <stdlib.h>
+#include "pagoda/plan.h"
+*/
+import "C"
+
+import "unsafe"
+
+// SimulateOptions is a pagoda_simulate_options_t: the traffic a placement is served.
+// Start from DefaultSimulateOptions.
+type SimulateOptions struct {
+	RatePerModel    float64 // requests per second for every model
+	TotalRate       float64 // > 0: requests per second over all models, split evenly
+	CV              float64 // coefficient of variation of inter-arrival times; 1 = Poisson
+	SLOSeconds      float64 // SLO of models whose placement gives none; 0 = none
+	DurationSeconds float64 // simulated time
+	Seed            uint64
+	OverheadSeconds float64 // added to every request's latency
+	RejectLate      bool    // reject at arrival what would miss its SLO
+}
+
+// DefaultSimulateOptions are the library's defaults (pagoda_simulate_options_init).
+func DefaultSimulateOptions() SimulateOptions {
+	var c C.pagoda_simulate_options_t
+	C.pagoda_simulate_options_init(&c, C.sizeof_pagoda_simulate_options_t)
+	return simulateOptionsFromC(&c)
+}
+
+// simulateOptionsFromC reads a C struct back (the defaults, and the layout test's round trip).
+func simulateOptionsFromC(c *C.pagoda_simulate_options_t) SimulateOptions {
+	return SimulateOptions{
+		RatePerModel:    float64(c.rate_per_model),
+		TotalRate:       float64(c.total_rate),
+		CV:              float64(c.cv),
+		SLOSeconds:      float64(c.slo_seconds),
+		DurationSeconds: float64(c.duration_seconds),
+		Seed:            uint64(c.seed),
+		OverheadSeconds: float64(c.overhead_seconds),
+		RejectLate:      c.reject_late != 0,
+	}
+}
+
+func (o *SimulateOptions) toC(c *C.pagoda_simulate_options_t) *C.pagoda_simulate_options_t {
+	if o == nil {
+		return nil
+	}
+	C.pagoda_simulate_options_init(c, C.sizeof_pagoda_simulate_options_t)
+	c.rate_per_model = C.double(o.RatePerModel)
+	c.total_rate = C.double(o.TotalRate)
+	c.cv = C.double(o.CV)
+	c.slo_seconds = C.double(o.SLOSeconds)
+	c.duration_seconds = C.double(o.DurationSeconds)
+	c.seed = C.uint64_t(o.Seed)
+	c.overhead_seconds = C.double(o.OverheadSeconds)
+	c.reject_late = C.int32_t(boolInt(o.RejectLate))
+	return c
+}
+
+// PlacementSimulate serves simulated requests on a placement (JSON, schema in plan.h) and
+// returns the result as JSON; opts may be nil for the defaults.
+func PlacementSimulate(placementJSON string, opts *SimulateOptions) (string, error) {
+	var a cAlloc
+	defer a.free()
+	cjson := a.cString(placementJSON)
+	if a.err != nil {
+		return "", a.err
+	}
+	var c C.pagoda_simulate_options_t // no pointers: Go memory may reach C
+	co := opts.toC(&c)
+	var out *C.char
+	if err := call(func() C.pagoda_status_t { return C.pagoda_placement_simulate(cjson, co, &out) }); err != nil {
+		return "", err
+	}
+	defer C.pagoda_free(unsafe.Pointer(out))
+	return C.GoString(out), nil
+}
+
+// PlacementSearch searches for a placement of several models on a cluster (spec: JSON, schema
+// in plan.h) and returns it as JSON; workload may be nil for the defaults.
+func PlacementSearch(specJSON string, workload *SimulateOptions) (string, error) {
+	var a cAlloc
+	defer a.free()
+	cspec := a.cString(specJSON)
+	if a.err != nil {
+		return "", a.err
+	}
+	var c C.pagoda_simulate_options_t
+	co := workload.toC(&c)
+	var out *C.char
+	if err := call(func() C.pagoda_status_t { return C.pagoda_placement_search(cspec, co, &out) }); err != nil {
+		return "", err
+	}
+	defer C.pagoda_free(unsafe.Pointer(out))
+	return C.GoString(out), nil
+}
