@@ -243,10 +243,14 @@ extern "C" {
     pub fn pagoda_engine_step(engine: *mut pagoda_engine_t) -> pagoda_status_t;
     pub fn pagoda_engine_has_work(engine: *const pagoda_engine_t) -> c_int;
     pub fn pagoda_engine_poll(engine: *mut pagoda_engine_t, output: *mut pagoda_output_t) -> pagoda_status_t;
-    pub fn pagoda_engine_get_stats(engine: *const pagoda_engine_t, stats: *mut pagoda_engine_stats_t)
-        -> pagoda_status_t;
-    pub fn pagoda_engine_get_metrics(engine: *const pagoda_engine_t, metrics: *mut pagoda_engine_metrics_t)
-        -> pagoda_status_t;
+    pub fn pagoda_engine_get_stats(
+        engine: *const pagoda_engine_t,
+        stats: *mut pagoda_engine_stats_t,
+    ) -> pagoda_status_t;
+    pub fn pagoda_engine_get_metrics(
+        engine: *const pagoda_engine_t,
+        metrics: *mut pagoda_engine_metrics_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_engine_device_count(engine: *const pagoda_engine_t) -> usize;
     pub fn pagoda_engine_get_device_stats(
         engine: *const pagoda_engine_t,

@@ -47,6 +47,8 @@ extern "C" {
         out: *mut *mut pagoda_kv_cache_t,
     ) -> pagoda_status_t;
     pub fn pagoda_kv_cache_destroy(cache: *mut pagoda_kv_cache_t);
-    pub fn pagoda_kv_cache_get_stats(cache: *const pagoda_kv_cache_t, stats: *mut pagoda_kv_cache_stats_t)
-        -> pagoda_status_t;
+    pub fn pagoda_kv_cache_get_stats(
+        cache: *const pagoda_kv_cache_t,
+        stats: *mut pagoda_kv_cache_stats_t,
+    ) -> pagoda_status_t;
 }

@@ -15,7 +15,10 @@ pub struct pagoda_mesh_options_t {
 
 extern "C" {
     pub fn pagoda_mesh_options_init(options: *mut pagoda_mesh_options_t, size: usize);
-    pub fn pagoda_mesh_create(options: *const pagoda_mesh_options_t, out: *mut *mut pagoda_mesh_t) -> pagoda_status_t;
+    pub fn pagoda_mesh_create(
+        options: *const pagoda_mesh_options_t,
+        out: *mut *mut pagoda_mesh_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_mesh_destroy(mesh: *mut pagoda_mesh_t);
     pub fn pagoda_mesh_device_count(mesh: *const pagoda_mesh_t) -> usize;
     pub fn pagoda_mesh_device_name(mesh: *const pagoda_mesh_t, index: usize) -> *const c_char;

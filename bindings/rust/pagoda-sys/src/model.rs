@@ -55,9 +55,14 @@ extern "C" {
     ) -> pagoda_status_t;
     pub fn pagoda_model_loader_cancel(loader: *mut pagoda_model_loader_t);
     /// Releases the loader whatever the result.
-    pub fn pagoda_model_loader_finish(loader: *mut pagoda_model_loader_t, out: *mut *mut pagoda_model_t)
-        -> pagoda_status_t;
+    pub fn pagoda_model_loader_finish(
+        loader: *mut pagoda_model_loader_t,
+        out: *mut *mut pagoda_model_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_model_destroy(model: *mut pagoda_model_t);
-    pub fn pagoda_model_get_info(model: *const pagoda_model_t, info: *mut pagoda_model_info_t) -> pagoda_status_t;
+    pub fn pagoda_model_get_info(
+        model: *const pagoda_model_t,
+        info: *mut pagoda_model_info_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_model_path(model: *const pagoda_model_t) -> *const c_char;
 }

@@ -94,10 +94,15 @@ extern "C" {
     /// `*json` is released with `pagoda_free`.
     pub fn pagoda_plan_to_json(plan: *const pagoda_plan_t, json: *mut *mut c_char) -> pagoda_status_t;
     pub fn pagoda_plan_from_json(json: *const c_char, out: *mut *mut pagoda_plan_t) -> pagoda_status_t;
-    pub fn pagoda_plan_get_summary(plan: *const pagoda_plan_t, summary: *mut pagoda_plan_summary_t)
-        -> pagoda_status_t;
-    pub fn pagoda_plan_get_stage(plan: *const pagoda_plan_t, index: usize, stage: *mut pagoda_plan_stage_t)
-        -> pagoda_status_t;
+    pub fn pagoda_plan_get_summary(
+        plan: *const pagoda_plan_t,
+        summary: *mut pagoda_plan_summary_t,
+    ) -> pagoda_status_t;
+    pub fn pagoda_plan_get_stage(
+        plan: *const pagoda_plan_t,
+        index: usize,
+        stage: *mut pagoda_plan_stage_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_plan_slice_length(plan: *const pagoda_plan_t, index: usize) -> i64;
     pub fn pagoda_simulate_options_init(options: *mut pagoda_simulate_options_t, size: usize);
     /// `*result_json` is released with `pagoda_free`.

@@ -35,8 +35,10 @@ pub struct pagoda_chat_template_options_t {
 
 extern "C" {
     pub fn pagoda_tokenizer_open(path: *const c_char, out: *mut *mut pagoda_tokenizer_t) -> pagoda_status_t;
-    pub fn pagoda_tokenizer_from_model(model: *const pagoda_model_t, out: *mut *mut pagoda_tokenizer_t)
-        -> pagoda_status_t;
+    pub fn pagoda_tokenizer_from_model(
+        model: *const pagoda_model_t,
+        out: *mut *mut pagoda_tokenizer_t,
+    ) -> pagoda_status_t;
     pub fn pagoda_tokenizer_destroy(tokenizer: *mut pagoda_tokenizer_t);
     pub fn pagoda_tokenizer_get_info(
         tokenizer: *const pagoda_tokenizer_t,

@@ -25,11 +25,19 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{} needs a value", flag))?;
-        let number = |v: &str| v.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| format!("{} wants a positive integer, not {:?}", flag, v));
+        let number = |v: &str| {
+            v.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{} wants a positive integer, not {:?}", flag, v))
+        };
         match flag.as_str() {
             "--model" => model = Some(PathBuf::from(value)),
             "--prompt" => prompt = Some(value),
-            "--max-tokens" => max_tokens = Some(i32::try_from(number(&value)?).map_err(|_| "--max-tokens is too large".to_owned())?),
+            "--max-tokens" => {
+                max_tokens =
+                    Some(i32::try_from(number(&value)?).map_err(|_| "--max-tokens is too large".to_owned())?)
+            }
             "--repeats" => repeats = Some(number(&value)?),
             _ => return Err(format!("unknown option {:?}", flag)),
         }
@@ -72,7 +80,8 @@ fn run(args: &Args) -> pagoda::Result<()> {
     let mesh = Mesh::new(&MeshOptions::default())?;
     let mut cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
     let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default())?;
-    let options = RequestOptions { max_tokens: args.max_tokens, ignore_eos: true, ..RequestOptions::greedy() };
+    let options =
+        RequestOptions { max_tokens: args.max_tokens, ignore_eos: true, ..RequestOptions::greedy() };
     for _ in 0..args.repeats {
         println!("tokens_per_s {:.3}", repeat(&engine, args, &options)?);
     }

@@ -18,7 +18,8 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         model: std::env::var_os("PAGODA_MODEL").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/fixtures/models/stories260K/stories260K.gguf")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../tests/fixtures/models/stories260K/stories260K.gguf")
         }),
         prompt: "Once upon a time".to_owned(),
         max_tokens: 200,
@@ -29,7 +30,10 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--model" => args.model = PathBuf::from(value),
             "--prompt" => args.prompt = value,
-            "--max-tokens" => args.max_tokens = value.parse().map_err(|_| format!("--max-tokens wants an integer, not {:?}", value))?,
+            "--max-tokens" => {
+                args.max_tokens =
+                    value.parse().map_err(|_| format!("--max-tokens wants an integer, not {:?}", value))?
+            }
             _ => return Err(format!("unknown option {:?}", flag)),
         }
     }
@@ -41,7 +45,13 @@ fn stream(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mesh = Mesh::new(&MeshOptions::default())?;
     let mut cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
     let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default())?;
-    let options = RequestOptions { max_tokens: args.max_tokens, temperature: 0.8, top_k: 40, seed: 42, ..RequestOptions::default() };
+    let options = RequestOptions {
+        max_tokens: args.max_tokens,
+        temperature: 0.8,
+        top_k: 40,
+        seed: 42,
+        ..RequestOptions::default()
+    };
     engine.submit_text(&args.prompt, &options)?;
 
     let stdout = std::io::stdout();

@@ -95,8 +95,12 @@ pub fn skipped() -> Result<Vec<SkippedBackend>> {
         let (mut path, mut status, mut message) = (ptr::null(), sys::PAGODA_OK, ptr::null());
         // SAFETY: valid out-pointers; the strings live until unload_all and are copied at once.
         check(unsafe { sys::pagoda_backend_skipped(index, &mut path, &mut status, &mut message) })?;
-        let (path, message) = unsafe { (from_c(path).unwrap_or_default(), from_c(message).unwrap_or_default()) };
-        list.push(SkippedBackend { path: PathBuf::from(path), error: Error::new(Status::from_raw(status), message) });
+        let (path, message) =
+            unsafe { (from_c(path).unwrap_or_default(), from_c(message).unwrap_or_default()) };
+        list.push(SkippedBackend {
+            path: PathBuf::from(path),
+            error: Error::new(Status::from_raw(status), message),
+        });
     }
     Ok(list)
 }
@@ -147,11 +151,16 @@ impl Backend {
     }
 
     /// A string getter that answers NULL for a dead handle (it has no status to say so).
-    fn text(&self, what: &str, get: unsafe extern "C" fn(*const sys::pagoda_backend_t) -> *const std::os::raw::c_char) -> Result<String> {
+    fn text(
+        &self,
+        what: &str,
+        get: unsafe extern "C" fn(*const sys::pagoda_backend_t) -> *const std::os::raw::c_char,
+    ) -> Result<String> {
         // SAFETY: a live handle (see the type's docs); the string lives as long as the backend
         // and is copied at once.
-        unsafe { from_c(get(self.raw.as_ptr())) }
-            .ok_or_else(|| Error::new(Status::InvalidHandle, format!("the backend has no {} (an invalid handle)", what)))
+        unsafe { from_c(get(self.raw.as_ptr())) }.ok_or_else(|| {
+            Error::new(Status::InvalidHandle, format!("the backend has no {} (an invalid handle)", what))
+        })
     }
 
     /// The short name, such as "cpu".
@@ -174,13 +183,15 @@ impl Backend {
         let mut count = 0i32;
         // SAFETY: a live handle and a valid out-pointer.
         check(unsafe { sys::pagoda_backend_device_count(self.raw.as_ptr(), &mut count) })?;
-        usize::try_from(count).map_err(|_| Error::new(Status::Internal, format!("the backend has {} devices", count)))
+        usize::try_from(count)
+            .map_err(|_| Error::new(Status::Internal, format!("the backend has {} devices", count)))
     }
 
     /// Describes device `device` (0 ≤ device < [`Backend::device_count`]).
     pub fn device_info(&self, device: usize) -> Result<DeviceInfo> {
-        let device = i32::try_from(device)
-            .map_err(|_| Error::new(Status::InvalidArgument, format!("device index {} is out of range", device)))?;
+        let device = i32::try_from(device).map_err(|_| {
+            Error::new(Status::InvalidArgument, format!("device index {} is out of range", device))
+        })?;
         // SAFETY: all-zero is a valid pagoda_device_info_t (integers and char arrays).
         let mut info: sys::pagoda_device_info_t = unsafe { std::mem::zeroed() };
         info.struct_size = std::mem::size_of::<sys::pagoda_device_info_t>() as u32;

@@ -11,7 +11,8 @@ use std::ptr;
 
 /// A C string of `text`; `what` names the argument when it holds a NUL byte, which C would cut.
 pub(crate) fn to_c(what: &str, text: &str) -> Result<CString> {
-    CString::new(text).map_err(|_| Error::new(Status::InvalidArgument, format!("{} contains a NUL byte", what)))
+    CString::new(text)
+        .map_err(|_| Error::new(Status::InvalidArgument, format!("{} contains a NUL byte", what)))
 }
 
 /// A path as the library reads it: its bytes (UTF-8 on the systems Pagoda runs on).

@@ -40,12 +40,20 @@ unsafe impl Sync for Engine {}
 impl Engine {
     /// Makes an engine serving `model` on `mesh` with `cache` (borrowed mutably for the call:
     /// a cache serves one engine at a time). `plan` is `None` to run the cache's layout.
-    pub fn new(model: &Model, mesh: &Mesh, plan: Option<&Plan>, cache: &mut KvCache, options: &EngineOptions) -> Result<Engine> {
+    pub fn new(
+        model: &Model,
+        mesh: &Mesh,
+        plan: Option<&Plan>,
+        cache: &mut KvCache,
+        options: &EngineOptions,
+    ) -> Result<Engine> {
         let raw = options.to_raw();
         let plan = plan.map_or(ptr::null(), Plan::as_ptr);
         let mut out = ptr::null_mut();
         // SAFETY: live handles (the plan may be NULL), an options struct and a valid out-pointer.
-        check(unsafe { sys::pagoda_engine_create(model.as_ptr(), mesh.as_ptr(), plan, cache.as_mut_ptr(), &raw, &mut out) })?;
+        check(unsafe {
+            sys::pagoda_engine_create(model.as_ptr(), mesh.as_ptr(), plan, cache.as_mut_ptr(), &raw, &mut out)
+        })?;
         NonNull::new(out)
             .map(|raw| Engine { raw, step_lock: Mutex::new(()) })
             .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL engine"))
@@ -57,7 +65,15 @@ impl Engine {
         let mut id = 0u64;
         // SAFETY: the prompt with its length, options whose memory outlives the call (the
         // library copies it), a valid out-pointer; safe from any thread.
-        check(unsafe { sys::pagoda_engine_submit_text(self.raw.as_ptr(), prompt.as_ptr() as *const c_char, prompt.len(), &o.raw, &mut id) })?;
+        check(unsafe {
+            sys::pagoda_engine_submit_text(
+                self.raw.as_ptr(),
+                prompt.as_ptr() as *const c_char,
+                prompt.len(),
+                &o.raw,
+                &mut id,
+            )
+        })?;
         Ok(id)
     }
 
@@ -66,7 +82,15 @@ impl Engine {
         let o = RawRequest::new(options)?;
         let mut id = 0u64;
         // SAFETY: the ids with their count (copied), options as above, a valid out-pointer.
-        check(unsafe { sys::pagoda_engine_submit_tokens(self.raw.as_ptr(), prompt.as_ptr(), prompt.len(), &o.raw, &mut id) })?;
+        check(unsafe {
+            sys::pagoda_engine_submit_tokens(
+                self.raw.as_ptr(),
+                prompt.as_ptr(),
+                prompt.len(),
+                &o.raw,
+                &mut id,
+            )
+        })?;
         Ok(id)
     }
 

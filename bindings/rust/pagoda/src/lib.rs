@@ -56,7 +56,10 @@ pub use plan::{Objective, Plan, PlanOptions, PlanStage, PlanSummary};
 pub use request::RequestOptions;
 pub use stats::{DeviceStats, EngineStats, Histogram, Metrics};
 pub use stream::Outputs;
-pub use tokenizer::{ChatTemplateOptions, Tokenizer, TokenizerInfo, DETOKENIZE_SKIP_SPECIAL, TOKENIZE_ADD_SPECIAL, TOKENIZE_PARSE_SPECIAL};
+pub use tokenizer::{
+    ChatTemplateOptions, Tokenizer, TokenizerInfo, DETOKENIZE_SKIP_SPECIAL, TOKENIZE_ADD_SPECIAL,
+    TOKENIZE_PARSE_SPECIAL,
+};
 pub use version::{abi_compatible, version, version_number, HEADER_VERSION_NUMBER};
 
 /// The raw C declarations, for calls this crate does not wrap.

@@ -55,7 +55,7 @@ static INSTALLED: Mutex<Option<Box<Sink>>> = Mutex::new(None);
 
 thread_local! {
     /// Set while this thread runs the sink: log.h forbids setting the callback from inside it.
-    static IN_SINK: Cell<bool> = Cell::new(false);
+    static IN_SINK: Cell<bool> = const { Cell::new(false) };
 }
 
 unsafe extern "C" fn trampoline(user: *mut c_void, level: sys::pagoda_log_level_t, message: *const c_char) {
@@ -80,12 +80,17 @@ unsafe extern "C" fn trampoline(user: *mut c_void, level: sys::pagoda_log_level_
 
 fn install(sink: Option<Box<Sink>>) -> Result<()> {
     if IN_SINK.with(|flag| flag.get()) {
-        return Err(Error::new(Status::InvalidArgument, "the log callback cannot be changed from inside a log callback"));
+        return Err(Error::new(
+            Status::InvalidArgument,
+            "the log callback cannot be changed from inside a log callback",
+        ));
     }
     let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
     match &sink {
         // SAFETY: the Box's address is stable while it is held in INSTALLED.
-        Some(s) => unsafe { sys::pagoda_log_set_callback(Some(trampoline), &**s as *const Sink as *mut c_void) },
+        Some(s) => unsafe {
+            sys::pagoda_log_set_callback(Some(trampoline), &**s as *const Sink as *mut c_void)
+        },
         // SAFETY: NULL sends lines back to standard error.
         None => unsafe { sys::pagoda_log_set_callback(None, std::ptr::null_mut()) },
     }

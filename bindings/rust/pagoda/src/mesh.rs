@@ -60,7 +60,10 @@ impl Mesh {
     pub fn device_name(&self, index: usize) -> Result<String> {
         // SAFETY: a live handle; the string lives as long as the mesh and is copied at once.
         unsafe { from_c(sys::pagoda_mesh_device_name(self.raw.as_ptr(), index)) }.ok_or_else(|| {
-            Error::new(Status::InvalidArgument, format!("device index {} is out of range (or the handle is invalid)", index))
+            Error::new(
+                Status::InvalidArgument,
+                format!("device index {} is out of range (or the handle is invalid)", index),
+            )
         })
     }
 

@@ -52,7 +52,11 @@ struct Progress<F> {
     panic: Option<Box<dyn Any + Send>>,
 }
 
-unsafe extern "C" fn progress_trampoline<F>(user: *mut c_void, fraction: c_float, stage: *const c_char) -> c_int
+unsafe extern "C" fn progress_trampoline<F>(
+    user: *mut c_void,
+    fraction: c_float,
+    stage: *const c_char,
+) -> c_int
 where
     F: FnMut(f32, &str) -> bool,
 {

@@ -101,13 +101,18 @@ impl Output {
         let text = slice(raw.text as *const u8, raw.text_len);
         let finish_reason = FinishReason::from_raw(raw.finish_reason);
         let error = if finish_reason == Some(FinishReason::Error) || raw.status != sys::PAGODA_OK {
-            let message = if raw.error.is_null() { Default::default() } else { CStr::from_ptr(raw.error).to_string_lossy() };
+            let message = if raw.error.is_null() {
+                Default::default()
+            } else {
+                CStr::from_ptr(raw.error).to_string_lossy()
+            };
             Some(Error::new(Status::from_raw(raw.status), message))
         } else {
             None
         };
         let logprobs = (!raw.logprobs.is_null()).then(|| slice(raw.logprobs, raw.n_tokens).to_vec());
-        let prompt_logprobs = (!raw.prompt_logprobs.is_null()).then(|| slice(raw.prompt_logprobs, raw.n_prompt_tokens).to_vec());
+        let prompt_logprobs = (!raw.prompt_logprobs.is_null())
+            .then(|| slice(raw.prompt_logprobs, raw.n_prompt_tokens).to_vec());
         Output {
             request_id: raw.request_id,
             finish_reason,
@@ -120,7 +125,11 @@ impl Output {
             n_prompt_tokens: raw.n_prompt_tokens,
             n_generated: raw.n_generated,
             prompt_logprobs,
-            prompt_top_logprobs: table(raw.prompt_top_logprobs, raw.n_prompt_tokens, raw.n_prompt_top_logprobs),
+            prompt_top_logprobs: table(
+                raw.prompt_top_logprobs,
+                raw.n_prompt_tokens,
+                raw.n_prompt_top_logprobs,
+            ),
             sequence_index: raw.sequence_index,
             cumulative_logprob: raw.cumulative_logprob,
             request_finished: raw.request_finished != 0,

@@ -74,7 +74,8 @@ impl Default for PlanOptions {
         let mut raw: sys::pagoda_plan_options_t = unsafe { std::mem::zeroed() };
         unsafe { sys::pagoda_plan_options_init(&mut raw, std::mem::size_of_val(&raw)) };
         // SAFETY: the default strings, if any, are static.
-        let (device, cost_file, mesh_shape) = unsafe { (from_c(raw.device), from_c(raw.cost_file), from_c(raw.mesh_shape)) };
+        let (device, cost_file, mesh_shape) =
+            unsafe { (from_c(raw.device), from_c(raw.cost_file), from_c(raw.mesh_shape)) };
         PlanOptions {
             objective: Objective::from_raw(raw.objective),
             micro_batches: raw.micro_batches,

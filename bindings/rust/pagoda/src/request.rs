@@ -140,11 +140,8 @@ pub(crate) struct RawRequest<'a> {
 
 impl<'a> RawRequest<'a> {
     pub(crate) fn new(o: &'a RequestOptions) -> Result<RawRequest<'a>> {
-        let strings = o
-            .stop_strings
-            .iter()
-            .map(|s| to_c("a stop string", s))
-            .collect::<Result<Vec<CString>>>()?;
+        let strings =
+            o.stop_strings.iter().map(|s| to_c("a stop string", s)).collect::<Result<Vec<CString>>>()?;
         let pointers: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
         let mut raw = default_raw();
         raw.flags = bit(o.ignore_eos, sys::PAGODA_REQUEST_IGNORE_EOS)
@@ -161,7 +158,8 @@ impl<'a> RawRequest<'a> {
         raw.frequency_penalty = o.frequency_penalty;
         raw.seed = o.seed;
         // Pointers into the Vecs' heap buffers, which stay put when the Vecs move into Self.
-        raw.stop_token_ids = if o.stop_token_ids.is_empty() { std::ptr::null() } else { o.stop_token_ids.as_ptr() };
+        raw.stop_token_ids =
+            if o.stop_token_ids.is_empty() { std::ptr::null() } else { o.stop_token_ids.as_ptr() };
         raw.n_stop_token_ids = o.stop_token_ids.len();
         raw.stop_strings = if pointers.is_empty() { std::ptr::null() } else { pointers.as_ptr() };
         raw.n_stop_strings = pointers.len();

@@ -102,7 +102,14 @@ impl Tokenizer {
         let (mut ids, mut n) = (ptr::null_mut(), 0usize);
         // SAFETY: `text` is passed with its length (no NUL needed); valid out-pointers.
         check(unsafe {
-            sys::pagoda_tokenizer_encode(self.raw.as_ptr(), text.as_ptr() as *const c_char, text.len(), flags, &mut ids, &mut n)
+            sys::pagoda_tokenizer_encode(
+                self.raw.as_ptr(),
+                text.as_ptr() as *const c_char,
+                text.len(),
+                flags,
+                &mut ids,
+                &mut n,
+            )
         })?;
         // SAFETY: `n` ids the library allocated (NULL when n is 0), copied then released.
         unsafe {
@@ -117,7 +124,16 @@ impl Tokenizer {
         let mut text = ptr::null_mut();
         // SAFETY: `ids` with its length; valid out-pointers (the length may be NULL: the
         // string is NUL-terminated and valid UTF-8).
-        check(unsafe { sys::pagoda_tokenizer_decode(self.raw.as_ptr(), ids.as_ptr(), ids.len(), flags, &mut text, ptr::null_mut()) })?;
+        check(unsafe {
+            sys::pagoda_tokenizer_decode(
+                self.raw.as_ptr(),
+                ids.as_ptr(),
+                ids.len(),
+                flags,
+                &mut text,
+                ptr::null_mut(),
+            )
+        })?;
         // SAFETY: a string the library handed over.
         Ok(unsafe { take_owned(text) })
     }
@@ -129,7 +145,13 @@ impl Tokenizer {
             let mut length = usize::MAX;
             // SAFETY: a buffer of `buffer.len()` bytes and a valid out-pointer.
             let status = unsafe {
-                sys::pagoda_tokenizer_token_to_piece(self.raw.as_ptr(), id, buffer.as_mut_ptr() as *mut c_char, buffer.len(), &mut length)
+                sys::pagoda_tokenizer_token_to_piece(
+                    self.raw.as_ptr(),
+                    id,
+                    buffer.as_mut_ptr() as *mut c_char,
+                    buffer.len(),
+                    &mut length,
+                )
             };
             // Too small is INVALID_ARGUMENT with the needed length written; a bad id leaves
             // `length` alone.
@@ -162,7 +184,13 @@ impl Tokenizer {
         let mut text = ptr::null_mut();
         // SAFETY: the C strings outlive the call; valid out-pointers.
         check(unsafe {
-            sys::pagoda_tokenizer_apply_chat_template(self.raw.as_ptr(), messages.as_ptr(), &raw, &mut text, ptr::null_mut())
+            sys::pagoda_tokenizer_apply_chat_template(
+                self.raw.as_ptr(),
+                messages.as_ptr(),
+                &raw,
+                &mut text,
+                ptr::null_mut(),
+            )
         })?;
         // SAFETY: a string the library handed over.
         Ok(unsafe { take_owned(text) })

@@ -3,8 +3,9 @@
 mod common;
 
 use pagoda::{
-    ChatTemplateOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, Objective,
-    Plan, PlanOptions, Preemption, RequestOptions, SimulateOptions, Status, Tokenizer, TOKENIZE_ADD_SPECIAL,
+    ChatTemplateOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model,
+    Objective, Plan, PlanOptions, Preemption, RequestOptions, SimulateOptions, Status, Tokenizer,
+    TOKENIZE_ADD_SPECIAL,
 };
 
 #[test]
@@ -31,7 +32,8 @@ fn the_cpu_backend_is_found_and_described() {
     let err = pagoda::Backend::find("nosuch").unwrap_err();
     assert_eq!(err.status(), Status::NotFound);
     assert!(err.message().contains("cpu"), "the message lists the loaded names: {:?}", err.message());
-    let err = pagoda::Backend::load(std::path::Path::new("/nonexistent/libpagoda-backend-x.so"), None).unwrap_err();
+    let err =
+        pagoda::Backend::load(std::path::Path::new("/nonexistent/libpagoda-backend-x.so"), None).unwrap_err();
     assert_eq!(err.status(), Status::NotFound);
     // Nothing was skipped in this clean setup (PAGODA_BACKEND_PATH is empty).
     assert!(pagoda::backend::skipped().unwrap().iter().all(|s| !s.path.as_os_str().is_empty()));
@@ -79,7 +81,8 @@ fn a_mesh_names_its_devices() {
     let mesh = Mesh::new(&MeshOptions::default()).unwrap();
     assert_eq!(mesh.device_names().unwrap(), vec!["cpu:0".to_owned()]);
     assert!(mesh.device_name(1).is_err());
-    let err = Mesh::new(&MeshOptions { devices: Some("cpu:0".into()), axes: Some("tp=3".into()) }).unwrap_err();
+    let err =
+        Mesh::new(&MeshOptions { devices: Some("cpu:0".into()), axes: Some("tp=3".into()) }).unwrap_err();
     assert_eq!(err.status(), Status::InvalidArgument);
 }
 
@@ -105,8 +108,15 @@ fn a_plan_is_data() {
     let again = Plan::from_json(&json).unwrap();
     assert_eq!(again.to_json().unwrap(), json);
     // A cache and an engine run the plan.
-    let mut cache = KvCache::new(&model, &mesh, Some(&plan), &KvCacheOptions { num_blocks: 16, ..KvCacheOptions::default() }).unwrap();
-    let engine = pagoda::Engine::new(&model, &mesh, Some(&plan), &mut cache, &EngineOptions::default()).unwrap();
+    let mut cache = KvCache::new(
+        &model,
+        &mesh,
+        Some(&plan),
+        &KvCacheOptions { num_blocks: 16, ..KvCacheOptions::default() },
+    )
+    .unwrap();
+    let engine =
+        pagoda::Engine::new(&model, &mesh, Some(&plan), &mut cache, &EngineOptions::default()).unwrap();
     engine.submit_text("Once", &RequestOptions { max_tokens: 4, ..RequestOptions::greedy() }).unwrap();
     assert!(engine.outputs().map(|o| o.unwrap().token_ids.len()).sum::<usize>() > 0);
 }

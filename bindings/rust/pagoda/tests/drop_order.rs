@@ -3,7 +3,10 @@
 
 mod common;
 
-use pagoda::{Engine, EngineOptions, FinishReason, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, RequestOptions, Status, Tokenizer};
+use pagoda::{
+    Engine, EngineOptions, FinishReason, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, RequestOptions,
+    Status, Tokenizer,
+};
 
 fn generate(engine: &Engine) -> String {
     let options = RequestOptions { max_tokens: 16, ..RequestOptions::greedy() };
@@ -74,7 +77,9 @@ fn a_tokenizer_outlives_its_model() {
 fn a_cache_outlives_the_model_and_mesh_it_was_made_for() {
     let model = Model::open(common::model_path()).unwrap();
     let mesh = Mesh::new(&MeshOptions::default()).unwrap();
-    let cache = KvCache::new(&model, &mesh, None, &KvCacheOptions { num_blocks: 32, ..KvCacheOptions::default() }).unwrap();
+    let cache =
+        KvCache::new(&model, &mesh, None, &KvCacheOptions { num_blocks: 32, ..KvCacheOptions::default() })
+            .unwrap();
     drop(mesh);
     drop(model);
     assert_eq!(cache.stats().unwrap().blocks_total, 32);

@@ -35,7 +35,10 @@ fn bad_arguments_are_refused_with_the_librarys_sentence() {
     assert!(!err.message().is_empty());
     assert_eq!(s.engine.submit_tokens(&[], &bare).unwrap_err().status(), Status::InvalidArgument);
 
-    let err = s.engine.submit_text("Once", &RequestOptions { top_p: 2.0, ..RequestOptions::default() }).unwrap_err();
+    let err = s
+        .engine
+        .submit_text("Once", &RequestOptions { top_p: 2.0, ..RequestOptions::default() })
+        .unwrap_err();
     assert_eq!(err.status(), Status::InvalidArgument);
     assert!(err.message().contains("top_p"), "{:?}", err.message());
 

@@ -26,7 +26,11 @@ fn greedy_text_is_the_text_of_pagoda_generate() {
         .args(["--prompt", PROMPT, "--temperature", "0", "--max-tokens", &max_tokens.to_string()])
         .output()
         .expect("running pagoda generate");
-    assert!(reference.status.success(), "pagoda generate failed: {}", String::from_utf8_lossy(&reference.stderr));
+    assert!(
+        reference.status.success(),
+        "pagoda generate failed: {}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
     // pagoda generate prints the prompt, the text as it comes, and a newline.
     let reference = String::from_utf8(reference.stdout).expect("UTF-8 from pagoda generate");
 
@@ -64,10 +68,12 @@ fn a_token_prompt_gives_what_its_text_gives() {
 #[test]
 fn several_sequences_and_beams_come_back_with_their_index() {
     let s = common::stack();
-    let sampled = RequestOptions { n: 3, max_tokens: 12, seed: 7, temperature: 1.0, ..RequestOptions::default() };
+    let sampled =
+        RequestOptions { n: 3, max_tokens: 12, seed: 7, temperature: 1.0, ..RequestOptions::default() };
     s.engine.submit_text(PROMPT, &sampled).unwrap();
     let outputs = run(&s.engine);
-    let finished: Vec<i32> = outputs.iter().filter(|o| o.finish_reason.is_some()).map(|o| o.sequence_index).collect();
+    let finished: Vec<i32> =
+        outputs.iter().filter(|o| o.finish_reason.is_some()).map(|o| o.sequence_index).collect();
     assert_eq!(finished.len(), 3, "one last output per sequence");
     for sequence in 0..3 {
         assert!(finished.contains(&sequence));
@@ -78,7 +84,11 @@ fn several_sequences_and_beams_come_back_with_their_index() {
     let beams = RequestOptions { n: 2, beam_width: 3, max_tokens: 12, ..RequestOptions::greedy() };
     s.engine.submit_text(PROMPT, &beams).unwrap();
     let outputs = run(&s.engine);
-    let mut ranked: Vec<(i32, f32)> = outputs.iter().filter(|o| o.finish_reason.is_some()).map(|o| (o.sequence_index, o.cumulative_logprob)).collect();
+    let mut ranked: Vec<(i32, f32)> = outputs
+        .iter()
+        .filter(|o| o.finish_reason.is_some())
+        .map(|o| (o.sequence_index, o.cumulative_logprob))
+        .collect();
     ranked.sort_by_key(|r| r.0);
     assert_eq!(ranked.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1]);
     assert!(ranked.iter().all(|r| r.1 < 0.0));
@@ -87,7 +97,12 @@ fn several_sequences_and_beams_come_back_with_their_index() {
 #[test]
 fn log_probabilities_of_generated_and_prompt_tokens() {
     let s = common::stack();
-    let options = RequestOptions { max_tokens: 8, logprobs: Some(3), prompt_logprobs: Some(2), ..RequestOptions::greedy() };
+    let options = RequestOptions {
+        max_tokens: 8,
+        logprobs: Some(3),
+        prompt_logprobs: Some(2),
+        ..RequestOptions::greedy()
+    };
     s.engine.submit_text(PROMPT, &options).unwrap();
     let outputs = run(&s.engine);
     let first = &outputs[0];
@@ -145,7 +160,10 @@ fn statistics_count_what_was_generated() {
     assert_eq!(metrics.requests_finished_length, 1);
     assert_eq!(metrics.e2e_request_latency.count, 1);
     assert!(!metrics.time_to_first_token.upper_bounds.is_empty());
-    assert_eq!(metrics.time_to_first_token.upper_bounds.len(), metrics.time_to_first_token.cumulative_counts.len());
+    assert_eq!(
+        metrics.time_to_first_token.upper_bounds.len(),
+        metrics.time_to_first_token.cumulative_counts.len()
+    );
     assert_eq!(s.engine.device_count().unwrap(), 1);
     let device = s.engine.device_stats(0).unwrap();
     assert_eq!(device.device, "cpu:0");

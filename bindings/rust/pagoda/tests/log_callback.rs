@@ -35,7 +35,10 @@ fn log_lines_reach_the_closure_and_panics_do_not_cross() {
         got
     );
     let skipped = pagoda::backend::skipped().unwrap();
-    let entry = skipped.iter().find(|s| s.path.ends_with("libpagoda-backend-bogus1.so")).expect("recorded as skipped");
+    let entry = skipped
+        .iter()
+        .find(|s| s.path.ends_with("libpagoda-backend-bogus1.so"))
+        .expect("recorded as skipped");
     assert_eq!(entry.error.status(), Status::NotAPlugin);
 
     // Below the level, nothing arrives.

@@ -3,8 +3,8 @@
 mod common;
 
 use pagoda::{
-    Backend, Engine, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, ModelLoader, Output, Plan,
-    RequestOptions, Tokenizer, TOKENIZE_ADD_SPECIAL,
+    Backend, Engine, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, ModelLoader, Output,
+    Plan, RequestOptions, Tokenizer, TOKENIZE_ADD_SPECIAL,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 pub fn model_path() -> PathBuf {
     match std::env::var_os("PAGODA_MODEL") {
         Some(path) => PathBuf::from(path),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/fixtures/models/stories260K/stories260K.gguf"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/fixtures/models/stories260K/stories260K.gguf"),
     }
 }
 
@@ -31,6 +32,7 @@ pub fn stack() -> Stack {
     let mesh = Mesh::new(&MeshOptions::default()).expect("making the mesh");
     let options = KvCacheOptions { num_blocks: 256, ..KvCacheOptions::default() };
     let mut cache = KvCache::new(&model, &mesh, None, &options).expect("making the KV cache");
-    let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).expect("making the engine");
+    let engine =
+        Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).expect("making the engine");
     Stack { model, mesh, cache, engine }
 }
