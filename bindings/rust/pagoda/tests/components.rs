@@ -64,6 +64,7 @@ fn the_tokenizer_round_trips() {
     let pieces: Vec<u8> = ids[1..].iter().flat_map(|&id| tokenizer.token_to_piece(id).unwrap()).collect();
     assert_eq!(String::from_utf8(pieces).unwrap().trim_start(), "Once upon a time");
     assert!(tokenizer.encode("", 0).unwrap().is_empty());
+    assert_eq!(Tokenizer::open("/nonexistent/tokenizer.json").unwrap_err().status(), Status::NotFound);
     // stories260K has no chat template: one given inline renders.
     let messages = r#"[{"role": "user", "content": "hi"}]"#;
     let err = tokenizer.apply_chat_template(messages, &ChatTemplateOptions::default()).unwrap_err();
@@ -119,6 +120,43 @@ fn a_plan_is_data() {
         pagoda::Engine::new(&model, &mesh, Some(&plan), &mut cache, &EngineOptions::default()).unwrap();
     engine.submit_text("Once", &RequestOptions { max_tokens: 4, ..RequestOptions::greedy() }).unwrap();
     assert!(engine.outputs().map(|o| o.unwrap().token_ids.len()).sum::<usize>() > 0);
+}
+
+#[test]
+fn a_plan_from_a_config_needs_no_weights() {
+    let dir = std::env::temp_dir().join(format!("pagoda-rust-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
+            "intermediate_size": 688, "num_hidden_layers": 8, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "vocab_size": 1000, "max_position_embeddings": 1024,
+            "rms_norm_eps": 1e-5, "tie_word_embeddings": false}"#,
+    )
+    .unwrap();
+    let options = PlanOptions { mesh_shape: Some("1x2".into()), stages: 2, ..PlanOptions::default() };
+    let plan = Plan::from_config(&config, &options);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stages = plan.unwrap().stages().unwrap();
+    assert_eq!(stages.len(), 2);
+    assert_eq!((stages[0].first_layer, stages[0].end_layer, stages[1].end_layer), (0, stages[1].first_layer, 8));
+    let err = Plan::from_config("/nonexistent/config.json", &options).unwrap_err();
+    assert!(err.message().contains("/nonexistent/config.json"), "{:?}", err.message());
+}
+
+#[test]
+fn a_placement_is_searched() {
+    let spec = r#"{"cluster": {"devices_per_node": 2, "device": "h100"},
+        "models": [{"name": "a", "shape": {"hidden": 1024, "intermediate": 2816, "layers": 8,
+                    "heads": 16, "kv_heads": 16, "vocab": 32000}, "slo": 1.0}]}"#;
+    let workload = SimulateOptions { duration_seconds: 30.0, ..SimulateOptions::default() };
+    let placement = pagoda::placement::search(spec, Some(&workload)).unwrap();
+    assert!(placement.contains("\"groups\"") && placement.contains("\"search\""), "{}", placement);
+    let result = pagoda::placement::simulate(&placement, &workload).unwrap();
+    assert!(result.contains("\"slo_attainment\""));
+    let err = pagoda::placement::search(r#"{"cluster": {}, "models": [], "bogus": 1}"#, None).unwrap_err();
+    assert!(matches!(err.status(), Status::Format | Status::InvalidArgument), "{}", err);
 }
 
 #[test]
