@@ -92,7 +92,7 @@ typedef enum pagoda_device_kind {
 /** \brief A device's description; filled by the backend. */
 typedef struct pagoda_device_info {
     uint32_t struct_size;        /**< Set by the caller to sizeof(pagoda_device_info_t). */
-    pagoda_device_kind_t kind;   /**< CPU or GPU. */
+    int32_t kind;                /**< A ::pagoda_device_kind_t: CPU or GPU. */
     uint32_t flags;              /**< PAGODA_DEVICE_* bits. */
     int32_t compute_units;       /**< Threads the backend uses (CPU) or multiprocessors (GPU). */
     uint64_t total_memory;       /**< Bytes of memory the device has. */

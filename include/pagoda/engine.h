@@ -90,9 +90,11 @@ typedef struct pagoda_logprob {
 typedef struct pagoda_output {
     uint32_t struct_size;                /**< Set by the caller to sizeof(pagoda_output_t). */
     uint64_t request_id;                 /**< The id submit returned. */
-    pagoda_finish_reason_t finish_reason; /**< NONE while the sequence runs; set on its last output
-                                               (`request_finished` marks the request's). */
-    pagoda_status_t status;              /**< ::PAGODA_OK unless `finish_reason` is ERROR. */
+    int32_t finish_reason;               /**< A ::pagoda_finish_reason_t: NONE while the sequence
+                                              runs; set on its last output (`request_finished`
+                                              marks the request's). */
+    int32_t status;                      /**< A ::pagoda_status_t: ::PAGODA_OK unless
+                                              `finish_reason` is ERROR. */
     const char *error;                   /**< The failure's message when ERROR, else `""`. */
     const int32_t *token_ids;            /**< New tokens; NULL when `n_tokens` is 0. */
     size_t n_tokens;                     /**< Entries of `token_ids`. */
@@ -248,6 +250,18 @@ typedef struct pagoda_device_stats {
 PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine);
 
 /**
+ * \brief Number of devices the engine runs on, or why it cannot be told.
+ * \param[in] engine the engine.
+ * \param[out] count the count; 0 on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed engine;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `count`.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_device_count_v2(const pagoda_engine_t *engine, size_t *count);
+
+/**
  * \brief What the engine's `index`-th device (in mesh order) holds: its stage, its layers, its
  *        share of the weights and of the KV cache.
  * \param[in] engine the engine.
@@ -364,6 +378,8 @@ PAGODA_API pagoda_status_t pagoda_engine_get_metrics(const pagoda_engine_t *engi
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_engine_options_init(pagoda_engine_options_t *options, size_t size);
@@ -380,6 +396,8 @@ PAGODA_API void pagoda_engine_options_init(pagoda_engine_options_t *options, siz
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, size_t size);
@@ -407,6 +425,9 @@ PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, s
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a cache made for another model, mesh or
  *         plan, or already serving an engine); ::PAGODA_ERR_UNSUPPORTED (an op or dtype the
  *         backend lacks, a single-device option set to ON on a mesh); ::PAGODA_ERR_OUT_OF_MEMORY.
+ * \par Thread safety
+ * Safe from any thread, also with other engines being made or stepping on the same model and mesh;
+ * a cache serves one engine at a time (a second create on it fails).
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
@@ -437,6 +458,8 @@ PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine);
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for bad options, an empty prompt or one
  *         longer than the model's context or the whole cache; ::PAGODA_ERR_NOT_FOUND when the
  *         model has no tokenizer.
+ * \par Thread safety
+ * Safe from any thread, also while another thread steps or polls.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_submit_text(pagoda_engine_t *engine, const char *text,
@@ -453,6 +476,8 @@ PAGODA_API pagoda_status_t pagoda_engine_submit_text(pagoda_engine_t *engine, co
  * \param[out] request_id the new request's id (never 0).
  * \return as pagoda_engine_submit_text(), and ::PAGODA_ERR_INVALID_ARGUMENT for an id outside
  *         the vocabulary.
+ * \par Thread safety
+ * Safe from any thread, also while another thread steps or polls.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_submit_tokens(pagoda_engine_t *engine,
@@ -466,6 +491,8 @@ PAGODA_API pagoda_status_t pagoda_engine_submit_tokens(pagoda_engine_t *engine,
  * \param[in] request_id the request.
  * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when no such request is live (finished requests
  *         are not).
+ * \par Thread safety
+ * Safe from any thread, also while another thread steps or polls.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t request_id);
@@ -475,6 +502,9 @@ PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t
  * \param[in] engine the engine.
  * \return ::PAGODA_OK (also when there was nothing to do); ::PAGODA_ERR_BACKEND when the
  *         device failed, after which every running request has ended with ERROR.
+ * \par Thread safety
+ * One thread at a time per engine (calls from two threads at once are serialized, not parallel);
+ * submit, abort, poll and the statistics may run alongside it.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine);
@@ -483,9 +513,25 @@ PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine);
  * \brief Whether any request is waiting or running.
  * \param[in] engine the engine.
  * \return 1 or 0 (0 for an invalid handle).
+ * \par Thread safety
+ * Safe from any thread; the answer may be stale by the time it returns when other threads submit or
+ * step.
  * \since 0.1
  */
 PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine);
+
+/**
+ * \brief Whether any request is waiting or running, or why it cannot be told.
+ * \param[in] engine the engine.
+ * \param[out] has_work 1 or 0; 0 on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed engine;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `has_work`.
+ * \par Thread safety
+ * Safe from any thread; the answer may be stale by the time it returns when other threads submit
+ * or step.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engine, int32_t *has_work);
 
 /**
  * \brief Takes the oldest queued output.

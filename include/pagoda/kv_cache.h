@@ -30,7 +30,8 @@ typedef struct pagoda_kv_cache_options {
     int32_t block_size;      /**< Tokens per block on each device, 1–128; 0 = 16. Under cache
                                   parallelism (a mesh's `kvp` axis) a block holds `kvp` such runs,
                                   one per device, and the statistics count that many tokens. */
-    pagoda_dtype_t dtype;    /**< F32, F16 or BF16; ::PAGODA_DTYPE_INVALID (0) = F32 on CPU, F16 on GPU. */
+    int32_t dtype;           /**< A ::pagoda_dtype_t: F32, F16 or BF16; ::PAGODA_DTYPE_INVALID (0) =
+                                  F32 on CPU, F16 on GPU. */
     int64_t num_blocks;      /**< Blocks in the pool; 0 = as many as `memory_bytes` allows. */
     uint64_t memory_bytes;   /**< Budget when `num_blocks` is 0; 0 = a quarter of the device's free
                                   memory, at most enough for 64 full-length sequences. */
@@ -66,6 +67,8 @@ typedef struct pagoda_kv_cache_stats {
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options, size_t size);
@@ -93,6 +96,8 @@ PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options,
  *         message names the mismatch); ::PAGODA_ERR_OUT_OF_MEMORY when a device cannot hold its
  *         pools; ::PAGODA_ERR_UNSUPPORTED for a layout not executed yet (dp, stages on several
  *         backends) or a dtype the backend's attention cannot read.
+ * \par Thread safety
+ * Safe from any thread; the model, mesh and plan are only read.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,

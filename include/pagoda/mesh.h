@@ -43,6 +43,8 @@ typedef struct pagoda_mesh_options {
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t size);
@@ -57,6 +59,8 @@ PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t 
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a malformed list or axes whose product
  *         is not the device count; ::PAGODA_ERR_NOT_FOUND for a backend that is not loaded (the
  *         message lists those that are) or a device it does not have.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *options,
@@ -65,6 +69,9 @@ PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *optio
 /**
  * \brief Releases a mesh. Engines and caches made on it keep what they need alive.
  * \param[in] mesh the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this handle runs; engines, caches and plans made with the mesh keep
+ * what they need of it.
  * \since 0.1
  */
 PAGODA_API void pagoda_mesh_destroy(pagoda_mesh_t *mesh);
@@ -73,6 +80,8 @@ PAGODA_API void pagoda_mesh_destroy(pagoda_mesh_t *mesh);
  * \brief Number of devices in the mesh.
  * \param[in] mesh the handle.
  * \return the count; 0 for an invalid handle.
+ * \par Thread safety
+ * Safe from any thread (a mesh never changes after creation).
  * \since 0.1
  */
 PAGODA_API size_t pagoda_mesh_device_count(const pagoda_mesh_t *mesh);
@@ -82,9 +91,37 @@ PAGODA_API size_t pagoda_mesh_device_count(const pagoda_mesh_t *mesh);
  * \param[in] mesh the handle.
  * \param[in] index from 0 to pagoda_mesh_device_count() - 1.
  * \return a string valid as long as the mesh; NULL for an invalid handle or index.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API const char *pagoda_mesh_device_name(const pagoda_mesh_t *mesh, size_t index);
+
+/**
+ * \brief Number of devices in the mesh, or why it cannot be told.
+ * \param[in] mesh the handle.
+ * \param[out] count the count; 0 on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed mesh;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `count`.
+ * \par Thread safety
+ * Safe from any thread (a mesh never changes after creation).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_mesh_device_count_v2(const pagoda_mesh_t *mesh, size_t *count);
+
+/**
+ * \brief The name of the mesh's `index`-th device, or why it cannot be told.
+ * \param[in] mesh the handle.
+ * \param[in] index from 0 to the device count - 1.
+ * \param[out] name a string valid as long as the mesh; NULL on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed mesh;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for an index out of range or a NULL `name`.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_mesh_device_name_v2(const pagoda_mesh_t *mesh, size_t index,
+                                                      const char **name);
 
 #ifdef __cplusplus
 }

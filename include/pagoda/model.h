@@ -67,6 +67,8 @@ typedef struct pagoda_model_info {
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_model_options_init(pagoda_model_options_t *options, size_t size);
@@ -83,6 +85,8 @@ PAGODA_API void pagoda_model_options_init(pagoda_model_options_t *options, size_
  *         ::PAGODA_ERR_FORMAT (malformed file; the message names the file, tensor or key),
  *         ::PAGODA_ERR_UNSUPPORTED (architecture, tensor type or feature; the message lists what
  *         is supported), ::PAGODA_ERR_CANCELLED (the callback asked).
+ * \par Thread safety
+ * Safe from any thread; the progress callback runs on the calling thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_model_open(const char *path,
@@ -102,6 +106,8 @@ typedef struct pagoda_model_loader pagoda_model_loader_t;
  * \param[out] out the loader; finish it with pagoda_model_loader_finish().
  * \return ::PAGODA_OK, or ::PAGODA_ERR_INVALID_ARGUMENT. Errors of the open itself come from
  *         pagoda_model_loader_finish().
+ * \par Thread safety
+ * Safe from any thread; the progress callback runs on the loader's background thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_model_load_start(const char *path,
@@ -136,6 +142,8 @@ PAGODA_API void pagoda_model_loader_cancel(pagoda_model_loader_t *loader);
  * \param[in] loader the loader; invalid afterwards, whatever the result.
  * \param[out] out the model on success, NULL otherwise.
  * \return what pagoda_model_open() would have returned; the message is set on this thread.
+ * \par Thread safety
+ * Once per loader, from any thread, while no other call on the same loader runs.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_model_loader_finish(pagoda_model_loader_t *loader,
@@ -144,6 +152,9 @@ PAGODA_API pagoda_status_t pagoda_model_loader_finish(pagoda_model_loader_t *loa
 /**
  * \brief Releases a model. Engines and KV caches made from it keep what they need alive.
  * \param[in] model the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this handle runs; tokenizers, plans, caches and engines made from the
+ * model keep what they need of it.
  * \since 0.1
  */
 PAGODA_API void pagoda_model_destroy(pagoda_model_t *model);
@@ -154,6 +165,8 @@ PAGODA_API void pagoda_model_destroy(pagoda_model_t *model);
  * \param[in,out] info `struct_size` set by the caller; the rest is filled.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or dead `model`;
  *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `info` or an unset `struct_size`.
+ * \par Thread safety
+ * Safe from any thread (a model never changes after opening).
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_model_get_info(const pagoda_model_t *model,
@@ -163,9 +176,23 @@ PAGODA_API pagoda_status_t pagoda_model_get_info(const pagoda_model_t *model,
  * \brief The file or folder the model was opened from.
  * \param[in] model the handle.
  * \return a string valid as long as the model, or NULL for an invalid handle.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API const char *pagoda_model_path(const pagoda_model_t *model);
+
+/**
+ * \brief The file or folder the model was opened from, or why it cannot be told.
+ * \param[in] model the handle.
+ * \param[out] path a string valid as long as the model; NULL on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed model;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `path`.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_model_path_v2(const pagoda_model_t *model, const char **path);
 
 #ifdef __cplusplus
 }

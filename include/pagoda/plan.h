@@ -137,6 +137,8 @@ typedef struct pagoda_plan_summary {
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_plan_options_init(pagoda_plan_options_t *options, size_t size);
@@ -171,6 +173,8 @@ PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const
  * \param[out] out the plan; release with pagoda_plan_destroy(). Untouched on failure.
  * \return as pagoda_plan_create(), plus ::PAGODA_ERR_IO for an unreadable file and
  *         ::PAGODA_ERR_FORMAT or ::PAGODA_ERR_UNSUPPORTED for a config it cannot use.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_plan_create_from_config(const char *config_path,
@@ -180,6 +184,9 @@ PAGODA_API pagoda_status_t pagoda_plan_create_from_config(const char *config_pat
 /**
  * \brief Releases a plan.
  * \param[in] plan the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this handle runs; caches and engines made with the plan keep what they
+ * need of it.
  * \since 0.1
  */
 PAGODA_API void pagoda_plan_destroy(pagoda_plan_t *plan);
@@ -189,6 +196,8 @@ PAGODA_API void pagoda_plan_destroy(pagoda_plan_t *plan);
  * \param[in] plan the plan.
  * \param[out] json a NUL-terminated UTF-8 string; release with pagoda_free().
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `json`.
+ * \par Thread safety
+ * Safe from any thread (a plan never changes after creation).
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_plan_to_json(const pagoda_plan_t *plan, char **json);
@@ -199,6 +208,8 @@ PAGODA_API pagoda_status_t pagoda_plan_to_json(const pagoda_plan_t *plan, char *
  * \param[out] out the plan; release with pagoda_plan_destroy(). Untouched on failure.
  * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT naming the field at fault (as a path such as
  *         `stages[2].end_layer`); ::PAGODA_ERR_INVALID_ARGUMENT for NULL arguments.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_plan_from_json(const char *json, pagoda_plan_t **out);
@@ -209,6 +220,8 @@ PAGODA_API pagoda_status_t pagoda_plan_from_json(const char *json, pagoda_plan_t
  * \param[in,out] summary set its `struct_size` first; fields past it are not written.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for NULL or a
  *         bad `struct_size`.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_plan_get_summary(const pagoda_plan_t *plan, pagoda_plan_summary_t *summary);
@@ -220,6 +233,8 @@ PAGODA_API pagoda_status_t pagoda_plan_get_summary(const pagoda_plan_t *plan, pa
  * \param[in,out] stage set its `struct_size` first; fields past it are not written.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an index
  *         out of range, NULL or a bad `struct_size`.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_plan_get_stage(const pagoda_plan_t *plan, size_t index,
@@ -230,9 +245,26 @@ PAGODA_API pagoda_status_t pagoda_plan_get_stage(const pagoda_plan_t *plan, size
  * \param[in] plan the plan.
  * \param[in] index from 0 to `n_slices` − 1 (pagoda_plan_get_summary()).
  * \return the length; 0 for an invalid handle or index.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API int64_t pagoda_plan_slice_length(const pagoda_plan_t *plan, size_t index);
+
+/**
+ * \brief The length of one prompt slice, in tokens, or why it cannot be told.
+ * \param[in] plan the plan.
+ * \param[in] index from 0 to `n_slices` − 1 (pagoda_plan_get_summary()).
+ * \param[out] length the length; 0 on failure.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed plan;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for an index out of range (any index when the plan was
+ *         made without `prompt_tokens`) or a NULL `length`.
+ * \par Thread safety
+ * Safe from any thread (a plan never changes after creation).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_plan_slice_length_v2(const pagoda_plan_t *plan, size_t index,
+                                                      int64_t *length);
 
 /**
  * \name Serving simulation of a multi-model placement (AlpaServe)
@@ -273,6 +305,8 @@ typedef struct pagoda_simulate_options {
  * struct. Bindings pass their struct's size.
  * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
  * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
  * \since 0.1
  */
 PAGODA_API void pagoda_simulate_options_init(pagoda_simulate_options_t *options, size_t size);

@@ -60,6 +60,8 @@ typedef struct pagoda_tokenizer_info {
  * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when there is no such file; ::PAGODA_ERR_FORMAT
  *         for malformed JSON or a missing field (the message names it); ::PAGODA_ERR_UNSUPPORTED
  *         for a model type, normalizer, pre-tokenizer or decoder this build does not implement.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_open(const char *path, pagoda_tokenizer_t **out);
@@ -70,6 +72,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_open(const char *path, pagoda_tokeni
  * \param[out] out a new handle; release with pagoda_tokenizer_destroy(). It stays valid after
  *             the model is destroyed.
  * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when the model has no tokenizer.
+ * \par Thread safety
+ * Safe from any thread.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *model,
@@ -78,6 +82,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *mod
 /**
  * \brief Releases a tokenizer.
  * \param[in] tokenizer the handle, or NULL.
+ * \par Thread safety
+ * Not while another call on this handle runs; the model it came from is not affected.
  * \since 0.1
  */
 PAGODA_API void pagoda_tokenizer_destroy(pagoda_tokenizer_t *tokenizer);
@@ -89,6 +95,8 @@ PAGODA_API void pagoda_tokenizer_destroy(pagoda_tokenizer_t *tokenizer);
  *                `struct_size` bytes only, for callers built against an older, smaller struct).
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT when `info` is
  *         NULL.
+ * \par Thread safety
+ * Safe from any thread (a tokenizer never changes after opening).
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_get_info(const pagoda_tokenizer_t *tokenizer,
@@ -105,6 +113,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_get_info(const pagoda_tokenizer_t *t
  * \param[out] n_ids how many.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for NULL
  *         pointers or unknown flags.
+ * \par Thread safety
+ * Safe from any thread, also on the same tokenizer at once.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_encode(const pagoda_tokenizer_t *tokenizer,
@@ -123,6 +133,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_encode(const pagoda_tokenizer_t *tok
  * \param[out] text_len bytes of `text` before the NUL; may be NULL.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an id
  *         outside the vocabulary.
+ * \par Thread safety
+ * Safe from any thread, also on the same tokenizer at once.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_decode(const pagoda_tokenizer_t *tokenizer,
@@ -139,6 +151,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_decode(const pagoda_tokenizer_t *tok
  * \param[out] length bytes the piece has (it is written only when it fits).
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_INVALID_ARGUMENT for an id
  *         outside the vocabulary or a buffer too small (`*length` then says what is needed).
+ * \par Thread safety
+ * Safe from any thread, also on the same tokenizer at once.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_tokenizer_token_to_piece(const pagoda_tokenizer_t *tokenizer,

@@ -261,6 +261,15 @@ PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine) {
     return engine->impl->has_work() ? 1 : 0;
 }
 
+PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engine, int32_t *has_work) {
+    return guarded("pagoda_engine_has_work_v2", [&] {
+        if (has_work == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "has_work is NULL");
+        *has_work = 0;
+        *has_work = pagoda::require_handle(engine, "engine")->impl->has_work() ? 1 : 0;
+        return PAGODA_OK;
+    });
+}
+
 PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output) {
     pagoda_status_t status = guarded("pagoda_engine_poll", [&] {
         pagoda_engine *e = pagoda::require_handle(engine, "engine");
@@ -314,6 +323,15 @@ PAGODA_API pagoda_status_t pagoda_engine_get_metrics(const pagoda_engine_t *engi
 PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine) {
     if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
     return engine->impl->device_usage().size();
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_device_count_v2(const pagoda_engine_t *engine, size_t *count) {
+    return guarded("pagoda_engine_device_count_v2", [&] {
+        if (count == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "count is NULL");
+        *count = 0;
+        *count = pagoda::require_handle(engine, "engine")->impl->device_usage().size();
+        return PAGODA_OK;
+    });
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t *engine, size_t index,

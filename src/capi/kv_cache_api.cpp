@@ -48,10 +48,10 @@ pagoda::kv::KvGeometry geometry_for(const pagoda::model::ModelConfig &c,
             break;
         case PAGODA_DTYPE_F32:
         case PAGODA_DTYPE_F16:
-        case PAGODA_DTYPE_BF16: g.dtype = o.dtype; break;
+        case PAGODA_DTYPE_BF16: g.dtype = static_cast<pagoda_dtype_t>(o.dtype); break;
         default:
-            fail(PAGODA_ERR_INVALID_ARGUMENT, std::string("dtype must be F32, F16 or BF16 (got ") +
-                                                  pagoda_dtype_name(o.dtype) + ")");
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "dtype must be F32, F16 or BF16 (got " +
+                                                  std::to_string(o.dtype) + ")");
     }
     if (o.num_blocks < 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "num_blocks is negative");
     if (o.num_blocks > 0) {

@@ -52,4 +52,28 @@ PAGODA_API const char *pagoda_mesh_device_name(const pagoda_mesh_t *mesh, size_t
     return mesh->impl->devices()[index]->name().c_str();
 }
 
+PAGODA_API pagoda_status_t pagoda_mesh_device_count_v2(const pagoda_mesh_t *mesh, size_t *count) {
+    return guarded("pagoda_mesh_device_count_v2", [&] {
+        if (count == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "count is NULL");
+        *count = 0;
+        *count = pagoda::require_handle(mesh, "mesh")->impl->devices().size();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_mesh_device_name_v2(const pagoda_mesh_t *mesh, size_t index,
+                                                      const char **name) {
+    return guarded("pagoda_mesh_device_name_v2", [&] {
+        if (name == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "name is NULL");
+        *name = nullptr;
+        const auto &devices = pagoda::require_handle(mesh, "mesh")->impl->devices();
+        if (index >= devices.size())
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "device index " + std::to_string(index) +
+                                                  " is out of range (the mesh has " +
+                                                  std::to_string(devices.size()) + " devices)");
+        *name = devices[index]->name().c_str();
+        return PAGODA_OK;
+    });
+}
+
 }  // extern "C"

@@ -182,4 +182,13 @@ PAGODA_API const char *pagoda_model_path(const pagoda_model_t *model) {
     return model->impl->source().c_str();
 }
 
+PAGODA_API pagoda_status_t pagoda_model_path_v2(const pagoda_model_t *model, const char **path) {
+    return guarded("pagoda_model_path_v2", [&] {
+        if (path == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "path is NULL");
+        *path = nullptr;
+        *path = pagoda::require_handle(model, "model")->impl->source().c_str();
+        return PAGODA_OK;
+    });
+}
+
 }  // extern "C"

@@ -190,4 +190,24 @@ PAGODA_API int64_t pagoda_plan_slice_length(const pagoda_plan_t *plan, size_t in
     return index < l.size() ? l[index] : 0;
 }
 
+PAGODA_API pagoda_status_t pagoda_plan_slice_length_v2(const pagoda_plan_t *plan, size_t index,
+                                                      int64_t *length) {
+    return guarded("pagoda_plan_slice_length_v2", [&] {
+        if (length == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "length is NULL");
+        *length = 0;
+        const pagoda_plan &p = *pagoda::require_handle(plan, "plan");
+        if (!p.impl.slicing)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "slice index " + std::to_string(index) +
+                                                  " is out of range (the plan has no slices: it was "
+                                                  "made without prompt_tokens)");
+        const std::vector<int64_t> &l = p.impl.slicing->optimal.lengths;
+        if (index >= l.size())
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "slice index " + std::to_string(index) +
+                                                  " is out of range (the plan has " +
+                                                  std::to_string(l.size()) + " slices)");
+        *length = l[index];
+        return PAGODA_OK;
+    });
+}
+
 }  // extern "C"

@@ -177,9 +177,9 @@ void Generation::on_output(const pagoda_output_t &out) {
         Choice &c = choices_[size_t(out.sequence_index)];
         prompt_tokens_ = out.n_prompt_tokens;
         c.generated = out.n_generated;
-        if (out.finish_reason != PAGODA_FINISH_NONE) c.finish_reason = finish_name(out.finish_reason);
+        if (out.finish_reason != PAGODA_FINISH_NONE) c.finish_reason = finish_name(static_cast<pagoda_finish_reason_t>(out.finish_reason));
         if (out.finish_reason == PAGODA_FINISH_ERROR && error_status_ == PAGODA_OK) {
-            error_status_ = out.status == PAGODA_OK ? PAGODA_ERR_INTERNAL : out.status;
+            error_status_ = out.status == PAGODA_OK ? PAGODA_ERR_INTERNAL : static_cast<pagoda_status_t>(out.status);
             error_ = out.error != nullptr ? out.error : "the engine failed";
         }
         if (connection_ != nullptr) {

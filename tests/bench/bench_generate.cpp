@@ -601,11 +601,11 @@ public:
                 throw std::runtime_error("output for unknown request " + std::to_string(out.request_id));
             if (out.finish_reason == PAGODA_FINISH_ERROR)
                 throw std::runtime_error("request " + std::to_string(out.request_id) +
-                                         " failed: " + pagoda_status_string(out.status) + ": " +
+                                         " failed: " + pagoda_status_string(static_cast<pagoda_status_t>(out.status)) + ": " +
                                          out.error);
             it->second.generated += out.n_tokens;
             it->second.prompt = out.n_prompt_tokens;
-            it->second.finish = out.finish_reason;
+            it->second.finish = static_cast<pagoda_finish_reason_t>(out.finish_reason);
             tokens += out.n_tokens;
         }
         return tokens;

@@ -1,31 +1,23 @@
 // pagoda-bench-server: the HTTP server's overhead. The same closed-loop workload (R streamed
 // requests, C in flight at once) runs through the C API (one thread steps the engine and polls)
-// and through the server over HTTP on 127.0.0.1 (C client threads with keep-alive connections,
-// reading Server-Sent Events), alternating for several rounds in one run. Reported per round and
-// as medians with their spread: requests/s, time to first token and inter-token latency, and
+// and through the server over HTTP on 127.0.0.1 (C keep-alive connections driven by one epoll
+// thread, reading Server-Sent Events: bench_http_client.cpp), alternating for several rounds in
+// one run. Reported per round and as medians with their spread: requests/s, time to first token and inter-token latency, and
 // HTTP/C-API ratios (throughput: higher is better; the goal is >= 0.95). The prompt is 8 token
 // ids, so a random-weight model (tests/fixtures/make_random_model.py) serves as well.
 //
 //   pagoda-bench-server [--model PATH] [--requests 256] [--concurrency 16] [--max-tokens 32]
 //                       [--rounds 3]
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "bench_http_client.hpp"
 #include "pagoda/pagoda.h"
 
 namespace {
@@ -118,88 +110,6 @@ Result run_capi(pagoda_engine_t *engine, const Config &c) {
     return r;
 }
 
-// A blocking client on one keep-alive connection; each request is read as SSE chunks.
-class Client {
-public:
-    explicit Client(int port) {
-        fd_ = socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(uint16_t(port));
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (connect(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
-            std::perror("connect");
-            std::exit(1);
-        }
-        int one = 1;
-        setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
-    ~Client() { close(fd_); }
-
-    // Sends one streamed completion; records TTFT and ITL into `r`.
-    void run(const std::string &body, Result &r, std::mutex &m) {
-        std::string req = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-        auto t0 = Clock::now();
-        send_all(req);
-        size_t head_end = wait_for("\r\n\r\n");
-        if (buf_.compare(0, 12, "HTTP/1.1 200") != 0) {
-            std::fprintf(stderr, "pagoda-bench-server: %s\n", buf_.substr(0, head_end).c_str());
-            std::exit(1);
-        }
-        buf_.erase(0, head_end + 4);
-        std::vector<double> itl;
-        double ttft = -1;
-        Clock::time_point last;
-        for (;;) {
-            size_t line = wait_for("\r\n");
-            size_t size = std::strtoul(buf_.c_str(), nullptr, 16);
-            buf_.erase(0, line + 2);
-            while (buf_.size() < size + 2) fill();
-            std::string event = buf_.substr(0, size);
-            buf_.erase(0, size + 2);
-            if (size == 0) break;
-            if (event.find("\"text\":\"") == std::string::npos || event.find("\"text\":\"\"") != std::string::npos)
-                continue;
-            auto now = Clock::now();
-            if (ttft < 0) ttft = ms_since(t0, now);
-            else itl.push_back(ms_since(last, now));
-            last = now;
-        }
-        std::lock_guard lock(m);
-        r.ttft.push_back(ttft);
-        r.itl.insert(r.itl.end(), itl.begin(), itl.end());
-    }
-
-private:
-    void send_all(const std::string &s) {
-        size_t off = 0;
-        while (off < s.size()) {
-            ssize_t n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-            if (n <= 0) std::exit(1);
-            off += size_t(n);
-        }
-    }
-    void fill() {
-        char tmp[16384];
-        ssize_t n = recv(fd_, tmp, sizeof tmp, 0);
-        if (n <= 0) {
-            std::fprintf(stderr, "pagoda-bench-server: the connection closed\n");
-            std::exit(1);
-        }
-        buf_.append(tmp, size_t(n));
-    }
-    size_t wait_for(const char *needle) {
-        for (;;) {
-            size_t at = buf_.find(needle);
-            if (at != std::string::npos) return at;
-            fill();
-        }
-    }
-    int fd_;
-    std::string buf_;
-};
-
 Result run_http(pagoda_engine_t *engine, const Config &c) {
     pagoda_server_t *server;
     check(pagoda_server_create(nullptr, &server), "server create");
@@ -208,17 +118,12 @@ Result run_http(pagoda_engine_t *engine, const Config &c) {
     int port = pagoda_server_port(server);
     std::string body = "{\"model\":\"m\",\"prompt\":[1,2,3,4,5,6,7,8],\"max_tokens\":" +
                        std::to_string(c.max_tokens) + ",\"temperature\":0,\"ignore_eos\":true,\"stream\":true}";
-    Result r;
-    std::mutex m;
-    std::atomic<int> next{0};
     auto t0 = Clock::now();
-    std::vector<std::thread> threads;
-    for (int t = 0; t < c.concurrency; ++t)
-        threads.emplace_back([&] {
-            Client client(port);
-            while (next.fetch_add(1) < c.requests) client.run(body, r, m);
-        });
-    for (auto &t : threads) t.join();
+    pagoda::bench::StreamTimings timings =
+        pagoda::bench::run_streamed_requests(port, "/v1/completions", body, c.requests, c.concurrency);
+    Result r;
+    r.ttft = std::move(timings.ttft_ms);
+    r.itl = std::move(timings.itl_ms);
     r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     check(pagoda_server_stop(server), "server stop");
     pagoda_server_destroy(server);

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The layout printer covers every struct of the host headers (plus backend.h's device info) and
+# prints a field line for each of their fields.
+#   check_layout_printer.sh PRINTER INCLUDE_DIR
+set -euo pipefail
+out=$("$1")
+headers=("$2"/pagoda/{engine,kv_cache,mesh,model,plan,server,tokenizer}.h)
+want=$(( $(cat "${headers[@]}" | grep -c '^typedef struct [a-z_]* {') + 1 ))
+got=$(grep -c '^struct ' <<<"$out")
+[[ $got == "$want" ]] || { echo "printer covers $got structs, the headers have $want" >&2; exit 1; }
+for line in 'struct pagoda_output_t ' 'field pagoda_output_t.request_finished ' \
+            'struct pagoda_device_info_t ' 'field pagoda_engine_metrics_t.request_queue_time '; do
+    grep -q "^$line" <<<"$out" || { echo "missing: $line" >&2; exit 1; }
+done
+echo "layout printer: $got structs, $(grep -c '^field ' <<<"$out") fields"
