@@ -242,6 +242,7 @@ extern "C" {
     pub fn pagoda_engine_abort(engine: *mut pagoda_engine_t, request_id: u64) -> pagoda_status_t;
     pub fn pagoda_engine_step(engine: *mut pagoda_engine_t) -> pagoda_status_t;
     pub fn pagoda_engine_has_work(engine: *const pagoda_engine_t) -> c_int;
+    pub fn pagoda_engine_has_work_v2(engine: *const pagoda_engine_t, has_work: *mut i32) -> pagoda_status_t;
     pub fn pagoda_engine_poll(engine: *mut pagoda_engine_t, output: *mut pagoda_output_t) -> pagoda_status_t;
     pub fn pagoda_engine_get_stats(
         engine: *const pagoda_engine_t,
@@ -252,6 +253,10 @@ extern "C" {
         metrics: *mut pagoda_engine_metrics_t,
     ) -> pagoda_status_t;
     pub fn pagoda_engine_device_count(engine: *const pagoda_engine_t) -> usize;
+    pub fn pagoda_engine_device_count_v2(
+        engine: *const pagoda_engine_t,
+        count: *mut usize,
+    ) -> pagoda_status_t;
     pub fn pagoda_engine_get_device_stats(
         engine: *const pagoda_engine_t,
         index: usize,

@@ -22,4 +22,10 @@ extern "C" {
     pub fn pagoda_mesh_destroy(mesh: *mut pagoda_mesh_t);
     pub fn pagoda_mesh_device_count(mesh: *const pagoda_mesh_t) -> usize;
     pub fn pagoda_mesh_device_name(mesh: *const pagoda_mesh_t, index: usize) -> *const c_char;
+    pub fn pagoda_mesh_device_count_v2(mesh: *const pagoda_mesh_t, count: *mut usize) -> pagoda_status_t;
+    pub fn pagoda_mesh_device_name_v2(
+        mesh: *const pagoda_mesh_t,
+        index: usize,
+        name: *mut *const c_char,
+    ) -> pagoda_status_t;
 }

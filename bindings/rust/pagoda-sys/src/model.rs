@@ -65,4 +65,5 @@ extern "C" {
         info: *mut pagoda_model_info_t,
     ) -> pagoda_status_t;
     pub fn pagoda_model_path(model: *const pagoda_model_t) -> *const c_char;
+    pub fn pagoda_model_path_v2(model: *const pagoda_model_t, path: *mut *const c_char) -> pagoda_status_t;
 }

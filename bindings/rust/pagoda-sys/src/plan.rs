@@ -104,6 +104,11 @@ extern "C" {
         stage: *mut pagoda_plan_stage_t,
     ) -> pagoda_status_t;
     pub fn pagoda_plan_slice_length(plan: *const pagoda_plan_t, index: usize) -> i64;
+    pub fn pagoda_plan_slice_length_v2(
+        plan: *const pagoda_plan_t,
+        index: usize,
+        length: *mut i64,
+    ) -> pagoda_status_t;
     pub fn pagoda_simulate_options_init(options: *mut pagoda_simulate_options_t, size: usize);
     /// `*result_json` is released with `pagoda_free`.
     pub fn pagoda_placement_simulate(

@@ -43,8 +43,8 @@ fn parse_args() -> Result<Args, String> {
 fn stream(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let model = Model::open(&args.model)?;
     let mesh = Mesh::new(&MeshOptions::default())?;
-    let mut cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
-    let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default())?;
+    let cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
+    let engine = Engine::new(&model, &mesh, None, &cache, &EngineOptions::default())?;
     let options = RequestOptions {
         max_tokens: args.max_tokens,
         temperature: 0.8,

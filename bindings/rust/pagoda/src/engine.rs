@@ -14,7 +14,6 @@ use crate::stream::Outputs;
 use pagoda_sys as sys;
 use std::os::raw::c_char;
 use std::ptr::{self, NonNull};
-use std::sync::Mutex;
 
 /// An engine serving requests. It keeps its model, mesh, plan and KV cache alive, so their
 /// handles may be dropped before it, in any order.
@@ -24,27 +23,25 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct Engine {
     raw: NonNull<sys::pagoda_engine_t>,
-    /// engine.h lets one thread at a time step; this makes concurrent `step` calls take turns.
-    step_lock: Mutex<()>,
 }
 
 // SAFETY: engine.h ties an engine to no thread; destroy ("not while another call on this
 // engine runs") runs from Drop, with `&mut self`, so alone.
 unsafe impl Send for Engine {}
-// SAFETY: engine.h: submit_text, submit_tokens, abort and poll "are safe from any thread";
-// get_stats, get_metrics, device_count and get_device_stats "may be called from any thread while
-// another steps"; step "runs on one thread at a time", which `step_lock` ensures (has_work takes
-// it too, as engine.h does not list it among the calls safe beside a step).
+// SAFETY: engine.h: submit, abort and poll are "safe from any thread, also while another thread
+// steps or polls"; has_work, the statistics and the device queries are "safe from any thread";
+// step from two threads at once is "serialized, not parallel" by the library itself.
 unsafe impl Sync for Engine {}
 
 impl Engine {
-    /// Makes an engine serving `model` on `mesh` with `cache` (borrowed mutably for the call:
-    /// a cache serves one engine at a time). `plan` is `None` to run the cache's layout.
+    /// Makes an engine serving `model` on `mesh` with `cache`; `plan` is `None` to run the
+    /// cache's layout. A cache serves one engine at a time: a second engine on it is refused
+    /// until the first is dropped.
     pub fn new(
         model: &Model,
         mesh: &Mesh,
         plan: Option<&Plan>,
-        cache: &mut KvCache,
+        cache: &KvCache,
         options: &EngineOptions,
     ) -> Result<Engine> {
         let raw = options.to_raw();
@@ -52,10 +49,17 @@ impl Engine {
         let mut out = ptr::null_mut();
         // SAFETY: live handles (the plan may be NULL), an options struct and a valid out-pointer.
         check(unsafe {
-            sys::pagoda_engine_create(model.as_ptr(), mesh.as_ptr(), plan, cache.as_mut_ptr(), &raw, &mut out)
+            sys::pagoda_engine_create(
+                model.as_ptr(),
+                mesh.as_ptr(),
+                plan,
+                cache.as_engine_ptr(),
+                &raw,
+                &mut out,
+            )
         })?;
         NonNull::new(out)
-            .map(|raw| Engine { raw, step_lock: Mutex::new(()) })
+            .map(|raw| Engine { raw })
             .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL engine"))
     }
 
@@ -103,16 +107,16 @@ impl Engine {
     /// Runs one iteration: schedule, run the model over the batch, sample, queue the outputs.
     /// Calls from several threads take turns.
     pub fn step(&self) -> Result<()> {
-        let _turn = self.step_lock.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: a live handle, stepped by this thread alone (the lock).
+        // SAFETY: a live handle; the library serializes concurrent steps.
         check(unsafe { sys::pagoda_engine_step(self.raw.as_ptr()) })
     }
 
-    /// Whether any request is waiting or running.
+    /// Whether any request is waiting or running (other threads may change it at once).
     pub fn has_work(&self) -> Result<bool> {
-        let _turn = self.step_lock.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: a live handle (the old function answers 0 only for an invalid one as well).
-        Ok(unsafe { sys::pagoda_engine_has_work(self.raw.as_ptr()) } != 0)
+        let mut has_work = 0i32;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_engine_has_work_v2(self.raw.as_ptr(), &mut has_work) })?;
+        Ok(has_work != 0)
     }
 
     /// Takes the oldest queued output, or `None` when none is queued.
@@ -160,12 +164,10 @@ impl Engine {
 
     /// The number of devices the engine runs on.
     pub fn device_count(&self) -> Result<usize> {
-        // SAFETY: a live handle.
-        match unsafe { sys::pagoda_engine_device_count(self.raw.as_ptr()) } {
-            // 0 is the old function's only way to say the handle is invalid.
-            0 => Err(Error::new(Status::InvalidHandle, "the engine has no devices (an invalid handle)")),
-            n => Ok(n),
-        }
+        let mut count = 0usize;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_engine_device_count_v2(self.raw.as_ptr(), &mut count) })?;
+        Ok(count)
     }
 
     /// What device `index` (in mesh order) holds and runs.

@@ -67,10 +67,11 @@ pub struct KvCache {
 }
 
 // SAFETY: kv_cache.h ties a cache to no thread; destroy ("not while another call on this handle
-// runs") runs from Drop, and engine creation takes `&mut KvCache`, so both are exclusive.
+// runs") runs from Drop, with `&mut self`, so alone.
 unsafe impl Send for KvCache {}
-// SAFETY: the only `&self` call is pagoda_kv_cache_get_stats, "safe from any thread, also while
-// an engine steps".
+// SAFETY: the `&self` uses are pagoda_kv_cache_get_stats, "safe from any thread, also while an
+// engine steps", and engine creation, "safe from any thread" (engine.h; a second engine on the
+// same cache is refused, not raced).
 unsafe impl Sync for KvCache {}
 
 impl KvCache {
@@ -119,7 +120,9 @@ impl KvCache {
         })
     }
 
-    pub(crate) fn as_mut_ptr(&mut self) -> *mut sys::pagoda_kv_cache_t {
+    /// The handle as pagoda_engine_create takes it: non-const, since the engine takes the cache
+    /// over, which the library does under its own lock.
+    pub(crate) fn as_engine_ptr(&self) -> *mut sys::pagoda_kv_cache_t {
         self.raw.as_ptr()
     }
 }

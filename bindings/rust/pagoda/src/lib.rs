@@ -12,8 +12,8 @@
 //! # fn main() -> pagoda::Result<()> {
 //! let model = Model::open("stories260K.gguf")?;
 //! let mesh = Mesh::new(&MeshOptions::default())?;
-//! let mut cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
-//! let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default())?;
+//! let cache = KvCache::new(&model, &mesh, None, &KvCacheOptions::default())?;
+//! let engine = Engine::new(&model, &mesh, None, &cache, &EngineOptions::default())?;
 //! engine.submit_text("Once upon a time", &RequestOptions { max_tokens: 64, ..RequestOptions::greedy() })?;
 //! for output in engine.outputs() {
 //!     print!("{}", output?.text);

@@ -48,23 +48,19 @@ impl Mesh {
 
     /// The number of devices.
     pub fn device_count(&self) -> Result<usize> {
-        // SAFETY: a live handle.
-        match unsafe { sys::pagoda_mesh_device_count(self.raw.as_ptr()) } {
-            // 0 is the old function's only way to say the handle is invalid: a mesh has devices.
-            0 => Err(Error::new(Status::InvalidHandle, "the mesh has no devices (an invalid handle)")),
-            n => Ok(n),
-        }
+        let mut count = 0usize;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_mesh_device_count_v2(self.raw.as_ptr(), &mut count) })?;
+        Ok(count)
     }
 
     /// The name of the `index`-th device, such as "cpu:0".
     pub fn device_name(&self, index: usize) -> Result<String> {
-        // SAFETY: a live handle; the string lives as long as the mesh and is copied at once.
-        unsafe { from_c(sys::pagoda_mesh_device_name(self.raw.as_ptr(), index)) }.ok_or_else(|| {
-            Error::new(
-                Status::InvalidArgument,
-                format!("device index {} is out of range (or the handle is invalid)", index),
-            )
-        })
+        let mut name = ptr::null();
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_mesh_device_name_v2(self.raw.as_ptr(), index, &mut name) })?;
+        // SAFETY: the string lives as long as the mesh and is copied at once.
+        Ok(unsafe { from_c(name) }.unwrap_or_default())
     }
 
     /// Every device's name, in mesh order.

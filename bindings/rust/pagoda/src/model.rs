@@ -157,10 +157,11 @@ impl Model {
 
     /// The file or folder the model was opened from.
     pub fn path(&self) -> Result<PathBuf> {
-        // SAFETY: a live handle; the string lives as long as the model and is copied at once.
-        unsafe { from_c(sys::pagoda_model_path(self.raw.as_ptr())) }
-            .map(PathBuf::from)
-            .ok_or_else(|| Error::new(Status::InvalidHandle, "the model has no path (an invalid handle)"))
+        let mut path = ptr::null();
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_model_path_v2(self.raw.as_ptr(), &mut path) })?;
+        // SAFETY: the string lives as long as the model and is copied at once.
+        Ok(PathBuf::from(unsafe { from_c(path) }.unwrap_or_default()))
     }
 
     pub(crate) fn as_ptr(&self) -> *const sys::pagoda_model_t {

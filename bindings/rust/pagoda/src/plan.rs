@@ -264,12 +264,10 @@ impl Plan {
 
     /// The length in tokens of prompt slice `index` (0 ≤ index < `summary().n_slices`).
     pub fn slice_length(&self, index: usize) -> Result<i64> {
-        // SAFETY: a live handle.
-        match unsafe { sys::pagoda_plan_slice_length(self.raw.as_ptr(), index) } {
-            // 0 is the old function's only way to say the index (or handle) is bad.
-            0 => Err(Error::new(Status::InvalidArgument, format!("slice index {} is out of range", index))),
-            n => Ok(n),
-        }
+        let mut length = 0i64;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_plan_slice_length_v2(self.raw.as_ptr(), index, &mut length) })?;
+        Ok(length)
     }
 
     pub(crate) fn as_ptr(&self) -> *const sys::pagoda_plan_t {

@@ -109,15 +109,14 @@ fn a_plan_is_data() {
     let again = Plan::from_json(&json).unwrap();
     assert_eq!(again.to_json().unwrap(), json);
     // A cache and an engine run the plan.
-    let mut cache = KvCache::new(
+    let cache = KvCache::new(
         &model,
         &mesh,
         Some(&plan),
         &KvCacheOptions { num_blocks: 16, ..KvCacheOptions::default() },
     )
     .unwrap();
-    let engine =
-        pagoda::Engine::new(&model, &mesh, Some(&plan), &mut cache, &EngineOptions::default()).unwrap();
+    let engine = pagoda::Engine::new(&model, &mesh, Some(&plan), &cache, &EngineOptions::default()).unwrap();
     engine.submit_text("Once", &RequestOptions { max_tokens: 4, ..RequestOptions::greedy() }).unwrap();
     assert!(engine.outputs().map(|o| o.unwrap().token_ids.len()).sum::<usize>() > 0);
 }
@@ -140,7 +139,10 @@ fn a_plan_from_a_config_needs_no_weights() {
     std::fs::remove_dir_all(&dir).unwrap();
     let stages = plan.unwrap().stages().unwrap();
     assert_eq!(stages.len(), 2);
-    assert_eq!((stages[0].first_layer, stages[0].end_layer, stages[1].end_layer), (0, stages[1].first_layer, 8));
+    assert_eq!(
+        (stages[0].first_layer, stages[0].end_layer, stages[1].end_layer),
+        (0, stages[1].first_layer, 8)
+    );
     let err = Plan::from_config("/nonexistent/config.json", &options).unwrap_err();
     assert!(err.message().contains("/nonexistent/config.json"), "{:?}", err.message());
 }

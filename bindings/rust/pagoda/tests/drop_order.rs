@@ -47,19 +47,19 @@ fn an_engine_dropped_with_requests_in_flight() {
     let options = RequestOptions { max_tokens: 64, ..RequestOptions::greedy() };
     s.engine.submit_text("Once upon a time", &options).unwrap();
     s.engine.step().unwrap();
-    let common::Stack { model, mesh, mut cache, engine } = s;
+    let common::Stack { model, mesh, cache, engine } = s;
     drop(engine);
     // Its blocks went back: the cache can serve a new engine.
     assert_eq!(cache.stats().unwrap().sequences, 0);
-    let again = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).unwrap();
+    let again = Engine::new(&model, &mesh, None, &cache, &EngineOptions::default()).unwrap();
     assert!(!generate(&again).is_empty());
 }
 
 #[test]
 fn a_cache_serves_one_engine_at_a_time() {
     let s = common::stack();
-    let common::Stack { model, mesh, mut cache, engine } = s;
-    let err = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).unwrap_err();
+    let common::Stack { model, mesh, cache, engine } = s;
+    let err = Engine::new(&model, &mesh, None, &cache, &EngineOptions::default()).unwrap_err();
     assert_eq!(err.status(), Status::InvalidArgument);
     drop(engine);
 }

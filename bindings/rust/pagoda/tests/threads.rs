@@ -146,8 +146,8 @@ fn a_model_and_a_tokenizer_serve_several_threads() {
                 assert_eq!(model.info().unwrap().architecture, "llama");
                 let mesh = Mesh::new(&MeshOptions::default()).unwrap();
                 let cache_options = KvCacheOptions { num_blocks: 64, ..KvCacheOptions::default() };
-                let mut cache = KvCache::new(&model, &mesh, None, &cache_options).unwrap();
-                let engine = Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).unwrap();
+                let cache = KvCache::new(&model, &mesh, None, &cache_options).unwrap();
+                let engine = Engine::new(&model, &mesh, None, &cache, &EngineOptions::default()).unwrap();
                 engine.submit_tokens(&expected_ids, &options()).unwrap();
                 engine.outputs().map(|o| o.unwrap().text).collect::<String>()
             })

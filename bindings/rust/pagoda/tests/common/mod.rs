@@ -31,8 +31,8 @@ pub fn stack() -> Stack {
     let model = Model::open(model_path()).expect("opening stories260K");
     let mesh = Mesh::new(&MeshOptions::default()).expect("making the mesh");
     let options = KvCacheOptions { num_blocks: 256, ..KvCacheOptions::default() };
-    let mut cache = KvCache::new(&model, &mesh, None, &options).expect("making the KV cache");
+    let cache = KvCache::new(&model, &mesh, None, &options).expect("making the KV cache");
     let engine =
-        Engine::new(&model, &mesh, None, &mut cache, &EngineOptions::default()).expect("making the engine");
+        Engine::new(&model, &mesh, None, &cache, &EngineOptions::default()).expect("making the engine");
     Stack { model, mesh, cache, engine }
 }
