@@ -15,7 +15,8 @@
  * Rules a binding can rely on, in every header a host uses:
  * - Every handle (`pagoda_X_t`) is released with its `pagoda_X_destroy`, which accepts NULL and
  *   may be called in any order with the others: what a handle was made from (a model for an
- *   engine, a cache for an engine) is kept alive by it, not by the host.
+ *   engine, a cache for an engine) is kept alive by it, not by the host. The one exception is
+ *   the HTTP server, which borrows the engines it serves (server.h).
  * - Every struct field holding an enum's value is an `int32_t` (the comment names the enum), so
  *   its size never depends on the compiler; enums are passed as function arguments by value.
  * - Every function states its thread safety; a function that can fail returns a

@@ -1,6 +1,5 @@
 #include "server/connection.hpp"
 
-#include <climits>
 #include <memory>
 
 #include "server/api_error.hpp"
@@ -17,105 +16,16 @@ struct WriteRequest {
     std::string data;
 };
 
-Connection *of(http_parser *p) { return static_cast<Connection *>(p->data); }
-
 }  // namespace
 
-// http-parser's callbacks; they reach the connection's private state.
-struct ParserCallbacks {
-    static bool over_header_limit(Connection *c, size_t more) {
-        c->header_bytes_ += more;
-        if (int64_t(c->header_bytes_) <= c->server_.options().max_header_bytes) return false;
-        c->error_status_ = 431;
-        return true;
-    }
-    static int message_begin(http_parser *p) {
-        Connection *c = of(p);
-        c->state_ = Connection::State::Reading;
-        c->request_ = HttpRequest{};
-        c->header_bytes_ = 0;
-        c->in_header_value_ = false;
-        c->arm_timer(c->server_.options().request_timeout_ms, Connection::on_request_timeout);
-        return 0;
-    }
-    static int url(http_parser *p, const char *at, size_t n) {
-        Connection *c = of(p);
-        if (over_header_limit(c, n)) return 1;
-        c->request_.url.append(at, n);
-        return 0;
-    }
-    static int header_field(http_parser *p, const char *at, size_t n) {
-        Connection *c = of(p);
-        if (over_header_limit(c, n + 4)) return 1;  // ": " and CRLF count too
-        if (c->request_.headers.empty() || c->in_header_value_) {
-            if (c->request_.headers.size() >= 128) {
-                c->error_status_ = 431;
-                return 1;
-            }
-            c->request_.headers.emplace_back();
-        }
-        c->in_header_value_ = false;
-        c->request_.headers.back().first.append(at, n);
-        return 0;
-    }
-    static int header_value(http_parser *p, const char *at, size_t n) {
-        Connection *c = of(p);
-        if (over_header_limit(c, n)) return 1;
-        c->in_header_value_ = true;
-        c->request_.headers.back().second.append(at, n);
-        return 0;
-    }
-    static int headers_complete(http_parser *p) {
-        Connection *c = of(p);
-        c->request_.method = http_method_str(static_cast<http_method>(p->method));
-        // A declared length over the limit is refused before its body is read.
-        if (!(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX &&
-            int64_t(p->content_length) > c->server_.options().max_body_bytes) {
-            c->error_status_ = 413;
-            return -1;
-        }
-        if (const std::string *e = c->request_.header("Expect"); e && equals_ignore_case(*e, "100-continue"))
-            c->write("HTTP/1.1 100 Continue\r\n\r\n");
-        return 0;
-    }
-    static int body(http_parser *p, const char *at, size_t n) {
-        Connection *c = of(p);
-        if (int64_t(c->request_.body.size() + n) > c->server_.options().max_body_bytes) {
-            c->error_status_ = 413;
-            return 1;
-        }
-        c->request_.body.append(at, n);
-        return 0;
-    }
-    static int message_complete(http_parser *p) {
-        Connection *c = of(p);
-        c->keep_alive_ = http_should_keep_alive(p) != 0;
-        c->state_ = Connection::State::Handling;
-        uv_timer_stop(&c->timer_);
-        // One request at a time: the bytes after it wait until it is answered.
-        http_parser_pause(p, 1);
-        return 0;
-    }
-    static const http_parser_settings &settings() {
-        static const http_parser_settings s = [] {
-            http_parser_settings x;
-            http_parser_settings_init(&x);
-            x.on_message_begin = message_begin;
-            x.on_url = url;
-            x.on_header_field = header_field;
-            x.on_header_value = header_value;
-            x.on_headers_complete = headers_complete;
-            x.on_body = body;
-            x.on_message_complete = message_complete;
-            return x;
-        }();
-        return s;
-    }
-};
+Connection::Connection(Server &server)
+    : server_(server),
+      reader_({server.options().max_header_bytes, server.options().max_body_bytes},
+              {[this] { on_request_begin(); }, [this] { write("HTTP/1.1 100 Continue\r\n\r\n"); }}) {}
 
-Connection::Connection(Server &server) : server_(server) {
-    http_parser_init(&parser_, HTTP_REQUEST);
-    parser_.data = this;
+void Connection::on_request_begin() {
+    state_ = State::Reading;
+    arm_timer(server_.options().request_timeout_ms, on_request_timeout);
 }
 
 bool Connection::accept(uv_stream_t *listener) {
@@ -175,30 +85,19 @@ void Connection::process_input() {
     while (!closing_ && state_ != State::Handling && !pending_.empty()) {
         std::string data;
         data.swap(pending_);
-        size_t parsed = http_parser_execute(&parser_, &ParserCallbacks::settings(), data.data(), data.size());
-        http_errno err = HTTP_PARSER_ERRNO(&parser_);
-        if (err == HPE_PAUSED) {
-            pending_.assign(data, parsed, std::string::npos);
-            if (parser_.upgrade) {
-                fail_request(400, "protocol upgrades are not supported");
-                break;
-            }
+        size_t used = 0;
+        RequestReader::Outcome outcome = reader_.feed(data, used);
+        if (outcome == RequestReader::Outcome::Refused) {
+            fail_request(reader_.refused_status(), reader_.refused_message());
+            break;
+        }
+        if (outcome == RequestReader::Outcome::Request) {
+            // One request at a time: the bytes after it wait until it is answered.
+            pending_.assign(data, used, std::string::npos);
+            keep_alive_ = reader_.keep_alive();
+            state_ = State::Handling;
+            uv_timer_stop(&timer_);
             route_request(server_, *this);
-            continue;
-        }
-        if (err != HPE_OK) {
-            int status = error_status_ != 0 ? error_status_ : err == HPE_HEADER_OVERFLOW ? 431 : 400;
-            std::string message = status == 413 ? "the request body is larger than the server accepts (" +
-                                                      std::to_string(server_.options().max_body_bytes) + " bytes)"
-                                  : status == 431 ? "the request's headers are larger than the server accepts (" +
-                                                        std::to_string(server_.options().max_header_bytes) + " bytes)"
-                                                  : std::string("malformed HTTP request: ") + http_errno_description(err);
-            fail_request(status, message);
-            break;
-        }
-        if (parsed != data.size()) {  // stopped without an error: an upgrade or CONNECT
-            fail_request(400, "protocol upgrades are not supported");
-            break;
         }
     }
     processing_ = false;
@@ -263,13 +162,12 @@ void Connection::end_stream() {
 void Connection::finish_request(bool keep_alive) {
     generation_ = nullptr;
     extra_headers_.clear();
-    request_ = HttpRequest{};
     state_ = State::Idle;
     if (!keep_alive) {
         shutdown_and_close();
         return;
     }
-    http_parser_pause(&parser_, 0);
+    reader_.resume();
     arm_timer(server_.options().idle_timeout_ms, on_idle_timeout);
     if (!reading_ &&
         uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), on_alloc, on_read) == 0)

@@ -1,10 +1,9 @@
-// One client connection: libuv TCP reads fed to http-parser, one request at a time (pipelined
-// requests wait in `pending_`), keep-alive, header and body limits, idle and request timeouts,
-// and the writes of a whole response or of a chunked stream. Lives on the loop thread; deletes
+// One client connection: libuv TCP reads fed to a RequestReader, one request at a time
+// (pipelined requests wait in `pending_`), keep-alive, idle and request timeouts, and the writes
+// of a whole response or of a chunked stream. Lives on the loop thread; deletes
 // itself once its handles are closed.
 #pragma once
 
-#include <http_parser.h>
 #include <uv.h>
 
 #include <string>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "server/http_message.hpp"
+#include "server/request_reader.hpp"
 
 namespace pagoda::server {
 
@@ -28,7 +28,7 @@ public:
     // connection closes itself) on failure.
     bool accept(uv_stream_t *listener);
 
-    const HttpRequest &request() const noexcept { return request_; }
+    const HttpRequest &request() noexcept { return reader_.request(); }
     // Headers added to every response to the current request (CORS).
     std::vector<Header> &extra_headers() noexcept { return extra_headers_; }
 
@@ -49,9 +49,9 @@ public:
 
 private:
     enum class State { Idle, Reading, Handling };
-    friend struct ParserCallbacks;
 
     void on_data(const char *data, size_t size);
+    void on_request_begin();
     void process_input();
     void fail_request(int status, const std::string &message);
     void finish_request(bool keep_alive);
@@ -71,7 +71,6 @@ private:
     uv_tcp_t tcp_{};
     uv_timer_t timer_{};
     uv_shutdown_t shutdown_req_{};
-    http_parser parser_{};
     int open_handles_ = 0;
     State state_ = State::Idle;
     bool reading_ = false;
@@ -80,11 +79,8 @@ private:
     bool closed_ = false;
     bool draining_ = false;
     bool keep_alive_ = true;
-    bool in_header_value_ = false;
-    int error_status_ = 0;        // set by a parser callback that refuses the request
-    size_t header_bytes_ = 0;
     std::string pending_;         // received, not yet parsed
-    HttpRequest request_;
+    RequestReader reader_;
     std::vector<Header> extra_headers_;
     Generation *generation_ = nullptr;
     char read_buffer_[64 * 1024];
