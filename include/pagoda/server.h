@@ -69,6 +69,11 @@ typedef struct pagoda_server_options {
                                        is not counted. */
     int64_t drain_timeout_ms;     /**< pagoda_server_stop() lets requests in flight finish for
                                        this long, then aborts them; default 10000. */
+    int64_t max_unsent_bytes;     /**< Response bytes waiting for a client that does not read
+                                       them, at most: beyond, the connection is closed and its
+                                       request aborted (its KV blocks freed), so a stalled
+                                       client cannot grow the server's memory; default 16 MiB.
+                                       Bytes the kernel's socket buffers hold are not counted. */
 } pagoda_server_options_t;
 
 /**

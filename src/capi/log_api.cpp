@@ -1,7 +1,7 @@
 // log.h: the host's log callback and the level.
-#include <cstring>
 #include <string>
 
+#include "capi/enum_arg.hpp"
 #include "capi/guard.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -15,11 +15,7 @@ PAGODA_API void pagoda_log_set_callback(pagoda_log_callback_t callback, void *us
 
 PAGODA_API pagoda_status_t pagoda_log_set_level(pagoda_log_level_t level) {
     return pagoda::guarded("pagoda_log_set_level", [&] {
-        // A C caller may pass any int; reading it as the enum first would be undefined (UBSan
-        // flags it), so its bytes are read as the int they are.
-        static_assert(sizeof(level) == sizeof(int));
-        int v = 0;
-        std::memcpy(&v, &level, sizeof v);
+        const int v = pagoda::enum_arg(level);
         if (v < int(PAGODA_LOG_DEBUG) || v > int(PAGODA_LOG_OFF))
             pagoda::fail(PAGODA_ERR_INVALID_ARGUMENT,
                          "log level " + std::to_string(v) + " is not a pagoda_log_level_t (0..4)");

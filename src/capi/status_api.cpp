@@ -1,13 +1,14 @@
 // pagoda_status_string, the thread-local error message and pagoda_free.
 #include <cstdlib>
 
+#include "capi/enum_arg.hpp"
 #include "common/error.hpp"
 #include "pagoda/status.h"
 
 extern "C" {
 
 PAGODA_API const char *pagoda_status_string(pagoda_status_t status) {
-    switch (status) {
+    switch (pagoda::enum_arg(status)) {
         case PAGODA_OK: return "PAGODA_OK";
         case PAGODA_ERR_INVALID_ARGUMENT: return "PAGODA_ERR_INVALID_ARGUMENT";
         case PAGODA_ERR_OUT_OF_MEMORY: return "PAGODA_ERR_OUT_OF_MEMORY";

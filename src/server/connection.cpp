@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "common/log.hpp"
 #include "server/api_error.hpp"
 #include "server/generation.hpp"
 #include "server/router.hpp"
@@ -118,6 +119,13 @@ void Connection::write(std::string data) {
     uv_buf_t buf = uv_buf_init(w->data.data(), unsigned(w->data.size()));
     if (uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1, on_write) != 0) {
         delete w;
+        close();
+        return;
+    }
+    // A client that stopped reading: its bytes pile up here once the socket buffers are full.
+    if (int64_t(tcp_.write_queue_size) > server_.options().max_unsent_bytes) {
+        log(PAGODA_LOG_WARN, "server: closing a connection whose client does not read its response (" +
+                                 std::to_string(tcp_.write_queue_size) + " bytes unsent)");
         close();
     }
 }

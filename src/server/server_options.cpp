@@ -14,6 +14,7 @@ pagoda_server_options_t default_public_server_options() {
     o.idle_timeout_ms = d.idle_timeout_ms;
     o.request_timeout_ms = d.request_timeout_ms;
     o.drain_timeout_ms = d.drain_timeout_ms;
+    o.max_unsent_bytes = d.max_unsent_bytes;
     return o;
 }
 
@@ -58,6 +59,7 @@ ServerOptions ServerOptions::from_public(const pagoda_server_options_t &o) {
     s.idle_timeout_ms = checked(o.idle_timeout_ms, 0, int64_t(1) << 40, "idle_timeout_ms");
     s.request_timeout_ms = checked(o.request_timeout_ms, 0, int64_t(1) << 40, "request_timeout_ms");
     s.drain_timeout_ms = checked(o.drain_timeout_ms, 0, int64_t(1) << 40, "drain_timeout_ms");
+    s.max_unsent_bytes = checked(o.max_unsent_bytes, 4096, int64_t(1) << 40, "max_unsent_bytes");
     return s;
 }
 

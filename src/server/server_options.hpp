@@ -20,6 +20,7 @@ struct ServerOptions {
     int64_t idle_timeout_ms = 60000;
     int64_t request_timeout_ms = 30000;
     int64_t drain_timeout_ms = 10000;
+    int64_t max_unsent_bytes = int64_t(16) << 20;
 
     // Throws Error(INVALID_ARGUMENT) naming the field.
     static ServerOptions from_public(const pagoda_server_options_t &o);

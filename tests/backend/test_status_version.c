@@ -55,6 +55,10 @@ static void test_dtype_and_op_names(void **state) {
     assert_string_equal(pagoda_dtype_name((pagoda_dtype_t)99), "invalid");
     assert_string_equal(pagoda_op_name(PAGODA_OP_PAGED_ATTENTION), "paged_attention");
     assert_string_equal(pagoda_op_name((pagoda_op_t)999), "invalid");
+    /* Any int a C caller (or a binding) passes is answered, not undefined (UBSan checks). */
+    assert_int_equal(pagoda_dtype_size((pagoda_dtype_t)-5), 0);
+    assert_string_equal(pagoda_op_name((pagoda_op_t)-1), "invalid");
+    assert_string_equal(pagoda_status_string((pagoda_status_t)12345), "PAGODA_ERR_UNKNOWN");
     pagoda_free(NULL);
 }
 

@@ -1,14 +1,18 @@
 /* The HTTP server's limits and faults through the public API on stories260K: header and body
  * limits, timeouts, the API key, CORS, a client that leaves mid-request (its engine request
  * aborted, its KV blocks freed), a graceful stop with requests in flight (finished within the
- * deadline, aborted past it), and a server on the host's libuv loop. */
+ * deadline, aborted past it), a client that stops reading (cut off), and a server on the host's
+ * libuv loop. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "server_fixture.h"
@@ -191,6 +195,49 @@ static void test_disconnect_aborts(void **state) {
     assert_true(after.generated_tokens - before.generated_tokens < 400);
 }
 
+/* A client that never reads its stream: once the unsent bytes pass the bound, the connection is
+ * closed and the request aborted (its blocks freed) instead of queueing output forever. The
+ * stream is made long (8 sequences with 20 logprobs a token: tens of MB) since the kernel's
+ * socket buffers on loopback absorb a few MB before anything waits in the server. */
+static void test_stalled_reader_is_cut_off(void **state) {
+    (void)state;
+    pagoda_server_options_t o;
+    pagoda_server_options_default(&o);
+    o.max_unsent_bytes = 4096;
+    server_fixture_t f;
+    server_fixture_start(&f, &o);
+    pagoda_engine_metrics_t before;
+    memset(&before, 0, sizeof before);
+    before.struct_size = sizeof before;
+    TEST_ASSERT_OK(pagoda_engine_get_metrics(f.stack.engine, &before));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    int small = 2048; /* a small receive window, so the kernel buffers fill fast */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((unsigned short)f.port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    const char *body = "{\"prompt\":\"Once upon a time\",\"max_tokens\":2000,\"ignore_eos\":true,"
+                       "\"stream\":true,\"logprobs\":20,\"n\":8}";
+    char req[512];
+    int n = snprintf(req, sizeof req, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
+    assert_int_equal(send(fd, req, (size_t)n, 0), n);
+    /* Never read: the server must give up on its own, before the request's natural end. */
+    for (int i = 0; i < 5000 && !pagoda_engine_has_work(f.stack.engine); i++) sleep_ms(1);
+    assert_true(server_fixture_wait_idle(&f, 30000));
+    pagoda_engine_metrics_t after = before;
+    TEST_ASSERT_OK(pagoda_engine_get_metrics(f.stack.engine, &after));
+    assert_int_equal(after.requests_finished_aborted - before.requests_finished_aborted, 1);
+    assert_int_equal(after.requests_finished_length, before.requests_finished_length);
+    assert_int_equal(engine_stack_kv_stats(&f.stack).blocks_used, 0);
+    close(fd);
+    server_fixture_stop(&f);
+}
+
 static const char *kStreamLong =
     "{\"prompt\":\"Once upon a time\",\"max_tokens\":2000,\"ignore_eos\":true,\"stream\":true}";
 static const char *kPlainLong = "{\"prompt\":\"Once upon a time\",\"max_tokens\":1000,\"ignore_eos\":true}";
@@ -304,6 +351,7 @@ int main(void) {
         cmocka_unit_test(test_api_key),
         cmocka_unit_test(test_cors),
         cmocka_unit_test_setup_teardown(test_disconnect_aborts, server_fixture_setup, server_fixture_teardown),
+        cmocka_unit_test(test_stalled_reader_is_cut_off),
         cmocka_unit_test(test_graceful_stop_finishes),
         cmocka_unit_test(test_graceful_stop_aborts),
         cmocka_unit_test(test_host_loop),
