@@ -1,0 +1,260 @@
+"""The engine: continuous batching of many requests over a model and a paged KV cache."""
+from __future__ import annotations
+
+import collections
+import ctypes
+import threading
+from typing import Any, Optional, Sequence, Union
+
+from . import _structs as S
+from ._api import lib
+from ._handle import Handle, using
+from ._records import snapshot
+from .errors import ClosedError, Status, check, error, last_error_message
+from .kv_cache import KvCache
+from .mesh import Mesh
+from .model import Model
+from .options import EngineOptions, RequestOptions
+from .output import Output, Utf8Joiner, read_output
+from .plan import Plan
+from .stats import DeviceStats, EngineMetrics, EngineStats, metrics_from_c
+from .stream import Completion, Stream
+
+Prompt = Union[str, Sequence[int]]
+
+_EMPTY = int(Status.EMPTY)
+_step_fn = lib.pagoda_engine_step
+_poll_fn = lib.pagoda_engine_poll
+
+
+class Engine(Handle):
+    """Serves requests over a model, a mesh and a KV cache.
+
+    Threads: :meth:`submit`, :meth:`abort`, :meth:`poll`, the statistics and every
+    :class:`Stream` may be used from any thread; :meth:`step` may be too (the binding lets one
+    step run at a time, as the library requires). A stream drives the engine itself: iterating
+    it steps the engine until its request has new text, routing other requests' outputs to their
+    own streams (or to :meth:`poll`).
+
+    The engine keeps the model, mesh, plan and cache alive: their objects may be closed first.
+    """
+
+    _kind = "engine"
+
+    def __init__(self, model: Model, mesh: Mesh, cache: KvCache,
+                 options: Optional[EngineOptions] = None, *, plan: Optional[Plan] = None,
+                 **kwargs: Any):
+        """Makes an engine; ``options`` or keyword arguments set :class:`EngineOptions`
+        fields (``max_num_seqs=8``). ``plan`` ``None`` runs the cache's layout."""
+        if options is not None and kwargs:
+            raise TypeError("give options or keyword arguments, not both")
+        c_opts = (options or EngineOptions(**kwargs)).to_c()
+        # The library runs one step at a time. A step (or a stream's pump) holds this lock
+        # rather than registering as a user of the handle, one lock less per token; close()
+        # takes it, so the handle never goes while a step runs.
+        self._step_lock = threading.Lock()
+        out = ctypes.c_void_p()
+        with using(model, mesh, plan, cache) as (m, me, p, c):
+            check(lib.pagoda_engine_create(m, me, p, c, ctypes.byref(c_opts), ctypes.byref(out)))
+        super().__init__(out.value, lib.pagoda_engine_destroy)
+        # Outputs are polled into preallocated structs, copied out at once and routed to the
+        # stream that owns their request. Pumps (under the step lock) poll into one struct,
+        # poll() calls (under the poll lock) into another; stream() holds both locks from submit
+        # until the new request's stream is registered, so none of its outputs is polled first.
+        self._poll_lock = threading.Lock()
+        self._pump_out = _OutputSlot()
+        self._poll_out = _OutputSlot()
+        self._joiner = Utf8Joiner()
+        self._boxes: dict[int, collections.deque] = {}  # request id -> its stream's outputs
+        self._unclaimed: collections.deque = collections.deque()  # outputs for poll()
+
+    # ---- requests ---------------------------------------------------------------------------
+
+    def _submit_locked(self, ptr: int, prompt: Prompt, options: RequestOptions) -> int:
+        c_opts, keep = options.to_c()
+        request_id = ctypes.c_uint64()
+        if isinstance(prompt, (bytes, bytearray)):
+            raise TypeError("a prompt is a str or a sequence of token ids, not bytes")
+        if isinstance(prompt, str):
+            data = prompt.encode("utf-8")
+            status = lib.pagoda_engine_submit_text(ptr, data, len(data), ctypes.byref(c_opts),
+                                                   ctypes.byref(request_id))
+        else:
+            ids = S.int32_array(prompt, "prompt")
+            status = lib.pagoda_engine_submit_tokens(ptr, ids, len(ids), ctypes.byref(c_opts),
+                                                     ctypes.byref(request_id))
+        check(status)
+        del keep  # the library copied the stop strings and ids
+        return request_id.value
+
+    def submit(self, prompt: Prompt, options: Optional[RequestOptions] = None,
+               **kwargs: Any) -> int:
+        """Submits a prompt (text, tokenized with the model's tokenizer, or token ids) and
+        returns the request id at once. ``options`` or keyword arguments set
+        :class:`RequestOptions` fields. Its outputs come from :meth:`poll`."""
+        opts = _request_options(options, kwargs)
+        ptr = self._enter()
+        try:
+            return self._submit_locked(ptr, prompt, opts)
+        finally:
+            self._leave()
+
+    def stream(self, prompt: Prompt, options: Optional[RequestOptions] = None,
+               **kwargs: Any) -> Stream:
+        """Submits a prompt and returns its :class:`Stream`: iterate it for the text pieces
+        (or ``stream.outputs()`` for every :class:`Output`). Leaving its ``with`` block, or
+        closing it, before the end aborts the request."""
+        opts = _request_options(options, kwargs)
+        box: collections.deque = collections.deque()
+        ptr = self._enter()
+        try:
+            # No output of the new request may be polled before its stream is registered.
+            with self._step_lock, self._poll_lock:
+                request_id = self._submit_locked(ptr, prompt, opts)
+                self._boxes[request_id] = box
+        finally:
+            self._leave()
+        return Stream(self, request_id, box, opts.sequences())
+
+    def generate(self, prompt: Prompt, options: Optional[RequestOptions] = None,
+                 **kwargs: Any) -> list[Completion]:
+        """Runs a request to its end; returns one :class:`Completion` per sequence, in
+        sequence order. Raises the request's error if it failed."""
+        with self.stream(prompt, options, **kwargs) as s:
+            return s.completions()
+
+    def abort(self, request_id: int) -> None:
+        """Ends a request now; its last output (finish reason ABORTED) follows.
+        :class:`~pagoda.errors.NotFoundError` when it is not live (finished ones are not)."""
+        self._call(lib.pagoda_engine_abort, request_id)
+
+    # ---- driving ----------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """Runs one iteration (schedule, run the model, sample, emit); outputs go to their
+        streams and to :meth:`poll`."""
+        with self._step_lock:
+            check(_step_fn(self._stepping_ptr()))
+
+    def has_work(self) -> bool:
+        """Whether any request is waiting or running."""
+        flag = ctypes.c_int32()
+        self._call(lib.pagoda_engine_has_work_v2, ctypes.byref(flag))
+        return flag.value != 0
+
+    def poll(self) -> Optional[Output]:
+        """The oldest output of a request that no :class:`Stream` owns, or ``None``."""
+        try:
+            return self._unclaimed.popleft()
+        except IndexError:
+            pass
+        ptr = self._enter()
+        try:
+            with self._poll_lock:
+                self._drain(ptr, self._poll_out)
+        finally:
+            self._leave()
+        try:
+            return self._unclaimed.popleft()
+        except IndexError:
+            return None
+
+    def _drain(self, ptr: int, slot: "_OutputSlot") -> int:
+        """Polls every queued output into ``slot`` and routes it; returns how many there were.
+        The caller holds the lock that owns ``slot``."""
+        out, ref, view, joiner = slot.out, slot.ref, slot.view, self._joiner
+        boxes = self._boxes
+        n = 0
+        while True:
+            status = _poll_fn(ptr, ref)
+            if status:
+                if status == _EMPTY:
+                    return n
+                raise error(status, last_error_message())
+            o = read_output(out, view, joiner)
+            n += 1
+            box = boxes.get(o.request_id)
+            if box is None:
+                self._unclaimed.append(o)
+            else:
+                box.append(o)
+                if o.request_finished:
+                    del boxes[o.request_id]
+
+    def _pump(self, box: collections.deque) -> int:
+        """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
+        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing)."""
+        with self._step_lock:
+            if box:
+                return len(box)
+            if self._closing:  # checked under the step lock, which close() waits for
+                raise ClosedError(self._kind)
+            ptr = self._ptr
+            status = _step_fn(ptr)
+            if status:
+                raise error(status, last_error_message())
+            n = self._drain(ptr, self._pump_out)
+            if n == 0 and not box:
+                busy = ctypes.c_int32()
+                check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
+                if not busy.value:  # an abort may have queued its output since the step
+                    n = self._drain(ptr, self._pump_out)
+            return n
+
+    def _stepping_ptr(self) -> int:
+        """The handle, for a caller holding the step lock (which close() waits for)."""
+        if self._closing:
+            raise ClosedError(self._kind)
+        return self._ptr  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Aborts every request and releases the engine, once no step runs. Idempotent."""
+        step_lock = getattr(self, "_step_lock", None)
+        if step_lock is None:
+            return  # the engine was never made
+        with step_lock:
+            super().close()
+
+    # ---- statistics -------------------------------------------------------------------------
+
+    def stats(self) -> EngineStats:
+        """The engine's counters."""
+        s = S.new(S.EngineStats)
+        self._call(lib.pagoda_engine_get_stats, ctypes.byref(s))
+        return snapshot(EngineStats, s)
+
+    def metrics(self) -> EngineMetrics:
+        """Serving metrics: gauges, counters and latency histograms."""
+        m = S.new(S.EngineMetrics)
+        self._call(lib.pagoda_engine_get_metrics, ctypes.byref(m))
+        return metrics_from_c(m)
+
+    def device_count(self) -> int:
+        """Devices the engine runs on."""
+        n = ctypes.c_size_t()
+        self._call(lib.pagoda_engine_device_count_v2, ctypes.byref(n))
+        return n.value
+
+    def device_stats(self, index: int) -> DeviceStats:
+        """What device ``index`` (mesh order) holds and runs."""
+        s = S.new(S.DeviceStats)
+        self._call(lib.pagoda_engine_get_device_stats, index, ctypes.byref(s))
+        return snapshot(DeviceStats, s)
+
+
+class _OutputSlot:
+    """A preallocated ``pagoda_output_t`` with what polling needs of it."""
+
+    def __init__(self) -> None:
+        self.out = S.new(S.Output)
+        self.ref = ctypes.byref(self.out)
+        self.view = memoryview(self.out).cast("B")
+
+
+def _request_options(options: Optional[RequestOptions], kwargs: dict) -> RequestOptions:
+    if options is not None and kwargs:
+        raise TypeError("give options or keyword arguments, not both")
+    return options if options is not None else RequestOptions(**kwargs)
+
+
+__all__ = ["Engine", "Prompt"]

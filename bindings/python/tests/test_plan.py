@@ -1,0 +1,115 @@
+"""Meshes, plans (planner, JSON, getters) and the placement simulator."""
+from __future__ import annotations
+
+import json
+import unittest
+
+from tests.support import MODEL, PROMPT, pagoda
+
+
+class MeshTest(unittest.TestCase):
+
+    def test_default_mesh(self) -> None:
+        with pagoda.Mesh() as mesh:
+            self.assertEqual(mesh.device_names(), ["cpu:0"])
+            self.assertEqual(len(mesh), 1)
+            with self.assertRaises(pagoda.InvalidArgumentError):
+                mesh.device_name(1)
+
+    def test_named_devices(self) -> None:
+        with pagoda.Mesh(devices="cpu:0", axes="tp=1") as mesh:
+            self.assertEqual(mesh.device_name(0), "cpu:0")
+
+
+class PlanTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.model = pagoda.Model(MODEL)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.model.close()
+
+    def test_plan_on_a_mesh(self) -> None:
+        with pagoda.Mesh() as mesh, pagoda.Plan.create(self.model, mesh) as plan:
+            summary = plan.summary()
+            self.assertEqual(summary.n_stages, 1)
+            (stage,) = plan.stages()
+            self.assertEqual((stage.first_layer, stage.end_layer), (0, 5))
+            self.assertTrue(stage.has_embedding and stage.has_head)
+            self.assertEqual(plan.slice_lengths(), [])
+            # A cache and an engine made with the plan generate as without one.
+            with pagoda.KvCache(self.model, mesh, plan) as cache, \
+                    pagoda.Engine(self.model, mesh, cache, plan=plan) as engine:
+                self.assertEqual(len(engine.generate(PROMPT, max_tokens=4)[0].token_ids), 4)
+
+    def test_plan_on_a_shape_with_slicing(self) -> None:
+        with pagoda.Plan.create(self.model, None, mesh_shape="1x2", stages=2,
+                                prompt_tokens=64, granularity=8,
+                                objective=pagoda.PlanObjective.THROUGHPUT,
+                                micro_batches=2) as plan:
+            summary = plan.summary()
+            self.assertEqual(summary.n_stages, 2)
+            stages = plan.stages()
+            self.assertEqual(stages[0].first_layer, 0)
+            self.assertEqual(stages[0].end_layer, stages[1].first_layer)
+            self.assertEqual(stages[1].end_layer, 5)
+            lengths = plan.slice_lengths()
+            self.assertEqual(len(lengths), summary.n_slices)
+            self.assertEqual(sum(lengths), 64)
+            self.assertTrue(all(n % 8 == 0 for n in lengths))
+            doc = json.loads(plan.to_json())
+            self.assertEqual(doc["format"], "pagoda-plan")
+            self.assertEqual(doc["objective"], "throughput")
+            self.assertEqual(doc["micro_batches"], 2)
+            with pagoda.Plan.from_json(plan.to_json()) as again:
+                self.assertEqual(again.stages(), stages)
+                self.assertEqual(again.summary(), summary)
+
+    def test_bad_plan_json(self) -> None:
+        with self.assertRaises(pagoda.FormatError) as cm:
+            pagoda.Plan.from_json('{"format": "pagoda-plan", "version": 1}')
+        self.assertTrue(cm.exception.message)
+
+    def test_bad_plan_option(self) -> None:
+        with self.assertRaises(pagoda.InvalidArgumentError) as cm:
+            pagoda.Plan.create(self.model, None, mesh_shape="1x2", micro_batches=0)
+        self.assertIn("micro_batches", cm.exception.message)
+
+
+class PlacementTest(unittest.TestCase):
+
+    PLACEMENT = {"models": [{"name": "a", "slo": 1.0}],
+                 "groups": [{"devices": [0], "pipeline": 1, "tensor": 1,
+                             "replicas": [{"model": "a", "stage_seconds": [0.1]}]}]}
+
+    def test_simulate(self) -> None:
+        result = pagoda.simulate_placement(self.PLACEMENT, rate_per_model=2.0,
+                                           duration_seconds=100.0, seed=3)
+        self.assertGreater(result["requests"], 100)
+        self.assertTrue(0.0 < result["slo_attainment"] <= 1.0)
+        self.assertEqual(result, pagoda.simulate_placement(json.dumps(self.PLACEMENT),
+                                                           rate_per_model=2.0,
+                                                           duration_seconds=100.0, seed=3))
+
+    def test_simulate_errors(self) -> None:
+        with self.assertRaises(pagoda.FormatError):
+            pagoda.simulate_placement("{not json")
+        with self.assertRaises(pagoda.InvalidArgumentError) as cm:
+            pagoda.simulate_placement(self.PLACEMENT, duration_seconds=-1.0)
+        self.assertTrue(cm.exception.message)
+
+    def test_search(self) -> None:
+        spec = {"cluster": {"devices_per_node": 2, "device": "cpu"},
+                "models": [{"name": "a", "slo": 5.0,
+                            "shape": {"hidden": 64, "intermediate": 172, "layers": 5,
+                                      "heads": 8, "kv_heads": 4, "vocab": 512}}],
+                "request": {"tokens": 16}}
+        placement = pagoda.search_placement(spec, duration_seconds=20.0)
+        self.assertIn("groups", placement)
+        self.assertIn("slo_attainment", placement["search"])
+
+
+if __name__ == "__main__":
+    unittest.main()

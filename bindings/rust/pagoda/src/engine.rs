@@ -1,0 +1,190 @@
+//! The engine: continuous batching of many requests over a model and a paged KV cache, driven
+//! by the host through step and poll.
+
+use crate::engine_options::EngineOptions;
+use crate::error::{check, Error, Result, Status};
+use crate::kv_cache::KvCache;
+use crate::mesh::Mesh;
+use crate::model::Model;
+use crate::output::Output;
+use crate::plan::Plan;
+use crate::request::{RawRequest, RequestOptions};
+use crate::stats::{DeviceStats, EngineStats, Metrics};
+use crate::stream::Outputs;
+use pagoda_sys as sys;
+use std::os::raw::c_char;
+use std::ptr::{self, NonNull};
+
+/// An engine serving requests. It keeps its model, mesh, plan and KV cache alive, so their
+/// handles may be dropped before it, in any order.
+///
+/// Share it between threads with `&Engine` or an `Arc`: submitting, aborting, polling, the
+/// statistics and stepping all take `&self`.
+#[derive(Debug)]
+pub struct Engine {
+    raw: NonNull<sys::pagoda_engine_t>,
+}
+
+// SAFETY: engine.h ties an engine to no thread; destroy ("not while another call on this
+// engine runs") runs from Drop, with `&mut self`, so alone.
+unsafe impl Send for Engine {}
+// SAFETY: engine.h: submit, abort and poll are "safe from any thread, also while another thread
+// steps or polls"; has_work, the statistics and the device queries are "safe from any thread";
+// step from two threads at once is "serialized, not parallel" by the library itself.
+unsafe impl Sync for Engine {}
+
+impl Engine {
+    /// Makes an engine serving `model` on `mesh` with `cache`; `plan` is `None` to run the
+    /// cache's layout. A cache serves one engine at a time: a second engine on it is refused
+    /// until the first is dropped.
+    pub fn new(
+        model: &Model,
+        mesh: &Mesh,
+        plan: Option<&Plan>,
+        cache: &KvCache,
+        options: &EngineOptions,
+    ) -> Result<Engine> {
+        let raw = options.to_raw();
+        let plan = plan.map_or(ptr::null(), Plan::as_ptr);
+        let mut out = ptr::null_mut();
+        // SAFETY: live handles (the plan may be NULL), an options struct and a valid out-pointer.
+        check(unsafe {
+            sys::pagoda_engine_create(
+                model.as_ptr(),
+                mesh.as_ptr(),
+                plan,
+                cache.as_engine_ptr(),
+                &raw,
+                &mut out,
+            )
+        })?;
+        NonNull::new(out)
+            .map(|raw| Engine { raw })
+            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL engine"))
+    }
+
+    /// Submits a text prompt, tokenized with the model's tokenizer; returns the request's id.
+    pub fn submit_text(&self, prompt: &str, options: &RequestOptions) -> Result<u64> {
+        let o = RawRequest::new(options)?;
+        let mut id = 0u64;
+        // SAFETY: the prompt with its length, options whose memory outlives the call (the
+        // library copies it), a valid out-pointer; safe from any thread.
+        check(unsafe {
+            sys::pagoda_engine_submit_text(
+                self.raw.as_ptr(),
+                prompt.as_ptr() as *const c_char,
+                prompt.len(),
+                &o.raw,
+                &mut id,
+            )
+        })?;
+        Ok(id)
+    }
+
+    /// Submits a prompt of token ids; returns the request's id.
+    pub fn submit_tokens(&self, prompt: &[i32], options: &RequestOptions) -> Result<u64> {
+        let o = RawRequest::new(options)?;
+        let mut id = 0u64;
+        // SAFETY: the ids with their count (copied), options as above, a valid out-pointer.
+        check(unsafe {
+            sys::pagoda_engine_submit_tokens(
+                self.raw.as_ptr(),
+                prompt.as_ptr(),
+                prompt.len(),
+                &o.raw,
+                &mut id,
+            )
+        })?;
+        Ok(id)
+    }
+
+    /// Ends a request now; its last output (finish reason `Aborted`) is queued.
+    pub fn abort(&self, request_id: u64) -> Result<()> {
+        // SAFETY: a live handle; safe from any thread.
+        check(unsafe { sys::pagoda_engine_abort(self.raw.as_ptr(), request_id) })
+    }
+
+    /// Runs one iteration: schedule, run the model over the batch, sample, queue the outputs.
+    /// Calls from several threads take turns.
+    pub fn step(&self) -> Result<()> {
+        // SAFETY: a live handle; the library serializes concurrent steps.
+        check(unsafe { sys::pagoda_engine_step(self.raw.as_ptr()) })
+    }
+
+    /// Whether any request is waiting or running (other threads may change it at once).
+    pub fn has_work(&self) -> Result<bool> {
+        let mut has_work = 0i32;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_engine_has_work_v2(self.raw.as_ptr(), &mut has_work) })?;
+        Ok(has_work != 0)
+    }
+
+    /// Takes the oldest queued output, or `None` when none is queued.
+    pub fn poll(&self) -> Result<Option<Output>> {
+        // SAFETY: all-zero is a valid output struct (NULL pointers).
+        let mut raw: sys::pagoda_output_t = unsafe { std::mem::zeroed() };
+        raw.struct_size = std::mem::size_of_val(&raw) as u32;
+        // SAFETY: a live handle and a struct whose struct_size says how much to fill; safe from
+        // any thread.
+        let status = unsafe { sys::pagoda_engine_poll(self.raw.as_ptr(), &mut raw) };
+        if status == sys::PAGODA_ERR_EMPTY {
+            return Ok(None);
+        }
+        check(status)?;
+        // SAFETY: just filled on this thread: its pointers are valid until this thread polls
+        // again, and everything is copied now.
+        Ok(Some(unsafe { Output::copy_from(&raw) }))
+    }
+
+    /// Every output, as they come: polls, and steps the engine whenever nothing is queued, until
+    /// no request is left and every output has been taken. See [`Outputs`].
+    pub fn outputs(&self) -> Outputs<'_> {
+        Outputs::new(self)
+    }
+
+    /// The engine's counters.
+    pub fn stats(&self) -> Result<EngineStats> {
+        // SAFETY: all-zero is a valid stats struct.
+        let mut s: sys::pagoda_engine_stats_t = unsafe { std::mem::zeroed() };
+        s.struct_size = std::mem::size_of_val(&s) as u32;
+        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
+        check(unsafe { sys::pagoda_engine_get_stats(self.raw.as_ptr(), &mut s) })?;
+        Ok(EngineStats::from_raw(&s))
+    }
+
+    /// The engine's serving metrics: gauges, counters and latency histograms.
+    pub fn metrics(&self) -> Result<Metrics> {
+        // SAFETY: all-zero is a valid metrics struct; it is large, so it lives on the heap.
+        let mut m: Box<sys::pagoda_engine_metrics_t> = Box::new(unsafe { std::mem::zeroed() });
+        m.struct_size = std::mem::size_of::<sys::pagoda_engine_metrics_t>() as u32;
+        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
+        check(unsafe { sys::pagoda_engine_get_metrics(self.raw.as_ptr(), &mut *m) })?;
+        Ok(Metrics::from_raw(&m))
+    }
+
+    /// The number of devices the engine runs on.
+    pub fn device_count(&self) -> Result<usize> {
+        let mut count = 0usize;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_engine_device_count_v2(self.raw.as_ptr(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// What device `index` (in mesh order) holds and runs.
+    pub fn device_stats(&self, index: usize) -> Result<DeviceStats> {
+        // SAFETY: all-zero is a valid stats struct.
+        let mut s: sys::pagoda_device_stats_t = unsafe { std::mem::zeroed() };
+        s.struct_size = std::mem::size_of_val(&s) as u32;
+        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
+        check(unsafe { sys::pagoda_engine_get_device_stats(self.raw.as_ptr(), index, &mut s) })?;
+        Ok(DeviceStats::from_raw(&s))
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and used by no one else (`&mut self`); outputs handed out
+        // were copied, so nothing points into the engine's storage.
+        unsafe { sys::pagoda_engine_destroy(self.raw.as_ptr()) }
+    }
+}

@@ -1,0 +1,81 @@
+//! Meshes: the devices a model is served on, arranged on named axes.
+
+use crate::cstr::{from_c, opt_ptr, opt_to_c};
+use crate::error::{check, Error, Result, Status};
+use pagoda_sys as sys;
+use std::ptr::{self, NonNull};
+
+/// How to build a mesh; the default is the one device `cpu:0` with no axes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MeshOptions {
+    /// Device list such as "cpu:0-1" or "cuda:0-3,cuda:6"; `None` = "cpu:0".
+    pub devices: Option<String>,
+    /// Axis sizes such as "pp=2,tp=4" (names pp, tp, kvp, dp); `None` = the plan decides.
+    pub axes: Option<String>,
+}
+
+/// Devices arranged on named axes. Dropping it releases the handle; plans, KV caches and
+/// engines made with it keep what they need.
+#[derive(Debug)]
+pub struct Mesh {
+    raw: NonNull<sys::pagoda_mesh_t>,
+}
+
+// SAFETY: mesh.h: a mesh never changes after creation and its getters are safe from any
+// thread; nothing ties it to the creating thread, and destroy runs from Drop (`&mut self`).
+unsafe impl Send for Mesh {}
+// SAFETY: every `&self` use (the getters, and being read by plan, cache and engine creation,
+// which only read it) is safe from several threads at once.
+unsafe impl Sync for Mesh {}
+
+impl Mesh {
+    /// Builds a mesh (discovering backends first when none is loaded).
+    pub fn new(options: &MeshOptions) -> Result<Mesh> {
+        let devices = opt_to_c("devices", options.devices.as_deref())?;
+        let axes = opt_to_c("axes", options.axes.as_deref())?;
+        // SAFETY: all-zero is a valid options struct (NULL pointers); init fills the defaults.
+        let mut raw: sys::pagoda_mesh_options_t = unsafe { std::mem::zeroed() };
+        unsafe { sys::pagoda_mesh_options_init(&mut raw, std::mem::size_of_val(&raw)) };
+        raw.devices = opt_ptr(&devices);
+        raw.axes = opt_ptr(&axes);
+        let mut out = ptr::null_mut();
+        // SAFETY: the strings outlive the call; a valid out-pointer.
+        check(unsafe { sys::pagoda_mesh_create(&raw, &mut out) })?;
+        NonNull::new(out)
+            .map(|raw| Mesh { raw })
+            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL mesh"))
+    }
+
+    /// The number of devices.
+    pub fn device_count(&self) -> Result<usize> {
+        let mut count = 0usize;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_mesh_device_count_v2(self.raw.as_ptr(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// The name of the `index`-th device, such as "cpu:0".
+    pub fn device_name(&self, index: usize) -> Result<String> {
+        let mut name = ptr::null();
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_mesh_device_name_v2(self.raw.as_ptr(), index, &mut name) })?;
+        // SAFETY: the string lives as long as the mesh and is copied at once.
+        Ok(unsafe { from_c(name) }.unwrap_or_default())
+    }
+
+    /// Every device's name, in mesh order.
+    pub fn device_names(&self) -> Result<Vec<String>> {
+        (0..self.device_count()?).map(|i| self.device_name(i)).collect()
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const sys::pagoda_mesh_t {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and used by no one else (`&mut self`).
+        unsafe { sys::pagoda_mesh_destroy(self.raw.as_ptr()) }
+    }
+}
