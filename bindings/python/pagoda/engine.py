@@ -162,8 +162,7 @@ class Engine(Handle):
     def _drain(self, ptr: int, slot: "_OutputSlot") -> int:
         """Polls every queued output into ``slot`` and routes it; returns how many there were.
         The caller holds the lock that owns ``slot``."""
-        out, ref, view, joiner = slot.out, slot.ref, slot.view, self._joiner
-        boxes = self._boxes
+        out, ref, view, joiner, boxes = slot.out, slot.ref, slot.view, self._joiner, self._boxes
         n = 0
         while True:
             status = _poll_fn(ptr, ref)
@@ -183,7 +182,9 @@ class Engine(Handle):
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
-        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing)."""
+        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing).
+
+        Once per token: the drain is _drain's loop written out, one call less per token."""
         with self._step_lock:
             if box:
                 return len(box)
@@ -193,12 +194,29 @@ class Engine(Handle):
             status = _step_fn(ptr)
             if status:
                 raise error(status, last_error_message())
-            n = self._drain(ptr, self._pump_out)
+            slot, joiner, boxes = self._pump_out, self._joiner, self._boxes
+            n = 0
+            while True:
+                status = _poll_fn(ptr, slot.ref)
+                if status:
+                    break
+                o = read_output(slot.out, slot.view, joiner)
+                n += 1
+                rid = o.request_id
+                dest = boxes.get(rid)
+                if dest is None:
+                    self._unclaimed.append(o)
+                else:
+                    dest.append(o)
+                    if o.request_finished:
+                        del boxes[rid]
+            if status != _EMPTY:
+                raise error(status, last_error_message())
             if n == 0 and not box:
                 busy = ctypes.c_int32()
                 check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
                 if not busy.value:  # an abort may have queued its output since the step
-                    n = self._drain(ptr, self._pump_out)
+                    n = self._drain(ptr, slot)
             return n
 
     def _stepping_ptr(self) -> int:

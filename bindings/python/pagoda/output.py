@@ -21,6 +21,7 @@ class FinishReason(enum.IntEnum):
 
 
 _FINISH = tuple(FinishReason)  # index -> member without the enum's lookup on the hot path
+_RUNNING = FinishReason.NONE
 
 
 class TokenLogprob(NamedTuple):
@@ -118,20 +119,22 @@ _check_output_format()
 
 def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
     """Copies a polled ``pagoda_output_t`` (valid only until the next poll) into an Output;
-    ``view`` is a byte view of ``o``."""
+    ``view`` is a byte view of ``o``. Runs once per token: the common case (a running sequence,
+    no log-probabilities) takes the first branch and builds the Output in one call."""
     (_, rid, finish, status, error, _, n, text_p, text_len, lp, top, n_top, n_prompt, n_generated,
      plp, ptop, n_ptop, seq, cumulative, request_finished) = _OUTPUT.unpack_from(view)
     raw = o.text if text_len else b""
     if len(raw) != text_len:  # a NUL inside the text: copy by length instead
         raw = ctypes.string_at(text_p, text_len)
-    text = None
-    if not joiner.tails:  # no sequence waits with half a character: the quick path
+    ids = [o.token_ids[0]] if n == 1 else o.token_ids[:n] if n else []
+    if not (finish or request_finished or lp or top or plp or joiner.tails):
         try:
-            text = raw.decode()
+            return _new_output(Output, (rid, seq, ids, raw.decode(), _RUNNING, 0, "", False,
+                                        n_prompt, n_generated, cumulative, None, None, None,
+                                        None))
         except UnicodeDecodeError:
-            pass
-    if text is None:
-        text = joiner.join((rid, seq), raw, finish != 0)
+            pass  # half a character: the joiner keeps it for the next piece
+    text = joiner.join((rid, seq), raw, finish != 0)
     if finish:
         joiner.forget((rid, seq))
         message = o.error.decode("utf-8", "replace") if error else ""
@@ -143,8 +146,7 @@ def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
         if ptop and n_prompt:
             prompt_top = [[]] + _top(o.prompt_top_logprobs, n_prompt, n_ptop)[1:]
     return _new_output(Output, (
-        rid, seq, ([o.token_ids[0]] if n == 1 else o.token_ids[:n] if n else []), text,
-        _FINISH[finish] if finish < len(_FINISH) else finish, status, message,
-        request_finished != 0, n_prompt, n_generated, cumulative,
+        rid, seq, ids, text, _FINISH[finish] if finish < len(_FINISH) else finish, status,
+        message, request_finished != 0, n_prompt, n_generated, cumulative,
         o.logprobs[:n] if lp else None, _top(o.top_logprobs, n, n_top) if top else None,
         prompt_lps, prompt_top))

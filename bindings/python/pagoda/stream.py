@@ -47,6 +47,7 @@ class Stream:
         self._box = box
         self._n_sequences = n_sequences
         self._closed = False
+        self._pieces: Optional[Iterator[str]] = None  # the text generator, made on first use
 
     def _wait(self) -> bool:
         """Drives the engine until the box has an output; False once the request has ended."""
@@ -67,27 +68,35 @@ class Stream:
             self.finished = True
             raise error(o.status, o.error)
 
-    def __iter__(self) -> "Stream":
+    def __iter__(self) -> Iterator[str]:
         if self._n_sequences != 1:
             raise ValueError(f"request {self.request_id} has {self._n_sequences} sequences: "
                              "read them with stream.outputs() or stream.completions()")
-        return self
+        if self._pieces is None:
+            self._pieces = self._text_pieces()
+        return self._pieces
 
     def __next__(self) -> str:
-        # Once per token: _wait inlined, so that the common case is one pump and one popleft.
+        return next(iter(self))
+
+    def _text_pieces(self) -> Iterator[str]:
+        # Once per token: a generator (cheaper to resume than a __next__ call) with _wait
+        # written out, so that the common case is one pump and one popleft.
         box, pump = self._box, self._engine._pump
         while True:
             while not box:
                 if self.finished or self._closed:
-                    raise StopIteration
+                    return
                 if pump(box) == 0 and not box and not self._engine.has_work():
                     raise RuntimeError(f"request {self.request_id} ended without its last output")
+            if self._closed:  # close() stopped the reading; `box` is the old one
+                return
             o = box.popleft()
             if o.finish_reason:
                 self._last(o)
             self.token_ids += o.token_ids
             if o.text:
-                return o.text
+                yield o.text
 
     def outputs(self) -> Iterator[Output]:
         """Every output of the request, all sequences, until its last."""
@@ -143,6 +152,7 @@ class Stream:
             return
         self._closed = True
         # What is queued, or still routed to the old box, is not read any more.
+        self._box.clear()
         self._box = collections.deque()
         if not self.finished:
             try:

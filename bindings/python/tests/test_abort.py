@@ -46,7 +46,8 @@ class AbortTest(StackTest):
     def test_a_closed_stream_yields_nothing_more(self) -> None:
         s = self.engine.stream(PROMPT, max_tokens=200, ignore_eos=True)
         next(s)
-        self.engine.step()  # more text is routed to the stream
+        self.engine.step()
+        self.assertIsNone(self.engine.poll())  # the new text went to the stream's queue
         s.close()
         self.assertEqual(list(s), [])
         self.assertFalse(s.finished)  # its last output was never read
