@@ -59,6 +59,13 @@ plan::PlanRequest plan_request(const pagoda_plan_options_t *options, size_t devi
     r.workload.tokens = o.step_tokens;
     r.workload.context = o.context_tokens;
     r.workload.kv_tokens = o.kv_tokens;
+    // Checked whether or not a prompt length asks for slicing: a bad value is never let through.
+    if (o.prompt_tokens < 0)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, "options->prompt_tokens is " + std::to_string(o.prompt_tokens) +
+                                              ": want 0 (no slicing) or a prompt length");
+    if (o.granularity <= 0)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, "options->granularity is " + std::to_string(o.granularity) +
+                                              ": want a positive number of tokens");
     r.prompt_tokens = o.prompt_tokens;
     r.granularity = o.granularity;
     return r;

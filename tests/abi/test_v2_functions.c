@@ -85,6 +85,15 @@ static void test_model_plan_and_engine_queries(void **state) {
     test_expect_failure(pagoda_plan_slice_length_v2(NULL, 0, &length), PAGODA_ERR_INVALID_HANDLE, "plan");
     test_expect_failure(pagoda_plan_slice_length_v2(sliced, 0, NULL), PAGODA_ERR_INVALID_ARGUMENT, "length");
 
+    /* Slicing options are checked even when no prompt length asks for slices. */
+    pagoda_plan_t *bad = NULL;
+    po.granularity = -8;
+    test_expect_failure(pagoda_plan_create(model, mesh, &po, &bad), PAGODA_ERR_INVALID_ARGUMENT, "granularity");
+    po.granularity = 8;
+    po.prompt_tokens = -1;
+    test_expect_failure(pagoda_plan_create(model, mesh, &po, &bad), PAGODA_ERR_INVALID_ARGUMENT, "prompt_tokens");
+    assert_null(bad);
+
     /* The engine on that mesh and plan. */
     pagoda_kv_cache_t *cache = NULL;
     pagoda_engine_t *engine = NULL;
