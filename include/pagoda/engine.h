@@ -537,8 +537,9 @@ PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engi
  * \brief Takes the oldest queued output.
  * \param[in] engine the engine.
  * \param[in,out] output `struct_size` set by the caller; filled on ::PAGODA_OK. Its pointers
- *                stay valid until the calling thread polls this engine again, or the engine is
- *                destroyed: each polling thread has its own storage.
+ *                stay valid until the calling thread polls this engine again (whatever that
+ *                poll returns), or the engine is destroyed: each polling thread has its own
+ *                storage, released by its next poll.
  * \return ::PAGODA_OK; ::PAGODA_ERR_EMPTY when none is queued (the message is not set).
  * \par Thread safety
  * Safe from any thread, also while another thread steps or polls; each output goes to one caller.

@@ -277,7 +277,13 @@ PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_ou
         if (output->struct_size < 2 * sizeof(uint32_t))
             fail(PAGODA_ERR_INVALID_ARGUMENT, "output->struct_size is not set: set it to sizeof(pagoda_output_t)");
         Output next;
-        if (!e->impl->poll(next)) return PAGODA_ERR_EMPTY;
+        if (!e->impl->poll(next)) {
+            // The thread's previous output is released by this poll anyway; dropping its entry
+            // keeps the map to the threads holding an output, not every thread that ever polled.
+            std::lock_guard lock(e->poll_mutex);
+            e->polled.erase(std::this_thread::get_id());
+            return PAGODA_ERR_EMPTY;
+        }
         std::lock_guard lock(e->poll_mutex);
         Output &mine = e->polled[std::this_thread::get_id()];
         mine = std::move(next);
