@@ -256,9 +256,11 @@ PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine) {
     });
 }
 
+// The queries without a status answer what their _v2 answers (0 or NULL on failure).
 PAGODA_API int pagoda_engine_has_work(const pagoda_engine_t *engine) {
-    if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
-    return engine->impl->has_work() ? 1 : 0;
+    int32_t has_work = 0;
+    pagoda_engine_has_work_v2(engine, &has_work);
+    return has_work;
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engine, int32_t *has_work) {
@@ -327,8 +329,9 @@ PAGODA_API pagoda_status_t pagoda_engine_get_metrics(const pagoda_engine_t *engi
 }
 
 PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine) {
-    if (engine == nullptr || engine->magic != pagoda_engine::kMagic) return 0;
-    return engine->impl->device_usage().size();
+    size_t count = 0;
+    pagoda_engine_device_count_v2(engine, &count);
+    return count;
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_device_count_v2(const pagoda_engine_t *engine, size_t *count) {

@@ -41,15 +41,17 @@ PAGODA_API void pagoda_mesh_destroy(pagoda_mesh_t *mesh) {
     if (mesh != nullptr && mesh->magic == pagoda_mesh::kMagic) delete mesh;
 }
 
+// The queries without a status answer what their _v2 answers (0 or NULL on failure).
 PAGODA_API size_t pagoda_mesh_device_count(const pagoda_mesh_t *mesh) {
-    if (mesh == nullptr || mesh->magic != pagoda_mesh::kMagic) return 0;
-    return mesh->impl->devices().size();
+    size_t count = 0;
+    pagoda_mesh_device_count_v2(mesh, &count);
+    return count;
 }
 
 PAGODA_API const char *pagoda_mesh_device_name(const pagoda_mesh_t *mesh, size_t index) {
-    if (mesh == nullptr || mesh->magic != pagoda_mesh::kMagic) return nullptr;
-    if (index >= mesh->impl->devices().size()) return nullptr;
-    return mesh->impl->devices()[index]->name().c_str();
+    const char *name = nullptr;
+    pagoda_mesh_device_name_v2(mesh, index, &name);
+    return name;
 }
 
 PAGODA_API pagoda_status_t pagoda_mesh_device_count_v2(const pagoda_mesh_t *mesh, size_t *count) {

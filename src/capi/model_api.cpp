@@ -177,9 +177,11 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_from_model(const pagoda_model_t *mod
     });
 }
 
+// Answers what pagoda_model_path_v2 answers (NULL on failure).
 PAGODA_API const char *pagoda_model_path(const pagoda_model_t *model) {
-    if (model == nullptr || model->magic != pagoda_model::kMagic) return nullptr;
-    return model->impl->source().c_str();
+    const char *path = nullptr;
+    pagoda_model_path_v2(model, &path);
+    return path;
 }
 
 PAGODA_API pagoda_status_t pagoda_model_path_v2(const pagoda_model_t *model, const char **path) {

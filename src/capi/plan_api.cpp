@@ -191,10 +191,11 @@ PAGODA_API pagoda_status_t pagoda_plan_get_stage(const pagoda_plan_t *plan, size
     });
 }
 
+// Answers what pagoda_plan_slice_length_v2 answers (0 on failure).
 PAGODA_API int64_t pagoda_plan_slice_length(const pagoda_plan_t *plan, size_t index) {
-    if (plan == nullptr || plan->magic != pagoda_plan::kMagic || !plan->impl.slicing) return 0;
-    const std::vector<int64_t> &l = plan->impl.slicing->optimal.lengths;
-    return index < l.size() ? l[index] : 0;
+    int64_t length = 0;
+    pagoda_plan_slice_length_v2(plan, index, &length);
+    return length;
 }
 
 PAGODA_API pagoda_status_t pagoda_plan_slice_length_v2(const pagoda_plan_t *plan, size_t index,

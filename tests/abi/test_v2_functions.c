@@ -8,19 +8,9 @@
 
 #define MODEL PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
 
-static pagoda_mesh_t *make_mesh(const char *devices, const char *axes) {
-    pagoda_mesh_options_t mo;
-    pagoda_mesh_options_default(&mo);
-    mo.devices = devices;
-    mo.axes = axes;
-    pagoda_mesh_t *mesh = NULL;
-    TEST_ASSERT_OK(pagoda_mesh_create(&mo, &mesh));
-    return mesh;
-}
-
 static void test_mesh_queries(void **state) {
     (void)state;
-    pagoda_mesh_t *mesh = make_mesh("cpu:0-1", "tp=2");
+    pagoda_mesh_t *mesh = test_mesh("cpu:0-1", "tp=2");
     size_t count = 99;
     TEST_ASSERT_OK(pagoda_mesh_device_count_v2(mesh, &count));
     assert_int_equal(count, 2);
@@ -53,7 +43,7 @@ static void test_model_plan_and_engine_queries(void **state) {
     assert_null(path);
 
     /* A plan with slices, one without. */
-    pagoda_mesh_t *mesh = make_mesh("cpu:0-1", "pp=2");
+    pagoda_mesh_t *mesh = test_mesh("cpu:0-1", "pp=2");
     pagoda_plan_options_t po;
     pagoda_plan_options_default(&po);
     po.stages = 2;

@@ -58,7 +58,6 @@ for ((r = 1; r <= rounds; r++)); do
     echo "$line"
 done
 for name in rust go python; do
-    # shellcheck disable=SC2086
     printf '%s / C: ' "$name"
     tr ' ' '\n' <<<"${ratios[$name]}" | grep . | sort -g |
         awk '{ v[NR] = $1 } END { printf "median %.3f (min %.3f, max %.3f) over %d rounds\n", v[int((NR + 1) / 2)], v[1], v[NR], NR }'

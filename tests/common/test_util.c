@@ -119,6 +119,16 @@ double test_rel_error(const float *got, const double *ref, size_t n) {
     return max_diff / max_ref;
 }
 
+pagoda_mesh_t *test_mesh(const char *devices, const char *axes) {
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    mo.devices = devices;
+    mo.axes = axes;
+    pagoda_mesh_t *mesh = NULL;
+    TEST_ASSERT_OK(pagoda_mesh_create(&mo, &mesh));
+    return mesh;
+}
+
 pagoda_backend_t *test_cpu_backend(void) {
     static pagoda_backend_t *backend = NULL;
     if (backend == NULL) {

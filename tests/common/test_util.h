@@ -69,6 +69,9 @@ pagoda_status_t test_cpu_launch(pagoda_op_t op, const void *args);
 /* The CPU backend's verdict on `op` with `args` on device 0 (it reads the description only). */
 pagoda_status_t test_cpu_supports(pagoda_op_t op, const void *args);
 
+/* A mesh of `devices` with `axes` (either NULL for the default); fails the test if refused. */
+pagoda_mesh_t *test_mesh(const char *devices, const char *axes);
+
 /* malloc and calloc that fail the test instead of returning NULL; a size of 0 still allocates. */
 void *test_xmalloc(size_t bytes);
 void *test_xcalloc(size_t n, size_t size);

@@ -40,16 +40,6 @@ typedef struct serving {
     int32_t preemption;
 } serving_t;
 
-static pagoda_mesh_t *make_mesh(const char *devices, const char *axes) {
-    pagoda_mesh_options_t mo;
-    pagoda_mesh_options_default(&mo);
-    mo.devices = devices;
-    mo.axes = axes;
-    pagoda_mesh_t *mesh = NULL;
-    TEST_ASSERT_OK(pagoda_mesh_create(&mo, &mesh));
-    return mesh;
-}
-
 /* A prompt of `len` ids below `vocab`, from a small generator, sharing its first `shared`
  * tokens with every prompt of the same `family`. */
 static void make_prompt(int32_t *out, int len, int shared, int family, int index, int32_t vocab) {
@@ -199,7 +189,7 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
     run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
-    pagoda_mesh_t *one = make_mesh("cpu:0", NULL);
+    pagoda_mesh_t *one = test_mesh("cpu:0", NULL);
     run_on(model, one, NULL, how, alone);
     pagoda_mesh_destroy(one);
     /* The workload exercises what it should: preemption, prefix-cache hits, chunked prompts. */
@@ -209,7 +199,7 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
     for (size_t i = 0; i < sizeof kLayouts / sizeof kLayouts[0]; ++i) {
         if ((strstr(kLayouts[i].axes, "tp=4") && max_tp < 4) || (strstr(kLayouts[i].axes, "tp=2") && max_tp < 2))
             continue;
-        pagoda_mesh_t *mesh = make_mesh(kLayouts[i].devices, kLayouts[i].axes);
+        pagoda_mesh_t *mesh = test_mesh(kLayouts[i].devices, kLayouts[i].axes);
         /* Under kvp=2 a block is two runs of block_size tokens: halving the option keeps the
          * cache's blocks, and so the schedule (chunks, preemptions), what the device's was. */
         serving_t same = *how;
@@ -263,7 +253,7 @@ static void test_memory_per_device(void **state) {
     pagoda_device_stats_t whole;
     memset(&whole, 0, sizeof whole);
     for (int k = 0; k < 3; ++k) {
-        pagoda_mesh_t *mesh = make_mesh(devices[k], axes[k]);
+        pagoda_mesh_t *mesh = test_mesh(devices[k], axes[k]);
         pagoda_kv_cache_options_t ko;
         pagoda_kv_cache_options_default(&ko);
         ko.num_blocks = how.num_blocks;
@@ -314,7 +304,7 @@ static void test_plan_mismatches(void **state) {
     (void)state;
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
-    pagoda_mesh_t *two = make_mesh("cpu:0-1", "tp=2");
+    pagoda_mesh_t *two = test_mesh("cpu:0-1", "tp=2");
     pagoda_kv_cache_t *cache = NULL;
 
     /* A plan for two stages on a mesh whose axes say one. */
@@ -326,7 +316,7 @@ static void test_plan_mismatches(void **state) {
     test_expect_failure(pagoda_kv_cache_create(model, two, pp2, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
                         "pp=");
     /* The same plan on four devices: the device count differs. */
-    pagoda_mesh_t *four = make_mesh("cpu:0-3", NULL);
+    pagoda_mesh_t *four = test_mesh("cpu:0-3", NULL);
     test_expect_failure(pagoda_kv_cache_create(model, four, pp2, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
                         "devices");
     /* A plan made from another model's configuration. */
@@ -338,14 +328,14 @@ static void test_plan_mismatches(void **state) {
     test_expect_failure(pagoda_kv_cache_create(model, two, foreign, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT,
                         "another model shape");
     /* tp=3 cannot split 8 heads. */
-    pagoda_mesh_t *three = make_mesh("cpu:0-2", "tp=3");
+    pagoda_mesh_t *three = test_mesh("cpu:0-2", "tp=3");
     test_expect_failure(pagoda_kv_cache_create(model, three, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED,
                         "power of two");
     /* dp is refused as not executed yet. */
-    pagoda_mesh_t *dp = make_mesh("cpu:0-1", "dp=2");
+    pagoda_mesh_t *dp = test_mesh("cpu:0-1", "dp=2");
     test_expect_failure(pagoda_kv_cache_create(model, dp, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED, "dp=2");
     /* An engine given another plan than its cache's: tp=2 against pp=2 on two plain devices. */
-    pagoda_mesh_t *plain = make_mesh("cpu:0-1", NULL);
+    pagoda_mesh_t *plain = test_mesh("cpu:0-1", NULL);
     pagoda_plan_options_default(&po);
     po.tensor_parallel = 2;
     pagoda_plan_t *tp2 = NULL;
@@ -379,7 +369,7 @@ static void test_plan_from_json_runs(void **state) {
     (void)state;
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
-    pagoda_mesh_t *mesh = make_mesh("cpu:0-1", "pp=2");
+    pagoda_mesh_t *mesh = test_mesh("cpu:0-1", "pp=2");
     pagoda_plan_options_t po;
     pagoda_plan_options_default(&po);
     po.stages = 2;
@@ -392,7 +382,7 @@ static void test_plan_from_json_runs(void **state) {
     TEST_ASSERT_OK(pagoda_plan_from_json(json, &read));
     pagoda_free(json);
     run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
-    pagoda_mesh_t *one = make_mesh("cpu:0", NULL);
+    pagoda_mesh_t *one = test_mesh("cpu:0", NULL);
     run_on(model, one, NULL, &kTight, alone);
     run_on(model, mesh, read, &kTight, meshed);
     expect_same(alone, meshed, "pp=2 from JSON, sliced prefill");
