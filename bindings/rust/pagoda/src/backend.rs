@@ -1,7 +1,8 @@
 //! Backends: the plugins that bring devices and kernels, loaded into a process-wide registry.
 
-use crate::cstr::{from_array, from_c, opt_ptr, opt_to_c, path_to_c, to_c};
-use crate::error::{check, Error, Result, Status};
+use crate::convert::fetch;
+use crate::cstr::{from_c, opt_ptr, opt_to_c, path_to_c, to_c};
+use crate::error::{check, non_null, Error, Result, Status};
 use pagoda_sys as sys;
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
@@ -19,30 +20,31 @@ unsafe impl Send for Backend {}
 // SAFETY: as for Send: all its functions may run from several threads at once.
 unsafe impl Sync for Backend {}
 
-/// What kind of processor a device is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DeviceKind {
-    Cpu,
-    Gpu,
-    /// A kind this binding does not know (appended to the library later).
-    Other(i32),
-}
+c_enum!(
+    /// What kind of processor a device is.
+    DeviceKind {
+        Cpu = sys::PAGODA_DEVICE_CPU,
+        Gpu = sys::PAGODA_DEVICE_GPU,
+    }
+);
 
-/// A device's description, as its backend gives it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceInfo {
-    pub kind: DeviceKind,
-    /// `PAGODA_DEVICE_*` bits; see [`DeviceInfo::host_accessible`] and
-    /// [`DeviceInfo::uses_host_weights`].
-    pub flags: u32,
-    /// Threads the backend uses (CPU) or multiprocessors (GPU).
-    pub compute_units: i32,
-    pub total_memory: u64,
-    pub free_memory: u64,
-    /// Model name, such as "NVIDIA H100".
-    pub name: String,
-    /// Architecture tag, such as "x86_64-avx2" or "sm_90".
-    pub arch: String,
+c_struct! {
+    /// A device's description, as its backend gives it.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct DeviceInfo from sys::pagoda_device_info_t {
+        pub kind: DeviceKind,
+        /// `PAGODA_DEVICE_*` bits; see [`DeviceInfo::host_accessible`] and
+        /// [`DeviceInfo::uses_host_weights`].
+        pub flags: u32,
+        /// Threads the backend uses (CPU) or multiprocessors (GPU).
+        pub compute_units: i32,
+        pub total_memory: u64,
+        pub free_memory: u64,
+        /// Model name, such as "NVIDIA H100".
+        pub name: String,
+        /// Architecture tag, such as "x86_64-avx2" or "sm_90".
+        pub arch: String,
+    }
 }
 
 impl DeviceInfo {
@@ -117,9 +119,7 @@ pub unsafe fn unload_all() {
 
 impl Backend {
     fn from_out(raw: *mut sys::pagoda_backend_t) -> Result<Backend> {
-        NonNull::new(raw)
-            .map(|raw| Backend { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL backend"))
+        Ok(Backend { raw: non_null(raw, "backend")? })
     }
 
     /// Loads the plugin at `path` (the handle loaded first, if it was loaded already). `config`
@@ -192,24 +192,8 @@ impl Backend {
         let device = i32::try_from(device).map_err(|_| {
             Error::new(Status::InvalidArgument, format!("device index {} is out of range", device))
         })?;
-        // SAFETY: all-zero is a valid pagoda_device_info_t (integers and char arrays).
-        let mut info: sys::pagoda_device_info_t = unsafe { std::mem::zeroed() };
-        info.struct_size = std::mem::size_of::<sys::pagoda_device_info_t>() as u32;
         // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_backend_device_info(self.raw.as_ptr(), device, &mut info) })?;
-        Ok(DeviceInfo {
-            kind: match info.kind {
-                sys::PAGODA_DEVICE_CPU => DeviceKind::Cpu,
-                sys::PAGODA_DEVICE_GPU => DeviceKind::Gpu,
-                other => DeviceKind::Other(other),
-            },
-            flags: info.flags,
-            compute_units: info.compute_units,
-            total_memory: info.total_memory,
-            free_memory: info.free_memory,
-            name: from_array(&info.name),
-            arch: from_array(&info.arch),
-        })
+        fetch(|info| unsafe { sys::pagoda_backend_device_info(self.raw.as_ptr(), device, info) })
     }
 
     /// The raw handle, for calls this crate does not wrap (such as the plugin's interface table).

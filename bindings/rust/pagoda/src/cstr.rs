@@ -3,22 +3,27 @@
 
 use crate::error::{Error, Result, Status};
 use pagoda_sys as sys;
+use std::borrow::Cow;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
 
-/// A C string of `text`; `what` names the argument when it holds a NUL byte, which C would cut.
-pub(crate) fn to_c(what: &str, text: &str) -> Result<CString> {
-    CString::new(text)
+/// C bytes as a C string; `what` names the argument when they hold a NUL byte, which C would cut.
+fn bytes_to_c(what: &str, bytes: &[u8]) -> Result<CString> {
+    CString::new(bytes)
         .map_err(|_| Error::new(Status::InvalidArgument, format!("{} contains a NUL byte", what)))
+}
+
+/// A C string of `text`.
+pub(crate) fn to_c(what: &str, text: &str) -> Result<CString> {
+    bytes_to_c(what, text.as_bytes())
 }
 
 /// A path as the library reads it: its bytes (UTF-8 on the systems Pagoda runs on).
 pub(crate) fn path_to_c(what: &str, path: &Path) -> Result<CString> {
-    CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| Error::new(Status::InvalidArgument, format!("{} contains a NUL byte", what)))
+    bytes_to_c(what, path.as_os_str().as_bytes())
 }
 
 /// C strings for optional arguments: `None` stays NULL.
@@ -30,16 +35,24 @@ pub(crate) fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |c| c.as_ptr())
 }
 
+/// Reads a borrowed C string as text (invalid UTF-8 becomes U+FFFD); "" for NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn text<'a>(p: *const c_char) -> Cow<'a, str> {
+    if p.is_null() {
+        Cow::Borrowed("")
+    } else {
+        CStr::from_ptr(p).to_string_lossy()
+    }
+}
+
 /// Copies a borrowed C string; `None` for NULL.
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string valid for the call.
 pub(crate) unsafe fn from_c(p: *const c_char) -> Option<String> {
-    if p.is_null() {
-        None
-    } else {
-        Some(CStr::from_ptr(p).to_string_lossy().into_owned())
-    }
+    (!p.is_null()).then(|| text(p).into_owned())
 }
 
 /// Copies a fixed `char[N]` field up to its NUL (or its end, should the NUL be missing).

@@ -1,5 +1,6 @@
 //! Element types of weights, activations and KV caches.
 
+use crate::convert::{FromC, ToC};
 use pagoda_sys as sys;
 use std::ffi::CStr;
 
@@ -60,6 +61,15 @@ impl Dtype {
     }
 }
 
-pub(crate) fn raw_or_zero(dtype: Option<Dtype>) -> sys::pagoda_dtype_t {
-    dtype.map_or(sys::PAGODA_DTYPE_INVALID, Dtype::raw)
+/// Options fields where 0 means "the library picks".
+impl FromC<sys::pagoda_dtype_t> for Option<Dtype> {
+    fn from_c(c: &sys::pagoda_dtype_t) -> Option<Dtype> {
+        Dtype::from_raw(*c)
+    }
+}
+
+impl ToC<sys::pagoda_dtype_t> for Option<Dtype> {
+    fn to_c(&self) -> sys::pagoda_dtype_t {
+        self.map_or(sys::PAGODA_DTYPE_INVALID, Dtype::raw)
+    }
 }

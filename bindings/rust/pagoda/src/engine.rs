@@ -1,8 +1,9 @@
 //! The engine: continuous batching of many requests over a model and a paged KV cache, driven
 //! by the host through step and poll.
 
+use crate::convert::{fetch, Filled};
 use crate::engine_options::EngineOptions;
-use crate::error::{check, Error, Result, Status};
+use crate::error::{check, non_null, Result};
 use crate::kv_cache::KvCache;
 use crate::mesh::Mesh;
 use crate::model::Model;
@@ -58,9 +59,7 @@ impl Engine {
                 &mut out,
             )
         })?;
-        NonNull::new(out)
-            .map(|raw| Engine { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL engine"))
+        Ok(Engine { raw: non_null(out, "engine")? })
     }
 
     /// Submits a text prompt, tokenized with the model's tokenizer; returns the request's id.
@@ -121,9 +120,7 @@ impl Engine {
 
     /// Takes the oldest queued output, or `None` when none is queued.
     pub fn poll(&self) -> Result<Option<Output>> {
-        // SAFETY: all-zero is a valid output struct (NULL pointers).
-        let mut raw: sys::pagoda_output_t = unsafe { std::mem::zeroed() };
-        raw.struct_size = std::mem::size_of_val(&raw) as u32;
+        let mut raw = sys::pagoda_output_t::sized();
         // SAFETY: a live handle and a struct whose struct_size says how much to fill; safe from
         // any thread.
         let status = unsafe { sys::pagoda_engine_poll(self.raw.as_ptr(), &mut raw) };
@@ -144,22 +141,14 @@ impl Engine {
 
     /// The engine's counters.
     pub fn stats(&self) -> Result<EngineStats> {
-        // SAFETY: all-zero is a valid stats struct.
-        let mut s: sys::pagoda_engine_stats_t = unsafe { std::mem::zeroed() };
-        s.struct_size = std::mem::size_of_val(&s) as u32;
         // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_engine_get_stats(self.raw.as_ptr(), &mut s) })?;
-        Ok(EngineStats::from_raw(&s))
+        fetch(|s| unsafe { sys::pagoda_engine_get_stats(self.raw.as_ptr(), s) })
     }
 
     /// The engine's serving metrics: gauges, counters and latency histograms.
     pub fn metrics(&self) -> Result<Metrics> {
-        // SAFETY: all-zero is a valid metrics struct; it is large, so it lives on the heap.
-        let mut m: Box<sys::pagoda_engine_metrics_t> = Box::new(unsafe { std::mem::zeroed() });
-        m.struct_size = std::mem::size_of::<sys::pagoda_engine_metrics_t>() as u32;
-        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_engine_get_metrics(self.raw.as_ptr(), &mut *m) })?;
-        Ok(Metrics::from_raw(&m))
+        // SAFETY: as for stats.
+        fetch(|m| unsafe { sys::pagoda_engine_get_metrics(self.raw.as_ptr(), m) })
     }
 
     /// The number of devices the engine runs on.
@@ -172,12 +161,8 @@ impl Engine {
 
     /// What device `index` (in mesh order) holds and runs.
     pub fn device_stats(&self, index: usize) -> Result<DeviceStats> {
-        // SAFETY: all-zero is a valid stats struct.
-        let mut s: sys::pagoda_device_stats_t = unsafe { std::mem::zeroed() };
-        s.struct_size = std::mem::size_of_val(&s) as u32;
-        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_engine_get_device_stats(self.raw.as_ptr(), index, &mut s) })?;
-        Ok(DeviceStats::from_raw(&s))
+        // SAFETY: as for stats; a bad index is refused with a status.
+        fetch(|s| unsafe { sys::pagoda_engine_get_device_stats(self.raw.as_ptr(), index, s) })
     }
 }
 

@@ -1,37 +1,7 @@
 //! How an engine batches, preempts and places its work.
 
-use crate::dtype::{raw_or_zero, Dtype};
+use crate::dtype::Dtype;
 use pagoda_sys as sys;
-
-/// Declares a Rust enum for a C enum that options carry as `int32_t`: known values by name,
-/// anything else kept as `Other` so that values the library appends round-trip.
-macro_rules! c_enum {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $raw:path),* $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant,)*
-            /// A value this binding does not know (appended to the library later).
-            Other(i32),
-        }
-
-        impl $name {
-            pub fn from_raw(raw: i32) -> $name {
-                match raw {
-                    $($raw => $name::$variant,)*
-                    other => $name::Other(other),
-                }
-            }
-
-            pub fn raw(self) -> i32 {
-                match self {
-                    $($name::$variant => $raw,)*
-                    $name::Other(raw) => raw,
-                }
-            }
-        }
-    };
-}
 
 c_enum!(
     /// What the engine does when running sequences need KV blocks and none are free.
@@ -75,61 +45,24 @@ c_enum!(
     }
 );
 
-/// How the engine batches. `Default` gives the library's defaults. Outputs are always queued
-/// for polling: this binding streams through [`crate::Engine::poll`] and
-/// [`crate::Engine::outputs`], not through the output callback.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EngineOptions {
-    /// Sequences in one step at most.
-    pub max_num_seqs: i32,
-    /// Tokens in one step at most; a longer prompt runs in chunks.
-    pub max_num_batched_tokens: i32,
-    pub preemption: Preemption,
-    pub kv_reservation: KvReservation,
-    pub decode_graphs: DecodeGraphs,
-    pub device_sampling: DeviceSampling,
-    /// The activations' type between kernels (F32, BF16 or F16); `None`: the engine picks.
-    pub activation_dtype: Option<Dtype>,
-    /// Micro-batches per step on a pipeline of several stages; 0 = the engine picks.
-    pub pipeline_micro_batches: i64,
-}
-
-fn default_raw() -> sys::pagoda_engine_options_t {
-    // SAFETY: all-zero is a valid options struct (no callback); init fills the defaults.
-    let mut raw: sys::pagoda_engine_options_t = unsafe { std::mem::zeroed() };
-    unsafe { sys::pagoda_engine_options_init(&mut raw, std::mem::size_of_val(&raw)) };
-    raw
-}
-
-impl Default for EngineOptions {
-    fn default() -> EngineOptions {
-        let raw = default_raw();
-        EngineOptions {
-            max_num_seqs: raw.max_num_seqs,
-            max_num_batched_tokens: raw.max_num_batched_tokens,
-            preemption: Preemption::from_raw(raw.preemption),
-            kv_reservation: KvReservation::from_raw(raw.kv_reservation),
-            decode_graphs: DecodeGraphs::from_raw(raw.decode_graphs),
-            device_sampling: DeviceSampling::from_raw(raw.device_sampling),
-            activation_dtype: Dtype::from_raw(raw.activation_dtype),
-            pipeline_micro_batches: raw.pipeline_micro_batches,
-        }
-    }
-}
-
-impl EngineOptions {
-    pub(crate) fn to_raw(&self) -> sys::pagoda_engine_options_t {
-        let mut raw = default_raw();
-        raw.max_num_seqs = self.max_num_seqs;
-        raw.max_num_batched_tokens = self.max_num_batched_tokens;
-        raw.on_output = None;
-        raw.on_output_user = std::ptr::null_mut();
-        raw.preemption = self.preemption.raw();
-        raw.kv_reservation = self.kv_reservation.raw();
-        raw.decode_graphs = self.decode_graphs.raw();
-        raw.device_sampling = self.device_sampling.raw();
-        raw.activation_dtype = raw_or_zero(self.activation_dtype);
-        raw.pipeline_micro_batches = self.pipeline_micro_batches;
-        raw
+c_struct! {
+    /// How the engine batches. `Default` gives the library's defaults. Outputs are always queued
+    /// for polling: this binding streams through [`crate::Engine::poll`] and
+    /// [`crate::Engine::outputs`], not through the output callback (left NULL, as the defaults
+    /// have it).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct EngineOptions options sys::pagoda_engine_options_t {
+        /// Sequences in one step at most.
+        pub max_num_seqs: i32,
+        /// Tokens in one step at most; a longer prompt runs in chunks.
+        pub max_num_batched_tokens: i32,
+        pub preemption: Preemption,
+        pub kv_reservation: KvReservation,
+        pub decode_graphs: DecodeGraphs,
+        pub device_sampling: DeviceSampling,
+        /// The activations' type between kernels (F32, BF16 or F16); `None`: the engine picks.
+        pub activation_dtype: Option<Dtype>,
+        /// Micro-batches per step on a pipeline of several stages; 0 = the engine picks.
+        pub pipeline_micro_batches: i64,
     }
 }

@@ -3,70 +3,31 @@
 use pagoda_sys as sys;
 use std::ffi::CStr;
 use std::fmt;
+use std::ptr::NonNull;
 
-/// Why a call failed: a `pagoda_status_t` other than `PAGODA_OK`.
-///
-/// Codes the library appends later arrive as `Other`, never as undefined behaviour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    InvalidArgument,
-    OutOfMemory,
-    NotFound,
-    Io,
-    Format,
-    Unsupported,
-    AbiMismatch,
-    NotAPlugin,
-    Backend,
-    InvalidHandle,
-    AlreadyExists,
-    Cancelled,
-    Empty,
-    Internal,
-    Other(i32),
-}
+c_enum!(
+    /// Why a call failed: a `pagoda_status_t` other than `PAGODA_OK`.
+    ///
+    /// Codes the library appends later arrive as `Other`, never as undefined behaviour.
+    Status {
+        InvalidArgument = sys::PAGODA_ERR_INVALID_ARGUMENT,
+        OutOfMemory = sys::PAGODA_ERR_OUT_OF_MEMORY,
+        NotFound = sys::PAGODA_ERR_NOT_FOUND,
+        Io = sys::PAGODA_ERR_IO,
+        Format = sys::PAGODA_ERR_FORMAT,
+        Unsupported = sys::PAGODA_ERR_UNSUPPORTED,
+        AbiMismatch = sys::PAGODA_ERR_ABI_MISMATCH,
+        NotAPlugin = sys::PAGODA_ERR_NOT_A_PLUGIN,
+        Backend = sys::PAGODA_ERR_BACKEND,
+        InvalidHandle = sys::PAGODA_ERR_INVALID_HANDLE,
+        AlreadyExists = sys::PAGODA_ERR_ALREADY_EXISTS,
+        Cancelled = sys::PAGODA_ERR_CANCELLED,
+        Empty = sys::PAGODA_ERR_EMPTY,
+        Internal = sys::PAGODA_ERR_INTERNAL,
+    }
+);
 
 impl Status {
-    pub fn from_raw(code: sys::pagoda_status_t) -> Status {
-        match code {
-            sys::PAGODA_ERR_INVALID_ARGUMENT => Status::InvalidArgument,
-            sys::PAGODA_ERR_OUT_OF_MEMORY => Status::OutOfMemory,
-            sys::PAGODA_ERR_NOT_FOUND => Status::NotFound,
-            sys::PAGODA_ERR_IO => Status::Io,
-            sys::PAGODA_ERR_FORMAT => Status::Format,
-            sys::PAGODA_ERR_UNSUPPORTED => Status::Unsupported,
-            sys::PAGODA_ERR_ABI_MISMATCH => Status::AbiMismatch,
-            sys::PAGODA_ERR_NOT_A_PLUGIN => Status::NotAPlugin,
-            sys::PAGODA_ERR_BACKEND => Status::Backend,
-            sys::PAGODA_ERR_INVALID_HANDLE => Status::InvalidHandle,
-            sys::PAGODA_ERR_ALREADY_EXISTS => Status::AlreadyExists,
-            sys::PAGODA_ERR_CANCELLED => Status::Cancelled,
-            sys::PAGODA_ERR_EMPTY => Status::Empty,
-            sys::PAGODA_ERR_INTERNAL => Status::Internal,
-            other => Status::Other(other),
-        }
-    }
-
-    pub fn raw(self) -> sys::pagoda_status_t {
-        match self {
-            Status::InvalidArgument => sys::PAGODA_ERR_INVALID_ARGUMENT,
-            Status::OutOfMemory => sys::PAGODA_ERR_OUT_OF_MEMORY,
-            Status::NotFound => sys::PAGODA_ERR_NOT_FOUND,
-            Status::Io => sys::PAGODA_ERR_IO,
-            Status::Format => sys::PAGODA_ERR_FORMAT,
-            Status::Unsupported => sys::PAGODA_ERR_UNSUPPORTED,
-            Status::AbiMismatch => sys::PAGODA_ERR_ABI_MISMATCH,
-            Status::NotAPlugin => sys::PAGODA_ERR_NOT_A_PLUGIN,
-            Status::Backend => sys::PAGODA_ERR_BACKEND,
-            Status::InvalidHandle => sys::PAGODA_ERR_INVALID_HANDLE,
-            Status::AlreadyExists => sys::PAGODA_ERR_ALREADY_EXISTS,
-            Status::Cancelled => sys::PAGODA_ERR_CANCELLED,
-            Status::Empty => sys::PAGODA_ERR_EMPTY,
-            Status::Internal => sys::PAGODA_ERR_INTERNAL,
-            Status::Other(code) => code,
-        }
-    }
-
     /// The library's name for the code, such as `"PAGODA_ERR_FORMAT"`.
     pub fn name(self) -> &'static str {
         // SAFETY: pagoda_status_string accepts any value and returns a static string, never NULL.
@@ -133,4 +94,11 @@ pub(crate) fn check(code: sys::pagoda_status_t) -> Result<()> {
     } else {
         Err(Error::last(code))
     }
+}
+
+/// The handle a create or lookup wrote on success; NULL there would be a library bug, reported
+/// as one (`what` names the handle).
+pub(crate) fn non_null<T>(out: *mut T, what: &str) -> Result<NonNull<T>> {
+    NonNull::new(out)
+        .ok_or_else(|| Error::new(Status::Internal, format!("the library returned a NULL {}", what)))
 }

@@ -22,6 +22,10 @@
 //! # }
 //! ```
 
+// First: its macros serve the modules below.
+#[macro_use]
+mod convert;
+
 pub mod backend;
 mod cstr;
 mod dtype;

@@ -1,49 +1,24 @@
 //! The library's log: a Rust closure as its sink (through a trampoline that keeps panics out of
 //! C), and the level below which lines are dropped.
 
+use crate::cstr::text;
 use crate::error::{check, Error, Result, Status};
 use pagoda_sys as sys;
 use std::cell::Cell;
-use std::ffi::CStr;
 use std::os::raw::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, TryLockError};
 
-/// A log line's severity; `Off` is only a threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Warn,
-    Error,
-    Off,
-    /// A level this binding does not know (appended to the library later).
-    Other(i32),
-}
-
-impl LogLevel {
-    pub fn from_raw(raw: sys::pagoda_log_level_t) -> LogLevel {
-        match raw {
-            sys::PAGODA_LOG_DEBUG => LogLevel::Debug,
-            sys::PAGODA_LOG_INFO => LogLevel::Info,
-            sys::PAGODA_LOG_WARN => LogLevel::Warn,
-            sys::PAGODA_LOG_ERROR => LogLevel::Error,
-            sys::PAGODA_LOG_OFF => LogLevel::Off,
-            other => LogLevel::Other(other),
-        }
+c_enum!(
+    /// A log line's severity; `Off` is only a threshold.
+    LogLevel {
+        Debug = sys::PAGODA_LOG_DEBUG,
+        Info = sys::PAGODA_LOG_INFO,
+        Warn = sys::PAGODA_LOG_WARN,
+        Error = sys::PAGODA_LOG_ERROR,
+        Off = sys::PAGODA_LOG_OFF,
     }
-
-    pub fn raw(self) -> sys::pagoda_log_level_t {
-        match self {
-            LogLevel::Debug => sys::PAGODA_LOG_DEBUG,
-            LogLevel::Info => sys::PAGODA_LOG_INFO,
-            LogLevel::Warn => sys::PAGODA_LOG_WARN,
-            LogLevel::Error => sys::PAGODA_LOG_ERROR,
-            LogLevel::Off => sys::PAGODA_LOG_OFF,
-            LogLevel::Other(raw) => raw,
-        }
-    }
-}
+);
 
 /// The installed sink. The Mutex makes an `FnMut` callable from the logging threads; log.h
 /// promises calls never overlap, so it is never contended (a re-entrant call, which log.h also
@@ -62,7 +37,7 @@ unsafe extern "C" fn trampoline(user: *mut c_void, level: sys::pagoda_log_level_
     // SAFETY: `user` is the Box<Sink> installed with this trampoline, alive until a later
     // pagoda_log_set_callback has returned, after which C calls it no more.
     let sink = &*(user as *const Sink);
-    let text = if message.is_null() { Default::default() } else { CStr::from_ptr(message).to_string_lossy() };
+    let text = text(message);
     let _ = IN_SINK.try_with(|flag| flag.set(true));
     // A panic must not unwind into C (undefined behaviour): it is caught, reported by the panic
     // hook as usual, and costs only this line. A poisoned sink is used again: it is the host's

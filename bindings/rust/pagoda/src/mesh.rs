@@ -1,7 +1,8 @@
 //! Meshes: the devices a model is served on, arranged on named axes.
 
+use crate::convert::Defaults;
 use crate::cstr::{from_c, opt_ptr, opt_to_c};
-use crate::error::{check, Error, Result, Status};
+use crate::error::{check, non_null, Result};
 use pagoda_sys as sys;
 use std::ptr::{self, NonNull};
 
@@ -33,17 +34,13 @@ impl Mesh {
     pub fn new(options: &MeshOptions) -> Result<Mesh> {
         let devices = opt_to_c("devices", options.devices.as_deref())?;
         let axes = opt_to_c("axes", options.axes.as_deref())?;
-        // SAFETY: all-zero is a valid options struct (NULL pointers); init fills the defaults.
-        let mut raw: sys::pagoda_mesh_options_t = unsafe { std::mem::zeroed() };
-        unsafe { sys::pagoda_mesh_options_init(&mut raw, std::mem::size_of_val(&raw)) };
+        let mut raw = sys::pagoda_mesh_options_t::defaults();
         raw.devices = opt_ptr(&devices);
         raw.axes = opt_ptr(&axes);
         let mut out = ptr::null_mut();
         // SAFETY: the strings outlive the call; a valid out-pointer.
         check(unsafe { sys::pagoda_mesh_create(&raw, &mut out) })?;
-        NonNull::new(out)
-            .map(|raw| Mesh { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL mesh"))
+        Ok(Mesh { raw: non_null(out, "mesh")? })
     }
 
     /// The number of devices.

@@ -1,10 +1,10 @@
 //! Models: opening a GGUF file or a Hugging Face folder, with progress and cancellation.
 
-use crate::cstr::{from_array, from_c, path_to_c};
-use crate::error::{check, Error, Result, Status};
+use crate::convert::{fetch, Defaults};
+use crate::cstr::{from_c, path_to_c, text};
+use crate::error::{check, non_null, Result};
 use pagoda_sys as sys;
 use std::any::Any;
-use std::ffi::CStr;
 use std::os::raw::{c_char, c_float, c_int, c_void};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -24,25 +24,27 @@ unsafe impl Send for Model {}
 // SAFETY: every `&self` method calls a const-taking function, safe from any thread at once.
 unsafe impl Sync for Model {}
 
-/// What a model is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelInfo {
-    /// "llama", "mistral" or "qwen2".
-    pub architecture: String,
-    pub vocab_size: i64,
-    pub hidden_size: i64,
-    pub intermediate_size: i64,
-    pub n_layers: i64,
-    pub n_heads: i64,
-    pub n_kv_heads: i64,
-    pub head_dim: i64,
-    /// The trained context length.
-    pub max_position: i64,
-    pub n_parameters: u64,
-    /// `None` when the model has none.
-    pub bos_token_id: Option<i32>,
-    /// The first end-of-sequence id; `None` when the model has none.
-    pub eos_token_id: Option<i32>,
+c_struct! {
+    /// What a model is.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ModelInfo from sys::pagoda_model_info_t {
+        /// "llama", "mistral" or "qwen2".
+        pub architecture: String,
+        pub vocab_size: i64,
+        pub hidden_size: i64,
+        pub intermediate_size: i64,
+        pub n_layers: i64,
+        pub n_heads: i64,
+        pub n_kv_heads: i64,
+        pub head_dim: i64,
+        /// The trained context length.
+        pub max_position: i64,
+        pub n_parameters: u64,
+        /// `None` when the model has none.
+        pub bos_token_id: Option<i32>,
+        /// The first end-of-sequence id; `None` when the model has none.
+        pub eos_token_id: Option<i32>,
+    }
 }
 
 /// A progress callback's state, reached from C through `progress_user`.
@@ -66,7 +68,7 @@ where
     if state.panic.is_some() {
         return 0;
     }
-    let stage = if stage.is_null() { Default::default() } else { CStr::from_ptr(stage).to_string_lossy() };
+    let stage = text(stage);
     // Unwinding into C is undefined: catch the panic, cancel the open, and resume it later.
     match catch_unwind(AssertUnwindSafe(|| (state.callback)(fraction, &stage))) {
         Ok(go_on) => c_int::from(go_on),
@@ -89,17 +91,15 @@ impl Model {
 
     /// Opens a model as [`Model::open`] does, calling `progress(fraction, stage)` as it advances,
     /// on this thread. `progress` returns `true` to go on, `false` to cancel (the open then fails
-    /// with [`Status::Cancelled`]). A panic in `progress` cancels the open and is resumed here.
+    /// with [`crate::Status::Cancelled`]). A panic in `progress` cancels the open and is resumed
+    /// here.
     pub fn open_with_progress<F>(path: impl AsRef<Path>, progress: F) -> Result<Model>
     where
         F: FnMut(f32, &str) -> bool,
     {
         let path = path_to_c("path", path.as_ref())?;
         let mut state = Progress { callback: progress, panic: None };
-        // SAFETY: all-zero is a valid pagoda_model_options_t (no callback, NULL pointers); init
-        // then fills the defaults for the size given.
-        let mut options: sys::pagoda_model_options_t = unsafe { std::mem::zeroed() };
-        unsafe { sys::pagoda_model_options_init(&mut options, std::mem::size_of_val(&options)) };
+        let mut options = sys::pagoda_model_options_t::defaults();
         options.progress = Some(progress_trampoline::<F>);
         options.progress_user = &mut state as *mut Progress<F> as *mut c_void;
         let mut out = ptr::null_mut();
@@ -120,39 +120,17 @@ impl Model {
         let mut out = ptr::null_mut();
         // SAFETY: a NUL-terminated path, NULL options (no callback), a valid out-pointer.
         check(unsafe { sys::pagoda_model_load_start(path.as_ptr(), ptr::null(), &mut out) })?;
-        NonNull::new(out)
-            .map(|raw| ModelLoader { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL loader"))
+        Ok(ModelLoader { raw: non_null(out, "loader")? })
     }
 
     fn from_out(raw: *mut sys::pagoda_model_t) -> Result<Model> {
-        NonNull::new(raw)
-            .map(|raw| Model { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL model"))
+        Ok(Model { raw: non_null(raw, "model")? })
     }
 
     /// Describes the model.
     pub fn info(&self) -> Result<ModelInfo> {
-        // SAFETY: all-zero is a valid pagoda_model_info_t.
-        let mut info: sys::pagoda_model_info_t = unsafe { std::mem::zeroed() };
-        info.struct_size = std::mem::size_of_val(&info) as u32;
         // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_model_get_info(self.raw.as_ptr(), &mut info) })?;
-        let id = |v: i32| if v < 0 { None } else { Some(v) };
-        Ok(ModelInfo {
-            architecture: from_array(&info.architecture),
-            vocab_size: info.vocab_size,
-            hidden_size: info.hidden_size,
-            intermediate_size: info.intermediate_size,
-            n_layers: info.n_layers,
-            n_heads: info.n_heads,
-            n_kv_heads: info.n_kv_heads,
-            head_dim: info.head_dim,
-            max_position: info.max_position,
-            n_parameters: info.n_parameters,
-            bos_token_id: id(info.bos_token_id),
-            eos_token_id: id(info.eos_token_id),
-        })
+        fetch(|info| unsafe { sys::pagoda_model_get_info(self.raw.as_ptr(), info) })
     }
 
     /// The file or folder the model was opened from.
@@ -199,7 +177,7 @@ impl ModelLoader {
         Ok((fraction, done != 0))
     }
 
-    /// Asks the open to stop; [`ModelLoader::finish`] then fails with [`Status::Cancelled`]
+    /// Asks the open to stop; [`ModelLoader::finish`] then fails with [`crate::Status::Cancelled`]
     /// (unless the open ended first).
     pub fn cancel(&self) {
         // SAFETY: a live loader; safe from any thread.

@@ -1,9 +1,8 @@
 //! What a request produced since its previous output, copied out of the library's storage.
 
-use crate::cstr::slice;
+use crate::cstr::{self, slice};
 use crate::error::{Error, Status};
 use pagoda_sys as sys;
-use std::ffi::CStr;
 
 /// Why a sequence ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,12 +100,7 @@ impl Output {
         let text = slice(raw.text as *const u8, raw.text_len);
         let finish_reason = FinishReason::from_raw(raw.finish_reason);
         let error = if finish_reason == Some(FinishReason::Error) || raw.status != sys::PAGODA_OK {
-            let message = if raw.error.is_null() {
-                Default::default()
-            } else {
-                CStr::from_ptr(raw.error).to_string_lossy()
-            };
-            Some(Error::new(Status::from_raw(raw.status), message))
+            Some(Error::new(Status::from_raw(raw.status), cstr::text(raw.error)))
         } else {
             None
         };

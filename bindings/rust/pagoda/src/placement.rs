@@ -5,65 +5,26 @@ use crate::error::{check, Result};
 use pagoda_sys as sys;
 use std::ptr;
 
-/// The traffic a placement is simulated on. `Default` gives the library's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimulateOptions {
-    /// Requests per second for every model.
-    pub rate_per_model: f64,
-    /// When > 0: requests per second over all models, split evenly (overrides the above).
-    pub total_rate: f64,
-    /// Coefficient of variation of inter-arrival times; 1 = Poisson.
-    pub cv: f64,
-    /// SLO of models whose placement entry gives none; 0 = none.
-    pub slo_seconds: f64,
-    /// Simulated time.
-    pub duration_seconds: f64,
-    /// Same seed, same requests.
-    pub seed: u64,
-    /// Added to every request's latency.
-    pub overhead_seconds: f64,
-    /// Reject at arrival what would miss its SLO.
-    pub reject_late: bool,
-}
-
-impl Default for SimulateOptions {
-    fn default() -> SimulateOptions {
-        SimulateOptions::from_raw(&default_raw())
-    }
-}
-
-fn default_raw() -> sys::pagoda_simulate_options_t {
-    // SAFETY: all-zero is a valid options struct; init fills the defaults.
-    let mut raw: sys::pagoda_simulate_options_t = unsafe { std::mem::zeroed() };
-    unsafe { sys::pagoda_simulate_options_init(&mut raw, std::mem::size_of_val(&raw)) };
-    raw
-}
-
-impl SimulateOptions {
-    fn from_raw(raw: &sys::pagoda_simulate_options_t) -> SimulateOptions {
-        SimulateOptions {
-            rate_per_model: raw.rate_per_model,
-            total_rate: raw.total_rate,
-            cv: raw.cv,
-            slo_seconds: raw.slo_seconds,
-            duration_seconds: raw.duration_seconds,
-            seed: raw.seed,
-            overhead_seconds: raw.overhead_seconds,
-            reject_late: raw.reject_late != 0,
-        }
-    }
-
-    fn to_raw(&self) -> sys::pagoda_simulate_options_t {
-        let mut raw = default_raw();
-        raw.rate_per_model = self.rate_per_model;
-        raw.total_rate = self.total_rate;
-        raw.cv = self.cv;
-        raw.slo_seconds = self.slo_seconds;
-        raw.duration_seconds = self.duration_seconds;
-        raw.seed = self.seed;
-        raw.overhead_seconds = self.overhead_seconds;
-        raw.reject_late = i32::from(self.reject_late);
-        raw
+c_struct! {
+    /// The traffic a placement is simulated on. `Default` gives the library's defaults.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SimulateOptions options sys::pagoda_simulate_options_t {
+        /// Requests per second for every model.
+        pub rate_per_model: f64,
+        /// When > 0: requests per second over all models, split evenly (overrides the above).
+        pub total_rate: f64,
+        /// Coefficient of variation of inter-arrival times; 1 = Poisson.
+        pub cv: f64,
+        /// SLO of models whose placement entry gives none; 0 = none.
+        pub slo_seconds: f64,
+        /// Simulated time.
+        pub duration_seconds: f64,
+        /// Same seed, same requests.
+        pub seed: u64,
+        /// Added to every request's latency.
+        pub overhead_seconds: f64,
+        /// Reject at arrival what would miss its SLO.
+        pub reject_late: bool,
     }
 }
 

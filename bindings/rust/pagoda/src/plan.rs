@@ -1,7 +1,8 @@
 //! Plans: where each layer of a model runs on a mesh, and how a long prompt is sliced.
 
+use crate::convert::{fetch, Defaults};
 use crate::cstr::{from_c, opt_ptr, opt_to_c, path_to_c, take_owned, to_c};
-use crate::error::{check, Error, Result, Status};
+use crate::error::{check, non_null, Result};
 use crate::mesh::Mesh;
 use crate::model::Model;
 use pagoda_sys as sys;
@@ -9,34 +10,15 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
 
-/// What the stage partition minimises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Objective {
-    /// One batch through the pipeline: Σ t_i.
-    Latency,
-    /// B micro-batches: Σ t_i + (B − 1)·max t_i.
-    Throughput,
-    /// A value this binding does not know (appended to the library later).
-    Other(i32),
-}
-
-impl Objective {
-    fn from_raw(raw: i32) -> Objective {
-        match raw {
-            sys::PAGODA_PLAN_LATENCY => Objective::Latency,
-            sys::PAGODA_PLAN_THROUGHPUT => Objective::Throughput,
-            other => Objective::Other(other),
-        }
+c_enum!(
+    /// What the stage partition minimises.
+    Objective {
+        /// One batch through the pipeline: Σ t_i.
+        Latency = sys::PAGODA_PLAN_LATENCY,
+        /// B micro-batches: Σ t_i + (B − 1)·max t_i.
+        Throughput = sys::PAGODA_PLAN_THROUGHPUT,
     }
-
-    fn raw(self) -> i32 {
-        match self {
-            Objective::Latency => sys::PAGODA_PLAN_LATENCY,
-            Objective::Throughput => sys::PAGODA_PLAN_THROUGHPUT,
-            Objective::Other(raw) => raw,
-        }
-    }
-}
+);
 
 /// How to plan. `Default` gives the library's defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,9 +52,7 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> PlanOptions {
-        // SAFETY: all-zero is a valid options struct (NULL pointers); init fills the defaults.
-        let mut raw: sys::pagoda_plan_options_t = unsafe { std::mem::zeroed() };
-        unsafe { sys::pagoda_plan_options_init(&mut raw, std::mem::size_of_val(&raw)) };
+        let raw = sys::pagoda_plan_options_t::defaults();
         // SAFETY: the default strings, if any, are static.
         let (device, cost_file, mesh_shape) =
             unsafe { (from_c(raw.device), from_c(raw.cost_file), from_c(raw.mesh_shape)) };
@@ -105,9 +85,7 @@ impl PlanOptions {
         let device = opt_to_c("device", self.device.as_deref())?;
         let cost_file = self.cost_file.as_deref().map(|p| path_to_c("cost_file", p)).transpose()?;
         let mesh_shape = opt_to_c("mesh_shape", self.mesh_shape.as_deref())?;
-        // SAFETY: all-zero is a valid options struct; init fills the defaults.
-        let mut raw: sys::pagoda_plan_options_t = unsafe { std::mem::zeroed() };
-        unsafe { sys::pagoda_plan_options_init(&mut raw, std::mem::size_of_val(&raw)) };
+        let mut raw = sys::pagoda_plan_options_t::defaults();
         raw.objective = self.objective.raw();
         raw.micro_batches = self.micro_batches;
         raw.stages = self.stages;
@@ -126,37 +104,41 @@ impl PlanOptions {
     }
 }
 
-/// One pipeline stage of a plan.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlanStage {
-    /// Decoder layers [first_layer, end_layer).
-    pub first_layer: i64,
-    pub end_layer: i64,
-    /// The sub-mesh: nodes it spans and devices per node it uses.
-    pub nodes: i32,
-    pub devices: i32,
-    /// Devices the stage's layers are split over.
-    pub tensor_parallel: i32,
-    pub has_embedding: bool,
-    pub has_head: bool,
-    /// Predicted time for one workload step, the send to the next stage included.
-    pub seconds: f64,
-    /// Predicted memory per device.
-    pub memory_bytes: f64,
+c_struct! {
+    /// One pipeline stage of a plan.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct PlanStage from sys::pagoda_plan_stage_t {
+        /// Decoder layers [first_layer, end_layer).
+        pub first_layer: i64,
+        pub end_layer: i64,
+        /// The sub-mesh: nodes it spans and devices per node it uses.
+        pub nodes: i32,
+        pub devices: i32,
+        /// Devices the stage's layers are split over.
+        pub tensor_parallel: i32,
+        pub has_embedding: bool,
+        pub has_head: bool,
+        /// Predicted time for one workload step, the send to the next stage included.
+        pub seconds: f64,
+        /// Predicted memory per device.
+        pub memory_bytes: f64,
+    }
 }
 
-/// A plan's predicted totals.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlanSummary {
-    pub n_stages: usize,
-    pub latency_seconds: f64,
-    pub max_stage_seconds: f64,
-    pub throughput_per_second: f64,
-    pub objective_seconds: f64,
-    /// Prompt slices; 0 when no prompt length was given.
-    pub n_slices: usize,
-    pub sliced_prefill_seconds: f64,
-    pub uniform_prefill_seconds: f64,
+c_struct! {
+    /// A plan's predicted totals.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct PlanSummary from sys::pagoda_plan_summary_t {
+        pub n_stages: usize,
+        pub latency_seconds: f64,
+        pub max_stage_seconds: f64,
+        pub throughput_per_second: f64,
+        pub objective_seconds: f64,
+        /// Prompt slices; 0 when no prompt length was given.
+        pub n_slices: usize,
+        pub sliced_prefill_seconds: f64,
+        pub uniform_prefill_seconds: f64,
+    }
 }
 
 /// A plan: data the engine executes as is; it can be written as JSON and read back.
@@ -204,9 +186,7 @@ impl Plan {
     }
 
     fn from_out(raw: *mut sys::pagoda_plan_t) -> Result<Plan> {
-        NonNull::new(raw)
-            .map(|raw| Plan { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL plan"))
+        Ok(Plan { raw: non_null(raw, "plan")? })
     }
 
     /// The plan as JSON (the schema of plan.h).
@@ -220,41 +200,14 @@ impl Plan {
 
     /// The plan's predicted totals.
     pub fn summary(&self) -> Result<PlanSummary> {
-        // SAFETY: all-zero is a valid summary struct.
-        let mut s: sys::pagoda_plan_summary_t = unsafe { std::mem::zeroed() };
-        s.struct_size = std::mem::size_of_val(&s) as u32;
         // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_plan_get_summary(self.raw.as_ptr(), &mut s) })?;
-        Ok(PlanSummary {
-            n_stages: s.n_stages,
-            latency_seconds: s.latency_seconds,
-            max_stage_seconds: s.max_stage_seconds,
-            throughput_per_second: s.throughput_per_second,
-            objective_seconds: s.objective_seconds,
-            n_slices: s.n_slices,
-            sliced_prefill_seconds: s.sliced_prefill_seconds,
-            uniform_prefill_seconds: s.uniform_prefill_seconds,
-        })
+        fetch(|s| unsafe { sys::pagoda_plan_get_summary(self.raw.as_ptr(), s) })
     }
 
     /// Stage `index` (0 ≤ index < `summary().n_stages`).
     pub fn stage(&self, index: usize) -> Result<PlanStage> {
-        // SAFETY: all-zero is a valid stage struct.
-        let mut s: sys::pagoda_plan_stage_t = unsafe { std::mem::zeroed() };
-        s.struct_size = std::mem::size_of_val(&s) as u32;
-        // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_plan_get_stage(self.raw.as_ptr(), index, &mut s) })?;
-        Ok(PlanStage {
-            first_layer: s.first_layer,
-            end_layer: s.end_layer,
-            nodes: s.nodes,
-            devices: s.devices,
-            tensor_parallel: s.tensor_parallel,
-            has_embedding: s.has_embedding != 0,
-            has_head: s.has_head != 0,
-            seconds: s.seconds,
-            memory_bytes: s.memory_bytes,
-        })
+        // SAFETY: as for summary; a bad index is refused with a status.
+        fetch(|s| unsafe { sys::pagoda_plan_get_stage(self.raw.as_ptr(), index, s) })
     }
 
     /// Every stage, in pipeline order.

@@ -1,5 +1,6 @@
 //! A request's sampling and stopping options, and their C form for one submit.
 
+use crate::convert::{Defaults, FromC, ToC};
 use crate::cstr::to_c;
 use crate::error::Result;
 use pagoda_sys as sys;
@@ -73,25 +74,9 @@ fn bit(on: bool, bit: u32) -> u32 {
     }
 }
 
-/// -1 (none) and any other negative value as `None`.
-fn count(raw: i32) -> Option<i32> {
-    if raw < 0 {
-        None
-    } else {
-        Some(raw)
-    }
-}
-
-fn default_raw() -> sys::pagoda_request_options_t {
-    // SAFETY: all-zero is a valid options struct (NULL pointers); init fills the defaults.
-    let mut raw: sys::pagoda_request_options_t = unsafe { std::mem::zeroed() };
-    unsafe { sys::pagoda_request_options_init(&mut raw, std::mem::size_of_val(&raw)) };
-    raw
-}
-
 impl Default for RequestOptions {
     fn default() -> RequestOptions {
-        let raw = default_raw();
+        let raw = sys::pagoda_request_options_t::defaults();
         // The library's defaults have no stop ids or strings (NULL, 0), as the empty Vecs say.
         RequestOptions {
             max_tokens: raw.max_tokens,
@@ -105,8 +90,8 @@ impl Default for RequestOptions {
             seed: raw.seed,
             stop_token_ids: Vec::new(),
             stop_strings: Vec::new(),
-            logprobs: count(raw.logprobs),
-            prompt_logprobs: count(raw.prompt_logprobs),
+            logprobs: FromC::from_c(&raw.logprobs),
+            prompt_logprobs: FromC::from_c(&raw.prompt_logprobs),
             n: raw.n,
             best_of: raw.best_of,
             beam_width: raw.beam_width,
@@ -143,7 +128,7 @@ impl<'a> RawRequest<'a> {
         let strings =
             o.stop_strings.iter().map(|s| to_c("a stop string", s)).collect::<Result<Vec<CString>>>()?;
         let pointers: Vec<*const c_char> = strings.iter().map(|s| s.as_ptr()).collect();
-        let mut raw = default_raw();
+        let mut raw = sys::pagoda_request_options_t::defaults();
         raw.flags = bit(o.ignore_eos, sys::PAGODA_REQUEST_IGNORE_EOS)
             | bit(o.keep_special_text, sys::PAGODA_REQUEST_KEEP_SPECIAL_TEXT)
             | bit(o.include_stop_string, sys::PAGODA_REQUEST_INCLUDE_STOP_STRING)
@@ -163,8 +148,8 @@ impl<'a> RawRequest<'a> {
         raw.n_stop_token_ids = o.stop_token_ids.len();
         raw.stop_strings = if pointers.is_empty() { std::ptr::null() } else { pointers.as_ptr() };
         raw.n_stop_strings = pointers.len();
-        raw.logprobs = o.logprobs.unwrap_or(-1);
-        raw.prompt_logprobs = o.prompt_logprobs.unwrap_or(-1);
+        raw.logprobs = o.logprobs.to_c();
+        raw.prompt_logprobs = o.prompt_logprobs.to_c();
         raw.n = o.n;
         raw.best_of = o.best_of;
         raw.beam_width = o.beam_width;

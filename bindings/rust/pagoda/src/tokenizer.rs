@@ -1,7 +1,8 @@
 //! Tokenizers: text to token ids and back, and chat templates.
 
-use crate::cstr::{from_array, opt_ptr, opt_to_c, path_to_c, slice, take_owned, to_c};
-use crate::error::{check, Error, Result, Status};
+use crate::convert::{fetch, Defaults};
+use crate::cstr::{opt_ptr, opt_to_c, path_to_c, slice, take_owned, to_c};
+use crate::error::{check, non_null, Result};
 use crate::model::Model;
 use pagoda_sys as sys;
 use std::os::raw::{c_char, c_void};
@@ -27,16 +28,18 @@ unsafe impl Send for Tokenizer {}
 // SAFETY: as above; encode, decode and the others may run on the same tokenizer at once.
 unsafe impl Sync for Tokenizer {}
 
-/// What a tokenizer is. Ids are `None` where the tokenizer has no such token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenizerInfo {
-    pub vocab_size: i32,
-    pub bos_token_id: Option<i32>,
-    pub eos_token_id: Option<i32>,
-    pub unk_token_id: Option<i32>,
-    pub pad_token_id: Option<i32>,
-    /// "bpe" (byte-level) or "spm" (SentencePiece-style).
-    pub model: String,
+c_struct! {
+    /// What a tokenizer is. Ids are `None` where the tokenizer has no such token.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct TokenizerInfo from sys::pagoda_tokenizer_info_t {
+        pub vocab_size: i32,
+        pub bos_token_id: Option<i32>,
+        pub eos_token_id: Option<i32>,
+        pub unk_token_id: Option<i32>,
+        pub pad_token_id: Option<i32>,
+        /// "bpe" (byte-level) or "spm" (SentencePiece-style).
+        pub model: String,
+    }
 }
 
 /// How [`Tokenizer::apply_chat_template`] renders; the default is the tokenizer's own template
@@ -74,27 +77,13 @@ impl Tokenizer {
     }
 
     fn from_out(raw: *mut sys::pagoda_tokenizer_t) -> Result<Tokenizer> {
-        NonNull::new(raw)
-            .map(|raw| Tokenizer { raw })
-            .ok_or_else(|| Error::new(Status::Internal, "the library returned a NULL tokenizer"))
+        Ok(Tokenizer { raw: non_null(raw, "tokenizer")? })
     }
 
     /// Describes the tokenizer.
     pub fn info(&self) -> Result<TokenizerInfo> {
-        // SAFETY: all-zero is a valid pagoda_tokenizer_info_t.
-        let mut info: sys::pagoda_tokenizer_info_t = unsafe { std::mem::zeroed() };
-        info.struct_size = std::mem::size_of_val(&info) as u32;
         // SAFETY: a live handle and a struct whose struct_size says how much to fill.
-        check(unsafe { sys::pagoda_tokenizer_get_info(self.raw.as_ptr(), &mut info) })?;
-        let id = |v: i32| if v < 0 { None } else { Some(v) };
-        Ok(TokenizerInfo {
-            vocab_size: info.vocab_size,
-            bos_token_id: id(info.bos_token_id),
-            eos_token_id: id(info.eos_token_id),
-            unk_token_id: id(info.unk_token_id),
-            pad_token_id: id(info.pad_token_id),
-            model: from_array(&info.model),
-        })
+        fetch(|info| unsafe { sys::pagoda_tokenizer_get_info(self.raw.as_ptr(), info) })
     }
 
     /// Text to token ids; `flags` holds `TOKENIZE_*` bits (unknown bits are an error).
@@ -173,9 +162,7 @@ impl Tokenizer {
         let template_name = opt_to_c("template_name", options.template_name.as_deref())?;
         let tools_json = opt_to_c("tools_json", options.tools_json.as_deref())?;
         let context_json = opt_to_c("context_json", options.context_json.as_deref())?;
-        // SAFETY: all-zero is a valid options struct (NULL pointers); init fills the defaults.
-        let mut raw: sys::pagoda_chat_template_options_t = unsafe { std::mem::zeroed() };
-        unsafe { sys::pagoda_chat_template_options_init(&mut raw, std::mem::size_of_val(&raw)) };
+        let mut raw = sys::pagoda_chat_template_options_t::defaults();
         raw.add_generation_prompt = i32::from(options.add_generation_prompt);
         raw.chat_template = opt_ptr(&chat_template);
         raw.template_name = opt_ptr(&template_name);
