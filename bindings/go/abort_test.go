@@ -10,9 +10,7 @@ import (
 // Aborting mid-stream ends the request early; its last output says so.
 func TestAbortMidStream(t *testing.T) {
 	s := newStack(t)
-	o := greedy(200)
-	o.Flags |= RequestIgnoreEOS
-	stream, err := s.engine.StreamText(storyPrompt, o)
+	stream, err := s.engine.StreamText(storyPrompt, greedyAll(200))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +57,7 @@ func TestAbortMidStream(t *testing.T) {
 // serves the next request as usual.
 func TestStreamCloseEarly(t *testing.T) {
 	s := newStack(t)
-	o := greedy(100)
-	o.Flags |= RequestIgnoreEOS
-	stream, err := s.engine.StreamText(storyPrompt, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !stream.Next() {
-		t.Fatal(stream.Err())
-	}
+	stream := startStory(t, s.engine, greedyAll(100))
 	if err := stream.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +127,7 @@ func TestStepPollLoop(t *testing.T) {
 // A stream dropped unread is aborted by its finalizer, and its outputs go nowhere.
 func TestDroppedStreamAborted(t *testing.T) {
 	s := newStack(t)
-	o := greedy(1000)
-	o.Flags |= RequestIgnoreEOS
-	func() {
-		st, err := s.engine.StreamText(storyPrompt, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !st.Next() {
-			t.Fatal(st.Err())
-		}
-	}()
+	startStory(t, s.engine, greedyAll(1000)) // dropped: neither read further nor closed
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runtime.GC()

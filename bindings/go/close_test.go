@@ -10,14 +10,8 @@ import (
 // and nothing crashes (the suite also runs under ASan).
 func TestCloseCacheBeforeEngine(t *testing.T) {
 	s := newStack(t)
-	stream, err := s.engine.StreamText(storyPrompt, greedy(24))
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := startStory(t, s.engine, greedy(24))
 	defer stream.Close()
-	if !stream.Next() {
-		t.Fatal(stream.Err())
-	}
 	text := stream.Output().Text
 	s.cache.Close()
 	s.model.Close()
@@ -58,15 +52,7 @@ func TestCloseCacheBeforeEngine(t *testing.T) {
 // engine instead of reaching freed memory.
 func TestCloseEngineMidStream(t *testing.T) {
 	s := newStack(t)
-	o := greedy(50)
-	o.Flags |= RequestIgnoreEOS
-	stream, err := s.engine.StreamText(storyPrompt, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !stream.Next() {
-		t.Fatal(stream.Err())
-	}
+	stream := startStory(t, s.engine, greedyAll(50))
 	s.engine.Close()
 	if stream.Next() {
 		t.Fatal("stream went on after its engine closed")

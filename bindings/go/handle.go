@@ -1,5 +1,10 @@
 package pagoda
 
+/*
+#include "pagoda/status.h"
+*/
+import "C"
+
 import (
 	"sync"
 	"unsafe"
@@ -31,6 +36,17 @@ func (h *handle) acquire() (unsafe.Pointer, error) {
 }
 
 func (h *handle) release() { h.mu.RUnlock() }
+
+// call runs one fallible C call on the handle's pointer: acquire, then call (the message read
+// on the failing thread), then release.
+func (h *handle) call(f func(p unsafe.Pointer) C.pagoda_status_t) error {
+	p, err := h.acquire()
+	if err != nil {
+		return err
+	}
+	defer h.release()
+	return call(func() C.pagoda_status_t { return f(p) })
+}
 
 // close destroys the C handle the first time; later calls do nothing.
 func (h *handle) close(destroy func(unsafe.Pointer)) {

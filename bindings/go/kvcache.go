@@ -120,14 +120,9 @@ func (kv *KVCache) Close() {
 
 // Stats reads the cache's statistics.
 func (kv *KVCache) Stats() (KVCacheStats, error) {
-	p, err := kv.h.acquire()
-	if err != nil {
-		return KVCacheStats{}, err
-	}
-	defer kv.h.release()
 	var c C.pagoda_kv_cache_stats_t
 	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
-	if err := call(func() C.pagoda_status_t {
+	if err := kv.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_kv_cache_get_stats((*C.pagoda_kv_cache_t)(p), &c)
 	}); err != nil {
 		return KVCacheStats{}, err

@@ -41,14 +41,9 @@ func StartModelLoad(path string) (*ModelLoader, error) {
 
 // Progress says how far the open has come (0 to 1) and whether it has ended.
 func (l *ModelLoader) Progress() (fraction float32, done bool, err error) {
-	p, err := l.h.acquire()
-	if err != nil {
-		return 0, false, err
-	}
-	defer l.h.release()
 	var f C.float
 	var d C.int
-	err = call(func() C.pagoda_status_t {
+	err = l.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_model_loader_progress((*C.pagoda_model_loader_t)(p), &f, &d)
 	})
 	return float32(f), d != 0, err

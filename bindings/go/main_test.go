@@ -84,6 +84,26 @@ func greedy(n int32) *RequestOptions {
 	return &o
 }
 
+// greedyAll is greedy(n) ignoring end-of-sequence: the request runs its n steps unless ended.
+func greedyAll(n int32) *RequestOptions {
+	o := greedy(n)
+	o.Flags |= RequestIgnoreEOS
+	return o
+}
+
+// startStory streams storyPrompt with opts and reads the stream's first output.
+func startStory(t *testing.T, e *Engine, opts *RequestOptions) *Stream {
+	t.Helper()
+	st, err := e.StreamText(storyPrompt, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Next() {
+		t.Fatal(st.Err())
+	}
+	return st
+}
+
 // collect reads a stream to its end and returns its text.
 func collect(t *testing.T, s *Stream) (string, []Output) {
 	t.Helper()

@@ -55,13 +55,10 @@ func (m *Mesh) Close() {
 
 // DeviceCount is the number of devices in the mesh.
 func (m *Mesh) DeviceCount() (int, error) {
-	p, err := m.h.acquire()
-	if err != nil {
-		return 0, err
-	}
-	defer m.h.release()
 	var n C.size_t
-	err = call(func() C.pagoda_status_t { return C.pagoda_mesh_device_count_v2((*C.pagoda_mesh_t)(p), &n) })
+	err := m.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_mesh_device_count_v2((*C.pagoda_mesh_t)(p), &n)
+	})
 	return int(n), err
 }
 

@@ -66,14 +66,11 @@ func (m *Model) Close() {
 
 // Info describes the model.
 func (m *Model) Info() (ModelInfo, error) {
-	p, err := m.h.acquire()
-	if err != nil {
-		return ModelInfo{}, err
-	}
-	defer m.h.release()
 	var ci C.pagoda_model_info_t
 	ci.struct_size = C.uint32_t(unsafe.Sizeof(ci))
-	if err := call(func() C.pagoda_status_t { return C.pagoda_model_get_info((*C.pagoda_model_t)(p), &ci) }); err != nil {
+	if err := m.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_model_get_info((*C.pagoda_model_t)(p), &ci)
+	}); err != nil {
 		return ModelInfo{}, err
 	}
 	return ModelInfo{
@@ -94,13 +91,10 @@ func (m *Model) Info() (ModelInfo, error) {
 
 // Path is the file or folder the model was opened from.
 func (m *Model) Path() (string, error) {
-	p, err := m.h.acquire()
-	if err != nil {
-		return "", err
-	}
-	defer m.h.release()
 	var s *C.char
-	if err := call(func() C.pagoda_status_t { return C.pagoda_model_path_v2((*C.pagoda_model_t)(p), &s) }); err != nil {
+	if err := m.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_model_path_v2((*C.pagoda_model_t)(p), &s)
+	}); err != nil {
 		return "", err
 	}
 	return C.GoString(s), nil

@@ -89,19 +89,20 @@ func copyOutput(c *C.pagoda_output_t) Output {
 	return o
 }
 
-// copyLogprobRows copies a C array [rows][cols] of pagoda_logprob_t (nil when p is NULL).
+// copyLogprobRows copies a C array [rows][cols] of pagoda_logprob_t (nil when p is NULL). The
+// rows share one backing array (two allocations, not one per row: prompt rows are many);
+// each row's capacity ends at its length, so appending to one never writes into the next.
 func copyLogprobRows(p *C.pagoda_logprob_t, rows, cols int) [][]Logprob {
 	if p == nil || rows == 0 {
 		return nil
 	}
-	flat := unsafe.Slice(p, rows*cols)
+	flat := make([]Logprob, rows*cols)
+	for i, e := range unsafe.Slice(p, rows*cols) {
+		flat[i] = Logprob{TokenID: int32(e.token_id), Logprob: float32(e.logprob)}
+	}
 	out := make([][]Logprob, rows)
 	for r := range out {
-		out[r] = make([]Logprob, cols)
-		for k := range out[r] {
-			e := flat[r*cols+k]
-			out[r][k] = Logprob{TokenID: int32(e.token_id), Logprob: float32(e.logprob)}
-		}
+		out[r] = flat[r*cols : (r+1)*cols : (r+1)*cols]
 	}
 	return out
 }

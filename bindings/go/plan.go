@@ -170,13 +170,10 @@ func (pl *Plan) Close() {
 
 // JSON writes the plan as JSON (the schema of plan.h).
 func (pl *Plan) JSON() (string, error) {
-	p, err := pl.h.acquire()
-	if err != nil {
-		return "", err
-	}
-	defer pl.h.release()
 	var json *C.char
-	if err := call(func() C.pagoda_status_t { return C.pagoda_plan_to_json((*C.pagoda_plan_t)(p), &json) }); err != nil {
+	if err := pl.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_plan_to_json((*C.pagoda_plan_t)(p), &json)
+	}); err != nil {
 		return "", err
 	}
 	defer C.pagoda_free(unsafe.Pointer(json))
@@ -197,14 +194,11 @@ type PlanSummary struct {
 
 // Summary is the plan's predicted totals.
 func (pl *Plan) Summary() (PlanSummary, error) {
-	p, err := pl.h.acquire()
-	if err != nil {
-		return PlanSummary{}, err
-	}
-	defer pl.h.release()
 	var c C.pagoda_plan_summary_t
 	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
-	if err := call(func() C.pagoda_status_t { return C.pagoda_plan_get_summary((*C.pagoda_plan_t)(p), &c) }); err != nil {
+	if err := pl.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_plan_get_summary((*C.pagoda_plan_t)(p), &c)
+	}); err != nil {
 		return PlanSummary{}, err
 	}
 	return PlanSummary{

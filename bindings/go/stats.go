@@ -25,14 +25,9 @@ type EngineStats struct {
 
 // Stats reads the engine's counters; safe while another goroutine steps.
 func (e *Engine) Stats() (EngineStats, error) {
-	p, err := e.h.acquire()
-	if err != nil {
-		return EngineStats{}, err
-	}
-	defer e.h.release()
 	var c C.pagoda_engine_stats_t
 	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
-	if err := call(func() C.pagoda_status_t { return C.pagoda_engine_get_stats(e.ptr(p), &c) }); err != nil {
+	if err := e.h.call(func(p unsafe.Pointer) C.pagoda_status_t { return C.pagoda_engine_get_stats(e.ptr(p), &c) }); err != nil {
 		return EngineStats{}, err
 	}
 	return EngineStats{
@@ -69,13 +64,8 @@ type DeviceStats struct {
 
 // DeviceCount is the number of devices the engine runs on.
 func (e *Engine) DeviceCount() (int, error) {
-	p, err := e.h.acquire()
-	if err != nil {
-		return 0, err
-	}
-	defer e.h.release()
 	var n C.size_t
-	err = call(func() C.pagoda_status_t { return C.pagoda_engine_device_count_v2(e.ptr(p), &n) })
+	err := e.h.call(func(p unsafe.Pointer) C.pagoda_status_t { return C.pagoda_engine_device_count_v2(e.ptr(p), &n) })
 	return int(n), err
 }
 
@@ -162,14 +152,9 @@ type EngineMetrics struct {
 
 // Metrics reads the engine's serving metrics; safe while another goroutine steps.
 func (e *Engine) Metrics() (EngineMetrics, error) {
-	p, err := e.h.acquire()
-	if err != nil {
-		return EngineMetrics{}, err
-	}
-	defer e.h.release()
 	var c C.pagoda_engine_metrics_t
 	c.struct_size = C.uint32_t(unsafe.Sizeof(c))
-	if err := call(func() C.pagoda_status_t { return C.pagoda_engine_get_metrics(e.ptr(p), &c) }); err != nil {
+	if err := e.h.call(func(p unsafe.Pointer) C.pagoda_status_t { return C.pagoda_engine_get_metrics(e.ptr(p), &c) }); err != nil {
 		return EngineMetrics{}, err
 	}
 	return EngineMetrics{

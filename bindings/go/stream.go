@@ -1,6 +1,7 @@
 package pagoda
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
@@ -127,7 +128,7 @@ func (s *Stream) Abort() error {
 		return nil
 	}
 	err := s.e.Abort(s.id)
-	if err != nil && isStatus(err, StatusNotFound) {
+	if errors.Is(err, StatusNotFound) {
 		// It finished in the meantime: its last output is queued for Next.
 		return nil
 	}
@@ -145,9 +146,4 @@ func (s *Stream) Close() error {
 	s.e.r.release(s.id, true)
 	runtime.SetFinalizer(s, nil)
 	return err
-}
-
-func isStatus(err error, st Status) bool {
-	e, ok := err.(*Error)
-	return ok && e.Status == st
 }

@@ -13,8 +13,7 @@ import (
 func TestTwoGoroutinesStream(t *testing.T) {
 	s := newStack(t)
 	prompts := []string{storyPrompt, "The little dog"}
-	opts := greedy(48)
-	opts.Flags |= RequestIgnoreEOS // both run all their steps together
+	opts := greedyAll(48) // both run all their steps together
 	want := make([]string, len(prompts))
 	for i, p := range prompts {
 		st, err := s.engine.StreamText(p, opts)

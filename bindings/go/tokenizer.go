@@ -54,13 +54,8 @@ func OpenTokenizer(path string) (*Tokenizer, error) {
 
 // Tokenizer is the tokenizer the model carries; it stays valid after the model is closed.
 func (m *Model) Tokenizer() (*Tokenizer, error) {
-	p, err := m.h.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer m.h.release()
 	var out *C.pagoda_tokenizer_t
-	if err := call(func() C.pagoda_status_t {
+	if err := m.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_tokenizer_from_model((*C.pagoda_model_t)(p), &out)
 	}); err != nil {
 		return nil, err
@@ -83,14 +78,9 @@ func (t *Tokenizer) Close() {
 
 // Info describes the tokenizer.
 func (t *Tokenizer) Info() (TokenizerInfo, error) {
-	p, err := t.h.acquire()
-	if err != nil {
-		return TokenizerInfo{}, err
-	}
-	defer t.h.release()
 	var ci C.pagoda_tokenizer_info_t
 	ci.struct_size = C.uint32_t(unsafe.Sizeof(ci))
-	if err := call(func() C.pagoda_status_t {
+	if err := t.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_tokenizer_get_info((*C.pagoda_tokenizer_t)(p), &ci)
 	}); err != nil {
 		return TokenizerInfo{}, err
@@ -107,17 +97,12 @@ func (t *Tokenizer) Info() (TokenizerInfo, error) {
 
 // Encode turns text into token ids; flags are Tokenize* bits.
 func (t *Tokenizer) Encode(text string, flags uint32) ([]int32, error) {
-	p, err := t.h.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer t.h.release()
 	var a cAlloc
 	defer a.free()
 	ctext := a.textBytes(text)
 	var ids *C.int32_t
 	var n C.size_t
-	if err := call(func() C.pagoda_status_t {
+	if err := t.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_tokenizer_encode((*C.pagoda_tokenizer_t)(p), ctext, C.size_t(len(text)),
 			C.uint32_t(flags), &ids, &n)
 	}); err != nil {
@@ -129,11 +114,6 @@ func (t *Tokenizer) Encode(text string, flags uint32) ([]int32, error) {
 
 // Decode turns token ids into text, as Hugging Face's decode does; flags are Detokenize* bits.
 func (t *Tokenizer) Decode(ids []int32, flags uint32) (string, error) {
-	p, err := t.h.acquire()
-	if err != nil {
-		return "", err
-	}
-	defer t.h.release()
 	// Go memory holding no Go pointers may be passed to C for the length of a call.
 	var cids *C.int32_t
 	if len(ids) > 0 {
@@ -141,7 +121,7 @@ func (t *Tokenizer) Decode(ids []int32, flags uint32) (string, error) {
 	}
 	var text *C.char
 	var n C.size_t
-	if err := call(func() C.pagoda_status_t {
+	if err := t.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_tokenizer_decode((*C.pagoda_tokenizer_t)(p), cids, C.size_t(len(ids)),
 			C.uint32_t(flags), &text, &n)
 	}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pagoda.dev/pagoda"
+	"pagoda.dev/pagoda/internal/cpuengine"
 )
 
 func main() {
@@ -33,22 +34,7 @@ func main() {
 }
 
 func run(modelPath, prompt string, maxTokens int32, repeats int) error {
-	model, err := pagoda.OpenModel(modelPath)
-	if err != nil {
-		return err
-	}
-	defer model.Close()
-	mesh, err := pagoda.NewMesh(nil)
-	if err != nil {
-		return err
-	}
-	defer mesh.Close()
-	cache, err := pagoda.NewKVCache(model, mesh, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer cache.Close()
-	engine, err := pagoda.NewEngine(model, mesh, nil, cache, nil)
+	engine, err := cpuengine.Open(modelPath)
 	if err != nil {
 		return err
 	}

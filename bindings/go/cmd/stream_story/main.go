@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"pagoda.dev/pagoda"
+	"pagoda.dev/pagoda/internal/cpuengine"
 )
 
 func main() {
@@ -33,22 +34,7 @@ func run(modelPath, prompt string, maxTokens int32, temperature float32, seed ui
 	if err := pagoda.CheckVersion(); err != nil {
 		return err
 	}
-	model, err := pagoda.OpenModel(modelPath)
-	if err != nil {
-		return err
-	}
-	defer model.Close()
-	mesh, err := pagoda.NewMesh(nil)
-	if err != nil {
-		return err
-	}
-	defer mesh.Close()
-	cache, err := pagoda.NewKVCache(model, mesh, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer cache.Close()
-	engine, err := pagoda.NewEngine(model, mesh, nil, cache, nil)
+	engine, err := cpuengine.Open(modelPath)
 	if err != nil {
 		return err
 	}
