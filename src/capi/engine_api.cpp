@@ -280,10 +280,13 @@ PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_ou
             fail(PAGODA_ERR_INVALID_ARGUMENT, "output->struct_size is not set: set it to sizeof(pagoda_output_t)");
         Output next;
         if (!e->impl->poll(next)) {
-            // The thread's previous output is released by this poll anyway; dropping its entry
-            // keeps the map to the threads holding an output, not every thread that ever polled.
+            // This poll releases the thread's previous output: free its buffers, but keep the
+            // map entry, which the next output reuses (a streaming host polls empty every step,
+            // so erasing it would cost an allocation a token). A thread that leaves keeps only
+            // an empty entry.
             std::lock_guard lock(e->poll_mutex);
-            e->polled.erase(std::this_thread::get_id());
+            if (auto it = e->polled.find(std::this_thread::get_id()); it != e->polled.end())
+                it->second = Output{};
             return PAGODA_ERR_EMPTY;
         }
         std::lock_guard lock(e->poll_mutex);
