@@ -14,7 +14,7 @@ from .errors import ClosedError, Status, check, error, last_error_message
 from .kv_cache import KvCache
 from .mesh import Mesh
 from .model import Model
-from .options import EngineOptions, RequestOptions
+from .options import EngineOptions, RequestOptions, resolve
 from .output import Output, Utf8Joiner, read_output
 from .plan import Plan
 from .stats import DeviceStats, EngineMetrics, EngineStats, metrics_from_c
@@ -46,9 +46,7 @@ class Engine(Handle):
                  **kwargs: Any):
         """Makes an engine; ``options`` or keyword arguments set :class:`EngineOptions`
         fields (``max_num_seqs=8``). ``plan`` ``None`` runs the cache's layout."""
-        if options is not None and kwargs:
-            raise TypeError("give options or keyword arguments, not both")
-        c_opts = (options or EngineOptions(**kwargs)).to_c()
+        c_opts = resolve(EngineOptions, options, kwargs).to_c()
         # The library runs one step at a time. A step (or a stream's pump) holds this lock
         # rather than registering as a user of the handle, one lock less per token; close()
         # takes it, so the handle never goes while a step runs.
@@ -92,7 +90,7 @@ class Engine(Handle):
         """Submits a prompt (text, tokenized with the model's tokenizer, or token ids) and
         returns the request id at once. ``options`` or keyword arguments set
         :class:`RequestOptions` fields. Its outputs come from :meth:`poll`."""
-        opts = _request_options(options, kwargs)
+        opts = resolve(RequestOptions, options, kwargs)
         ptr = self._enter()
         try:
             return self._submit_locked(ptr, prompt, opts)
@@ -104,7 +102,7 @@ class Engine(Handle):
         """Submits a prompt and returns its :class:`Stream`: iterate it for the text pieces
         (or ``stream.outputs()`` for every :class:`Output`). Leaving its ``with`` block, or
         closing it, before the end aborts the request."""
-        opts = _request_options(options, kwargs)
+        opts = resolve(RequestOptions, options, kwargs)
         box: collections.deque = collections.deque()
         ptr = self._enter()
         try:
@@ -267,12 +265,6 @@ class _OutputSlot:
         self.out = S.new(S.Output)
         self.ref = ctypes.byref(self.out)
         self.view = memoryview(self.out).cast("B")
-
-
-def _request_options(options: Optional[RequestOptions], kwargs: dict) -> RequestOptions:
-    if options is not None and kwargs:
-        raise TypeError("give options or keyword arguments, not both")
-    return options if options is not None else RequestOptions(**kwargs)
 
 
 __all__ = ["Engine", "Prompt"]

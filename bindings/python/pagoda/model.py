@@ -58,11 +58,8 @@ class _Progress:
 
 
 def _options(progress: Optional[_Progress]) -> S.ModelOptions:
-    opts = S.ModelOptions()
-    lib.pagoda_model_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-    if progress is not None:
-        opts.progress = progress.fn
-    return opts
+    return S.options(S.ModelOptions, lib.pagoda_model_options_init,
+                     progress=progress.fn if progress is not None else None)
 
 
 class Model(Handle):
