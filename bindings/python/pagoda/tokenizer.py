@@ -54,9 +54,7 @@ class Tokenizer(Handle):
         """The tokenizer ``model`` carries; it stays valid after the model is closed."""
         out = ctypes.c_void_p()
         model._call(lib.pagoda_tokenizer_from_model, ctypes.byref(out))
-        tok = cls.__new__(cls)
-        Handle.__init__(tok, out.value, lib.pagoda_tokenizer_destroy)
-        return tok
+        return cls._adopt(out.value, lib.pagoda_tokenizer_destroy)
 
     def info(self) -> TokenizerInfo:
         """Describes the tokenizer."""
