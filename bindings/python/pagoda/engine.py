@@ -180,36 +180,14 @@ class Engine(Handle):
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
-        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing).
-
-        Once per token: the drain is _drain's loop written out, one call less per token."""
+        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing)."""
         with self._step_lock:
             if box:
                 return len(box)
-            if self._closing:  # checked under the step lock, which close() waits for
-                raise ClosedError(self._kind)
-            ptr = self._ptr
-            status = _step_fn(ptr)
-            if status:
-                raise error(status, last_error_message())
-            slot, joiner, boxes = self._pump_out, self._joiner, self._boxes
-            n = 0
-            while True:
-                status = _poll_fn(ptr, slot.ref)
-                if status:
-                    break
-                o = read_output(slot.out, slot.view, joiner)
-                n += 1
-                rid = o.request_id
-                dest = boxes.get(rid)
-                if dest is None:
-                    self._unclaimed.append(o)
-                else:
-                    dest.append(o)
-                    if o.request_finished:
-                        del boxes[rid]
-            if status != _EMPTY:
-                raise error(status, last_error_message())
+            ptr = self._stepping_ptr()
+            check(_step_fn(ptr))
+            slot = self._pump_out
+            n = self._drain(ptr, slot)
             if n == 0 and not box:
                 busy = ctypes.c_int32()
                 check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
