@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import unittest
 
-from tests.support import MODEL, PROMPT, pagoda
+from tests.support import PROMPT, ModelTestCase, pagoda
 
 
 class MeshTest(unittest.TestCase):
@@ -21,15 +21,7 @@ class MeshTest(unittest.TestCase):
             self.assertEqual(mesh.device_name(0), "cpu:0")
 
 
-class PlanTest(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.model = pagoda.Model(MODEL)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.model.close()
+class PlanTest(ModelTestCase):
 
     def test_plan_on_a_mesh(self) -> None:
         with pagoda.Mesh() as mesh, pagoda.Plan.create(self.model, mesh) as plan:
