@@ -59,6 +59,16 @@ class PlanTest(ModelTestCase):
                 self.assertEqual(again.stages(), stages)
                 self.assertEqual(again.summary(), summary)
 
+    def test_options_object_or_keywords(self) -> None:
+        opts = pagoda.PlanOptions(mesh_shape="1x2", stages=2)
+        with pagoda.Plan.create(self.model, None, opts) as a, \
+                pagoda.Plan.create(self.model, None, mesh_shape="1x2", stages=2) as b:
+            self.assertEqual(a.stages(), b.stages())
+        with self.assertRaises(TypeError):
+            pagoda.Plan.create(self.model, None, opts, stages=2)  # both: which one would win?
+        with self.assertRaises(TypeError):
+            pagoda.Plan.create(self.model, None, mesh_shape="1x2", stagez=2)  # misspelt
+
     def test_bad_plan_json(self) -> None:
         with self.assertRaises(pagoda.FormatError) as cm:
             pagoda.Plan.from_json('{"format": "pagoda-plan", "version": 1}')
@@ -84,6 +94,14 @@ class PlacementTest(unittest.TestCase):
         self.assertEqual(result, pagoda.simulate_placement(json.dumps(self.PLACEMENT),
                                                            rate_per_model=2.0,
                                                            duration_seconds=100.0, seed=3))
+
+    def test_simulate_options_object(self) -> None:
+        opts = pagoda.SimulateOptions(rate_per_model=2.0, duration_seconds=100.0, seed=3)
+        self.assertEqual(pagoda.simulate_placement(self.PLACEMENT, opts),
+                         pagoda.simulate_placement(self.PLACEMENT, rate_per_model=2.0,
+                                                   duration_seconds=100.0, seed=3))
+        with self.assertRaises(TypeError):
+            pagoda.simulate_placement(self.PLACEMENT, rate_per_modle=2.0)  # misspelt
 
     def test_simulate_errors(self) -> None:
         with self.assertRaises(pagoda.FormatError):
