@@ -38,8 +38,8 @@ from .model import Model, ModelInfo, ModelLoader
 from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption,
                       RequestOptions)
 from .output import FinishReason, Output, TokenLogprob
-from .placement import search_placement, simulate_placement
-from .plan import Plan, PlanObjective, PlanStage, PlanSummary
+from .placement import SimulateOptions, search_placement, simulate_placement
+from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
 from .stats import DeviceStats, EngineMetrics, EngineStats, Histogram
 from .stream import Completion, Stream
 from .tokenizer import Tokenizer, TokenizerInfo
@@ -73,9 +73,10 @@ __all__ = [
     "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KvCache",
     "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model", "ModelInfo", "ModelLoader",
     "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output", "PagodaError",
-    "PagodaIOError", "Plan", "PlanObjective", "PlanStage", "PlanSummary", "Preemption", "Prompt",
-    "RequestOptions", "SkippedPlugin", "Status", "Stream", "TokenLogprob", "Tokenizer",
-    "TokenizerInfo", "UnsupportedError", "backends", "discover", "dtype_name", "dtype_size",
-    "find", "get_log_level", "last_error_message", "load", "search_placement", "set_log_callback",
-    "set_log_level", "simulate_placement", "skipped", "version", "version_number",
+    "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",
+    "Preemption", "Prompt", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
+    "Stream", "TokenLogprob", "Tokenizer", "TokenizerInfo", "UnsupportedError", "backends",
+    "discover", "dtype_name", "dtype_size", "find", "get_log_level", "last_error_message", "load",
+    "search_placement", "set_log_callback", "set_log_level", "simulate_placement", "skipped",
+    "version", "version_number",
 ]

@@ -27,6 +27,14 @@ class Handle:
         self._closing = False
         self._detached: threading.Event | None = None  # set by _detach, fired when free
 
+    @classmethod
+    def _adopt(cls, ptr: int, destroy: Callable[[int], None]):
+        """An object of ``cls`` owning ``ptr``, which a C call other than the one behind
+        ``cls.__init__`` made."""
+        obj = cls.__new__(cls)
+        Handle.__init__(obj, ptr, destroy)
+        return obj
+
     def _enter(self) -> int:
         """Registers a call on the handle and returns the pointer to pass."""
         with self._lock:

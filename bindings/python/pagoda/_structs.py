@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import (CFUNCTYPE, POINTER, c_char, c_char_p, c_double, c_float, c_int, c_int32,
                     c_int64, c_size_t, c_uint32, c_uint64, c_void_p)
+from typing import Callable
 
 # int (*)(void *user, float fraction, const char *stage): model.h's pagoda_progress_fn.
 ProgressFn = CFUNCTYPE(c_int, c_void_p, c_float, c_char_p)
@@ -230,6 +231,16 @@ def new(cls: type[_Struct]) -> _Struct:
     """A zeroed struct whose ``struct_size`` says how big the binding knows it to be."""
     s = cls()
     s.struct_size = ctypes.sizeof(cls)
+    return s
+
+
+def options(cls: type[_Struct], init: Callable[..., None], **values: object) -> _Struct:
+    """An options struct filled with the library's defaults by its ``_init`` function, then the
+    fields given a value other than ``None`` set (see :func:`assign`): no default is restated
+    here, so the library may change one."""
+    s = cls()
+    init(ctypes.byref(s), ctypes.sizeof(s))
+    assign(s, **values)
     return s
 
 

@@ -14,7 +14,7 @@ from .errors import ClosedError, Status, check, error, last_error_message
 from .kv_cache import KvCache
 from .mesh import Mesh
 from .model import Model
-from .options import EngineOptions, RequestOptions
+from .options import EngineOptions, RequestOptions, resolve
 from .output import Output, Utf8Joiner, read_output
 from .plan import Plan
 from .stats import DeviceStats, EngineMetrics, EngineStats, metrics_from_c
@@ -46,9 +46,7 @@ class Engine(Handle):
                  **kwargs: Any):
         """Makes an engine; ``options`` or keyword arguments set :class:`EngineOptions`
         fields (``max_num_seqs=8``). ``plan`` ``None`` runs the cache's layout."""
-        if options is not None and kwargs:
-            raise TypeError("give options or keyword arguments, not both")
-        c_opts = (options or EngineOptions(**kwargs)).to_c()
+        c_opts = resolve(EngineOptions, options, kwargs).to_c()
         # The library runs one step at a time. A step (or a stream's pump) holds this lock
         # rather than registering as a user of the handle, one lock less per token; close()
         # takes it, so the handle never goes while a step runs.
@@ -92,7 +90,7 @@ class Engine(Handle):
         """Submits a prompt (text, tokenized with the model's tokenizer, or token ids) and
         returns the request id at once. ``options`` or keyword arguments set
         :class:`RequestOptions` fields. Its outputs come from :meth:`poll`."""
-        opts = _request_options(options, kwargs)
+        opts = resolve(RequestOptions, options, kwargs)
         ptr = self._enter()
         try:
             return self._submit_locked(ptr, prompt, opts)
@@ -104,7 +102,7 @@ class Engine(Handle):
         """Submits a prompt and returns its :class:`Stream`: iterate it for the text pieces
         (or ``stream.outputs()`` for every :class:`Output`). Leaving its ``with`` block, or
         closing it, before the end aborts the request."""
-        opts = _request_options(options, kwargs)
+        opts = resolve(RequestOptions, options, kwargs)
         box: collections.deque = collections.deque()
         ptr = self._enter()
         try:
@@ -182,36 +180,14 @@ class Engine(Handle):
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
-        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing).
-
-        Once per token: the drain is _drain's loop written out, one call less per token."""
+        filled the box meanwhile. Returns the outputs routed (0: the engine had nothing)."""
         with self._step_lock:
             if box:
                 return len(box)
-            if self._closing:  # checked under the step lock, which close() waits for
-                raise ClosedError(self._kind)
-            ptr = self._ptr
-            status = _step_fn(ptr)
-            if status:
-                raise error(status, last_error_message())
-            slot, joiner, boxes = self._pump_out, self._joiner, self._boxes
-            n = 0
-            while True:
-                status = _poll_fn(ptr, slot.ref)
-                if status:
-                    break
-                o = read_output(slot.out, slot.view, joiner)
-                n += 1
-                rid = o.request_id
-                dest = boxes.get(rid)
-                if dest is None:
-                    self._unclaimed.append(o)
-                else:
-                    dest.append(o)
-                    if o.request_finished:
-                        del boxes[rid]
-            if status != _EMPTY:
-                raise error(status, last_error_message())
+            ptr = self._stepping_ptr()
+            check(_step_fn(ptr))
+            slot = self._pump_out
+            n = self._drain(ptr, slot)
             if n == 0 and not box:
                 busy = ctypes.c_int32()
                 check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
@@ -267,12 +243,6 @@ class _OutputSlot:
         self.out = S.new(S.Output)
         self.ref = ctypes.byref(self.out)
         self.view = memoryview(self.out).cast("B")
-
-
-def _request_options(options: Optional[RequestOptions], kwargs: dict) -> RequestOptions:
-    if options is not None and kwargs:
-        raise TypeError("give options or keyword arguments, not both")
-    return options if options is not None else RequestOptions(**kwargs)
 
 
 __all__ = ["Engine", "Prompt"]

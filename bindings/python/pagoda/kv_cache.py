@@ -60,10 +60,10 @@ class KvCache(Handle):
         block, F32 on CPU (F16 on GPU), as many blocks as a quarter of free memory allows, swap
         as large as the pool, prefix caching on. ``plan`` ``None``: the whole model on a
         one-device mesh, the planner's layout on a larger one."""
-        opts = S.KvCacheOptions()
-        lib.pagoda_kv_cache_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-        S.assign(opts, block_size=block_size, dtype=dtype, num_blocks=num_blocks,
-                 memory_bytes=memory_bytes, swap_bytes=swap_bytes, prefix_caching=prefix_caching)
+        opts = S.options(S.KvCacheOptions, lib.pagoda_kv_cache_options_init,
+                         block_size=block_size, dtype=dtype, num_blocks=num_blocks,
+                         memory_bytes=memory_bytes, swap_bytes=swap_bytes,
+                         prefix_caching=prefix_caching)
         out = ctypes.c_void_p()
         with using(model, mesh, plan) as (m, me, p):
             check(lib.pagoda_kv_cache_create(m, me, p, ctypes.byref(opts), ctypes.byref(out)))

@@ -19,9 +19,7 @@ class Mesh(Handle):
     def __init__(self, devices: Optional[str] = None, axes: Optional[str] = None):
         """Builds a mesh; ``devices`` ``None`` means ``"cpu:0"``, ``axes`` ``None`` lets the plan
         choose the layout. Backends are discovered on first use when none is loaded."""
-        opts = S.MeshOptions()
-        lib.pagoda_mesh_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-        S.assign(opts, devices=devices, axes=axes)
+        opts = S.options(S.MeshOptions, lib.pagoda_mesh_options_init, devices=devices, axes=axes)
         out = ctypes.c_void_p()
         check(lib.pagoda_mesh_create(ctypes.byref(opts), ctypes.byref(out)))
         super().__init__(out.value, lib.pagoda_mesh_destroy)

@@ -52,17 +52,18 @@ class _Progress:
                 return 0
         self.fn = S.ProgressFn(trampoline)
 
-    def raise_pending(self) -> None:
+    def raise_pending(self, status: int, model: Optional[int]) -> None:
+        """After the open returned ``status`` and ``model``: raises the callback's exception,
+        if any, dropping a model the open made before it saw the cancel."""
         if self.error is not None:
+            if status == 0:
+                lib.pagoda_model_destroy(model)
             raise self.error
 
 
 def _options(progress: Optional[_Progress]) -> S.ModelOptions:
-    opts = S.ModelOptions()
-    lib.pagoda_model_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-    if progress is not None:
-        opts.progress = progress.fn
-    return opts
+    return S.options(S.ModelOptions, lib.pagoda_model_options_init,
+                     progress=progress.fn if progress is not None else None)
 
 
 class Model(Handle):
@@ -83,18 +84,10 @@ class Model(Handle):
         opts = _options(prog)
         out = ctypes.c_void_p()
         status = lib.pagoda_model_open(os.fsencode(path), ctypes.byref(opts), ctypes.byref(out))
-        if prog is not None and prog.error is not None:
-            if status == 0:  # the open ended before it saw the cancel
-                lib.pagoda_model_destroy(out.value)
-            prog.raise_pending()
+        if prog is not None:
+            prog.raise_pending(status, out.value)
         check(status)
         super().__init__(out.value, lib.pagoda_model_destroy)
-
-    @classmethod
-    def _adopt(cls, ptr: int) -> "Model":
-        model = cls.__new__(cls)
-        Handle.__init__(model, ptr, lib.pagoda_model_destroy)
-        return model
 
     @staticmethod
     def load_async(path: PathLike, progress: Optional[ProgressCallback] = None) -> "ModelLoader":
@@ -156,11 +149,9 @@ class ModelLoader(Handle):
         out = ctypes.c_void_p()
         status = lib.pagoda_model_loader_finish(ptr, ctypes.byref(out))
         if self._progress is not None:
-            if status == 0 and self._progress.error is not None:
-                lib.pagoda_model_destroy(out.value)
-            self._progress.raise_pending()
+            self._progress.raise_pending(status, out.value)
         check(status)
-        return Model._adopt(out.value)
+        return Model._adopt(out.value, lib.pagoda_model_destroy)
 
 
 def _abandon(loader: int) -> None:

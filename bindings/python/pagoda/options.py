@@ -8,10 +8,12 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import enum
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, TypeVar
 
 from . import _structs as S
 from ._api import lib
+
+T = TypeVar("T")
 
 REQUEST_IGNORE_EOS = 1
 REQUEST_KEEP_SPECIAL_TEXT = 2
@@ -81,16 +83,16 @@ class RequestOptions:
 
     def to_c(self) -> tuple[S.RequestOptions, list[Any]]:
         """The C struct, and the arrays it points into (keep them until the call returns)."""
-        c = S.RequestOptions()
-        lib.pagoda_request_options_init(ctypes.byref(c), ctypes.sizeof(c))
-        S.assign(c, max_tokens=self.max_tokens, temperature=self.temperature, top_k=self.top_k,
-                 top_p=self.top_p, min_p=self.min_p, repetition_penalty=self.repetition_penalty,
-                 presence_penalty=self.presence_penalty,
-                 frequency_penalty=self.frequency_penalty, seed=self.seed,
-                 logprobs=self.logprobs, prompt_logprobs=self.prompt_logprobs, n=self.n,
-                 best_of=self.best_of, beam_width=self.beam_width,
-                 length_penalty=self.length_penalty, early_stopping=self.early_stopping,
-                 priority=self.priority)
+        c = S.options(S.RequestOptions, lib.pagoda_request_options_init,
+                      max_tokens=self.max_tokens, temperature=self.temperature,
+                      top_k=self.top_k, top_p=self.top_p, min_p=self.min_p,
+                      repetition_penalty=self.repetition_penalty,
+                      presence_penalty=self.presence_penalty,
+                      frequency_penalty=self.frequency_penalty, seed=self.seed,
+                      logprobs=self.logprobs, prompt_logprobs=self.prompt_logprobs, n=self.n,
+                      best_of=self.best_of, beam_width=self.beam_width,
+                      length_penalty=self.length_penalty, early_stopping=self.early_stopping,
+                      priority=self.priority)
         c.flags |= ((REQUEST_IGNORE_EOS if self.ignore_eos else 0)
                     | (REQUEST_KEEP_SPECIAL_TEXT if self.keep_special_text else 0)
                     | (REQUEST_INCLUDE_STOP_STRING if self.include_stop_string else 0)
@@ -127,7 +129,13 @@ class EngineOptions:
     pipeline_micro_batches: Optional[int] = None
 
     def to_c(self) -> S.EngineOptions:
-        c = S.EngineOptions()
-        lib.pagoda_engine_options_init(ctypes.byref(c), ctypes.sizeof(c))
-        S.assign(c, **dataclasses.asdict(self))
-        return c
+        return S.options(S.EngineOptions, lib.pagoda_engine_options_init,
+                         **dataclasses.asdict(self))
+
+
+def resolve(cls: type[T], options: Optional[T], kwargs: dict) -> T:
+    """``options``, or ``cls(**kwargs)`` (which refuses a misspelt field): for the calls that take
+    an options object or its fields as keyword arguments."""
+    if options is not None and kwargs:
+        raise TypeError("give options or keyword arguments, not both")
+    return options if options is not None else cls(**kwargs)

@@ -2,27 +2,37 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 from typing import Any, Optional, Union
 
 from . import _structs as S
 from ._api import lib
 from .errors import check
+from .options import resolve
 
 
-def _options(rate_per_model: Optional[float], total_rate: Optional[float],
-             cv: Optional[float], slo_seconds: Optional[float],
-             duration_seconds: Optional[float], seed: Optional[int],
-             overhead_seconds: Optional[float], reject_late: Optional[bool]) -> S.SimulateOptions:
-    opts = S.SimulateOptions()
-    lib.pagoda_simulate_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-    S.assign(opts, rate_per_model=rate_per_model, total_rate=total_rate, cv=cv,
-             slo_seconds=slo_seconds, duration_seconds=duration_seconds, seed=seed,
-             overhead_seconds=overhead_seconds, reject_late=reject_late)
-    return opts
+@dataclasses.dataclass
+class SimulateOptions:
+    """The simulated workload (``pagoda_simulate_options_t``); ``None`` keeps the library's
+    default: 1 request/s per model, CV 1, an hour, seed 1 (plan.h says each)."""
+    rate_per_model: Optional[float] = None
+    total_rate: Optional[float] = None
+    cv: Optional[float] = None
+    slo_seconds: Optional[float] = None
+    duration_seconds: Optional[float] = None
+    seed: Optional[int] = None
+    overhead_seconds: Optional[float] = None
+    reject_late: Optional[bool] = None
+
+    def to_c(self) -> S.SimulateOptions:
+        return S.options(S.SimulateOptions, lib.pagoda_simulate_options_init,
+                         **dataclasses.asdict(self))
 
 
-def _call_json(fn: Any, spec: Union[str, dict], opts: S.SimulateOptions) -> dict:
+def _call_json(fn: Any, spec: Union[str, dict], options: Optional[SimulateOptions],
+               kwargs: dict) -> dict:
+    opts = resolve(SimulateOptions, options, kwargs).to_c()
     text = spec if isinstance(spec, str) else json.dumps(spec)
     out = ctypes.c_void_p()
     check(fn(text.encode("utf-8"), ctypes.byref(opts), ctypes.byref(out)))
@@ -32,28 +42,17 @@ def _call_json(fn: Any, spec: Union[str, dict], opts: S.SimulateOptions) -> dict
         lib.pagoda_free(out)
 
 
-def simulate_placement(placement: Union[str, dict], *, rate_per_model: Optional[float] = None,
-                       total_rate: Optional[float] = None, cv: Optional[float] = None,
-                       slo_seconds: Optional[float] = None,
-                       duration_seconds: Optional[float] = None, seed: Optional[int] = None,
-                       overhead_seconds: Optional[float] = None,
-                       reject_late: Optional[bool] = None) -> dict:
+def simulate_placement(placement: Union[str, dict], options: Optional[SimulateOptions] = None,
+                       **kwargs: Any) -> dict:
     """Simulates Gamma-distributed requests on ``placement`` (a dict or its JSON, schema in
-    plan.h) and returns the result object (``slo_attainment``, ``latency``, ...). Options left
-    ``None`` take the library's defaults (1 request/s per model, CV 1, an hour, seed 1)."""
-    return _call_json(lib.pagoda_placement_simulate, placement,
-                      _options(rate_per_model, total_rate, cv, slo_seconds, duration_seconds,
-                               seed, overhead_seconds, reject_late))
+    plan.h) and returns the result object (``slo_attainment``, ``latency``, ...). ``options``
+    or keyword arguments set :class:`SimulateOptions` fields."""
+    return _call_json(lib.pagoda_placement_simulate, placement, options, kwargs)
 
 
-def search_placement(spec: Union[str, dict], *, rate_per_model: Optional[float] = None,
-                     total_rate: Optional[float] = None, cv: Optional[float] = None,
-                     slo_seconds: Optional[float] = None,
-                     duration_seconds: Optional[float] = None, seed: Optional[int] = None,
-                     overhead_seconds: Optional[float] = None,
-                     reject_late: Optional[bool] = None) -> dict:
+def search_placement(spec: Union[str, dict], options: Optional[SimulateOptions] = None,
+                     **kwargs: Any) -> dict:
     """Searches for a placement of several models on a cluster (``spec`` as plan.h describes);
-    the options describe the workload it is scored on. Returns the placement object."""
-    return _call_json(lib.pagoda_placement_search, spec,
-                      _options(rate_per_model, total_rate, cv, slo_seconds, duration_seconds,
-                               seed, overhead_seconds, reject_late))
+    ``options`` or keyword arguments (:class:`SimulateOptions` fields) describe the workload it
+    is scored on. Returns the placement object."""
+    return _call_json(lib.pagoda_placement_search, spec, options, kwargs)

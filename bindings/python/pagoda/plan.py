@@ -5,13 +5,14 @@ import ctypes
 import dataclasses
 import enum
 import os
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from . import _structs as S
 from ._api import lib
 from ._handle import Handle, using
 from ._records import snapshot
 from .errors import check
+from .options import resolve
 
 
 class PlanObjective(enum.IntEnum):
@@ -47,31 +48,37 @@ class PlanSummary:
     uniform_prefill_seconds: float
 
 
-def _options(objective: Optional[PlanObjective], micro_batches: Optional[int],
-             stages: Optional[int], tensor_parallel: Optional[int], device: Optional[str],
-             cost_file: Optional[str], mesh_shape: Optional[str], step_tokens: Optional[int],
-             context_tokens: Optional[int], kv_tokens: Optional[int],
-             prompt_tokens: Optional[int], granularity: Optional[int],
-             epsilon_seconds: Optional[float]) -> S.PlanOptions:
-    opts = S.PlanOptions()
-    lib.pagoda_plan_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-    S.assign(opts, objective=objective, micro_batches=micro_batches, stages=stages,
-             tensor_parallel=tensor_parallel, device=device,
-             cost_file=os.fsdecode(cost_file) if cost_file is not None else None,
-             mesh_shape=mesh_shape, step_tokens=step_tokens, context_tokens=context_tokens,
-             kv_tokens=kv_tokens, prompt_tokens=prompt_tokens, granularity=granularity,
-             epsilon_seconds=epsilon_seconds)
-    return opts
+@dataclasses.dataclass
+class PlanOptions:
+    """The planner's options (``pagoda_plan_options_t``); ``None`` keeps the library's default:
+    latency objective, the planner's choice of stages and tensor parallelism, the ``"cpu"``
+    preset, analytic costs, 2048 step tokens, no slicing, granularity 8, exact search (plan.h
+    says each)."""
+    objective: Optional[PlanObjective] = None
+    micro_batches: Optional[int] = None
+    stages: Optional[int] = None
+    tensor_parallel: Optional[int] = None
+    device: Optional[str] = None
+    cost_file: Optional[Union[str, "os.PathLike[str]"]] = None
+    mesh_shape: Optional[str] = None  #: ``"NxM"``: plan for that shape rather than a mesh
+    step_tokens: Optional[int] = None
+    context_tokens: Optional[int] = None
+    kv_tokens: Optional[int] = None
+    prompt_tokens: Optional[int] = None
+    granularity: Optional[int] = None
+    epsilon_seconds: Optional[float] = None
+
+    def to_c(self) -> S.PlanOptions:
+        fields = dataclasses.asdict(self)
+        if self.cost_file is not None:
+            fields["cost_file"] = os.fsdecode(self.cost_file)
+        return S.options(S.PlanOptions, lib.pagoda_plan_options_init, **fields)
 
 
 class Plan(Handle):
     """A plan: made by the planner (:meth:`create`, :meth:`from_config`) or read from JSON
     (:meth:`from_json`); inspect it with :meth:`summary`, :meth:`stages`, :meth:`to_json`.
-
-    Planner options left ``None`` take the library's defaults (latency objective, the planner's
-    choice of stages and tensor parallelism, the ``"cpu"`` preset, analytic costs, 2048 step
-    tokens, no slicing, granularity 8, exact search); see plan.h for each.
-    """
+    The planner's options are :class:`PlanOptions` fields."""
 
     _kind = "plan"
 
@@ -80,18 +87,11 @@ class Plan(Handle):
         super().__init__(ptr, lib.pagoda_plan_destroy)
 
     @classmethod
-    def create(cls, model: Handle, mesh: Optional[Handle] = None, *,
-               objective: Optional[PlanObjective] = None, micro_batches: Optional[int] = None,
-               stages: Optional[int] = None, tensor_parallel: Optional[int] = None,
-               device: Optional[str] = None, cost_file: Optional[str] = None,
-               mesh_shape: Optional[str] = None, step_tokens: Optional[int] = None,
-               context_tokens: Optional[int] = None, kv_tokens: Optional[int] = None,
-               prompt_tokens: Optional[int] = None, granularity: Optional[int] = None,
-               epsilon_seconds: Optional[float] = None) -> "Plan":
-        """Plans ``model`` on ``mesh`` (or on ``mesh_shape``, ``"NxM"``, without a mesh)."""
-        opts = _options(objective, micro_batches, stages, tensor_parallel, device, cost_file,
-                        mesh_shape, step_tokens, context_tokens, kv_tokens, prompt_tokens,
-                        granularity, epsilon_seconds)
+    def create(cls, model: Handle, mesh: Optional[Handle] = None,
+               options: Optional[PlanOptions] = None, **kwargs: Any) -> "Plan":
+        """Plans ``model`` on ``mesh`` (or on ``mesh_shape``, ``"NxM"``, without a mesh);
+        ``options`` or keyword arguments set :class:`PlanOptions` fields."""
+        opts = resolve(PlanOptions, options, kwargs).to_c()
         out = ctypes.c_void_p()
         with using(model, mesh) as (m, me):
             check(lib.pagoda_plan_create(m, me, ctypes.byref(opts), ctypes.byref(out)))
@@ -99,17 +99,10 @@ class Plan(Handle):
 
     @classmethod
     def from_config(cls, config_path: Union[str, "os.PathLike[str]"], *, mesh_shape: str,
-                    objective: Optional[PlanObjective] = None,
-                    micro_batches: Optional[int] = None, stages: Optional[int] = None,
-                    tensor_parallel: Optional[int] = None, device: Optional[str] = None,
-                    cost_file: Optional[str] = None, step_tokens: Optional[int] = None,
-                    context_tokens: Optional[int] = None, kv_tokens: Optional[int] = None,
-                    prompt_tokens: Optional[int] = None, granularity: Optional[int] = None,
-                    epsilon_seconds: Optional[float] = None) -> "Plan":
-        """Plans a model from its Hugging Face ``config.json`` alone, on ``mesh_shape``."""
-        opts = _options(objective, micro_batches, stages, tensor_parallel, device, cost_file,
-                        mesh_shape, step_tokens, context_tokens, kv_tokens, prompt_tokens,
-                        granularity, epsilon_seconds)
+                    **kwargs: Any) -> "Plan":
+        """Plans a model from its Hugging Face ``config.json`` alone, on ``mesh_shape``; keyword
+        arguments set the other :class:`PlanOptions` fields."""
+        opts = PlanOptions(mesh_shape=mesh_shape, **kwargs).to_c()
         out = ctypes.c_void_p()
         check(lib.pagoda_plan_create_from_config(os.fsencode(config_path), ctypes.byref(opts),
                                                  ctypes.byref(out)))

@@ -54,9 +54,7 @@ class Tokenizer(Handle):
         """The tokenizer ``model`` carries; it stays valid after the model is closed."""
         out = ctypes.c_void_p()
         model._call(lib.pagoda_tokenizer_from_model, ctypes.byref(out))
-        tok = cls.__new__(cls)
-        Handle.__init__(tok, out.value, lib.pagoda_tokenizer_destroy)
-        return tok
+        return cls._adopt(out.value, lib.pagoda_tokenizer_destroy)
 
     def info(self) -> TokenizerInfo:
         """Describes the tokenizer."""
@@ -131,13 +129,10 @@ class Tokenizer(Handle):
                 return None
             return (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)).encode()
 
-        opts = S.ChatTemplateOptions()
-        lib.pagoda_chat_template_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
-        opts.add_generation_prompt = 1 if add_generation_prompt else 0
-        opts.chat_template = chat_template.encode() if chat_template is not None else None
-        opts.template_name = template_name.encode() if template_name is not None else None
-        opts.tools_json = as_json(tools)
-        opts.context_json = as_json(context)
+        opts = S.options(S.ChatTemplateOptions, lib.pagoda_chat_template_options_init,
+                         add_generation_prompt=add_generation_prompt,
+                         chat_template=chat_template, template_name=template_name,
+                         tools_json=as_json(tools), context_json=as_json(context))
         text, n = ctypes.c_void_p(), ctypes.c_size_t()
         self._call(lib.pagoda_tokenizer_apply_chat_template, as_json(messages),
                    ctypes.byref(opts), ctypes.byref(text), ctypes.byref(n))

@@ -43,6 +43,20 @@ class Stack:
         self.close()
 
 
+class ModelTestCase(unittest.TestCase):
+    """A test case with one open stories260K for all its tests."""
+
+    model: pagoda.Model
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.model = pagoda.Model(MODEL)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.model.close()
+
+
 class StackTest(unittest.TestCase):
     """A test case with one stack for all its tests."""
 

@@ -5,18 +5,10 @@ import os
 import threading
 import unittest
 
-from tests.support import MODEL, PROMPT, pagoda
+from tests.support import MODEL, PROMPT, ModelTestCase, pagoda
 
 
-class ModelTest(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.model = pagoda.Model(MODEL)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.model.close()
+class ModelTest(ModelTestCase):
 
     def test_info(self) -> None:
         info = self.model.info()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import unittest
 
-from tests.support import MODEL, PROMPT, pagoda
+from tests.support import PROMPT, ModelTestCase, pagoda
 
 
 class MeshTest(unittest.TestCase):
@@ -21,15 +21,7 @@ class MeshTest(unittest.TestCase):
             self.assertEqual(mesh.device_name(0), "cpu:0")
 
 
-class PlanTest(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.model = pagoda.Model(MODEL)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.model.close()
+class PlanTest(ModelTestCase):
 
     def test_plan_on_a_mesh(self) -> None:
         with pagoda.Mesh() as mesh, pagoda.Plan.create(self.model, mesh) as plan:
@@ -67,6 +59,16 @@ class PlanTest(unittest.TestCase):
                 self.assertEqual(again.stages(), stages)
                 self.assertEqual(again.summary(), summary)
 
+    def test_options_object_or_keywords(self) -> None:
+        opts = pagoda.PlanOptions(mesh_shape="1x2", stages=2)
+        with pagoda.Plan.create(self.model, None, opts) as a, \
+                pagoda.Plan.create(self.model, None, mesh_shape="1x2", stages=2) as b:
+            self.assertEqual(a.stages(), b.stages())
+        with self.assertRaises(TypeError):
+            pagoda.Plan.create(self.model, None, opts, stages=2)  # both: which one would win?
+        with self.assertRaises(TypeError):
+            pagoda.Plan.create(self.model, None, mesh_shape="1x2", stagez=2)  # misspelt
+
     def test_bad_plan_json(self) -> None:
         with self.assertRaises(pagoda.FormatError) as cm:
             pagoda.Plan.from_json('{"format": "pagoda-plan", "version": 1}')
@@ -92,6 +94,14 @@ class PlacementTest(unittest.TestCase):
         self.assertEqual(result, pagoda.simulate_placement(json.dumps(self.PLACEMENT),
                                                            rate_per_model=2.0,
                                                            duration_seconds=100.0, seed=3))
+
+    def test_simulate_options_object(self) -> None:
+        opts = pagoda.SimulateOptions(rate_per_model=2.0, duration_seconds=100.0, seed=3)
+        self.assertEqual(pagoda.simulate_placement(self.PLACEMENT, opts),
+                         pagoda.simulate_placement(self.PLACEMENT, rate_per_model=2.0,
+                                                   duration_seconds=100.0, seed=3))
+        with self.assertRaises(TypeError):
+            pagoda.simulate_placement(self.PLACEMENT, rate_per_modle=2.0)  # misspelt
 
     def test_simulate_errors(self) -> None:
         with self.assertRaises(pagoda.FormatError):
