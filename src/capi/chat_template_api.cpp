@@ -2,6 +2,7 @@
 // (or the caller's), and the rendered text copied into memory the caller frees with pagoda_free.
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "capi/guard.hpp"
 #include "capi/sized_struct.hpp"
@@ -13,6 +14,12 @@ using pagoda::fail;
 using pagoda::guarded;
 
 namespace {
+
+pagoda_chat_template_options_t default_chat_template_options() {
+    pagoda_chat_template_options_t o{};
+    o.struct_size = sizeof o;
+    return o;
+}
 
 // A JSON option (tools_json, context_json) parsed, naming the option when it is not JSON.
 ordered_json parse_option(const char *text, const char *what) {
@@ -28,9 +35,7 @@ ordered_json parse_option(const char *text, const char *what) {
 extern "C" {
 
 PAGODA_API void pagoda_chat_template_options_init(pagoda_chat_template_options_t *options, size_t size) {
-    pagoda_chat_template_options_t defaults{};
-    defaults.struct_size = sizeof defaults;
-    pagoda::init_sized(options, size, defaults);
+    pagoda::init_sized(options, size, default_chat_template_options());
 }
 
 PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tokenizer_t *tokenizer,
@@ -43,9 +48,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tok
         if (t == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is not a live tokenizer handle");
         if (messages_json == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "messages_json is NULL");
         if (text == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "text is NULL");
-        pagoda_chat_template_options_t defaults{};
-        defaults.struct_size = sizeof defaults;
-        const pagoda_chat_template_options_t o = pagoda::read_sized(options, defaults, "options");
+        const pagoda_chat_template_options_t o =
+            pagoda::read_sized(options, default_chat_template_options(), "options");
 
         ordered_json tools, context;
         pagoda::tok::ChatRenderOptions render;
@@ -61,18 +65,18 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tok
         const auto &set = t->chat_templates();
         const ordered_json no_specials = ordered_json::object();
         const ordered_json &specials = set ? set->special_tokens : no_specials;
-        std::string result;
+        std::optional<pagoda::tok::ChatTemplate> given;  // the caller's override, parsed per call
+        const pagoda::tok::ChatTemplate *tmpl = nullptr;
         if (o.chat_template != nullptr) {
-            const pagoda::tok::ChatTemplate given(o.chat_template);
-            result = pagoda::tok::render_chat_text(given, messages_json, render, specials);
+            tmpl = &given.emplace(o.chat_template);
         } else {
             if (!set || set->sources().empty())
                 fail(PAGODA_ERR_UNSUPPORTED,
                      "the tokenizer has no chat template (no chat_template in tokenizer_config.json, no "
                      "tokenizer.chat_template in the GGUF file); pass one in options->chat_template");
-            const auto &tmpl = set->get(o.template_name ? o.template_name : "", o.tools_json != nullptr);
-            result = pagoda::tok::render_chat_text(tmpl, messages_json, render, specials);
+            tmpl = &set->get(o.template_name ? o.template_name : "", o.tools_json != nullptr);
         }
+        const std::string result = pagoda::tok::render_chat_text(*tmpl, messages_json, render, specials);
         char *copy = static_cast<char *>(std::malloc(result.size() + 1));
         if (copy == nullptr) throw std::bad_alloc();
         std::memcpy(copy, result.data(), result.size());

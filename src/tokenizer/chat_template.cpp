@@ -1,6 +1,5 @@
 #include "tokenizer/chat_template.hpp"
 
-#include "common/json_text.hpp"
 #include "tokenizer/jinja_eval.hpp"
 #include "tokenizer/jinja_parser.hpp"
 
@@ -20,8 +19,13 @@ std::string ChatTemplate::render(const ordered_json &context,
                                  const ChatRenderLimits &limits) const {
     if (!context.is_object())
         throw ChatTemplateError(ChatTemplateErrorKind::Input, "chat template context must be a JSON object");
-    auto globals = std::make_shared<jinja::Scope>();
-    for (auto &[name, fn] : jinja::global_functions()) globals->set(name, std::move(fn));
+    // The globals (raise_exception, range, ...) never change and renders only read the scopes
+    // above their own: one scope serves every render, on every thread.
+    static const std::shared_ptr<jinja::Scope> globals = [] {
+        auto g = std::make_shared<jinja::Scope>();
+        for (auto &[name, fn] : jinja::global_functions()) g->set(name, std::move(fn));
+        return g;
+    }();
     auto variables = std::make_shared<jinja::Scope>(globals);
     for (const auto &[key, value] : context.items()) variables->set(key, jinja::from_json(value));
     jinja::Runtime rt;

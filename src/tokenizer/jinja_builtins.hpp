@@ -32,7 +32,8 @@ struct CallArgs {
 struct Runtime {
     std::function<std::chrono::system_clock::time_point()> now;  // strftime_now's clock
     size_t max_string_bytes = size_t(64) << 20;  // any string or the output, at most
-    uint64_t max_steps = 20'000'000;             // expressions evaluated and loop iterations
+    uint64_t max_steps = 20'000'000;             // statements, loop iterations, and the items
+                                                 // or text calls, filters and operators return
     uint64_t steps = 0;
     // Every namespace() made by the render: a namespace may come to hold itself (a reference
     // cycle), so the render empties them all when it ends.

@@ -72,15 +72,10 @@ private:
             return exec_body(s.else_body, scope, out);
         case StmtKind::For: exec_for(s, scope, out); return Flow::Normal;
         case StmtKind::Set: exec_set(s, scope); return Flow::Normal;
-        case StmtKind::Macro: {
-            auto c = std::make_shared<Callable>();
-            c->kind = Callable::Kind::Macro;
-            c->name = s.macro->name;
-            c->macro = s.macro.get();
-            c->closure = scope;
-            scope->set(s.macro->name, Value(std::shared_ptr<const Callable>(std::move(c))));
+        case StmtKind::Macro:
+            scope->set(s.macro->name, Value::callable({.kind = Callable::Kind::Macro, .name = s.macro->name,
+                                                       .macro = s.macro.get(), .closure = scope}));
             return Flow::Normal;
-        }
         case StmtKind::Break: return Flow::Break;
         case StmtKind::Continue: return Flow::Continue;
         case StmtKind::Block: return exec_body(s.body, scope, out);
@@ -162,11 +157,7 @@ private:
             field("depth", Value(int64_t(1)));
             field("previtem", i > 0 ? items[size_t(i - 1)] : Value::undefined("there is no previous item"));
             field("nextitem", i + 1 < n ? items[size_t(i + 1)] : Value::undefined("there is no next item"));
-            auto cycle = std::make_shared<Callable>();
-            cycle->kind = Callable::Kind::Method;
-            cycle->name = "loop.cycle";
-            cycle->self = Value(i);
-            field("cycle", Value(std::shared_ptr<const Callable>(std::move(cycle))));
+            field("cycle", Value::callable({.kind = Callable::Kind::Method, .name = "loop.cycle", .self = Value(i)}));
             iteration->set("loop", Value::dict(std::move(loop)));
             assign_targets(s.targets, items[size_t(i)], *iteration);
             if (exec_body(s.body, iteration, out) == Flow::Break) break;
@@ -201,14 +192,12 @@ private:
             else scope->set(name, Value::undefined("parameter '" + name + "' was not provided"));
         }
         ++macro_depth_;
+        struct Leave {
+            int &depth;
+            ~Leave() { --depth; }
+        } leave{macro_depth_};
         std::string out;
-        try {
-            exec_body(m.body, scope, out);
-        } catch (...) {
-            --macro_depth_;
-            throw;
-        }
-        --macro_depth_;
+        exec_body(m.body, scope, out);
         return Value(std::move(out));
     }
 
@@ -251,8 +240,8 @@ private:
             Dict d;
             for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
                 Value key = eval(*e.args[i], scope);
-                if (key.is_sequence() && key.as_sequence().kind != SeqKind::Tuple) render_error("unhashable type: '" + key.type_name() + "'");
-                if (key.is_dict() || key.is_namespace()) render_error("unhashable type: '" + key.type_name() + "'");
+                if ((key.is_sequence() && key.as_sequence().kind != SeqKind::Tuple) || key.is_dict() || key.is_namespace())
+                    render_error("unhashable type: '" + key.type_name() + "'");
                 d.set(std::move(key), eval(*e.args[i + 1], scope));
             }
             return Value::dict(std::move(d));

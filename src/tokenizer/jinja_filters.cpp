@@ -39,6 +39,12 @@ Value lookup_path(const Value &item, const std::string &path) {
     }
 }
 
+// The filters' attribute= argument (sort, sum, join, ...): the item at that path, or the item
+// itself when no string attribute was given.
+Value attribute_of(const Value &item, const Value *attribute) {
+    return attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item;
+}
+
 std::string str_arg(const CallArgs &args, size_t index, const char *name, const std::string &what) {
     const Value *v = args.get(index, name);
     const std::string label = name != nullptr ? name : "argument " + std::to_string(index + 1);
@@ -256,15 +262,13 @@ Value collection_filter(const std::string &name, const Value &v, const CallArgs 
     }
     const bool case_sensitive = flag_arg(args, name == "sort" ? 1 : 0, "case_sensitive");
     const Value *attribute = args.get(size_t(-1), "attribute");
-    auto key_of = [&](const Value &item) {
-        return sort_key(attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, case_sensitive);
-    };
+    auto key_of = [&](const Value &item) { return sort_key(attribute_of(item, attribute), case_sensitive); };
     std::vector<Value> items = iterate(v);
     if (name == "sum") {
         const Value *start = args.get(1, "start");
         Value total = start ? *start : Value(int64_t(0));
         for (const Value &item : items)
-            total = binary_operator("+", total, attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item, rt);
+            total = binary_operator("+", total, attribute_of(item, attribute), rt);
         return total;
     }
     if (name == "unique") {
@@ -354,7 +358,7 @@ Value apply_filter(const std::string &name, const Value &v, const CallArgs &args
         bool first = true;
         for (const Value &item : iterate(v)) {
             if (!first) out += sep ? to_str(*sep) : "";
-            out += to_str(attribute && attribute->is_string() ? lookup_path(item, attribute->as_string()) : item);
+            out += to_str(attribute_of(item, attribute));
             first = false;
             rt.check_size(out.size());
         }

@@ -43,14 +43,7 @@ public:
             const char kind = src_[tag + 1];
             const char sign = tag + 2 < src_.size() && (src_[tag + 2] == '-' || src_[tag + 2] == '+') ? src_[tag + 2] : 0;
             const int text_newlines = count_newlines(text);
-            if (sign == '-') {
-                text = py::strip(text, std::nullopt, py::StripSide::Right);
-            } else if (sign != '+' && kind != '{') {
-                // lstrip_blocks: only whitespace between the line's start and the tag goes.
-                const size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-                if ((line_start > 0 || line_starting) && line_start < text.size() && all_space(text.substr(line_start)))
-                    text.resize(line_start);
-            }
+            trim_before_tag(text, sign, kind != '{', line_starting);
             emit_text(std::move(text));
             line_ += text_newlines;
             pos_ = tag + 2 + (sign ? 1 : 0);
@@ -82,6 +75,19 @@ private:
         return true;
     }
 
+    // The text before a tag opened with `sign`: `-` strips its trailing whitespace; else, before
+    // a block or comment tag and unless `+`, lstrip_blocks drops the whitespace between the
+    // line's start and the tag (`line_starting`: the text itself starts a line).
+    static void trim_before_tag(std::string &text, char sign, bool block, bool line_starting) {
+        if (sign == '-') {
+            text = py::strip(text, std::nullopt, py::StripSide::Right);
+        } else if (sign != '+' && block) {
+            const size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+            if ((line_start > 0 || line_starting) && line_start < text.size() && all_space(text.substr(line_start)))
+                text.resize(line_start);
+        }
+    }
+
     void emit_text(std::string text) {
         if (!text.empty()) tokens_.push_back({TokenType::Text, std::move(text), line_});
     }
@@ -90,8 +96,7 @@ private:
     void skip_space() {
         while (pos_ < src_.size()) {
             const size_t n = utf8_step(src_, pos_);
-            const char32_t c = n == 1 ? char32_t(static_cast<unsigned char>(src_[pos_]))
-                                      : (utf8_sequence_length(src_, pos_) ? utf8_decode_at(src_, pos_) : U'\uFFFD');
+            const char32_t c = utf8_decode_at(src_, pos_);  // lex() checked the source is UTF-8
             if (!py::is_space(c)) return;
             if (c == '\n') ++line_;
             pos_ += n;
@@ -158,13 +163,7 @@ private:
             if (!match_tag_word(at_tag + 2 + (open_sign ? 1 : 0), "endraw", close_sign, end)) continue;
             std::string text = src_.substr(pos_, at_tag - pos_);
             const int text_newlines = count_newlines(text);
-            if (open_sign == '-') {
-                text = py::strip(text, std::nullopt, py::StripSide::Right);
-            } else if (open_sign != '+') {
-                const size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-                if ((line_start > 0 || line_starting) && line_start < text.size() && all_space(text.substr(line_start)))
-                    text.resize(line_start);
-            }
+            trim_before_tag(text, open_sign, true, line_starting);
             emit_text(std::move(text));
             line_ += text_newlines + count_newlines(std::string_view(src_).substr(at_tag, end - at_tag));
             pos_ = end;

@@ -64,11 +64,7 @@ const std::initializer_list<const char *> kListMutators = {"append", "extend", "
                                                            "sort", "reverse", "copy"};
 
 Value bind(const Value &self, const std::string &name) {
-    auto c = std::make_shared<Callable>();
-    c->kind = Callable::Kind::Method;
-    c->name = name;
-    c->self = self;
-    return Value(std::shared_ptr<const Callable>(std::move(c)));
+    return Value::callable({.kind = Callable::Kind::Method, .name = name, .self = self});
 }
 
 Value no_attribute(const Value &obj, const std::string &name) {
@@ -390,10 +386,7 @@ Value call_builtin(const Callable &callable, const CallArgs &args, Runtime &rt) 
 std::vector<std::pair<std::string, Value>> global_functions() {
     std::vector<std::pair<std::string, Value>> out;
     for (const char *name : {"raise_exception", "strftime_now", "range", "namespace", "dict", "cycler", "joiner", "lipsum"}) {
-        auto c = std::make_shared<Callable>();
-        c->kind = Callable::Kind::Global;
-        c->name = name;
-        out.emplace_back(name, Value(std::shared_ptr<const Callable>(std::move(c))));
+        out.emplace_back(name, Value::callable({.kind = Callable::Kind::Global, .name = name}));
     }
     return out;
 }

@@ -19,6 +19,10 @@ Value Value::dict(Dict d) {
     return Value(Storage(std::shared_ptr<const Dict>(std::make_shared<Dict>(std::move(d)))));
 }
 
+Value Value::callable(Callable c) {
+    return Value(Storage(std::shared_ptr<const Callable>(std::make_shared<Callable>(std::move(c)))));
+}
+
 bool Value::is_indexable_sequence() const {
     if (!is_sequence()) return false;
     const SeqKind k = as_sequence().kind;
@@ -256,14 +260,31 @@ std::string json_float(double d) {
     return py::float_repr(d);
 }
 
+// With an indent, json.dumps starts each item, and the closing bracket, on a line of its own.
+void break_line(const JsonStyle &style, int level, std::string &out) {
+    if (!style.indent_set) return;
+    out += '\n';
+    for (int i = 0; i < level; ++i) out += style.indent;
+}
+
+// "[...]" or "{...}" around `count` items, each written by write_item(i).
+template <class WriteItem>
+void write_container(size_t count, char open, char close, const JsonStyle &style, int depth, std::string &out,
+                     WriteItem write_item) {
+    out += open;
+    if (count != 0) {
+        for (size_t i = 0; i < count; ++i) {
+            if (i) out += style.item_separator;
+            break_line(style, depth + 1, out);
+            write_item(i);
+        }
+        break_line(style, depth, out);
+    }
+    out += close;
+}
+
 void write_json(const Value &v, const JsonStyle &style, int depth, std::string &out) {
     if (depth > 512) render_error("tojson: the value nests too deeply");
-    const std::string newline = style.indent_set ? "\n" : "";
-    auto indent_at = [&](int level) {
-        std::string s = newline;
-        for (int i = 0; i < level && style.indent_set; ++i) s += style.indent;
-        return s;
-    };
     if (v.is_none()) out += "null";
     else if (v.is_bool()) out += v.as_bool() ? "true" : "false";
     else if (v.is_int()) out += std::to_string(v.as_int());
@@ -271,33 +292,19 @@ void write_json(const Value &v, const JsonStyle &style, int depth, std::string &
     else if (v.is_string()) out += py::json_quote(v.as_string(), style.ensure_ascii);
     else if (v.is_indexable_sequence()) {
         const auto &items = v.as_sequence().items;
-        if (items.empty()) {
-            out += "[]";
-            return;
-        }
-        out += "[";
-        for (size_t i = 0; i < items.size(); ++i) {
-            out += i ? style.item_separator + indent_at(depth + 1) : indent_at(depth + 1);
-            write_json(items[i], style, depth + 1, out);
-        }
-        out += indent_at(depth) + "]";
+        write_container(items.size(), '[', ']', style, depth, out,
+                        [&](size_t i) { write_json(items[i], style, depth + 1, out); });
     } else if (v.is_dict()) {
         std::vector<std::pair<std::string, const Value *>> entries;
         for (const auto &[k, e] : v.as_dict().entries) entries.emplace_back(json_key(k), &e);
+        // Python sorts str by code point; for UTF-8 (all text here is valid UTF-8) byte order is
+        // the same order, as less_than relies on too.
         if (style.sort_keys)
-            std::stable_sort(entries.begin(), entries.end(),
-                             [](const auto &a, const auto &b) { return py::code_points(a.first) < py::code_points(b.first); });
-        if (entries.empty()) {
-            out += "{}";
-            return;
-        }
-        out += "{";
-        for (size_t i = 0; i < entries.size(); ++i) {
-            out += i ? style.item_separator + indent_at(depth + 1) : indent_at(depth + 1);
+            std::stable_sort(entries.begin(), entries.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        write_container(entries.size(), '{', '}', style, depth, out, [&](size_t i) {
             out += py::json_quote(entries[i].first, style.ensure_ascii) + style.key_separator;
             write_json(*entries[i].second, style, depth + 1, out);
-        }
-        out += indent_at(depth) + "}";
+        });
     } else {
         render_error("Object of type " + v.type_name() + " is not JSON serializable");
     }

@@ -62,6 +62,7 @@ public:
     Value(const char *s) : v_(std::string(s)) {}
     static Value sequence(std::vector<Value> items, SeqKind kind = SeqKind::List);
     static Value dict(Dict d);
+    static Value callable(Callable c);
     Value(std::shared_ptr<Namespace> ns) : v_(std::move(ns)) {}
     Value(std::shared_ptr<const Callable> c) : v_(std::move(c)) {}
 
@@ -124,11 +125,11 @@ struct Scope;
 struct Callable {
     enum class Kind { Global, Method, Macro } kind;
     std::string name;
-    Value self;                               // Method: the receiver
+    Value self{};                             // Method: the receiver
     const MacroDef *macro = nullptr;          // Macro: its definition (owned by the template)
     // Macro: the scope it was defined in. Weak, since that scope holds the macro: a macro outliving
     // its scope (stored in a namespace past its loop iteration) fails when called.
-    std::weak_ptr<Scope> closure;
+    std::weak_ptr<Scope> closure{};
 };
 
 // Python truthiness.

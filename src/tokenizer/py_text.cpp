@@ -1,7 +1,8 @@
 #include "tokenizer/py_text.hpp"
 
 #include <unicode/uchar.h>
-#include <unicode/ucasemap.h>
+#include <unicode/locid.h>
+#include <unicode/unistr.h>
 
 #include <algorithm>
 #include <cctype>
@@ -9,8 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 
+#include "tokenizer/normalizers.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace pagoda::tok::py {
@@ -25,14 +26,22 @@ bool is_space(char32_t c) {
     }
 }
 
+namespace {
+
+// The code point at `i` (U+FFFD for a stray byte), moving `i` past it.
+char32_t next_code_point(std::string_view text, size_t &i) {
+    const size_t n = utf8_sequence_length(text, i);
+    const char32_t c = n == 0 ? U'\uFFFD' : utf8_decode_at(text, i);
+    i += n == 0 ? 1 : n;
+    return c;
+}
+
+}  // namespace
+
 std::u32string code_points(std::string_view text) {
     std::u32string out;
     out.reserve(text.size());
-    for (size_t i = 0; i < text.size();) {
-        const size_t n = utf8_sequence_length(text, i);
-        out.push_back(n == 0 ? U'\uFFFD' : utf8_decode_at(text, i));
-        i += n == 0 ? 1 : n;
-    }
+    for (size_t i = 0; i < text.size();) out.push_back(next_code_point(text, i));
     return out;
 }
 
@@ -75,23 +84,22 @@ std::vector<std::string> split_whitespace(const std::u32string &s, int64_t maxsp
         words.emplace_back(i, j);
         i = j;
     }
+    auto piece = [&](size_t begin, size_t end) { return to_utf8(std::u32string_view(s).substr(begin, end - begin)); };
     std::vector<std::string> out;
     if (maxsplit < 0 || words.size() <= size_t(maxsplit)) {
-        for (auto [a, b] : words) out.push_back(to_utf8(std::u32string_view(s).substr(a, b - a)));
+        for (auto [a, b] : words) out.push_back(piece(a, b));
         return out;
     }
     // Past maxsplit the rest stays whole, its far end unstripped, as Python leaves it.
     const size_t keep = size_t(maxsplit);
     if (!from_right) {
-        for (size_t k = 0; k < keep; ++k)
-            out.push_back(to_utf8(std::u32string_view(s).substr(words[k].first, words[k].second - words[k].first)));
-        out.push_back(to_utf8(std::u32string_view(s).substr(words[keep].first)));
+        for (size_t k = 0; k < keep; ++k) out.push_back(piece(words[k].first, words[k].second));
+        out.push_back(piece(words[keep].first, s.size()));
         return out;
     }
     const size_t first_whole = words.size() - keep;  // words from this one on are split out
-    out.push_back(to_utf8(std::u32string_view(s).substr(0, words[first_whole - 1].second)));
-    for (size_t k = first_whole; k < words.size(); ++k)
-        out.push_back(to_utf8(std::u32string_view(s).substr(words[k].first, words[k].second - words[k].first)));
+    out.push_back(piece(0, words[first_whole - 1].second));
+    for (size_t k = first_whole; k < words.size(); ++k) out.push_back(piece(words[k].first, words[k].second));
     return out;
 }
 
@@ -158,31 +166,20 @@ std::string replace(std::string_view text, std::string_view old_text, std::strin
 
 namespace {
 
-struct CaseMapDeleter {
-    void operator()(UCaseMap *m) const { ucasemap_close(m); }
-};
+std::string utf8_of(char32_t c) {
+    std::string out;
+    append_utf8(out, c);
+    return out;
+}
 
-// ICU's full (multi-character) case mappings in the root locale, which is what Python's
-// str.upper/lower apply.
-std::string icu_case(std::string_view text, bool to_upper) {
-    UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<UCaseMap, CaseMapDeleter> map(ucasemap_open("", 0, &status));
-    if (U_FAILURE(status)) return std::string(text);
-    std::string out(text.size() * 3 + 4, '\0');
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        status = U_ZERO_ERROR;
-        const int32_t n = to_upper
-            ? ucasemap_utf8ToUpper(map.get(), out.data(), int32_t(out.size()), text.data(), int32_t(text.size()), &status)
-            : ucasemap_utf8ToLower(map.get(), out.data(), int32_t(out.size()), text.data(), int32_t(text.size()), &status);
-        if (status == U_BUFFER_OVERFLOW_ERROR) {
-            out.assign(size_t(n) + 1, '\0');
-            continue;
-        }
-        if (U_FAILURE(status)) return std::string(text);
-        out.resize(size_t(n));
-        return out;
+// str.islower()/isupper(): some cased code point, and none of the other case or titlecase.
+bool only_case(std::string_view text, UProperty wanted, UProperty other) {
+    bool cased = false;
+    for (char32_t c : code_points(text)) {
+        if (u_hasBinaryProperty(UChar32(c), other) || u_istitle(UChar32(c))) return false;
+        if (u_hasBinaryProperty(UChar32(c), wanted)) cased = true;
     }
-    return std::string(text);
+    return cased;
 }
 
 bool is_cased(char32_t c) {
@@ -190,21 +187,31 @@ bool is_cased(char32_t c) {
            u_istitle(UChar32(c));
 }
 
-std::string title_char(char32_t c) {
-    return to_utf8(std::u32string(1, char32_t(u_totitle(UChar32(c)))));
-}
+std::string title_char(char32_t c) { return utf8_of(char32_t(u_totitle(UChar32(c)))); }
 
 }  // namespace
 
-std::string upper(std::string_view text) { return icu_case(text, true); }
-std::string lower(std::string_view text) { return icu_case(text, false); }
+// ICU's full (multi-character) case mappings in the root locale, which is what Python's
+// str.upper/lower apply; lowering is the tokenizer's Lowercase normalizer.
+std::string upper(std::string_view text) {
+    std::string out;
+    icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), int32_t(text.size())))
+        .toUpper(icu::Locale::getRoot())
+        .toUTF8String(out);
+    return out;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    UnicodeNormalizer(UnicodeNormalizer::Form::Lowercase).normalize(out);
+    return out;
+}
 
 std::string title(std::string_view text) {
     std::string out;
     bool previous_cased = false;
     for (char32_t c : code_points(text)) {
-        std::string one = to_utf8(std::u32string(1, c));
-        out += previous_cased ? lower(one) : title_char(c);
+        out += previous_cased ? lower(utf8_of(c)) : title_char(c);
         previous_cased = is_cased(c);
     }
     return out;
@@ -216,23 +223,8 @@ std::string capitalize(std::string_view text) {
     return title_char(s[0]) + lower(to_utf8(std::u32string_view(s).substr(1)));
 }
 
-bool is_lower(std::string_view text) {
-    bool cased = false;
-    for (char32_t c : code_points(text)) {
-        if (u_hasBinaryProperty(UChar32(c), UCHAR_UPPERCASE) || u_istitle(UChar32(c))) return false;
-        if (u_hasBinaryProperty(UChar32(c), UCHAR_LOWERCASE)) cased = true;
-    }
-    return cased;
-}
-
-bool is_upper(std::string_view text) {
-    bool cased = false;
-    for (char32_t c : code_points(text)) {
-        if (u_hasBinaryProperty(UChar32(c), UCHAR_LOWERCASE) || u_istitle(UChar32(c))) return false;
-        if (u_hasBinaryProperty(UChar32(c), UCHAR_UPPERCASE)) cased = true;
-    }
-    return cased;
-}
+bool is_lower(std::string_view text) { return only_case(text, UCHAR_LOWERCASE, UCHAR_UPPERCASE); }
+bool is_upper(std::string_view text) { return only_case(text, UCHAR_UPPERCASE, UCHAR_LOWERCASE); }
 
 std::string float_repr(double value) {
     if (std::isnan(value)) return "nan";
@@ -337,9 +329,7 @@ std::string json_quote(std::string_view text, bool ensure_ascii) {
             ++i;
             continue;
         }
-        const size_t n = utf8_sequence_length(text, i);
-        const char32_t c = n == 0 ? U'\uFFFD' : utf8_decode_at(text, i);
-        i += n == 0 ? 1 : n;
+        const char32_t c = next_code_point(text, i);
         if (!ensure_ascii) {
             append_utf8(out, c);
         } else if (c <= 0xFFFF) {

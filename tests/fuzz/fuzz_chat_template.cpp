@@ -28,10 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string_view source = input.substr(0, nul);
     const std::string_view messages = nul == std::string_view::npos ? kDefaultMessages : input.substr(nul + 1);
     try {
-        const pagoda::tok::ChatTemplate tmpl(source);
-        const nlohmann::ordered_json tools = nlohmann::ordered_json::parse(
+        // The same for every input: parsed once.
+        static const nlohmann::ordered_json tools = nlohmann::ordered_json::parse(
             R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])");
-        const nlohmann::ordered_json specials = nlohmann::ordered_json::parse(R"({"bos_token": "<s>", "eos_token": "</s>"})");
+        static const nlohmann::ordered_json specials =
+            nlohmann::ordered_json::parse(R"({"bos_token": "<s>", "eos_token": "</s>"})");
+        const pagoda::tok::ChatTemplate tmpl(source);
         for (const bool add_generation_prompt : {false, true}) {
             pagoda::tok::ChatRenderOptions o;
             o.add_generation_prompt = add_generation_prompt;
