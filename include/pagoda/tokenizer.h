@@ -219,7 +219,7 @@ PAGODA_API void pagoda_chat_template_options_init(pagoda_chat_template_options_t
  *   ::PAGODA_ERR_INVALID_ARGUMENT for NULL pointers, `messages_json`/`tools_json`/`context_json`
  *   that are not JSON of the right shape (the message names the member at fault), when the
  *   template calls `raise_exception(msg)` (the message ends with the template's `msg`, after
- *   "chat template raised an exception: "; a server answers HTTP 400 with it), or when rendering
+ *   "chat template raised an exception at line N: "; a server answers HTTP 400 with it), or when rendering
  *   fails on these messages as it would in Python (a type error such as adding a string and a
  *   list, an undefined value used, a render past 64 MiB);
  *   ::PAGODA_ERR_FORMAT for a malformed template;

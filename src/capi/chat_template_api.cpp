@@ -1,10 +1,9 @@
 // pagoda_tokenizer_apply_chat_template (tokenizer.h): argument checks, the tokenizer's template
 // (or the caller's), and the rendered text copied into memory the caller frees with pagoda_free.
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #include "capi/guard.hpp"
+#include "capi/owned_text.hpp"
 #include "capi/sized_struct.hpp"
 #include "capi/tokenizer_handle.hpp"
 #include "tokenizer/chat_template.hpp"
@@ -43,9 +42,7 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tok
                                                                 const pagoda_chat_template_options_t *options,
                                                                 char **text, size_t *text_len) {
     return guarded("pagoda_tokenizer_apply_chat_template", [&] {
-        const pagoda::tok::Tokenizer *t = pagoda::checked_tokenizer(tokenizer);
-        if (tokenizer == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is NULL");
-        if (t == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is not a live tokenizer handle");
+        const pagoda::tok::Tokenizer *t = &pagoda::require_tokenizer(tokenizer);
         if (messages_json == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "messages_json is NULL");
         if (text == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "text is NULL");
         const pagoda_chat_template_options_t o =
@@ -77,11 +74,7 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_apply_chat_template(const pagoda_tok
             tmpl = &set->get(o.template_name ? o.template_name : "", o.tools_json != nullptr);
         }
         const std::string result = pagoda::tok::render_chat_text(*tmpl, messages_json, render, specials);
-        char *copy = static_cast<char *>(std::malloc(result.size() + 1));
-        if (copy == nullptr) throw std::bad_alloc();
-        std::memcpy(copy, result.data(), result.size());
-        copy[result.size()] = '\0';
-        *text = copy;
+        *text = pagoda::owned_text(result);
         if (text_len != nullptr) *text_len = result.size();
         return PAGODA_OK;
     });

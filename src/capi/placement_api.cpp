@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/owned_text.hpp"
 #include "capi/placement_spec.hpp"
 #include "capi/sized_struct.hpp"
 #include "pagoda/plan.h"
@@ -78,13 +77,6 @@ plan::SimulationOptions simulation_options(const pagoda_simulate_options_t &o) {
     return simulation;
 }
 
-char *malloc_copy(const std::string &text) {
-    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
-    if (copy == nullptr) throw std::bad_alloc();
-    std::memcpy(copy, text.c_str(), text.size() + 1);
-    return copy;
-}
-
 // A model that fits no (pipeline, tensor) configuration the search may try would silently get no
 // replica; say so instead.
 void require_every_model_fits(const plan::PlacementSpec &spec, const plan::ReplicaCostFn &cost) {
@@ -126,7 +118,7 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
         const std::vector<plan::ArrivalProcess> traffic(models, {rate_per_model(o, models), o.cv});
         plan::GammaWorkload workload(traffic, o.duration_seconds, o.seed);
         plan::Simulator simulator(placement, simulation_options(o));
-        *result_json = malloc_copy(plan::simulation_to_json(simulator.run(workload), placement));
+        *result_json = pagoda::owned_text(plan::simulation_to_json(simulator.run(workload), placement));
         return PAGODA_OK;
     });
 }
@@ -175,7 +167,7 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
                          {"simulations", found.stats.simulations},
                          {"greedy_runs", found.stats.greedy_runs},
                          {"seconds", seconds}};
-        *placement_json = malloc_copy(out.dump());
+        *placement_json = pagoda::owned_text(out.dump());
         return PAGODA_OK;
     });
 }

@@ -1,12 +1,11 @@
 // plan.h: planning a model on a mesh, plans as JSON, and the getters.
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/owned_text.hpp"
 #include "capi/sized_struct.hpp"
 #include "capi/plan_handle.hpp"
 #include "model/hf_config.hpp"
@@ -132,10 +131,7 @@ PAGODA_API pagoda_status_t pagoda_plan_to_json(const pagoda_plan_t *plan, char *
         const plan::Plan &p = plan_of(plan);
         if (json == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "json is NULL");
         const std::string text = plan::plan_to_json(p);
-        char *copy = static_cast<char *>(std::malloc(text.size() + 1));
-        if (copy == nullptr) throw std::bad_alloc();
-        std::memcpy(copy, text.c_str(), text.size() + 1);
-        *json = copy;
+        *json = pagoda::owned_text(text);
         return PAGODA_OK;
     });
 }

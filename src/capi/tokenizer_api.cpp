@@ -5,20 +5,15 @@
 #include <cstring>
 
 #include "capi/guard.hpp"
+#include "capi/owned_text.hpp"
 #include "capi/tokenizer_handle.hpp"
 
 using pagoda::checked_tokenizer;
+using pagoda::require_tokenizer;
 using pagoda::fail;
 using pagoda::guarded;
 
 namespace {
-
-const pagoda::tok::Tokenizer &require_tokenizer(const pagoda_tokenizer_t *tokenizer) {
-    const pagoda::tok::Tokenizer *t = checked_tokenizer(tokenizer);
-    if (tokenizer == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is NULL");
-    if (t == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is not a live tokenizer handle");
-    return *t;
-}
 
 // malloc'd so that pagoda_free (std::free) releases it.
 void *allocate(size_t bytes) {
@@ -98,10 +93,7 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_decode(const pagoda_tokenizer_t *tok
         if (flags & ~PAGODA_DETOKENIZE_SKIP_SPECIAL)
             fail(PAGODA_ERR_INVALID_ARGUMENT, "unknown flags " + std::to_string(flags & ~PAGODA_DETOKENIZE_SKIP_SPECIAL));
         const std::string result = t.decode(std::span<const int32_t>(ids, n_ids), flags);
-        char *copy = static_cast<char *>(allocate(result.size() + 1));
-        std::memcpy(copy, result.data(), result.size());
-        copy[result.size()] = '\0';
-        *text = copy;
+        *text = pagoda::owned_text(result);
         if (text_len != nullptr) *text_len = result.size();
         return PAGODA_OK;
     });

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "capi/guard.hpp"
 #include "pagoda/tokenizer.h"
 #include "tokenizer/tokenizer.hpp"
 
@@ -27,6 +28,14 @@ inline pagoda_tokenizer *make_tokenizer_handle(std::shared_ptr<const tok::Tokeni
 // The tokenizer behind a handle; nullptr for NULL or a pointer that is not a live handle.
 inline const tok::Tokenizer *checked_tokenizer(const pagoda_tokenizer *t) {
     return (t != nullptr && t->magic == pagoda_tokenizer::kMagic) ? t->impl.get() : nullptr;
+}
+
+// The tokenizer behind a handle, or INVALID_HANDLE from inside a guarded body.
+inline const tok::Tokenizer &require_tokenizer(const pagoda_tokenizer *t) {
+    const tok::Tokenizer *impl = checked_tokenizer(t);
+    if (t == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is NULL");
+    if (impl == nullptr) fail(PAGODA_ERR_INVALID_HANDLE, "tokenizer is not a live tokenizer handle");
+    return *impl;
 }
 
 }  // namespace pagoda

@@ -1,7 +1,7 @@
 """The C structs of the host-facing headers, field for field (include/pagoda/*.h).
 
-Enum-typed fields are declared ``c_int32``: a C enum is an ``int`` on the platforms Pagoda ships
-on, and the headers are making these fields ``int32_t``. ``tests/test_layout.py`` compares every
+Fields holding an enum's value are ``c_int32``, as the headers declare them (``int32_t``, the
+comment naming the enum). ``tests/test_layout.py`` compares every
 size, alignment and field offset here with what the C compiler gives (``pagoda-abi-layout``).
 Each class's ``c_name`` is its typedef name in the headers.
 """
