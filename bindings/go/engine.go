@@ -9,8 +9,12 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
+
+// outputBatch is how many outputs one pagoda_engine_poll_batch call takes at most.
+const outputBatch = 32
 
 // Engine serves requests over a model, a mesh and a KV cache with continuous batching. As
 // engine.h allows, Submit*, Abort, Poll, Stats, Metrics and the Stream methods are safe from any
@@ -21,7 +25,10 @@ type Engine struct {
 	h      handle
 	stepMu sync.Mutex // pagoda_engine_step runs on one thread at a time
 	r      router
-	out    *C.pagoda_output_t // in C memory, reused by every poll (under r.mu)
+	outs   *C.pagoda_output_t // outputBatch entries in C memory, reused by every poll (under r.cmu)
+	nOuts  *C.size_t          // how many a poll filled, in C memory too (a Go variable passed to C is heap-allocated per call)
+	// Steps begun and aborts ended: each may queue outputs (see router.drainedAt).
+	produced atomic.Uint64
 }
 
 // Preemption is a pagoda_preemption_t.
@@ -146,12 +153,15 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 	}
 	e := &Engine{h: newHandle("engine", unsafe.Pointer(out))}
 	e.r.init()
-	e.out = (*C.pagoda_output_t)(C.calloc(1, C.sizeof_pagoda_output_t))
-	if e.out == nil {
+	e.outs = (*C.pagoda_output_t)(C.calloc(outputBatch, C.sizeof_pagoda_output_t))
+	e.nOuts = (*C.size_t)(C.calloc(1, C.sizeof_size_t))
+	if e.outs == nil || e.nOuts == nil {
+		C.free(unsafe.Pointer(e.outs))
+		C.free(unsafe.Pointer(e.nOuts))
 		C.pagoda_engine_destroy(out)
-		return nil, &Error{Status: StatusOutOfMemory, Message: "no memory for the engine's output"}
+		return nil, &Error{Status: StatusOutOfMemory, Message: "no memory for the engine's outputs"}
 	}
-	e.out.struct_size = C.uint32_t(C.sizeof_pagoda_output_t)
+	e.outs.struct_size = C.uint32_t(C.sizeof_pagoda_output_t) // the entries' stride
 	// A backstop: once the engine is unreachable no call on it runs, and the handles it uses
 	// are kept alive by the library, whatever order the collector finalises them in.
 	runtime.SetFinalizer(e, (*Engine).Close)
@@ -163,7 +173,8 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 func (e *Engine) Close() {
 	e.h.close(func(p unsafe.Pointer) {
 		C.pagoda_engine_destroy((*C.pagoda_engine_t)(p))
-		C.free(unsafe.Pointer(e.out))
+		C.free(unsafe.Pointer(e.outs))
+		C.free(unsafe.Pointer(e.nOuts))
 	})
 	runtime.SetFinalizer(e, nil)
 }
@@ -221,6 +232,7 @@ func (e *Engine) SubmitTokens(ids []int32, opts *RequestOptions) (uint64, error)
 // Abort ends a live request now; its last output (FinishAborted) is queued. It fails with
 // StatusNotFound for a request that is not live (finished ones are not).
 func (e *Engine) Abort(requestID uint64) error {
+	defer e.produced.Add(1)
 	return e.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
 		return C.pagoda_engine_abort(e.ptr(p), C.uint64_t(requestID))
 	})
@@ -238,7 +250,7 @@ func (e *Engine) Step() error {
 	runtime.Gosched()
 	e.stepMu.Lock()
 	defer e.stepMu.Unlock()
-	return e.h.call(func(p unsafe.Pointer) C.pagoda_status_t { return C.pagoda_engine_step(e.ptr(p)) })
+	return e.r.step(e)
 }
 
 // HasWork says whether any request is waiting or running.
@@ -256,25 +268,39 @@ func (e *Engine) hasWorkSettled() (bool, error) {
 	return e.HasWork()
 }
 
-// pollC takes the oldest output queued in C, copied; the caller holds e.r.mu, which guards
-// e.out. The copy runs on the polling thread before it can poll again: the output's arrays
-// live in that thread's storage.
-func (e *Engine) pollC() (Output, bool, error) {
+// pollBatch appends to dst the oldest outputs queued in C, up to outputBatch, copied.
+func (e *Engine) pollBatch(dst []Output) ([]Output, error) {
+	return e.takeOutputs(dst, func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_engine_poll_batch(e.ptr(p), e.outs, outputBatch, e.nOuts)
+	})
+}
+
+// stepPoll runs one step and appends to dst the oldest outputs then queued, up to outputBatch.
+func (e *Engine) stepPoll(dst []Output) ([]Output, error) {
+	return e.takeOutputs(dst, func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_engine_step_poll(e.ptr(p), e.outs, outputBatch, e.nOuts)
+	})
+}
+
+// takeOutputs makes a call that fills e.outs and appends copies of what it filled to dst. The
+// caller holds e.r.cmu, which guards e.outs. The copies run on the calling thread before it
+// can poll again: the outputs' arrays live in that thread's storage.
+func (e *Engine) takeOutputs(dst []Output, fill func(p unsafe.Pointer) C.pagoda_status_t) ([]Output, error) {
 	p, err := e.h.acquire()
 	if err != nil {
-		return Output{}, false, err
+		return dst, err
 	}
 	defer e.h.release()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s := C.pagoda_engine_poll(e.ptr(p), e.out)
-	if s == C.PAGODA_ERR_EMPTY {
-		return Output{}, false, nil
+	if s := fill(p); s != C.PAGODA_OK {
+		return dst, lastError(s)
 	}
-	if s != C.PAGODA_OK {
-		return Output{}, false, lastError(s)
+	entries := unsafe.Slice(e.outs, int(*e.nOuts))
+	for i := range entries {
+		dst = append(dst, copyOutput(&entries[i]))
 	}
-	return copyOutput(e.out), true, nil
+	return dst, nil
 }
 
 // Poll takes the oldest output of a request that no Stream reads; ok is false when none is

@@ -17,6 +17,7 @@ import (
 type Stream struct {
 	e        *Engine
 	id       uint64
+	q        *queue // the request's outputs, moved there from C by the router
 	cur      Output
 	err      error
 	finished bool // the request's last output was read
@@ -33,16 +34,15 @@ func (e *Engine) StreamTokens(ids []int32, opts *RequestOptions) (*Stream, error
 }
 
 func (e *Engine) stream(submit func() (uint64, error)) (*Stream, error) {
-	// Submitting under the router's lock: no poll can see the first output before the
-	// request is claimed.
-	e.r.mu.Lock()
-	defer e.r.mu.Unlock()
+	// Submitting while outputs cannot move from C: none of the request's can reach another
+	// reader before it is claimed.
+	e.r.cmu.Lock()
+	defer e.r.cmu.Unlock()
 	id, err := submit()
 	if err != nil {
 		return nil, err
 	}
-	e.r.claim(id)
-	s := &Stream{e: e, id: id}
+	s := &Stream{e: e, id: id, q: e.r.claim(id)}
 	// A backstop for a stream dropped unread: its request is aborted and its outputs no
 	// longer kept (nobody is left to hear about a failure).
 	runtime.SetFinalizer(s, func(s *Stream) { _ = s.Close() })
@@ -59,7 +59,7 @@ func (s *Stream) Next() bool {
 		return false
 	}
 	for stepped := false; ; stepped = true {
-		o, ok, err := s.e.r.next(s.e, s.id)
+		o, ok, err := s.e.r.take(s.e, s.q, false)
 		if err != nil {
 			return s.fail(err)
 		}
@@ -76,7 +76,7 @@ func (s *Stream) Next() bool {
 			}
 			if !work {
 				// Every output is queued by now: read once more.
-				if o, ok, err = s.e.r.next(s.e, s.id); err != nil {
+				if o, ok, err = s.e.r.take(s.e, s.q, true); err != nil {
 					return s.fail(err)
 				}
 				if ok {

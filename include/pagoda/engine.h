@@ -14,11 +14,13 @@
  *        pagoda_engine_step() schedules every runnable request under a token budget (new prompts
  *        and running decodes in one batch), runs the model once over the batch with paged
  *        attention, samples one token per sequence and queues the outputs; requests join and
- *        leave between steps. Outputs are read with pagoda_engine_poll() or a callback.
+ *        leave between steps. Outputs are read with pagoda_engine_poll() (one at a time),
+ *        pagoda_engine_poll_batch() (many at once), pagoda_engine_step_poll() (a step and its
+ *        outputs in one call) or a callback.
  *
- * Threads: pagoda_engine_submit_text(), pagoda_engine_submit_tokens(), pagoda_engine_abort()
- * and pagoda_engine_poll() are safe from any thread; pagoda_engine_step() runs on one thread at
- * a time. pagoda_engine_get_stats() and pagoda_engine_get_metrics() may be called from any
+ * Threads: pagoda_engine_submit_text(), pagoda_engine_submit_tokens(), pagoda_engine_abort(),
+ * pagoda_engine_poll() and pagoda_engine_poll_batch() are safe from any thread;
+ * pagoda_engine_step() and pagoda_engine_step_poll() run on one thread at a time. pagoda_engine_get_stats() and pagoda_engine_get_metrics() may be called from any
  * thread while another steps.
  * @{
  */
@@ -546,6 +548,51 @@ PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engi
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output);
+
+/**
+ * \brief Takes up to `capacity` of the oldest queued outputs in one call: what calling
+ *        pagoda_engine_poll() until ::PAGODA_ERR_EMPTY takes, for a host to whom each call into
+ *        the library costs (a binding reads a whole step's outputs in one FFI crossing).
+ * \param[in] engine the engine.
+ * \param[in,out] outputs `capacity` outputs one after the other, `outputs[0].struct_size` bytes
+ *                apart: the caller sets `struct_size` in the first entry only, and it is the
+ *                array's stride (`sizeof(pagoda_output_t)` with this header). The first
+ *                `*n_polled` entries are filled, oldest first. Their pointers stay valid as
+ *                pagoda_engine_poll()'s do: until the calling thread polls this engine again,
+ *                with either function.
+ * \param[in] capacity entries in `outputs`, at least 1.
+ * \param[out] n_polled outputs taken; fewer than `capacity` (0 included) when the queue ran out.
+ * \return ::PAGODA_OK, also when none was queued (`*n_polled` is 0);
+ *         ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed engine;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `outputs` or `n_polled`, a zero `capacity`,
+ *         or an `outputs[0].struct_size` unset or (with `capacity` > 1) not a multiple of the
+ *         struct's alignment.
+ * \par Thread safety
+ * As pagoda_engine_poll().
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_poll_batch(pagoda_engine_t *engine, pagoda_output_t *outputs,
+                                                    size_t capacity, size_t *n_polled);
+
+/**
+ * \brief One iteration, then the oldest queued outputs: pagoda_engine_step() and
+ *        pagoda_engine_poll_batch() in one call, as vLLM's `step()` returns what it produced.
+ *        A host streaming one token a step makes one call into the library per token.
+ * \param[in] engine the engine.
+ * \param[in,out] outputs as for pagoda_engine_poll_batch().
+ * \param[in] capacity entries in `outputs`, at least 1.
+ * \param[out] n_polled outputs taken, oldest first (outputs queued before the step come first);
+ *                      those past `capacity` stay queued for the next poll.
+ * \return ::PAGODA_OK; the step's failure as pagoda_engine_step() returns it (`*n_polled` is 0
+ *         and the failed requests' ERROR outputs stay queued); ::PAGODA_ERR_INVALID_HANDLE;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT as for pagoda_engine_poll_batch(), checked before the
+ *         step (a refused call has not stepped).
+ * \par Thread safety
+ * As pagoda_engine_step(): one step at a time per engine.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_step_poll(pagoda_engine_t *engine, pagoda_output_t *outputs,
+                                                   size_t capacity, size_t *n_polled);
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,40 @@ pagoda_output_t public_output(const Output &out) {
     return p;
 }
 
+// The caller's output array: `capacity` entries whose first one's struct_size is the stride.
+// Returns the stride, or throws INVALID_ARGUMENT naming what is wrong.
+uint32_t output_stride(const pagoda_output_t *outputs, size_t capacity, const char *what) {
+    if (outputs == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+    if (capacity == 0) fail(PAGODA_ERR_INVALID_ARGUMENT, "capacity is 0");
+    const uint32_t stride = outputs->struct_size;
+    if (stride < 2 * sizeof(uint32_t))
+        fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) +
+                                              "->struct_size is not set: set it to sizeof(pagoda_output_t)");
+    if (capacity > 1 && stride % alignof(pagoda_output_t) != 0)
+        fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + "->struct_size is " + std::to_string(stride) +
+                                              ", not a sizeof(pagoda_output_t): the entries would be misaligned");
+    return stride;
+}
+
+// Moves up to `capacity` queued outputs into the calling thread's storage (releasing what it
+// held: the thread's previous pointers end here) and writes them to `outputs` at `stride`.
+// Returns how many.
+size_t poll_into(pagoda_engine *e, pagoda_output_t *outputs, size_t capacity, uint32_t stride) {
+    std::lock_guard lock(e->poll_mutex);
+    // The entry stays when the poll is empty: a streaming host polls empty every step, and
+    // erasing it would cost an allocation a token. A thread that leaves keeps an empty vector.
+    std::vector<Output> &mine = e->polled[std::this_thread::get_id()];
+    mine.clear();
+    e->impl->poll_many(mine, capacity);
+    auto *entry = reinterpret_cast<unsigned char *>(outputs);
+    for (size_t i = 0; i < mine.size(); ++i, entry += stride) {
+        auto *out = reinterpret_cast<pagoda_output_t *>(entry);
+        out->struct_size = stride;
+        pagoda::write_sized(out, public_output(mine[i]), "output");
+    }
+    return mine.size();
+}
+
 }  // namespace
 
 extern "C" {
@@ -273,29 +307,37 @@ PAGODA_API pagoda_status_t pagoda_engine_has_work_v2(const pagoda_engine_t *engi
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_output_t *output) {
-    pagoda_status_t status = guarded("pagoda_engine_poll", [&] {
+    return guarded("pagoda_engine_poll", [&] {
         pagoda_engine *e = pagoda::require_handle(engine, "engine");
-        if (output == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "output is NULL");
-        if (output->struct_size < 2 * sizeof(uint32_t))
-            fail(PAGODA_ERR_INVALID_ARGUMENT, "output->struct_size is not set: set it to sizeof(pagoda_output_t)");
-        Output next;
-        if (!e->impl->poll(next)) {
-            // This poll releases the thread's previous output: free its buffers, but keep the
-            // map entry, which the next output reuses (a streaming host polls empty every step,
-            // so erasing it would cost an allocation a token). A thread that leaves keeps only
-            // an empty entry.
-            std::lock_guard lock(e->poll_mutex);
-            if (auto it = e->polled.find(std::this_thread::get_id()); it != e->polled.end())
-                it->second = Output{};
-            return PAGODA_ERR_EMPTY;
-        }
-        std::lock_guard lock(e->poll_mutex);
-        Output &mine = e->polled[std::this_thread::get_id()];
-        mine = std::move(next);
-        pagoda::write_sized(output, public_output(mine), "output");
+        const uint32_t stride = output_stride(output, 1, "output");
+        return poll_into(e, output, 1, stride) == 0 ? PAGODA_ERR_EMPTY : PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_poll_batch(pagoda_engine_t *engine, pagoda_output_t *outputs,
+                                                    size_t capacity, size_t *n_polled) {
+    return guarded("pagoda_engine_poll_batch", [&] {
+        pagoda_engine *e = pagoda::require_handle(engine, "engine");
+        if (n_polled == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "n_polled is NULL");
+        *n_polled = 0;
+        const uint32_t stride = output_stride(outputs, capacity, "outputs");
+        *n_polled = poll_into(e, outputs, capacity, stride);
         return PAGODA_OK;
     });
-    return status;
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_step_poll(pagoda_engine_t *engine, pagoda_output_t *outputs,
+                                                   size_t capacity, size_t *n_polled) {
+    return guarded("pagoda_engine_step_poll", [&] {
+        pagoda_engine *e = pagoda::require_handle(engine, "engine");
+        if (n_polled == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "n_polled is NULL");
+        *n_polled = 0;
+        // Every argument is checked before the step: a refused call has not stepped.
+        const uint32_t stride = output_stride(outputs, capacity, "outputs");
+        e->impl->step();
+        *n_polled = poll_into(e, outputs, capacity, stride);
+        return PAGODA_OK;
+    });
 }
 
 PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine,

@@ -56,7 +56,7 @@ struct pagoda_engine {
     // What each polling thread was last handed: its memory backs that thread's pointers until
     // the thread polls again, so a poll on one thread never frees what another is reading.
     std::mutex poll_mutex;
-    std::unordered_map<std::thread::id, pagoda::engine::Output> polled;
+    std::unordered_map<std::thread::id, std::vector<pagoda::engine::Output>> polled;
     ~pagoda_engine() {
         magic = 0;
         impl.reset();  // the requests and their blocks go first, then the cache is free again

@@ -387,6 +387,14 @@ bool Engine::poll(Output &out) {
     return true;
 }
 
+void Engine::poll_many(std::vector<Output> &out, size_t max) {
+    std::lock_guard lock(output_mutex_);
+    for (; max > 0 && !outputs_.empty(); --max) {
+        out.push_back(std::move(outputs_.front()));
+        outputs_.pop_front();
+    }
+}
+
 void Engine::fail_all(const std::vector<Request *> &requests, pagoda_status_t status,
                       const std::string &message) {
     for (Request *r : requests) {

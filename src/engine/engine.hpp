@@ -74,6 +74,8 @@ public:
     bool has_work() const noexcept { return live_requests_.load() > 0; }
     // Thread-safe: the oldest queued output, or false.
     bool poll(Output &out);
+    // Thread-safe: appends up to `max` of the oldest queued outputs to `out`, under one lock.
+    void poll_many(std::vector<Output> &out, size_t max);
 
     const kv::KvCache &cache() const noexcept { return *cache_; }
     // What the engine serves, for front ends (the HTTP server) that take an engine alone.

@@ -1,7 +1,11 @@
 /* pagoda-bench-stream: tokens per second of one streamed request through the C API, the baseline
  * the bindings' streaming benchmarks are set against (same flags, same output lines).
  *
- *   pagoda-bench-stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R]
+ *   pagoda-bench-stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R] [--paced]
+ *
+ * With --paced, each repeat waits for a line on standard input and they go on until its end
+ * (--repeats is then unused): tests/bench/bindings_overhead.py runs the C and binding benches
+ * side by side this way, one request of each in turn.
  *
  * Each repeat submits the prompt (greedy, ignoring end-of-sequence), then steps and polls until
  * the request finishes, reading every output's tokens and text as a streaming host would, and
@@ -28,7 +32,7 @@ static int check(pagoda_status_t status, const char *what) {
 
 static int usage(void) {
     fprintf(stderr, "usage: pagoda-bench-stream --model PATH [--prompt TEXT] [--max-tokens N] "
-                    "[--repeats R]\n");
+                    "[--repeats R] [--paced]\n");
     return 2;
 }
 
@@ -59,9 +63,13 @@ static double stream_once(pagoda_engine_t *engine, const char *prompt,
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = "Once upon a time";
-    int max_tokens = 256, repeats = 5;
+    int max_tokens = 256, repeats = 5, paced = 0;
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
+        if (strcmp(flag, "--paced") == 0) {
+            paced = 1;
+            continue;
+        }
         if (i + 1 >= argc) return usage();
         const char *value = argv[++i];
         if (strcmp(flag, "--model") == 0) model_path = value;
@@ -86,7 +94,9 @@ int main(int argc, char **argv) {
     options.max_tokens = max_tokens;
     options.flags |= PAGODA_REQUEST_IGNORE_EOS;
     unsigned long sink = 0;
-    for (int r = 0; r < repeats && !failed; r++) {
+    char go_line[64];
+    for (int r = 0; (paced ? fgets(go_line, sizeof go_line, stdin) != NULL : r < repeats) && !failed;
+         r++) {
         double rate = stream_once(engine, prompt, &options, &sink);
         if (rate < 0) failed = 1;
         else printf("tokens_per_s %.1f\n", rate);

@@ -1,6 +1,7 @@
 /* Handle lifetimes and polling threads, as a binding meets them: handles destroyed in any order
- * (a garbage collector picks it, not the user), and several threads polling one engine while
- * another steps it, each reading what it was handed while the others poll on. */
+ * (a garbage collector picks it, not the user), and several threads polling one engine (singly
+ * and in batches) while another steps it, each reading what it was handed while the others
+ * poll on. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -70,26 +71,37 @@ typedef struct poller {
     pagoda_engine_t *engine;
     atomic_int *stop;
     atomic_int *finished;
-    long bytes;  /* text bytes read back, so the reads cannot be optimized away */
+    size_t batch; /* 0: pagoda_engine_poll; else pagoda_engine_poll_batch with this capacity */
+    long bytes;   /* text bytes read back, so the reads cannot be optimized away */
 } poller_t;
+
+/* Reads everything the output points to, slowly enough that other threads poll meanwhile:
+ * with one buffer per engine their polls freed this memory. */
+static void read_output(poller_t *p, const pagoda_output_t *out) {
+    for (int pass = 0; pass < 50; ++pass) {
+        p->bytes += (long)strlen(out->text);
+        for (size_t i = 0; i < out->n_tokens; ++i) p->bytes += out->token_ids[i] >= 0;
+    }
+    if (out->request_finished) atomic_fetch_add(p->finished, 1);
+}
 
 static void *poll_and_read(void *arg) {
     poller_t *p = (poller_t *)arg;
+    pagoda_output_t outs[4];
+    assert_true(p->batch <= 4);
     for (;;) {
-        pagoda_output_t out;
-        memset(&out, 0, sizeof out);
-        out.struct_size = sizeof out;
-        if (pagoda_engine_poll(p->engine, &out) != PAGODA_OK) {
+        memset(outs, 0, sizeof outs);
+        outs[0].struct_size = sizeof outs[0];
+        size_t n = 0;
+        if (p->batch == 0)
+            n = pagoda_engine_poll(p->engine, &outs[0]) == PAGODA_OK;
+        else
+            TEST_ASSERT_OK(pagoda_engine_poll_batch(p->engine, outs, p->batch, &n));
+        if (n == 0) {
             if (atomic_load(p->stop)) break;
             continue;
         }
-        /* Read everything the output points to, slowly enough that other threads poll
-         * meanwhile: with one buffer per engine their polls freed this memory. */
-        for (int pass = 0; pass < 50; ++pass) {
-            p->bytes += (long)strlen(out.text);
-            for (size_t i = 0; i < out.n_tokens; ++i) p->bytes += out.token_ids[i] >= 0;
-        }
-        if (out.request_finished) atomic_fetch_add(p->finished, 1);
+        for (size_t i = 0; i < n; ++i) read_output(p, &outs[i]);
     }
     return NULL;
 }
@@ -108,7 +120,7 @@ static void test_polls_from_several_threads(void **state) {
     poller_t pollers[kThreads];
     pthread_t threads[kThreads];
     for (int t = 0; t < kThreads; ++t) {
-        pollers[t] = (poller_t){s.engine, &stop, &finished, 0};
+        pollers[t] = (poller_t){s.engine, &stop, &finished, (size_t)t * 2, 0}; /* 0, 2, 4 */
         assert_int_equal(pthread_create(&threads[t], NULL, poll_and_read, &pollers[t]), 0);
     }
     while (pagoda_engine_has_work(s.engine)) TEST_ASSERT_OK(pagoda_engine_step(s.engine));

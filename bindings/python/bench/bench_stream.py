@@ -5,7 +5,8 @@
 Each repeat submits one greedy request (ignoring end-of-sequence, so every repeat generates
 ``--max-tokens``), then steps and polls until it has finished, counting the tokens the polls
 return and decoding every piece of text as a streaming user would. It prints one line
-``tokens_per_s <float>`` per repeat.
+``tokens_per_s <float>`` per repeat. With ``--paced``, each repeat waits for a line on standard
+input, until its end (as the C benchmark's ``--paced``).
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def main() -> int:
     parser.add_argument("--prompt", default="Once upon a time", help="prompt text")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens per repeat")
     parser.add_argument("--repeats", type=int, default=5, help="requests, one at a time")
+    parser.add_argument("--paced", action="store_true",
+                        help="one request per line of standard input, until its end")
     args = parser.parse_args()
     if args.max_tokens < 1 or args.repeats < 1:
         parser.error("--max-tokens and --repeats must be at least 1")
@@ -32,7 +35,7 @@ def main() -> int:
             pagoda.KvCache(model, mesh) as cache, pagoda.Engine(model, mesh, cache) as engine:
         options = pagoda.RequestOptions(max_tokens=args.max_tokens, temperature=0,
                                         ignore_eos=True)
-        for _ in range(args.repeats):
+        for _ in (sys.stdin if args.paced else range(args.repeats)):
             start = time.perf_counter()
             with engine.stream(args.prompt, options) as stream:
                 chars = 0

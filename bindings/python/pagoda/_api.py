@@ -111,6 +111,8 @@ _PROTOTYPES = {
     "pagoda_engine_step": (_STATUS, [_H]),
     "pagoda_engine_has_work_v2": (_STATUS, [_H, POINTER(c_int32)]),
     "pagoda_engine_poll": (_STATUS, [_H, _p(S.Output)]),
+    "pagoda_engine_poll_batch": (_STATUS, [_H, _p(S.Output), c_size_t, POINTER(c_size_t)]),
+    "pagoda_engine_step_poll": (_STATUS, [_H, _p(S.Output), c_size_t, POINTER(c_size_t)]),
     "pagoda_engine_get_stats": (_STATUS, [_H, _p(S.EngineStats)]),
     "pagoda_engine_get_metrics": (_STATUS, [_H, _p(S.EngineMetrics)]),
     "pagoda_engine_device_count_v2": (_STATUS, [_H, POINTER(c_size_t)]),

@@ -23,8 +23,9 @@ from .stream import Completion, Stream
 Prompt = Union[str, Sequence[int]]
 
 _EMPTY = int(Status.EMPTY)
-_step_fn = lib.pagoda_engine_step
-_poll_fn = lib.pagoda_engine_poll
+_poll_batch_fn = lib.pagoda_engine_poll_batch
+_step_poll_fn = lib.pagoda_engine_step_poll
+_BATCH = 32  # outputs one call takes at most: a step and its outputs in one call into the library
 
 
 class Engine(Handle):
@@ -56,12 +57,12 @@ class Engine(Handle):
             check(lib.pagoda_engine_create(m, me, p, c, ctypes.byref(c_opts), ctypes.byref(out)))
         super().__init__(out.value, lib.pagoda_engine_destroy)
         # Outputs are polled into preallocated structs, copied out at once and routed to the
-        # stream that owns their request. Pumps (under the step lock) poll into one struct,
-        # poll() calls (under the poll lock) into another; stream() holds both locks from submit
-        # until the new request's stream is registered, so none of its outputs is polled first.
-        self._poll_lock = threading.Lock()
-        self._pump_out = _OutputSlot()
-        self._poll_out = _OutputSlot()
+        # stream that owns their request (or to poll()). The move lock is held while outputs
+        # move from the library to those queues, by a step with them, so they arrive in the
+        # library's order; stream() holds it from submit until the new request's stream is
+        # registered, so none of its outputs is routed first. Lock order: step, then move.
+        self._move_lock = threading.Lock()
+        self._slot = _OutputSlot()
         self._joiner = Utf8Joiner()
         self._boxes: dict[int, collections.deque] = {}  # request id -> its stream's outputs
         self._unclaimed: collections.deque = collections.deque()  # outputs for poll()
@@ -107,7 +108,7 @@ class Engine(Handle):
         ptr = self._enter()
         try:
             # No output of the new request may be polled before its stream is registered.
-            with self._step_lock, self._poll_lock:
+            with self._move_lock:
                 request_id = self._submit_locked(ptr, prompt, opts)
                 self._boxes[request_id] = box
         finally:
@@ -132,7 +133,9 @@ class Engine(Handle):
         """Runs one iteration (schedule, run the model, sample, emit); outputs go to their
         streams and to :meth:`poll`."""
         with self._step_lock:
-            check(_step_fn(self._stepping_ptr()))
+            ptr = self._stepping_ptr()
+            with self._move_lock:
+                self._drain(ptr, step=True)
 
     def has_work(self) -> bool:
         """Whether any request is waiting or running."""
@@ -148,8 +151,8 @@ class Engine(Handle):
             pass
         ptr = self._enter()
         try:
-            with self._poll_lock:
-                self._drain(ptr, self._poll_out)
+            with self._move_lock:
+                self._drain(ptr)
         finally:
             self._leave()
         try:
@@ -157,26 +160,33 @@ class Engine(Handle):
         except IndexError:
             return None
 
-    def _drain(self, ptr: int, slot: "_OutputSlot") -> int:
-        """Polls every queued output into ``slot`` and routes it; returns how many there were.
-        The caller holds the lock that owns ``slot``."""
-        out, ref, view, joiner, boxes = slot.out, slot.ref, slot.view, self._joiner, self._boxes
+    def _drain(self, ptr: int, step: bool = False) -> int:
+        """Moves every queued output to its stream's box or to poll()'s queue, after a step
+        when ``step``; returns how many. The caller holds the move lock (and, to step, the
+        step lock)."""
+        slot, joiner, boxes = self._slot, self._joiner, self._boxes
+        entries, views, first, count, count_ref = (slot.entries, slot.views, slot.first_ref,
+                                                    slot.count, slot.count_ref)
+        fill = _step_poll_fn if step else _poll_batch_fn
         n = 0
         while True:
-            status = _poll_fn(ptr, ref)
-            if status:
-                if status == _EMPTY:
-                    return n
+            status = fill(ptr, first, _BATCH, count_ref)
+            if status:  # a failed step leaves its ERROR outputs queued for the next drain
                 raise error(status, last_error_message())
-            o = read_output(out, view, joiner)
-            n += 1
-            box = boxes.get(o.request_id)
-            if box is None:
-                self._unclaimed.append(o)
-            else:
-                box.append(o)
-                if o.request_finished:
-                    del boxes[o.request_id]
+            got = count.value
+            for i in range(got):
+                o = read_output(entries[i], views[i], joiner)
+                box = boxes.get(o.request_id)
+                if box is None:
+                    self._unclaimed.append(o)
+                else:
+                    box.append(o)
+                    if o.request_finished:
+                        del boxes[o.request_id]
+            n += got
+            if got < _BATCH:  # the queue ran out
+                return n
+            fill = _poll_batch_fn
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump
@@ -185,14 +195,13 @@ class Engine(Handle):
             if box:
                 return len(box)
             ptr = self._stepping_ptr()
-            check(_step_fn(ptr))
-            slot = self._pump_out
-            n = self._drain(ptr, slot)
-            if n == 0 and not box:
-                busy = ctypes.c_int32()
-                check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
-                if not busy.value:  # an abort may have queued its output since the step
-                    n = self._drain(ptr, slot)
+            with self._move_lock:
+                n = self._drain(ptr, step=True)
+                if n == 0 and not box:
+                    busy = ctypes.c_int32()
+                    check(lib.pagoda_engine_has_work_v2(ptr, ctypes.byref(busy)))
+                    if not busy.value:  # an abort may have queued its output since the step
+                        n = self._drain(ptr)
             return n
 
     def _stepping_ptr(self) -> int:
@@ -237,12 +246,17 @@ class Engine(Handle):
 
 
 class _OutputSlot:
-    """A preallocated ``pagoda_output_t`` with what polling needs of it."""
+    """``_BATCH`` preallocated ``pagoda_output_t`` entries with what polling needs of them."""
 
     def __init__(self) -> None:
-        self.out = S.new(S.Output)
-        self.ref = ctypes.byref(self.out)
-        self.view = memoryview(self.out).cast("B")
+        array = (S.Output * _BATCH)()
+        array[0].struct_size = ctypes.sizeof(S.Output)  # the entries' stride
+        self.array = array
+        self.entries = [array[i] for i in range(_BATCH)]  # views into array, not copies
+        self.views = [memoryview(e).cast("B") for e in self.entries]
+        self.first_ref = ctypes.byref(self.entries[0])
+        self.count = ctypes.c_size_t()
+        self.count_ref = ctypes.byref(self.count)
 
 
 __all__ = ["Engine", "Prompt"]

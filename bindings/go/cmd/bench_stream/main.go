@@ -4,10 +4,14 @@
 // polls until the request finishes, counting the tokens polled and reading each output's text
 // as a streaming user would. It prints one line `tokens_per_s <float>` per repeat.
 //
-//	bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R
+//	bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R [--paced]
+//
+// With --paced, each repeat waits for a line on standard input, until its end (as the C
+// benchmark's --paced).
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -22,18 +26,19 @@ func main() {
 	prompt := flag.String("prompt", "Once upon a time", "prompt text")
 	maxTokens := flag.Int("max-tokens", 256, "tokens per request")
 	repeats := flag.Int("repeats", 5, "requests, one after the other")
+	paced := flag.Bool("paced", false, "one request per line of standard input, until its end")
 	flag.Parse()
 	if *model == "" || *maxTokens < 1 || *repeats < 1 || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R")
+		fmt.Fprintln(os.Stderr, "usage: bench_stream --model PATH --prompt TEXT --max-tokens N --repeats R [--paced]")
 		os.Exit(2)
 	}
-	if err := run(*model, *prompt, int32(*maxTokens), *repeats); err != nil {
+	if err := run(*model, *prompt, int32(*maxTokens), *repeats, *paced); err != nil {
 		fmt.Fprintln(os.Stderr, "bench_stream:", err)
 		os.Exit(1)
 	}
 }
 
-func run(modelPath, prompt string, maxTokens int32, repeats int) error {
+func run(modelPath, prompt string, maxTokens int32, repeats int, paced bool) error {
 	engine, err := cpuengine.Open(modelPath)
 	if err != nil {
 		return err
@@ -44,7 +49,8 @@ func run(modelPath, prompt string, maxTokens int32, repeats int) error {
 	opts.Temperature = 0
 	opts.MaxTokens = maxTokens
 	opts.Flags |= pagoda.RequestIgnoreEOS
-	for r := 0; r < repeats; r++ {
+	lines := bufio.NewScanner(os.Stdin)
+	for r := 0; (paced && lines.Scan()) || (!paced && r < repeats); r++ {
 		start := time.Now()
 		stream, err := engine.StreamText(prompt, &opts)
 		if err != nil {

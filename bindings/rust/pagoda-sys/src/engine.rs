@@ -244,6 +244,18 @@ extern "C" {
     pub fn pagoda_engine_has_work(engine: *const pagoda_engine_t) -> c_int;
     pub fn pagoda_engine_has_work_v2(engine: *const pagoda_engine_t, has_work: *mut i32) -> pagoda_status_t;
     pub fn pagoda_engine_poll(engine: *mut pagoda_engine_t, output: *mut pagoda_output_t) -> pagoda_status_t;
+    pub fn pagoda_engine_poll_batch(
+        engine: *mut pagoda_engine_t,
+        outputs: *mut pagoda_output_t,
+        capacity: usize,
+        n_polled: *mut usize,
+    ) -> pagoda_status_t;
+    pub fn pagoda_engine_step_poll(
+        engine: *mut pagoda_engine_t,
+        outputs: *mut pagoda_output_t,
+        capacity: usize,
+        n_polled: *mut usize,
+    ) -> pagoda_status_t;
     pub fn pagoda_engine_get_stats(
         engine: *const pagoda_engine_t,
         stats: *mut pagoda_engine_stats_t,

@@ -2,7 +2,10 @@
 //! `pagoda-bench-stream` (tests/bench/bench_stream.c): the same flags, the same work, the same
 //! output lines.
 //!
-//!     bench_stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R]
+//!     bench_stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R] [--paced]
+//!
+//! With `--paced`, each repeat waits for a line on standard input, until its end (as the C
+//! benchmark's `--paced`).
 //!
 //! The model, cache and engine are made once, before the clock. Each repeat submits the prompt
 //! (greedy, end-of-sequence ignored) and streams it through `Engine::outputs` (step and poll
@@ -20,14 +23,21 @@ struct Args {
     prompt: String,
     max_tokens: i32,
     repeats: u32,
+    paced: bool,
 }
 
-const USAGE: &str = "usage: bench_stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R]";
+const USAGE: &str =
+    "usage: bench_stream --model PATH [--prompt TEXT] [--max-tokens N] [--repeats R] [--paced]";
 
 fn parse_args() -> Option<Args> {
     let (mut model, mut prompt, mut max_tokens, mut repeats) = (None, "Once upon a time".to_owned(), 256, 5);
+    let mut paced = false;
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--paced" {
+            paced = true;
+            continue;
+        }
         let value = it.next()?;
         match flag.as_str() {
             "--model" => model = Some(PathBuf::from(value)),
@@ -37,7 +47,7 @@ fn parse_args() -> Option<Args> {
             _ => return None,
         }
     }
-    Some(Args { model: model?, prompt, max_tokens, repeats })
+    Some(Args { model: model?, prompt, max_tokens, repeats, paced })
 }
 
 /// One repeat: submit, stream to the end; tokens per second. `sink` sums the text's bytes, so
@@ -72,7 +82,12 @@ fn run(args: &Args) -> pagoda::Result<()> {
     let options =
         RequestOptions { max_tokens: args.max_tokens, ignore_eos: true, ..RequestOptions::greedy() };
     let mut sink = 0u64;
-    for _ in 0..args.repeats {
+    let mut lines = std::io::stdin().lines();
+    for r in 0.. {
+        let go = if args.paced { matches!(lines.next(), Some(Ok(_))) } else { r < args.repeats };
+        if !go {
+            break;
+        }
         println!("tokens_per_s {:.1}", repeat(&engine, args, &options, &mut sink)?);
     }
     if sink == 1 {
