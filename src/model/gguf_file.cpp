@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -31,7 +32,11 @@ bool supported_ggml_type(uint32_t id, TensorType *out) {
     switch (id) {
     case 0: *out = TensorType::F32; return true;
     case 1: *out = TensorType::F16; return true;
+    case 2: *out = TensorType::Q4_0; return true;
     case 8: *out = TensorType::Q8_0; return true;
+    case 12: *out = TensorType::Q4_K; return true;
+    case 13: *out = TensorType::Q5_K; return true;
+    case 14: *out = TensorType::Q6_K; return true;
     case 26: *out = TensorType::I32; return true;
     case 27: *out = TensorType::I64; return true;
     case 30: *out = TensorType::BF16; return true;
@@ -309,7 +314,7 @@ void GgufFile::parse() {
             raise(PAGODA_ERR_UNSUPPORTED, what + " has ggml type " + name + " (" +
                                              std::to_string(t.ggml_type) +
                                              "), which Pagoda cannot load; supported: F32, F16, "
-                                             "BF16, Q8_0, I32, I64");
+                                             "BF16, Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, I32, I64");
         }
         // Element count with overflow checks: shapes are int64 downstream.
         uint64_t elements = 1;
@@ -320,9 +325,10 @@ void GgufFile::parse() {
             elements *= d;
         }
         // Block types quantize along rows, so each row must be whole blocks.
-        if (t.type == TensorType::Q8_0 && t.dims[0] % 32 != 0)
-            raise(PAGODA_ERR_FORMAT, what + " is Q8_0 with rows of " + std::to_string(t.dims[0]) +
-                                        " elements, not a multiple of its 32-element block");
+        if (const uint64_t block = block_layout(t.type).elements; t.dims[0] % block != 0)
+            raise(PAGODA_ERR_FORMAT, what + " is " + tensor_type_name(t.type) + " with rows of " +
+                                        std::to_string(t.dims[0]) + " elements, not a multiple of its " +
+                                        std::to_string(block) + "-element block");
         t.bytes = tensor_bytes(t.type, elements, path() + ": " + what);
         if (t.offset % alignment_ != 0)
             raise(PAGODA_ERR_FORMAT, what + " starts at data offset " + std::to_string(t.offset) +

@@ -20,6 +20,7 @@
 #include "model/gguf_model.hpp"
 #include "model/gguf_vocabulary.hpp"
 #include "model/hf_checkpoint.hpp"
+#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -29,7 +30,7 @@ namespace {
 constexpr const char *kReadingMetadata = "reading metadata";
 constexpr const char *kCheckingTensors = "checking tensors";
 constexpr const char *kPagingIn = "paging in weights";
-constexpr const char *kWidening = "widening Q8_0";
+constexpr const char *kWidening = "widening quantized weights";
 
 // Share of the fraction the metadata and checking stages take; the bytes of paging in and
 // widening share the rest in proportion to their size.
@@ -78,62 +79,20 @@ WidenedBuffer allocate_f32(uint64_t elements, const std::string &what) {
     return WidenedBuffer(static_cast<float *>(p));
 }
 
-// IEEE binary16 to float (Q8_0's per-block scale).
-float half_to_float(uint16_t h) {
-    const uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    float v;
-    if (exp == 0)
-        v = std::ldexp(float(mant), -24);
-    else if (exp == 31)
-        v = mant != 0 ? NAN : INFINITY;
-    else
-        v = std::ldexp(float(mant | 0x400), int(exp) - 25);
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    bits |= sign;
-    std::memcpy(&v, &bits, 4);
-    return v;
-}
-
-// GGML's Q8_0: blocks of 34 bytes, an f16 scale `d` then 32 int8 `q`; value i = d · q[i].
-void widen_q8_0(const unsigned char *src, uint64_t elements, float *dst) {
-    constexpr uint64_t kBlock = 32, kBlockBytes = 34;
-    for (uint64_t b = 0; b < elements / kBlock; ++b) {
-        const unsigned char *block = src + b * kBlockBytes;
-        uint16_t d16;
-        std::memcpy(&d16, block, 2);
-        const float d = half_to_float(d16);
-        const auto *q = reinterpret_cast<const int8_t *>(block + 2);
-        for (uint64_t i = 0; i < kBlock; ++i) dst[b * kBlock + i] = d * float(q[i]);
-    }
-}
-
 uint64_t element_count(const TensorRef &t) {
     uint64_t n = 1;
     for (int64_t d : t.shape) n *= uint64_t(d);
     return n;
 }
 
-bool needs_widening(TensorType t) {
-    return t == TensorType::Q8_0;
-}
-
-// The tensor types the backends' ops take as weights (F32, F16, BF16) pass as they are; Q8_0 is
-// widened; anything else cannot be a weight.
+// The tensor types the backends' ops take as weights (F32, F16, BF16) pass as they are; the
+// quantized types are widened; anything else cannot be a weight.
 void check_weight_type(const TensorRef &t) {
-    switch (t.type) {
-    case TensorType::F32:
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q8_0:
-        return;
-    case TensorType::I32:
-    case TensorType::I64:
-        break;
-    }
-    throw Error(PAGODA_ERR_UNSUPPORTED, t.file + ": tensor '" + t.name + "' has type " +
-                                            tensor_type_name(t.type) +
-                                            ", which is not a weight type (F32, F16, BF16, Q8_0)");
+    if (t.type == TensorType::I32 || t.type == TensorType::I64)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    t.file + ": tensor '" + t.name + "' has type " + tensor_type_name(t.type) +
+                        ", which is not a weight type (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q5_K, "
+                        "Q6_K)");
 }
 
 // Touches one byte per page of every tensor (after asking the kernel to read ahead), so the page
@@ -217,27 +176,28 @@ void finish_opening(LoadedModel &model, const TensorTable &loaded, OpeningProgre
         check_weight_type(t);
         page_bytes += t.bytes;
         // Widening writes four bytes per value: weigh it by what it writes.
-        if (needs_widening(t.type)) widen_bytes += element_count(t) * sizeof(float);
+        if (is_quantized(t.type)) widen_bytes += element_count(t) * sizeof(float);
     }
     const double begin = kMetadataShare + kCheckingShare;
     const double total = double(std::max<uint64_t>(page_bytes + widen_bytes, 1));
     const double page_share = (1.0 - begin) * double(page_bytes) / total;
     page_in(loaded, progress, begin, page_share, page_bytes);
 
-    // Rebuild the table with widened tensors pointing into memory the model owns. Q8_0 matmul
-    // kernels may follow; until then a Q8_0 tensor costs 4/1.0625 times its file size in memory.
+    // Rebuild the table with widened tensors pointing into memory the model owns. Quantized
+    // matmul kernels may follow; until then a quantized tensor costs 4 bytes a value (Q8_0:
+    // 3.8 times its file size, Q4_K: 7.1 times).
     uint64_t parameters = 0, widened_bytes = 0;
     std::vector<WidenedBuffer> widened;
     TensorTable table;
     for (const auto &[name, t] : loaded.all()) {
         const uint64_t n = element_count(t);
         parameters += n;
-        if (!needs_widening(t.type)) {
+        if (!is_quantized(t.type)) {
             table.add(t);
             continue;
         }
         WidenedBuffer buffer = allocate_f32(n, t.file + ": tensor '" + t.name + "'");
-        widen_q8_0(static_cast<const unsigned char *>(t.data), n, buffer.get());
+        dequantize(t.type, t.data, n, buffer.get());
         TensorRef ref = t;
         ref.type = TensorType::F32;
         ref.data = buffer.get();

@@ -3,37 +3,20 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
-
-namespace {
-
-// Elements per block and bytes per block; plain types are blocks of one element.
-struct BlockLayout {
-    uint64_t elements;
-    uint64_t bytes;
-};
-
-BlockLayout block_layout(TensorType t) {
-    switch (t) {
-    case TensorType::F32: return {1, 4};
-    case TensorType::F16: return {1, 2};
-    case TensorType::BF16: return {1, 2};
-    case TensorType::Q8_0: return {32, 34};  // 32 int8 values + one f16 scale
-    case TensorType::I32: return {1, 4};
-    case TensorType::I64: return {1, 8};
-    }
-    throw Error(PAGODA_ERR_INTERNAL, "tensor_bytes: unknown TensorType");
-}
-
-}  // namespace
 
 const char *tensor_type_name(TensorType t) {
     switch (t) {
     case TensorType::F32: return "F32";
     case TensorType::F16: return "F16";
     case TensorType::BF16: return "BF16";
+    case TensorType::Q4_0: return "Q4_0";
     case TensorType::Q8_0: return "Q8_0";
+    case TensorType::Q4_K: return "Q4_K";
+    case TensorType::Q5_K: return "Q5_K";
+    case TensorType::Q6_K: return "Q6_K";
     case TensorType::I32: return "I32";
     case TensorType::I64: return "I64";
     }

@@ -10,9 +10,10 @@
 
 namespace pagoda::model {
 
-// Types weights come in. Block types (Q8_0: 32 int8 values and one f16 scale) have no size per
+// Types weights come in. Quantized block types (Q8_0: 32 int8 values and one f16 scale; the
+// K types: 256 values in sub-blocks with their own scales; quant_blocks.hpp) have no size per
 // element; tensor_bytes() says what a tensor of them takes.
-enum class TensorType { F32, F16, BF16, Q8_0, I32, I64 };
+enum class TensorType { F32, F16, BF16, Q8_0, I32, I64, Q4_0, Q4_K, Q5_K, Q6_K };
 
 const char *tensor_type_name(TensorType t);
 

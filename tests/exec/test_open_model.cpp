@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "engine/model_tokenizer.hpp"
+#include "ggml_vectors.hpp"
 #include "gguf_writer.hpp"
 #include "model/gguf_file.hpp"
 #include "model/gguf_vocabulary.hpp"
 #include "model/llama_tensors.hpp"
+#include "model/quant_blocks.hpp"
 #include "model/model.hpp"
 #include "tokenizer/tokenizer.hpp"
 // Last: it brings cmocka, whose macros clash with the standard library.
@@ -203,7 +205,7 @@ void widens_q8_0(void **) {
     const std::vector<Report> reports = open_recording(path, &m);
     check_progress(reports, path);
     bool widened_stage = false;
-    for (const Report &r : reports) widened_stage = widened_stage || r.stage == "widening Q8_0";
+    for (const Report &r : reports) widened_stage = widened_stage || r.stage == "widening quantized weights";
     assert_true(widened_stage);
 
     for (size_t t = 0; t < 2; ++t) {
@@ -229,6 +231,78 @@ void widens_q8_0(void **) {
                      int(TensorType::F32));
 }
 
+// A one-layer llama of width 256 whose projections come in every quantized type, filled with
+// blocks ggml made (tests/fixtures/quant): the widened weights are the values ggml decodes
+// those blocks to, bit for bit.
+void widens_every_quantized_type(void **) {
+    struct Quantized {
+        const char *gguf_name, *canonical;
+        uint64_t rows;  // of 256 values
+        uint32_t ggml_id;
+    };
+    const Quantized quantized[] = {
+        {"blk.0.attn_q.weight", "model.layers.0.self_attn.q_proj.weight", 256, 12},    // Q4_K
+        {"blk.0.attn_k.weight", "model.layers.0.self_attn.k_proj.weight", 128, 13},    // Q5_K
+        {"blk.0.attn_v.weight", "model.layers.0.self_attn.v_proj.weight", 128, 14},    // Q6_K
+        {"blk.0.attn_output.weight", "model.layers.0.self_attn.o_proj.weight", 256, 2},  // Q4_0
+        {"blk.0.ffn_down.weight", "model.layers.0.mlp.down_proj.weight", 256, 8}};    // Q8_0
+    const auto vectors = test::read_ggml_vectors(PAGODA_FIXTURES_DIR "/quant/ggml_vectors.bin");
+    const auto bytes_of = [&](const Quantized &q) {
+        const test::GgmlVectors &v = vectors.at(q.ggml_id);
+        return q.rows * 256 / v.block_elements * v.block_bytes;
+    };
+
+    test::GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("llama.context_length", 64);
+    w.add_u32("llama.embedding_length", 256);
+    w.add_u32("llama.block_count", 1);
+    w.add_u32("llama.feed_forward_length", 256);
+    w.add_u32("llama.attention.head_count", 2);
+    w.add_u32("llama.attention.head_count_kv", 1);
+    w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    w.add_u32("llama.vocab_size", 8);
+    w.add_f32_tensor("token_embd.weight", {256, 8});
+    w.add_f32_tensor("blk.0.attn_norm.weight", {256});
+    w.add_f32_tensor("blk.0.ffn_norm.weight", {256});
+    w.add_f32_tensor("blk.0.ffn_gate.weight", {256, 256});
+    w.add_f32_tensor("blk.0.ffn_up.weight", {256, 256});
+    w.add_f32_tensor("output_norm.weight", {256});
+    w.add_f32_tensor("output.weight", {256, 8});
+    for (const Quantized &q : quantized) w.add_tensor(q.gguf_name, {256, q.rows}, q.ggml_id, bytes_of(q));
+
+    // Each tensor's blocks are ggml's blocks of its type, over and over.
+    test::TempDir dir;
+    const std::string path = dir.file("quantized.gguf");
+    test::Bytes bytes = w.bytes();
+    dir.write("quantized.gguf", bytes);
+    {
+        const GgufFile file(path);
+        for (const Quantized &q : quantized) {
+            const std::vector<unsigned char> &blocks = vectors.at(q.ggml_id).blocks;
+            unsigned char *data = bytes.data() + file.data_offset() + file.find_tensor(q.gguf_name)->offset;
+            for (uint64_t i = 0; i < bytes_of(q); ++i) data[i] = blocks[i % blocks.size()];
+        }
+    }
+    dir.write("quantized.gguf", bytes);
+
+    std::shared_ptr<const Model> m;
+    const std::vector<Report> reports = open_recording(path, &m);
+    check_progress(reports, path);
+    for (const Quantized &q : quantized) {
+        const TensorRef &ref = m->tensors().require(q.canonical, path);
+        const std::vector<float> &want = vectors.at(q.ggml_id).values;
+        assert_int_equal(int(ref.type), int(TensorType::F32));
+        assert_int_equal(ref.bytes, q.rows * 256 * 4);
+        const float *got = static_cast<const float *>(ref.data);
+        for (uint64_t i = 0; i < q.rows * 256; ++i)
+            if (std::memcmp(&got[i], &want[i % want.size()], 4) != 0)
+                fail_msg("%s value %llu is %.9g, ggml decodes %.9g", q.canonical,
+                         (unsigned long long)i, double(got[i]), double(want[i % want.size()]));
+    }
+    assert_int_equal(m->parameter_count(), expected_parameters(m->config()));
+}
+
 }  // namespace
 
 int main(void) {
@@ -236,6 +310,7 @@ int main(void) {
         cmocka_unit_test(opens_both_formats_with_progress),
         cmocka_unit_test(cancels),
         cmocka_unit_test(widens_q8_0),
+        cmocka_unit_test(widens_every_quantized_type),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -238,6 +238,38 @@ void test_tensor_types(void **) {
     expect_error(bad.bytes(), PAGODA_ERR_FORMAT, {"'q8'", "Q8_0"});
 }
 
+// The quantized types beside Q8_0, with ggml's ids and block sizes; the K types' rows must be
+// whole 256-value super-blocks.
+void test_quantized_tensor_types(void **) {
+    struct Case {
+        const char *name;
+        uint32_t id;
+        TensorType type;
+        uint64_t elements, bytes;  // per block
+    };
+    const Case cases[] = {{"q4_0", 2, TensorType::Q4_0, 32, 18},
+                          {"q4_k", 12, TensorType::Q4_K, 256, 144},
+                          {"q5_k", 13, TensorType::Q5_K, 256, 176},
+                          {"q6_k", 14, TensorType::Q6_K, 256, 210}};
+    GgufWriter w;
+    for (const Case &c : cases) w.add_tensor(c.name, {c.elements * 2, 3}, c.id, 6 * c.bytes);
+    TempFile f(w.bytes());
+    GgufFile g(f.path);
+    for (const Case &c : cases) {
+        const auto *t = g.find_tensor(c.name);
+        assert_non_null(t);
+        assert_true(t->type == c.type);
+        assert_int_equal(t->bytes, 6 * c.bytes);
+    }
+    GgufWriter bad;
+    bad.add_tensor("q4k", {128, 4}, 12, 2 * 144);
+    expect_error(bad.bytes(), PAGODA_ERR_FORMAT, {"'q4k'", "Q4_K", "256-element block"});
+    // Types ggml has that Pagoda does not read are named as such.
+    GgufWriter other;
+    other.add_tensor("q3k", {256, 1}, 11, 110);
+    expect_error(other.bytes(), PAGODA_ERR_UNSUPPORTED, {"'q3k'", "Q3_K", "Q4_K"});
+}
+
 void test_typed_accessors(void **) {
     GgufWriter w;
     w.add_string("s", "hello");
@@ -411,8 +443,8 @@ void test_unknown_type(void **) {
     w.add_tensor("odd.weight", {4}, 99, 16);
     expect_error(w.bytes(), PAGODA_ERR_FORMAT, {"'odd.weight'", "99"});
     GgufWriter q = pagoda::test::tiny_llama();
-    q.add_tensor("k.weight", {256}, 12, 144);
-    expect_error(q.bytes(), PAGODA_ERR_UNSUPPORTED, {"'k.weight'", "Q4_K", "supported: F32"});
+    q.add_tensor("k.weight", {256}, 11, 110);
+    expect_error(q.bytes(), PAGODA_ERR_UNSUPPORTED, {"'k.weight'", "Q3_K", "supported: F32"});
 }
 
 void test_duplicates(void **) {
@@ -530,6 +562,7 @@ int main(void) {
         cmocka_unit_test(test_tied_embeddings),
         cmocka_unit_test(test_other_alignment_and_v2),
         cmocka_unit_test(test_tensor_types),
+        cmocka_unit_test(test_quantized_tensor_types),
         cmocka_unit_test(test_typed_accessors),
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_truncated_everywhere),
