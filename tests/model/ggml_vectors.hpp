@@ -1,5 +1,6 @@
 // Reads tests/fixtures/quant/ggml_vectors.bin (its generator gives the layout): per quantized
-// type, its block size as ggml reports it, blocks, and the f32 values ggml decodes them to.
+// type, its block size as ggml reports it, blocks, the f32 values ggml decodes them to, and
+// the rows ggml quantized into the first of those blocks.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ struct GgmlVectors {
     uint32_t block_elements = 0, block_bytes = 0, n_blocks = 0;
     std::vector<unsigned char> blocks;
     std::vector<float> values;
+    // Rows of 256 values ggml quantized into the first blocks.
+    std::vector<std::vector<float>> source_rows;
 };
 
 // By ggml type id. Throws std::runtime_error for a missing or malformed file.
@@ -44,6 +47,10 @@ inline std::map<uint32_t, GgmlVectors> read_ggml_vectors(const std::string &path
         take(v.blocks.data(), v.blocks.size());
         v.values.resize(uint64_t(v.n_blocks) * v.block_elements);
         take(v.values.data(), v.values.size() * sizeof(float));
+        uint32_t rows = 0;
+        take(&rows, 4);
+        v.source_rows.assign(rows, std::vector<float>(256));
+        for (auto &row : v.source_rows) take(row.data(), 256 * sizeof(float));
         out[type] = std::move(v);
     }
     return out;
