@@ -5,6 +5,7 @@
  *     pagoda tokenize (--model PATH | --tokenizer PATH) --text TEXT [--json]
  *     pagoda serve [--model PATH] [--host ADDR] [--port N] [--api-key KEY]
  *     pagoda apply-template --model PATH --messages FILE [--add-generation-prompt]
+ *     pagoda quantize IN OUT --type q8_0|q4_0|q4_k_m|q5_k_m|q6_k
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -26,6 +27,8 @@ static const cli_command_t commands[] = {
     {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
     {"place", "Search for a placement of several models on a cluster (AlpaServe)", cli_place},
     {"bench", "Benchmarks; 'bench serve' replays a serving workload, paged vs contiguous KV", cli_bench},
+    {"quantize", "Write a GGUF model with quantized weights (q8_0, q4_0, q4_k_m, q5_k_m, q6_k)",
+     cli_quantize},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

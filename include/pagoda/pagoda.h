@@ -19,5 +19,6 @@
 #include "pagoda/plan.h"
 #include "pagoda/engine.h"
 #include "pagoda/server.h"
+#include "pagoda/quantize.h"
 
 #endif /* PAGODA_PAGODA_H */

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <utility>
 
 #include "common/error.hpp"
 #include "model/quant_blocks.hpp"
@@ -28,20 +29,20 @@ constexpr const char *kGgmlTypeNames[] = {
 };
 constexpr uint32_t kGgmlTypeCount = sizeof(kGgmlTypeNames) / sizeof(kGgmlTypeNames[0]);
 
+// ggml's ids of the types Pagoda reads.
+constexpr std::pair<uint32_t, TensorType> kGgmlIds[] = {
+    {0, TensorType::F32},   {1, TensorType::F16},   {2, TensorType::Q4_0},  {8, TensorType::Q8_0},
+    {12, TensorType::Q4_K}, {13, TensorType::Q5_K}, {14, TensorType::Q6_K}, {26, TensorType::I32},
+    {27, TensorType::I64},  {30, TensorType::BF16},
+};
+
 bool supported_ggml_type(uint32_t id, TensorType *out) {
-    switch (id) {
-    case 0: *out = TensorType::F32; return true;
-    case 1: *out = TensorType::F16; return true;
-    case 2: *out = TensorType::Q4_0; return true;
-    case 8: *out = TensorType::Q8_0; return true;
-    case 12: *out = TensorType::Q4_K; return true;
-    case 13: *out = TensorType::Q5_K; return true;
-    case 14: *out = TensorType::Q6_K; return true;
-    case 26: *out = TensorType::I32; return true;
-    case 27: *out = TensorType::I64; return true;
-    case 30: *out = TensorType::BF16; return true;
-    default: return false;
-    }
+    for (const auto &[ggml, type] : kGgmlIds)
+        if (ggml == id) {
+            *out = type;
+            return true;
+        }
+    return false;
 }
 
 // Bytes of one scalar of `t`; 0 for strings and arrays, whose size depends on their content.
@@ -193,6 +194,12 @@ void skip_value(Cursor &c, GgufType type, const std::string &what, int depth) {
 }
 
 }  // namespace
+
+uint32_t ggml_type_id(TensorType t) {
+    for (const auto &[ggml, type] : kGgmlIds)
+        if (type == t) return ggml;
+    throw Error(PAGODA_ERR_INTERNAL, std::string("ggml_type_id: no ggml id for ") + tensor_type_name(t));
+}
 
 const char *gguf_type_name(GgufType t) {
     switch (t) {

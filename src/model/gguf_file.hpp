@@ -30,6 +30,9 @@ enum class GgufType : uint32_t {
 // "u32", "string", "array", ...
 const char *gguf_type_name(GgufType t);
 
+// ggml's type id of `t` (what a GGUF tensor info stores).
+uint32_t ggml_type_id(TensorType t);
+
 // One metadata value, still encoded: `bytes` points into the mapping, after the type tag. Arrays
 // are decoded only when asked for, so a file's long vocabulary costs nothing until it is used.
 struct GgufValue {

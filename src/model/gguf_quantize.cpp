@@ -1,0 +1,313 @@
+#include "model/gguf_quantize.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "common/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/quant_blocks.hpp"
+#include "model/quantize_blocks.hpp"
+
+namespace pagoda::model {
+
+namespace {
+
+constexpr uint32_t kGgufVersion = 3;
+constexpr uint32_t kQuantizationVersion = 2;  // ggml's current block layouts
+
+TensorType base_type(QuantMix mix) {
+    switch (mix) {
+    case QuantMix::Q8_0: return TensorType::Q8_0;
+    case QuantMix::Q4_0: return TensorType::Q4_0;
+    case QuantMix::Q4_K_M: return TensorType::Q4_K;
+    case QuantMix::Q5_K_M: return TensorType::Q5_K;
+    case QuantMix::Q6_K: return TensorType::Q6_K;
+    }
+    throw Error(PAGODA_ERR_INTERNAL, "quantize: unknown mix");
+}
+
+// llama.cpp's `general.file_type` (llama_ftype) of each mix.
+uint32_t file_type(QuantMix mix) {
+    switch (mix) {
+    case QuantMix::Q8_0: return 7;
+    case QuantMix::Q4_0: return 2;
+    case QuantMix::Q4_K_M: return 15;
+    case QuantMix::Q5_K_M: return 17;
+    case QuantMix::Q6_K: return 18;
+    }
+    throw Error(PAGODA_ERR_INTERNAL, "quantize: unknown mix");
+}
+
+// The layers llama.cpp's _M mixes give more bits: the first and last eighth, and every third
+// layer between.
+bool more_bits(int64_t layer, int64_t n_layers) {
+    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+bool ends_with(const std::string &s, const char *suffix) {
+    const size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// N of "blk.N.", or -1.
+int64_t layer_of(const std::string &name) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    char *end = nullptr;
+    const long long n = std::strtoll(name.c_str() + 4, &end, 10);
+    return end != name.c_str() + 4 && *end == '.' ? n : -1;
+}
+
+float source_value(TensorType t, const unsigned char *p) {
+    switch (t) {
+    case TensorType::F32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    case TensorType::F16: {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return half_to_float(h);
+    }
+    case TensorType::BF16: {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        const uint32_t bits = uint32_t(b) << 16;
+        float v;
+        std::memcpy(&v, &bits, 4);
+        return v;
+    }
+    default: throw Error(PAGODA_ERR_INTERNAL, "quantize: not a float source");
+    }
+}
+
+// The output file, written beside its final name and renamed into place once whole.
+class OutputFile {
+public:
+    explicit OutputFile(const std::string &path) : path_(path), partial_(path + ".partial") {
+        file_ = std::fopen(partial_.c_str(), "wb");
+        if (file_ == nullptr)
+            throw Error(PAGODA_ERR_IO, partial_ + ": cannot create: " + std::strerror(errno));
+    }
+    ~OutputFile() {
+        if (file_ != nullptr) {
+            std::fclose(file_);
+            std::remove(partial_.c_str());
+        }
+    }
+    OutputFile(const OutputFile &) = delete;
+    OutputFile &operator=(const OutputFile &) = delete;
+
+    void write(const void *data, size_t n) {
+        if (n > 0 && std::fwrite(data, 1, n, file_) != n)
+            throw Error(PAGODA_ERR_IO, partial_ + ": write failed: " + std::strerror(errno));
+        written_ += n;
+    }
+    template <typename T>
+    void put(T v) { write(&v, sizeof v); }
+    void put_string(const std::string &s) {
+        put<uint64_t>(s.size());
+        write(s.data(), s.size());
+    }
+    void pad_to(uint64_t alignment) {
+        static const unsigned char zeros[64] = {};
+        while (written_ % alignment != 0) write(zeros, size_t(std::min<uint64_t>(64, alignment - written_ % alignment)));
+    }
+    uint64_t written() const { return written_; }
+
+    void commit() {
+        const bool flushed = std::fflush(file_) == 0;
+        const bool closed = std::fclose(file_) == 0;
+        file_ = nullptr;
+        if (!flushed || !closed) {
+            std::remove(partial_.c_str());
+            throw Error(PAGODA_ERR_IO, partial_ + ": write failed: " + std::strerror(errno));
+        }
+        if (std::rename(partial_.c_str(), path_.c_str()) != 0) {
+            const int err = errno;
+            std::remove(partial_.c_str());
+            throw Error(PAGODA_ERR_IO, path_ + ": cannot rename the finished file into place: " +
+                                           std::strerror(err));
+        }
+    }
+
+private:
+    std::string path_, partial_;
+    std::FILE *file_ = nullptr;
+    uint64_t written_ = 0;
+};
+
+struct Planned {
+    const GgufTensor *source;
+    TensorType type;
+    uint64_t bytes, offset;
+};
+
+// Quantizes one tensor's rows on `threads` threads into `out`; adds its error to `stats`.
+void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned char *out,
+                   QuantizedTypeStats &stats) {
+    const uint64_t row = t.dims[0], rows = t.dims[1];  // quant_type_for quantizes matrices only
+    const uint64_t value_bytes = block_layout(t.type).bytes, in_row_bytes = row * value_bytes;
+    const uint64_t out_row_bytes = row / block_layout(type).elements * block_layout(type).bytes;
+    struct Partial {
+        double squared_error = 0, squared_values = 0;
+        std::exception_ptr error;
+    };
+    std::vector<Partial> partial(static_cast<size_t>(threads));
+    auto work = [&](int w) {
+        try {
+            std::vector<float> x(row), y(row);
+            for (uint64_t r = uint64_t(w); r < rows; r += uint64_t(threads)) {
+                for (uint64_t i = 0; i < row; ++i)
+                    x[i] = source_value(t.type, t.data + r * in_row_bytes + i * value_bytes);
+                unsigned char *dst = out + r * out_row_bytes;
+                quantize(type, x.data(), row, dst);
+                dequantize(type, dst, row, y.data());
+                for (uint64_t i = 0; i < row; ++i) {
+                    const double e = double(y[i]) - x[i];
+                    partial[size_t(w)].squared_error += e * e;
+                    partial[size_t(w)].squared_values += double(x[i]) * x[i];
+                }
+            }
+        } catch (...) {
+            partial[size_t(w)].error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (std::thread &th : pool) th.join();
+    for (const Partial &p : partial) {
+        if (p.error) {
+            try {
+                std::rethrow_exception(p.error);
+            } catch (const Error &e) {
+                throw Error(e.status(), "tensor '" + t.name + "': " + e.what());
+            }
+        }
+        stats.squared_error += p.squared_error;
+        stats.squared_values += p.squared_values;
+    }
+    stats.tensors += 1;
+    stats.values += rows * row;
+}
+
+QuantizedTypeStats &stats_for(QuantizeSummary &s, TensorType t) {
+    for (QuantizedTypeStats &q : s.types)
+        if (q.type == t) return q;
+    s.types.push_back({});
+    s.types.back().type = t;
+    std::sort(s.types.begin(), s.types.end(),
+              [](const QuantizedTypeStats &a, const QuantizedTypeStats &b) { return a.type < b.type; });
+    for (QuantizedTypeStats &q : s.types)
+        if (q.type == t) return q;
+    throw Error(PAGODA_ERR_INTERNAL, "quantize: lost a type's statistics");
+}
+
+}  // namespace
+
+TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vector<uint64_t> &dims,
+                          TensorType source, int64_t n_layers, bool has_output) {
+    if (dims.size() != 2 || !ends_with(name, ".weight")) return source;  // norms, biases
+    TensorType t = base_type(mix);
+    const bool output = name == "output.weight" || (!has_output && name == "token_embd.weight");
+    if (output && mix != QuantMix::Q8_0) {
+        t = TensorType::Q6_K;
+    } else if ((mix == QuantMix::Q4_K_M || mix == QuantMix::Q5_K_M) &&
+               (ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight"))) {
+        if (more_bits(layer_of(name), n_layers)) t = TensorType::Q6_K;
+    }
+    // Rows must be whole blocks: a row no 256-value block fits takes Q8_0's 32-value blocks,
+    // and one no block fits stays as it is.
+    if (dims[0] % block_layout(t).elements != 0) t = dims[0] % 32 == 0 ? TensorType::Q8_0 : source;
+    return t;
+}
+
+QuantizeSummary quantize_gguf(const std::string &input_path, const std::string &output_path,
+                              QuantMix mix, int threads, const QuantizeProgressFn &progress) {
+    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    const GgufFile in(input_path);
+    const std::string arch = in.get_string("general.architecture");
+    const int64_t n_layers = in.get_u32(arch + ".block_count");
+    const bool has_output = in.find_tensor("output.weight") != nullptr;
+
+    // The plan: each tensor's type, size and place in the output's data section.
+    QuantizeSummary summary;
+    std::vector<Planned> plan;
+    uint64_t data_bytes = 0, quantized_input = 0;
+    for (const GgufTensor &t : in.tensors()) {
+        if (is_quantized(t.type))
+            throw Error(PAGODA_ERR_UNSUPPORTED, input_path + ": tensor '" + t.name + "' is already " +
+                                                    tensor_type_name(t.type) +
+                                                    ": quantize from an F32, F16 or BF16 file");
+        const TensorType type = quant_type_for(mix, t.name, t.dims, t.type, n_layers, has_output);
+        uint64_t elements = 1;
+        for (uint64_t d : t.dims) elements *= d;
+        const uint64_t bytes = type == t.type ? t.bytes : tensor_bytes(type, elements, t.name);
+        data_bytes = (data_bytes + in.alignment() - 1) / in.alignment() * in.alignment();
+        plan.push_back({&t, type, bytes, data_bytes});
+        data_bytes += bytes;
+        if (type != t.type) quantized_input += t.bytes;
+        summary.input_bytes += t.bytes;
+    }
+
+    OutputFile out(output_path);
+    out.write("GGUF", 4);
+    out.put<uint32_t>(kGgufVersion);
+    out.put<uint64_t>(plan.size());
+    const std::string kFileType = "general.file_type", kQuantVersion = "general.quantization_version";
+    uint64_t kv_count = 2;
+    for (const auto &[key, value] : in.metadata()) kv_count += key != kFileType && key != kQuantVersion;
+    out.put<uint64_t>(kv_count);
+    for (const auto &[key, value] : in.metadata()) {
+        if (key == kFileType || key == kQuantVersion) continue;
+        out.put_string(key);
+        out.put<uint32_t>(uint32_t(value.type));
+        out.write(value.bytes.data(), value.bytes.size());
+    }
+    out.put_string(kFileType);
+    out.put<uint32_t>(uint32_t(GgufType::U32));
+    out.put<uint32_t>(file_type(mix));
+    out.put_string(kQuantVersion);
+    out.put<uint32_t>(uint32_t(GgufType::U32));
+    out.put<uint32_t>(kQuantizationVersion);
+    for (const Planned &p : plan) {
+        out.put_string(p.source->name);
+        out.put<uint32_t>(uint32_t(p.source->dims.size()));
+        for (uint64_t d : p.source->dims) out.put<uint64_t>(d);
+        out.put<uint32_t>(ggml_type_id(p.type));
+        out.put<uint64_t>(p.offset);
+    }
+    out.pad_to(in.alignment());
+
+    const uint64_t data_start = out.written();
+    uint64_t done = 0;
+    std::vector<unsigned char> buffer;
+    for (const Planned &p : plan) {
+        out.pad_to(in.alignment());
+        if (out.written() - data_start != p.offset)
+            throw Error(PAGODA_ERR_INTERNAL, "quantize: tensor '" + p.source->name + "' misplaced");
+        if (p.type == p.source->type) {
+            out.write(p.source->data, size_t(p.bytes));
+            summary.tensors_kept += 1;
+            continue;
+        }
+        if (progress && !progress(double(done) / double(std::max<uint64_t>(quantized_input, 1)),
+                                  p.source->name.c_str()))
+            throw Error(PAGODA_ERR_CANCELLED, output_path + ": quantizing cancelled");
+        buffer.assign(size_t(p.bytes), 0);
+        quantize_rows(*p.source, p.type, threads, buffer.data(), stats_for(summary, p.type));
+        out.write(buffer.data(), buffer.size());
+        done += p.source->bytes;
+    }
+    summary.output_bytes = out.written();
+    out.commit();
+    if (progress) progress(1.0, "done");
+    return summary;
+}
+
+}  // namespace pagoda::model
