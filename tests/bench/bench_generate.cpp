@@ -79,6 +79,7 @@ struct Options {
     std::string decode_graphs = "on";
     uint64_t seed = 1;
     size_t probe_bytes = size_t(512) << 20;
+    std::string write_model;  // --write-model: write the random model there and stop
 };
 
 void usage(FILE *to) {
@@ -100,7 +101,9 @@ void usage(FILE *to) {
                  "                       the backend records them; off: op by op; compare: both, each\n"
                  "                       decode repeat run once per mode, and their ratio reported\n"
                  "  --plugin-dir DIR     folder of libpagoda-backend-<name>.so (default: %s)\n"
-                 "  --seed S             seed of the random weights and prompts (default 1)\n",
+                 "  --seed S             seed of the random weights and prompts (default 1)\n"
+                 "  --write-model PATH   write the --random-model to PATH as GGUF and stop (e.g. to\n"
+                 "                       quantize it with `pagoda quantize`)\n",
                  PAGODA_BENCH_PLUGIN_DIR);
 }
 
@@ -181,6 +184,8 @@ bool parse_options(int argc, char **argv, Options &o) {
                 std::fprintf(stderr, "pagoda-bench-generate: --decode-graphs wants on, off or compare, not '%s'\n", v);
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
+        } else if (arg == "--write-model") {
+            o.write_model = v;
         } else if (arg == "--device") {
             o.device = v;
             ok = parse_device(o.device, o.device_backend, o.device_index);
@@ -219,6 +224,10 @@ bool parse_options(int argc, char **argv, Options &o) {
     if (o.model_path.empty() == o.random_model.empty()) {
         std::fprintf(stderr, "pagoda-bench-generate: give one of --model or --random-model\n");
         usage(stderr);
+        return false;
+    }
+    if (!o.write_model.empty() && o.random_model.empty()) {
+        std::fprintf(stderr, "pagoda-bench-generate: --write-model writes a --random-model\n");
         return false;
     }
     if (!o.model_path.empty() && o.dtype_set) {
@@ -706,6 +715,13 @@ JsonLine line_start(const ModelDescription &m, const Options &o, const char *mea
 }
 
 int run(const Options &o) {
+    if (!o.write_model.empty()) {
+        pagoda::bench::write_random_gguf(o.write_model, pagoda::bench::random_model_shape(o.random_model),
+                                         o.dtype, o.seed);
+        std::printf("%s: random %s model in %s\n", o.write_model.c_str(), o.random_model.c_str(),
+                    pagoda_dtype_name(o.dtype));
+        return 0;
+    }
     // The CPU backend first, with our thread count: the mesh uses loaded backends and discovers
     // only when none is. So another device's backend is loaded here too, from the same folder
     // (with no configuration: only the CPU backend takes a thread count, and the others refuse

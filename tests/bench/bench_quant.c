@@ -8,9 +8,9 @@
  *   pagoda-bench-quant --model F16.gguf [--positions N] [--types q8_0,q4_0,...] [--out-dir D]
  *                      [--seed S]
  *
- * The sequence is the prompt "Once upon a time" and N tokens the source model samples after it
- * (temperature 1, the given seed); the quantized files go to D (default: a temporary folder,
- * removed after). */
+ * The sequence is the prompt "Once upon a time" (token id 1 for a model without a vocabulary)
+ * and N tokens the source model samples after it (temperature 1, the given seed); the quantized
+ * files go to D (default: a temporary folder, removed after). */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -209,14 +209,21 @@ int main(int argc, char **argv) {
     o.max_tokens = (int32_t)positions;
     o.seed = (uint64_t)seed;
     o.flags |= PAGODA_REQUEST_IGNORE_EOS;
-    /* The prompt's ids first (tokenized by the engine: read them back as prompt tokens). */
+    /* The prompt's ids first; a model without a vocabulary (a random one) starts from id 1. */
     pagoda_tokenizer_t *tok = NULL;
-    int32_t *prompt = NULL;
+    int32_t *prompt = NULL, first_id = 1;
     size_t n_prompt = 0;
-    int failed = check(pagoda_tokenizer_from_model(source.model, &tok), "tokenizer") ||
-                 check(pagoda_tokenizer_encode(tok, "Once upon a time", 16, PAGODA_TOKENIZE_ADD_SPECIAL, &prompt, &n_prompt), "encode") ||
-                 append_ids(&seq, prompt, n_prompt) ||
-                 run_request(&source, seq.ids, seq.n, NULL, &o, take_sample, &seq);
+    int failed = 0;
+    if (pagoda_tokenizer_from_model(source.model, &tok) == PAGODA_OK) {
+        failed = check(pagoda_tokenizer_encode(tok, "Once upon a time", 16, PAGODA_TOKENIZE_ADD_SPECIAL,
+                                               &prompt, &n_prompt),
+                       "encode") ||
+                 append_ids(&seq, prompt, n_prompt);
+    } else {
+        failed = append_ids(&seq, &first_id, 1);
+        n_prompt = 1;
+    }
+    failed = failed || run_request(&source, seq.ids, seq.n, NULL, &o, take_sample, &seq);
     pagoda_free(prompt);
     pagoda_tokenizer_destroy(tok);
     distributions_t reference = {0};
