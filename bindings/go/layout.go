@@ -43,6 +43,9 @@ func layoutOf(name string, cValue, goValue interface{}, note string, pairs ...st
 	}
 	for i := 0; i < len(pairs); i += 2 {
 		f, ok := ct.FieldByName(pairs[i])
+		if !ok { // cgo renames a field named as a Go keyword ("type") with a leading "_"
+			f, ok = ct.FieldByName("_" + pairs[i])
+		}
 		if !ok {
 			panic(name + "." + pairs[i] + ": not a field of cgo's " + ct.String())
 		}
@@ -283,6 +286,28 @@ func layoutTable() []layoutStruct {
 			"inter_token_latency", "InterTokenLatency",
 			"e2e_request_latency", "E2ERequestLatency",
 			"request_queue_time", "RequestQueueTime"),
+		layoutOf("pagoda_quantize_options_t", C.pagoda_quantize_options_t{}, QuantizeOptions{},
+			"struct_size is set by the binding; the progress callback would call Go from C",
+			"struct_size", "",
+			"type", "Type",
+			"threads", "Threads",
+			"progress", "",
+			"progress_user", ""),
+		layoutOf("pagoda_quantized_type_stats_t", C.pagoda_quantized_type_stats_t{}, QuantizedType{}, "",
+			"ggml_type", "GGMLType",
+			"name", "Name",
+			"tensors", "Tensors",
+			"values", "Values",
+			"rmse", "RMSE",
+			"relative_rmse", "RelativeRMSE"),
+		layoutOf("pagoda_quantize_stats_t", C.pagoda_quantize_stats_t{}, QuantizeStats{},
+			"struct_size is set by the binding; n_types is the length of Types",
+			"struct_size", "",
+			"input_bytes", "InputBytes",
+			"output_bytes", "OutputBytes",
+			"tensors_kept", "TensorsKept",
+			"n_types", "",
+			"types", "Types"),
 		layoutOf("pagoda_device_info_t", C.pagoda_device_info_t{}, DeviceInfo{}, sizeNote,
 			"struct_size", "",
 			"kind", "Kind",

@@ -40,6 +40,7 @@ from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KvReservation
 from .output import FinishReason, Output, TokenLogprob
 from .placement import SimulateOptions, search_placement, simulate_placement
 from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
+from .quantize import QuantizedType, QuantizeStats, QuantType, quantize
 from .stats import DeviceStats, EngineMetrics, EngineStats, Histogram
 from .stream import Completion, Stream
 from .tokenizer import Tokenizer, TokenizerInfo

@@ -52,6 +52,9 @@ _PROTOTYPES = {
     # model.h
     "pagoda_model_options_init": (None, [_p(S.ModelOptions), c_size_t]),
     "pagoda_model_open": (_STATUS, [c_char_p, _p(S.ModelOptions), _OUT]),
+    "pagoda_quantize_options_init": (None, [_p(S.QuantizeOptions), c_size_t]),
+    "pagoda_model_quantize": (_STATUS, [c_char_p, c_char_p, _p(S.QuantizeOptions),
+                                        _p(S.QuantizeStats)]),
     "pagoda_model_load_start": (_STATUS, [c_char_p, _p(S.ModelOptions), _OUT]),
     "pagoda_model_loader_progress": (_STATUS, [_H, POINTER(c_float), POINTER(c_int)]),
     "pagoda_model_loader_cancel": (None, [_H]),

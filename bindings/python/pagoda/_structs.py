@@ -39,6 +39,30 @@ class ModelInfo(_Struct):
                 ("eos_token_id", c_int32)]
 
 
+# ---- quantize.h ------------------------------------------------------------------------------
+
+class QuantizeOptions(_Struct):
+    c_name = "pagoda_quantize_options_t"
+    _fields_ = [("struct_size", c_uint32), ("type", c_int32), ("threads", c_int32),
+                ("progress", ProgressFn), ("progress_user", c_void_p)]
+
+
+class QuantizedTypeStats(_Struct):
+    c_name = "pagoda_quantized_type_stats_t"
+    _fields_ = [("ggml_type", c_int32), ("name", c_char * 8), ("tensors", c_int64),
+                ("values", c_uint64), ("rmse", c_double), ("relative_rmse", c_double)]
+
+
+QUANTIZE_MAX_TYPES = 8
+
+
+class QuantizeStats(_Struct):
+    c_name = "pagoda_quantize_stats_t"
+    _fields_ = [("struct_size", c_uint32), ("input_bytes", c_uint64), ("output_bytes", c_uint64),
+                ("tensors_kept", c_int64), ("n_types", c_int32),
+                ("types", QuantizedTypeStats * QUANTIZE_MAX_TYPES)]
+
+
 # ---- tokenizer.h -----------------------------------------------------------------------------
 
 class TokenizerInfo(_Struct):
@@ -223,7 +247,7 @@ ALL: tuple[type[_Struct], ...] = (
     ModelOptions, ModelInfo, TokenizerInfo, ChatTemplateOptions, MeshOptions, PlanOptions,
     PlanStage, PlanSummary, SimulateOptions, KvCacheOptions, KvCacheStats, RequestOptions,
     Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram, EngineMetrics,
-    DeviceInfo)
+    DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
 """Every struct the binding declares."""
 
 

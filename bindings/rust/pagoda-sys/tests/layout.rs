@@ -19,7 +19,8 @@ use std::ptr::addr_of;
 /// Headers whose structs this crate declares in full. backend.h is left out on purpose: its
 /// plugin tables are for plugins; only its `pagoda_device_info_t` is host-facing (declared,
 /// and checked, below).
-const COVERED_HEADERS: &[&str] = &["engine.h", "kv_cache.h", "mesh.h", "model.h", "plan.h", "tokenizer.h"];
+const COVERED_HEADERS: &[&str] =
+    &["engine.h", "kv_cache.h", "mesh.h", "model.h", "plan.h", "quantize.h", "tokenizer.h"];
 
 struct Layout {
     name: &'static str,
@@ -47,7 +48,8 @@ macro_rules! layout {
         // or making references to it.
         let fields = unsafe {
             vec![$((
-                stringify!($field),
+                // A field named as a Rust keyword is a raw identifier (r#type); C names it plainly.
+                stringify!($field).trim_start_matches("r#"),
                 addr_of!((*base).$field) as usize - base as usize,
                 size_of_pointee(addr_of!((*base).$field)),
             )),*]
@@ -69,6 +71,16 @@ fn declared() -> Vec<Layout> {
             arch
         }),
         layout!(pagoda_model_options_t { struct_size, progress, progress_user }),
+        layout!(pagoda_quantize_options_t { struct_size, r#type, threads, progress, progress_user }),
+        layout!(pagoda_quantized_type_stats_t { ggml_type, name, tensors, values, rmse, relative_rmse }),
+        layout!(pagoda_quantize_stats_t {
+            struct_size,
+            input_bytes,
+            output_bytes,
+            tensors_kept,
+            n_types,
+            types
+        }),
         layout!(pagoda_model_info_t {
             struct_size,
             architecture,

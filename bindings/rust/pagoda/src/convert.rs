@@ -96,6 +96,7 @@ filled!(
     pagoda_engine_stats_t,
     pagoda_device_stats_t,
     pagoda_engine_metrics_t,
+    pagoda_quantize_stats_t,
 );
 
 /// A C options struct, made by its `pagoda_X_options_init` with the library's defaults.
@@ -126,6 +127,7 @@ defaults!(
     pagoda_simulate_options_t = pagoda_simulate_options_init,
     pagoda_request_options_t = pagoda_request_options_init,
     pagoda_engine_options_t = pagoda_engine_options_init,
+    pagoda_quantize_options_t = pagoda_quantize_options_init,
 );
 
 /// Calls a getter on a freshly sized C struct and converts what it filled. `get` returns the
