@@ -1,13 +1,48 @@
 #include "thread_pool.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <chrono>
 
 namespace pagoda::cpu {
 
 namespace {
+
 // Set on pool workers and on a caller while it runs chunks, so nested calls run inline.
 thread_local bool t_inside_pool = false;
+
+// How long a thread watches for work (or a job's end) before sleeping. Long enough to span the
+// serial work between two ops of a decode step; short enough that an idle engine's workers are
+// asleep almost at once.
+constexpr auto kSpinMicros = std::chrono::microseconds(50);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
 }  // namespace
+
+template <typename Ready>
+bool ThreadPool::spin_until(Ready &&ready) {
+    const auto deadline = std::chrono::steady_clock::now() + kSpinMicros;
+    for (int i = 0;; ++i) {
+        if (ready()) return true;
+        cpu_relax();
+        // The clock is read every 64 turns: often enough for the budget, rarely enough to
+        // stay off the memory bus.
+        if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return ready();
+    }
+}
+
+void ThreadPool::wake_sleepers(std::condition_variable &cv, std::atomic<int> &sleepers) {
+    if (sleepers.load() == 0) return;
+    // Taking the mutex orders this notify after a sleeper's check of its condition.
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    cv.notify_all();
+}
 
 ThreadPool::ThreadPool(int threads, std::function<void()> on_worker_start) {
     for (int i = 1; i < std::max(threads, 1); ++i)
@@ -18,9 +53,9 @@ ThreadPool::ThreadPool(int threads, std::function<void()> on_worker_start) {
 }
 
 ThreadPool::~ThreadPool() {
+    stopping_.store(true);
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        stopping_ = true;
     }
     wake_.notify_all();
     for (auto &w : workers_) w.join();
@@ -36,29 +71,38 @@ void ThreadPool::run(int64_t n, int64_t grain, Thunk thunk, void *ctx) {
     std::lock_guard<std::mutex> submit(submit_mutex_);
     // A few chunks per thread balance uneven work without much claiming traffic.
     const int64_t n_chunks = std::min<int64_t>(max_chunks, int64_t(threads()) * 4);
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        thunk_ = thunk;
-        ctx_ = ctx;
-        n_ = n;
-        chunk_ = (n + n_chunks - 1) / n_chunks;
-        n_chunks_ = (n + chunk_ - 1) / chunk_;
-        next_chunk_.store(0);
-        chunks_left_.store(n_chunks_);
-        ++generation_;
-        job_open_ = true;
-    }
-    wake_.notify_all();
+    thunk_ = thunk;
+    ctx_ = ctx;
+    n_ = n;
+    chunk_ = (n + n_chunks - 1) / n_chunks;
+    n_chunks_ = (n + chunk_ - 1) / chunk_;
+    next_chunk_.store(0);
+    chunks_left_.store(n_chunks_);
+    job_open_.store(true);
+    generation_.fetch_add(1);  // publishes the job to watching workers
+    wake_sleepers(wake_, sleeping_workers_);
+
     t_inside_pool = true;
     work_on_current_job();
     t_inside_pool = false;
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Waiting for the workers that joined to leave, then closing the job under the same lock,
-    // keeps a worker that wakes late from joining a finished job: it would otherwise claim
-    // chunks of the next job with this one's counters (running a chunk twice, or driving
-    // chunks_left_ below zero so that the caller waits forever).
-    done_.wait(lock, [this] { return chunks_left_.load() == 0 && active_workers_ == 0; });
-    job_open_ = false;
+
+    // Every chunk done, then the job closed, then every worker that joined gone: a worker that
+    // comes late sees the job closed and leaves without touching its counters.
+    auto all_done = [this] { return chunks_left_.load() == 0; };
+    auto all_left = [this] { return active_workers_.load() == 0; };
+    if (!spin_until(all_done)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_callers_.fetch_add(1);
+        done_.wait(lock, all_done);
+        sleeping_callers_.fetch_sub(1);
+    }
+    job_open_.store(false);
+    if (!spin_until(all_left)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_callers_.fetch_add(1);
+        done_.wait(lock, all_left);
+        sleeping_callers_.fetch_sub(1);
+    }
 }
 
 void ThreadPool::work_on_current_job() {
@@ -67,10 +111,7 @@ void ThreadPool::work_on_current_job() {
         if (c >= n_chunks_) return;
         const int64_t begin = c * chunk_;
         thunk_(ctx_, begin, std::min(n_, begin + chunk_));
-        if (chunks_left_.fetch_sub(1) == 1) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            done_.notify_all();
-        }
+        if (chunks_left_.fetch_sub(1) == 1) wake_sleepers(done_, sleeping_callers_);
     }
 }
 
@@ -78,16 +119,19 @@ void ThreadPool::worker_loop() {
     t_inside_pool = true;
     uint64_t seen = 0;
     for (;;) {
-        {
+        auto new_job = [&] { return stopping_.load() || (job_open_.load() && generation_.load() != seen); };
+        if (!spin_until(new_job)) {
             std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return stopping_ || (job_open_ && generation_ != seen); });
-            if (stopping_) return;
-            seen = generation_;
-            ++active_workers_;
+            sleeping_workers_.fetch_add(1);
+            wake_.wait(lock, new_job);
+            sleeping_workers_.fetch_sub(1);
         }
-        work_on_current_job();
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (--active_workers_ == 0) done_.notify_all();
+        if (stopping_.load()) return;
+        const uint64_t job = generation_.load();
+        active_workers_.fetch_add(1);
+        if (job_open_.load() && generation_.load() == job) work_on_current_job();
+        seen = job;
+        if (active_workers_.fetch_sub(1) == 1) wake_sleepers(done_, sleeping_callers_);
     }
 }
 

@@ -1,4 +1,10 @@
 // A fixed set of worker threads that split index ranges among themselves and the caller.
+//
+// A decode step of a small model runs hundreds of short parallel ops; waking a sleeping worker
+// through the kernel costs microseconds each time. So a worker that has just finished a job
+// watches for the next one for a short while (kSpinMicros) before it sleeps, and a caller
+// watches for its job's end the same way; the condition variables are used, and the kernel
+// entered, only once the watching has run out.
 #pragma once
 
 #include <atomic>
@@ -40,17 +46,30 @@ private:
     void worker_loop();
     void work_on_current_job();
 
+    // Waits until `ready()` or the spin time runs out; true when ready.
+    template <typename Ready>
+    static bool spin_until(Ready &&ready);
+    void wake_sleepers(std::condition_variable &cv, std::atomic<int> &sleepers);
+
     std::vector<std::thread> workers_;
     std::mutex submit_mutex_;  // one job at a time
-    std::mutex mutex_;
+    std::mutex mutex_;         // for the condition variables' sleeps
     std::condition_variable wake_;
     std::condition_variable done_;
-    uint64_t generation_ = 0;
-    bool job_open_ = false;   // workers may join the current job; guarded by mutex_
-    int active_workers_ = 0;  // workers inside the current job; guarded by mutex_
-    bool stopping_ = false;
+    // Every flag below is sequentially consistent: a worker raises active_workers_ and then
+    // reads job_open_, the caller lowers job_open_ and then reads active_workers_, so a worker
+    // that comes late either sees the job closed or is waited for (never joins the next job
+    // with this one's counters). The same holds for the sleeper counts and what they wait on,
+    // so no wake-up is lost.
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<bool> job_open_{false};    // workers may join the current job
+    std::atomic<int> active_workers_{0};  // workers inside the current job
+    std::atomic<int> sleeping_workers_{0};
+    std::atomic<int> sleeping_callers_{0};
+    std::atomic<bool> stopping_{false};
 
-    // The current job; written under mutex_ before generation_ advances.
+    // The current job; written before job_open_ rises (and generation_ advances), so a worker
+    // that sees the job open reads it whole.
     Thunk thunk_ = nullptr;
     void *ctx_ = nullptr;
     int64_t n_ = 0;

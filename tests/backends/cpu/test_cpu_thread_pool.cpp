@@ -3,6 +3,7 @@
 // that wakes late meets the next job; that race once ran a chunk twice and hung the caller
 // (seen as a serving benchmark frozen after hours). A hang here ends in CTest's timeout.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -57,6 +58,32 @@ void test_callers_take_turns(void **) {
     assert_true(ok.load());
 }
 
+// Jobs spaced further apart than a worker watches for the next one: every job then finds its
+// workers asleep in the kernel, and must wake them (a lost wake-up would leave the caller doing
+// every chunk alone, or, with a chunk claimed and unfinished, waiting forever). Spacings around
+// the watch time meet workers on their way to sleep; the last spacing lets a pool go idle with
+// its workers asleep and be destroyed that way.
+void test_sleeping_workers_wake(void **) {
+    ThreadPool pool(3);
+    std::atomic<int> on_workers{0};
+    const auto caller = std::this_thread::get_id();
+    for (int gap_us : {0, 20, 45, 50, 55, 80, 200, 1000}) {
+        for (int j = 0; j < 40; ++j) {
+            std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+            std::vector<std::atomic<int>> hits(48);
+            pool.parallel_for(48, 1, [&](int64_t begin, int64_t end) {
+                if (std::this_thread::get_id() != caller) on_workers.fetch_add(1);
+                // Long enough that the workers, once awake, take chunks before the caller ends.
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                for (int64_t i = begin; i < end; ++i) hits[size_t(i)].fetch_add(1);
+            });
+            for (auto &h : hits) assert_int_equal(h.load(), 1);
+        }
+    }
+    assert_true(on_workers.load() > 0);  // the workers took part, asleep or not
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 void test_nested_and_single_thread(void **) {
     ThreadPool pool(2);
     std::atomic<int64_t> sum{0};
@@ -75,6 +102,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_index_once),
         cmocka_unit_test(test_callers_take_turns),
+        cmocka_unit_test(test_sleeping_workers_wake),
         cmocka_unit_test(test_nested_and_single_thread),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
