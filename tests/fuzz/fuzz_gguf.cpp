@@ -4,14 +4,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/gguf_model.hpp"
 #include "model/gguf_vocabulary.hpp"
+#include "model/quant_blocks.hpp"
 
 namespace {
 
@@ -46,6 +49,14 @@ void check_tensors(const pagoda::model::GgufFile &file) {
             volatile unsigned char first = t.data[0], last = t.data[t.bytes - 1];
             (void)first;
             (void)last;
+        }
+        // Quantized blocks decode within the tensor's bytes, whatever they hold (the first
+        // few blocks: enough for the decoders, cheap for the fuzzer).
+        if (pagoda::model::is_quantized(t.type)) {
+            const pagoda::model::BlockLayout b = pagoda::model::block_layout(t.type);
+            const uint64_t blocks = std::min<uint64_t>(t.bytes / b.bytes, 8);
+            std::vector<float> values(size_t(blocks * b.elements));
+            pagoda::model::dequantize(t.type, t.data, blocks * b.elements, values.data());
         }
     }
 }
