@@ -557,7 +557,9 @@ PAGODA_API pagoda_status_t pagoda_engine_poll(pagoda_engine_t *engine, pagoda_ou
  * \param[in,out] outputs `capacity` outputs one after the other, `outputs[0].struct_size` bytes
  *                apart: the caller sets `struct_size` in the first entry only, and it is the
  *                array's stride (`sizeof(pagoda_output_t)` with this header). The first
- *                `*n_polled` entries are filled, oldest first. Their pointers stay valid as
+ *                `*n_polled` entries are filled, oldest first, each with `struct_size` set to
+ *                the stride (so the array can be passed again as it is; fields past the
+ *                library's own struct are not written). Their pointers stay valid as
  *                pagoda_engine_poll()'s do: until the calling thread polls this engine again,
  *                with either function.
  * \param[in] capacity entries in `outputs`, at least 1.

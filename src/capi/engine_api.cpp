@@ -145,6 +145,9 @@ size_t poll_into(pagoda_engine *e, pagoda_output_t *outputs, size_t capacity, ui
         auto *out = reinterpret_cast<pagoda_output_t *>(entry);
         out->struct_size = stride;
         pagoda::write_sized(out, public_output(mine[i]), "output");
+        // Every entry keeps the stride, the first included, so the array can be passed again
+        // as it is (a newer host's fields past ours are left as the host set them).
+        out->struct_size = stride;
     }
     return mine.size();
 }

@@ -54,7 +54,7 @@ static size_t run_polling_singly(pagoda_engine_t *engine, seen_t *seen) {
 /* The same with batches of `capacity` entries `stride` bytes apart. */
 static size_t run_polling_batches(pagoda_engine_t *engine, seen_t *seen, size_t capacity,
                                   uint32_t stride) {
-    unsigned char storage[8 * sizeof(pagoda_output_t)];
+    _Alignas(pagoda_output_t) unsigned char storage[9 * sizeof(pagoda_output_t)];
     assert_true(capacity * stride <= sizeof storage);
     size_t n = 0;
     while (pagoda_engine_has_work(engine)) {
@@ -69,6 +69,9 @@ static size_t run_polling_batches(pagoda_engine_t *engine, seen_t *seen, size_t 
                 const pagoda_output_t *out = (const pagoda_output_t *)(storage + i * stride);
                 assert_int_equal(out->struct_size, stride);
                 seen[n++] = keep(out);
+                /* A newer host's own fields, past the library's struct, are left alone. */
+                for (size_t b = sizeof(pagoda_output_t); b < stride; ++b)
+                    assert_int_equal(storage[i * stride + b], 0xAB);
             }
             /* Nothing written past the entries filled (an older host's array ends there). */
             for (size_t b = got * stride; b < sizeof storage; ++b) assert_int_equal(storage[b], 0xAB);
@@ -152,7 +155,7 @@ static void test_step_poll_gives_what_step_and_poll_give(void **state) {
 }
 
 /* A host built against a header whose pagoda_output_t ended before `n_prompt_tokens` gets its
- * entries at its own, smaller stride. */
+ * entries at its own, smaller stride; one built against a newer, larger one at its larger one. */
 static void test_an_older_hosts_stride(void **state) {
     (void)state;
     const uint32_t old_size = (uint32_t)offsetof(pagoda_output_t, n_prompt_tokens);
@@ -170,6 +173,15 @@ static void test_an_older_hosts_stride(void **state) {
     assert_int_equal(n, kRequests * kTokens);
     for (size_t i = 0; i < n; ++i) batched[i].finished = singly[i].finished;
     assert_same_outputs(singly, batched, n);
+    engine_stack_close(&s);
+
+    /* A host built against a newer header (8 more bytes) gets its stride too, and its own
+     * fields left as it set them (run_polling_batches checks the bytes past the entries). */
+    engine_stack_open(&s, NULL, NULL);
+    submit_requests(s.engine);
+    assert_int_equal(run_polling_batches(s.engine, batched, 4, (uint32_t)sizeof(pagoda_output_t) + 8),
+                     kRequests * kTokens);
+    assert_same_outputs(singly, batched, kRequests * kTokens);
     engine_stack_close(&s);
 }
 
