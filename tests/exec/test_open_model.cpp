@@ -145,19 +145,26 @@ void cancels(void **) {
                        PAGODA_ERR_NOT_FOUND, {"/nonexistent/model.gguf"});
 }
 
-// A one-layer llama (hidden 32, 2 heads of 16, 1 KV head, FFN 64, vocab 8) whose q_proj and
-// down_proj are Q8_0, with blocks of varied scales and values.
-void widens_q8_0(void **) {
+// The metadata of a one-layer llama of width `hidden` (2 heads, 1 KV head, vocab 8); the tensors
+// are the caller's.
+test::GgufWriter one_layer_llama(uint32_t hidden, uint32_t ffn) {
     test::GgufWriter w;
     w.add_string("general.architecture", "llama");
     w.add_u32("llama.context_length", 64);
-    w.add_u32("llama.embedding_length", 32);
+    w.add_u32("llama.embedding_length", hidden);
     w.add_u32("llama.block_count", 1);
-    w.add_u32("llama.feed_forward_length", 64);
+    w.add_u32("llama.feed_forward_length", ffn);
     w.add_u32("llama.attention.head_count", 2);
     w.add_u32("llama.attention.head_count_kv", 1);
     w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
     w.add_u32("llama.vocab_size", 8);
+    return w;
+}
+
+// A one-layer llama (hidden 32, 2 heads of 16, 1 KV head, FFN 64, vocab 8) whose q_proj and
+// down_proj are Q8_0, with blocks of varied scales and values.
+void widens_q8_0(void **) {
+    test::GgufWriter w = one_layer_llama(32, 64);
     constexpr uint32_t kQ8_0 = 8;
     w.add_f32_tensor("token_embd.weight", {32, 8});
     w.add_f32_tensor("blk.0.attn_norm.weight", {32});
@@ -252,16 +259,7 @@ void widens_every_quantized_type(void **) {
         return q.rows * 256 / v.block_elements * v.block_bytes;
     };
 
-    test::GgufWriter w;
-    w.add_string("general.architecture", "llama");
-    w.add_u32("llama.context_length", 64);
-    w.add_u32("llama.embedding_length", 256);
-    w.add_u32("llama.block_count", 1);
-    w.add_u32("llama.feed_forward_length", 256);
-    w.add_u32("llama.attention.head_count", 2);
-    w.add_u32("llama.attention.head_count_kv", 1);
-    w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    w.add_u32("llama.vocab_size", 8);
+    test::GgufWriter w = one_layer_llama(256, 256);
     w.add_f32_tensor("token_embd.weight", {256, 8});
     w.add_f32_tensor("blk.0.attn_norm.weight", {256});
     w.add_f32_tensor("blk.0.ffn_norm.weight", {256});

@@ -12,7 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "model/tensor_table.hpp"
+
 namespace pagoda::test {
+
+// The quantized types the file holds, by ggml's id.
+struct GgmlQuantType {
+    uint32_t ggml_id;
+    model::TensorType type;
+};
+inline constexpr GgmlQuantType kGgmlQuantTypes[] = {{2, model::TensorType::Q4_0},
+                                                    {8, model::TensorType::Q8_0},
+                                                    {12, model::TensorType::Q4_K},
+                                                    {13, model::TensorType::Q5_K},
+                                                    {14, model::TensorType::Q6_K}};
 
 struct GgmlVectors {
     uint32_t block_elements = 0, block_bytes = 0, n_blocks = 0;

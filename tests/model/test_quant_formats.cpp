@@ -20,21 +20,13 @@ namespace {
 
 const std::string kVectors = PAGODA_FIXTURES_DIR "/quant/ggml_vectors.bin";
 
-struct QuantType {
-    uint32_t ggml_id;
-    TensorType type;
-};
-const QuantType kTypes[] = {{2, TensorType::Q4_0},
-                            {8, TensorType::Q8_0},
-                            {12, TensorType::Q4_K},
-                            {13, TensorType::Q5_K},
-                            {14, TensorType::Q6_K}};
+using pagoda::test::kGgmlQuantTypes;
 
 // Block sizes as ggml reports them, and the decoded values of ggml's blocks.
 void decoders_match_ggml_bit_for_bit(void **) {
     const auto vectors = pagoda::test::read_ggml_vectors(kVectors);
-    assert_int_equal(vectors.size(), sizeof kTypes / sizeof kTypes[0]);
-    for (const QuantType &t : kTypes) {
+    assert_int_equal(vectors.size(), sizeof kGgmlQuantTypes / sizeof kGgmlQuantTypes[0]);
+    for (const pagoda::test::GgmlQuantType &t : kGgmlQuantTypes) {
         const pagoda::test::GgmlVectors &v = vectors.at(t.ggml_id);
         assert_true(is_quantized(t.type));
         assert_int_equal(block_layout(t.type).elements, v.block_elements);
@@ -55,7 +47,7 @@ void decoders_match_ggml_bit_for_bit(void **) {
 }
 
 void tensor_sizes(void **) {
-    for (const QuantType &t : kTypes) {
+    for (const pagoda::test::GgmlQuantType &t : kGgmlQuantTypes) {
         const pagoda::model::BlockLayout b = block_layout(t.type);
         assert_int_equal(tensor_bytes(t.type, 3 * b.elements, "t"), 3 * b.bytes);
         pagoda::test::expect_error([&] { tensor_bytes(t.type, b.elements + 16, "t"); },

@@ -22,15 +22,7 @@ using pagoda::model::TensorType;
 
 namespace {
 
-struct QuantType {
-    uint32_t ggml_id;
-    TensorType type;
-};
-const QuantType kTypes[] = {{2, TensorType::Q4_0},
-                            {8, TensorType::Q8_0},
-                            {12, TensorType::Q4_K},
-                            {13, TensorType::Q5_K},
-                            {14, TensorType::Q6_K}};
+using pagoda::test::kGgmlQuantTypes;
 
 std::vector<float> round_trip(TensorType t, const std::vector<float> &x) {
     std::vector<unsigned char> blocks(x.size() / block_layout(t).elements * block_layout(t).bytes);
@@ -78,7 +70,7 @@ void halves_round_to_nearest_even(void **) {
 // is at most 10 % above ggml's reference quantizer's, per type over all the rows.
 void error_against_ggml(void **) {
     const auto vectors = pagoda::test::read_ggml_vectors(PAGODA_FIXTURES_DIR "/quant/ggml_vectors.bin");
-    for (const QuantType &t : kTypes) {
+    for (const pagoda::test::GgmlQuantType &t : kGgmlQuantTypes) {
         const pagoda::test::GgmlVectors &v = vectors.at(t.ggml_id);
         double ours = 0, ggml = 0, rows = 0;
         for (size_t r = 0; r < v.source_rows.size(); ++r) {
@@ -106,9 +98,9 @@ void error_against_ggml(void **) {
 void special_rows(void **) {
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    const double bound[] = {0.02, 1e-4, 0.01, 0.003, 0.001};  // relative squared error, kTypes order
-    for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k) {
-        const TensorType t = kTypes[k].type;
+    const double bound[] = {0.02, 1e-4, 0.01, 0.003, 0.001};  // relative squared error, in kGgmlQuantTypes order
+    for (size_t k = 0; k < sizeof kGgmlQuantTypes / sizeof kGgmlQuantTypes[0]; ++k) {
+        const TensorType t = kGgmlQuantTypes[k].type;
         std::vector<float> zeros(512, 0.0f), constant(512, 0.75f), positive(512), outlier(512);
         for (float &f : positive) f = std::fabs(normal(rng)) + 0.5f;
         for (float &f : outlier) f = normal(rng);
