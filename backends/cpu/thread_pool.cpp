@@ -26,14 +26,19 @@ inline void cpu_relax() {
 }  // namespace
 
 template <typename Ready>
-bool ThreadPool::spin_until(Ready &&ready) {
+void ThreadPool::await(Ready &&ready, std::condition_variable &cv, std::atomic<int> &sleepers) {
     const auto deadline = std::chrono::steady_clock::now() + kSpinMicros;
-    for (int i = 0;; ++i) {
-        if (ready()) return true;
+    for (int i = 0; !ready(); ++i) {
         cpu_relax();
         // The clock is read every 64 turns: often enough for the budget, rarely enough to
         // stay off the memory bus.
-        if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return ready();
+        if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            sleepers.fetch_add(1);
+            cv.wait(lock, ready);
+            sleepers.fetch_sub(1);
+            return;
+        }
     }
 }
 
@@ -54,10 +59,7 @@ ThreadPool::ThreadPool(int threads, std::function<void()> on_worker_start) {
 
 ThreadPool::~ThreadPool() {
     stopping_.store(true);
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-    }
-    wake_.notify_all();
+    wake_sleepers(wake_, sleeping_workers_);
     for (auto &w : workers_) w.join();
 }
 
@@ -88,21 +90,9 @@ void ThreadPool::run(int64_t n, int64_t grain, Thunk thunk, void *ctx) {
 
     // Every chunk done, then the job closed, then every worker that joined gone: a worker that
     // comes late sees the job closed and leaves without touching its counters.
-    auto all_done = [this] { return chunks_left_.load() == 0; };
-    auto all_left = [this] { return active_workers_.load() == 0; };
-    if (!spin_until(all_done)) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        sleeping_callers_.fetch_add(1);
-        done_.wait(lock, all_done);
-        sleeping_callers_.fetch_sub(1);
-    }
+    await([this] { return chunks_left_.load() == 0; }, done_, sleeping_callers_);
     job_open_.store(false);
-    if (!spin_until(all_left)) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        sleeping_callers_.fetch_add(1);
-        done_.wait(lock, all_left);
-        sleeping_callers_.fetch_sub(1);
-    }
+    await([this] { return active_workers_.load() == 0; }, done_, sleeping_callers_);
 }
 
 void ThreadPool::work_on_current_job() {
@@ -119,13 +109,8 @@ void ThreadPool::worker_loop() {
     t_inside_pool = true;
     uint64_t seen = 0;
     for (;;) {
-        auto new_job = [&] { return stopping_.load() || (job_open_.load() && generation_.load() != seen); };
-        if (!spin_until(new_job)) {
-            std::unique_lock<std::mutex> lock(mutex_);
-            sleeping_workers_.fetch_add(1);
-            wake_.wait(lock, new_job);
-            sleeping_workers_.fetch_sub(1);
-        }
+        await([&] { return stopping_.load() || (job_open_.load() && generation_.load() != seen); }, wake_,
+              sleeping_workers_);
         if (stopping_.load()) return;
         const uint64_t job = generation_.load();
         active_workers_.fetch_add(1);

@@ -46,9 +46,10 @@ private:
     void worker_loop();
     void work_on_current_job();
 
-    // Waits until `ready()` or the spin time runs out; true when ready.
+    // Returns once `ready()`: watches for it first, then sleeps on `cv`, counted in `sleepers`
+    // so that wake_sleepers knows to notify.
     template <typename Ready>
-    static bool spin_until(Ready &&ready);
+    void await(Ready &&ready, std::condition_variable &cv, std::atomic<int> &sleepers);
     void wake_sleepers(std::condition_variable &cv, std::atomic<int> &sleepers);
 
     std::vector<std::thread> workers_;

@@ -1,6 +1,8 @@
 // engine.h: making engines, submitting and aborting requests, stepping, polling outputs.
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
@@ -140,14 +142,14 @@ size_t poll_into(pagoda_engine *e, pagoda_output_t *outputs, size_t capacity, ui
     std::vector<Output> &mine = e->polled[std::this_thread::get_id()];
     mine.clear();
     e->impl->poll_many(mine, capacity);
+    // Each entry gets as much of ours as its stride holds, and keeps the stride as its
+    // struct_size, the first included, so the array can be passed again as it is (a newer
+    // host's fields past ours are left as the host set them).
     auto *entry = reinterpret_cast<unsigned char *>(outputs);
     for (size_t i = 0; i < mine.size(); ++i, entry += stride) {
-        auto *out = reinterpret_cast<pagoda_output_t *>(entry);
-        out->struct_size = stride;
-        pagoda::write_sized(out, public_output(mine[i]), "output");
-        // Every entry keeps the stride, the first included, so the array can be passed again
-        // as it is (a newer host's fields past ours are left as the host set them).
-        out->struct_size = stride;
+        pagoda_output_t full = public_output(mine[i]);
+        full.struct_size = stride;
+        std::memcpy(entry, &full, std::min<size_t>(stride, sizeof full));
     }
     return mine.size();
 }

@@ -7,6 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
+#include "capi/progress.hpp"
 #include "capi/sized_struct.hpp"
 #include "capi/tokenizer_handle.hpp"
 #include "engine/model_tokenizer.hpp"
@@ -21,14 +22,6 @@ pagoda_model_options_t default_model_options() {
     pagoda_model_options_t o{};
     o.struct_size = sizeof(o);
     return o;
-}
-
-// Adapts the C callback (returning nonzero to go on) to the core's ProgressFn.
-pagoda::model::ProgressFn progress_of(const pagoda_model_options_t &o) {
-    if (o.progress == nullptr) return {};
-    return [fn = o.progress, user = o.progress_user](double fraction, const char *stage) {
-        return fn(user, static_cast<float>(fraction), stage) != 0;
-    };
 }
 
 }  // namespace
@@ -63,7 +56,7 @@ PAGODA_API pagoda_status_t pagoda_model_open(const char *path, const pagoda_mode
         if (path == nullptr || *path == '\0') fail(PAGODA_ERR_INVALID_ARGUMENT, "path is NULL or empty");
         pagoda_model_options_t o = pagoda::read_sized(options, default_model_options(), "options");
         auto model = std::make_unique<pagoda_model>();
-        model->impl = pagoda::model::open_model(path, progress_of(o), nullptr);
+        model->impl = pagoda::model::open_model(path, pagoda::progress_of(o.progress, o.progress_user), nullptr);
         model->tokenizer = pagoda::engine::open_model_tokenizer(*model->impl);
         *out = model.release();
         return PAGODA_OK;
@@ -80,7 +73,7 @@ PAGODA_API pagoda_status_t pagoda_model_load_start(const char *path,
         pagoda_model_options_t o = pagoda::read_sized(options, default_model_options(), "options");
         auto loader = std::make_unique<pagoda_model_loader>();
         pagoda_model_loader *l = loader.get();
-        pagoda::model::ProgressFn user = progress_of(o);
+        pagoda::model::ProgressFn user = pagoda::progress_of(o.progress, o.progress_user);
         l->thread = std::thread([l, p = std::string(path), user] {
             pagoda::model::ProgressFn track = [l, &user](double fraction, const char *stage) {
                 l->fraction.store(static_cast<float>(fraction));

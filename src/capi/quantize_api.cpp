@@ -2,9 +2,11 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "capi/enum_arg.hpp"
 #include "capi/guard.hpp"
+#include "capi/progress.hpp"
 #include "capi/sized_struct.hpp"
 #include "model/gguf_quantize.hpp"
 #include "model/gguf_file.hpp"
@@ -82,13 +84,8 @@ PAGODA_API pagoda_status_t pagoda_model_quantize(const char *input_path, const c
             fail(PAGODA_ERR_UNSUPPORTED, std::string(input_path) +
                                              ": a Hugging Face folder; quantizing reads GGUF files (F32, "
                                              "F16 or BF16): convert it to GGUF first");
-        pagoda::model::QuantizeProgressFn progress;
-        if (o.progress != nullptr)
-            progress = [fn = o.progress, user = o.progress_user](double fraction, const char *stage) {
-                return fn(user, static_cast<float>(fraction), stage) != 0;
-            };
-        const pagoda::model::QuantizeSummary summary =
-            pagoda::model::quantize_gguf(input_path, output_path, mix, o.threads, progress);
+        const pagoda::model::QuantizeSummary summary = pagoda::model::quantize_gguf(
+            input_path, output_path, mix, o.threads, pagoda::progress_of(o.progress, o.progress_user));
         if (stats != nullptr) pagoda::write_sized(stats, public_stats(summary), "stats");
         return PAGODA_OK;
     });

@@ -61,26 +61,27 @@ int64_t layer_of(const std::string &name) {
     return end != name.c_str() + 4 && *end == '.' ? n : -1;
 }
 
-float source_value(TensorType t, const unsigned char *p) {
+// `n` source values (F32, F16 or BF16) at `src` as f32, the type's case chosen once per row.
+void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst) {
     switch (t) {
-    case TensorType::F32: {
-        float v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    case TensorType::F16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return half_to_float(h);
-    }
-    case TensorType::BF16: {
-        uint16_t b;
-        std::memcpy(&b, p, 2);
-        const uint32_t bits = uint32_t(b) << 16;
-        float v;
-        std::memcpy(&v, &bits, 4);
-        return v;
-    }
+    case TensorType::F32:
+        std::memcpy(dst, src, size_t(n) * 4);
+        return;
+    case TensorType::F16:
+        for (uint64_t i = 0; i < n; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            dst[i] = half_to_float(h);
+        }
+        return;
+    case TensorType::BF16:
+        for (uint64_t i = 0; i < n; ++i) {
+            uint16_t b;
+            std::memcpy(&b, src + 2 * i, 2);
+            const uint32_t bits = uint32_t(b) << 16;
+            std::memcpy(&dst[i], &bits, 4);
+        }
+        return;
     default: throw Error(PAGODA_ERR_INTERNAL, "quantize: not a float source");
     }
 }
@@ -151,7 +152,7 @@ struct Planned {
 void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned char *out,
                    QuantizedTypeStats &stats) {
     const uint64_t row = t.dims[0], rows = t.dims[1];  // quant_type_for quantizes matrices only
-    const uint64_t value_bytes = block_layout(t.type).bytes, in_row_bytes = row * value_bytes;
+    const uint64_t in_row_bytes = row * block_layout(t.type).bytes;
     const uint64_t out_row_bytes = row / block_layout(type).elements * block_layout(type).bytes;
     struct Partial {
         double squared_error = 0, squared_values = 0;
@@ -162,8 +163,7 @@ void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned c
         try {
             std::vector<float> x(row), y(row);
             for (uint64_t r = uint64_t(w); r < rows; r += uint64_t(threads)) {
-                for (uint64_t i = 0; i < row; ++i)
-                    x[i] = source_value(t.type, t.data + r * in_row_bytes + i * value_bytes);
+                widen_row(t.type, t.data + r * in_row_bytes, row, x.data());
                 unsigned char *dst = out + r * out_row_bytes;
                 quantize(type, x.data(), row, dst);
                 dequantize(type, dst, row, y.data());
@@ -196,16 +196,15 @@ void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned c
     stats.values += rows * row;
 }
 
+// The statistics of type `t`, added in TensorType order when new.
 QuantizedTypeStats &stats_for(QuantizeSummary &s, TensorType t) {
-    for (QuantizedTypeStats &q : s.types)
-        if (q.type == t) return q;
-    s.types.push_back({});
-    s.types.back().type = t;
-    std::sort(s.types.begin(), s.types.end(),
-              [](const QuantizedTypeStats &a, const QuantizedTypeStats &b) { return a.type < b.type; });
-    for (QuantizedTypeStats &q : s.types)
-        if (q.type == t) return q;
-    throw Error(PAGODA_ERR_INTERNAL, "quantize: lost a type's statistics");
+    auto it = std::lower_bound(s.types.begin(), s.types.end(), t,
+                               [](const QuantizedTypeStats &q, TensorType type) { return q.type < type; });
+    if (it == s.types.end() || it->type != t) {
+        it = s.types.insert(it, QuantizedTypeStats{});
+        it->type = t;
+    }
+    return *it;
 }
 
 }  // namespace
@@ -228,7 +227,7 @@ TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vect
 }
 
 QuantizeSummary quantize_gguf(const std::string &input_path, const std::string &output_path,
-                              QuantMix mix, int threads, const QuantizeProgressFn &progress) {
+                              QuantMix mix, int threads, const ProgressFn &progress) {
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     const GgufFile in(input_path);
     const std::string arch = in.get_string("general.architecture");

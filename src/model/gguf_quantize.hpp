@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "model/model.hpp"
 #include "model/tensor_table.hpp"
 
 namespace pagoda::model {
@@ -30,9 +30,6 @@ struct QuantizeSummary {
     std::vector<QuantizedTypeStats> types;  // one per type written, in TensorType order
 };
 
-// Called with the fraction done and the tensor at hand; false cancels.
-using QuantizeProgressFn = std::function<bool(double fraction, const char *stage)>;
-
 // The type `mix` gives the GGUF tensor `name` with `dims` (innermost first), in a model of
 // `n_layers` layers that has (or not) a separate output matrix; `source` when it stays as is.
 TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vector<uint64_t> &dims,
@@ -41,8 +38,9 @@ TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vect
 // Writes `output_path` from the GGUF at `input_path` (F32/F16/BF16 weights), with `threads`
 // threads (0: one per core). The output appears whole or not at all (written beside it, then
 // renamed). Throws Error: the reader's errors naming the input, UNSUPPORTED for weights already
-// quantized, IO naming the output, CANCELLED when `progress` says so.
+// quantized, IO naming the output, CANCELLED when `progress` (called with the fraction done and
+// the tensor at hand) returns false.
 QuantizeSummary quantize_gguf(const std::string &input_path, const std::string &output_path,
-                              QuantMix mix, int threads, const QuantizeProgressFn &progress);
+                              QuantMix mix, int threads, const ProgressFn &progress);
 
 }  // namespace pagoda::model

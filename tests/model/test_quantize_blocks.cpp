@@ -52,7 +52,7 @@ void halves_round_to_nearest_even(void **) {
         const float v = half_to_float(uint16_t(h));
         if (float_to_half(v) != h) fail_msg("half 0x%04x (%g) came back as 0x%04x", h, double(v), float_to_half(v));
         const uint32_t next = h + 1;
-        if ((h & 0x7fff) == 0x7bff || (h & 0x7fff) == 0x7fff) continue;  // no finite next half
+        if ((h & 0x7fff) == 0x7bff) continue;  // the largest finite half: no finite next one
         const float mid = float((double(v) + double(half_to_float(uint16_t(next)))) / 2);
         const uint16_t want = uint16_t((h & 1) ? next : h);
         if (float_to_half(mid) != want)
