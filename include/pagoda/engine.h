@@ -6,6 +6,8 @@
 #define PAGODA_ENGINE_H
 
 #include "pagoda/common.h"
+#include "pagoda/engine_stats.h"
+#include "pagoda/request.h"
 #include "pagoda/status.h"
 
 /**
@@ -20,110 +22,18 @@
  *
  * Threads: pagoda_engine_submit_text(), pagoda_engine_submit_tokens(), pagoda_engine_abort(),
  * pagoda_engine_poll() and pagoda_engine_poll_batch() are safe from any thread;
- * pagoda_engine_step() and pagoda_engine_step_poll() run on one thread at a time. pagoda_engine_get_stats() and pagoda_engine_get_metrics() may be called from any
- * thread while another steps.
+ * pagoda_engine_step() and pagoda_engine_step_poll() run on one thread at a time.
+ * pagoda_engine_get_stats() and pagoda_engine_get_metrics() may be called from any thread while
+ * another steps.
+ *
+ * Three headers, all included by this one: request.h (a request's options and outputs), this
+ * (making and driving an engine), engine_stats.h (what it reports).
  * @{
  */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** \brief Why a request ended; ::PAGODA_FINISH_NONE while it runs. */
-typedef enum pagoda_finish_reason {
-    PAGODA_FINISH_NONE = 0,        /**< Still running: more outputs will come. */
-    PAGODA_FINISH_LENGTH = 1,      /**< `max_tokens` generated, or the model's context is full. */
-    PAGODA_FINISH_STOP_TOKEN = 2,  /**< An end-of-sequence or stop token id was generated. */
-    PAGODA_FINISH_STOP_STRING = 3, /**< A stop string appeared in the text. */
-    PAGODA_FINISH_ABORTED = 4,     /**< pagoda_engine_abort() was called. */
-    PAGODA_FINISH_ERROR = 5        /**< It failed; ::pagoda_output_t::status and `error` say why. */
-} pagoda_finish_reason_t;
-
-/** \brief ::pagoda_request_options_t::flags: generate past end-of-sequence tokens. */
-#define PAGODA_REQUEST_IGNORE_EOS 1u
-/** \brief ::pagoda_request_options_t::flags: keep special tokens in the output text. */
-#define PAGODA_REQUEST_KEEP_SPECIAL_TEXT 2u
-/** \brief ::pagoda_request_options_t::flags: end the text with the stop string that matched. */
-#define PAGODA_REQUEST_INCLUDE_STOP_STRING 4u
-/** \brief ::pagoda_request_options_t::flags: do not add BOS (or the template's tokens) to a text prompt. */
-#define PAGODA_REQUEST_NO_SPECIAL_TOKENS 8u
-
-/** \brief A request's sampling and stopping. Initialise with pagoda_request_options_default(). */
-typedef struct pagoda_request_options {
-    uint32_t struct_size;          /**< sizeof(pagoda_request_options_t) as the caller knows it. */
-    uint32_t flags;                /**< PAGODA_REQUEST_* bits. */
-    int32_t max_tokens;            /**< Tokens to generate at most; default 256. */
-    float temperature;             /**< 0 = greedy; default 1. */
-    int32_t top_k;                 /**< Keep the k most likely; 0 = all (default). */
-    float top_p;                   /**< Nucleus mass; 1 = all (default). */
-    float min_p;                   /**< Drop tokens below min_p × the top probability; 0 = off. */
-    float repetition_penalty;      /**< Divides positive logits of seen tokens (multiplies negative); 1 = off. */
-    float presence_penalty;        /**< Subtracted once from generated tokens' logits; 0 = off. */
-    float frequency_penalty;       /**< Subtracted per occurrence of generated tokens; 0 = off. */
-    uint64_t seed;                 /**< Random seed; with the same seed a request draws the same tokens. */
-    const int32_t *stop_token_ids; /**< Extra ids that end the request (copied at submit). */
-    size_t n_stop_token_ids;       /**< Entries of `stop_token_ids`. */
-    const char *const *stop_strings; /**< NUL-terminated strings that end the request (copied). */
-    size_t n_stop_strings;         /**< Entries of `stop_strings`. */
-    int32_t logprobs;              /**< Per generated token, the top-n log-probabilities; -1 = none (default), 0 = the chosen token's only. */
-    int32_t prompt_logprobs;       /**< Per prompt token, its log-probability and the top-n; -1 = none (default). */
-    int32_t n;                     /**< Sequences to return; default 1. They share the prompt's KV blocks. */
-    int32_t best_of;               /**< Sequences to generate, the `n` with the highest cumulative
-                                        log-probability returned; 0 = `n` (default). */
-    int32_t beam_width;            /**< > 0: beam search of this width instead of sampling; returns the
-                                        `n` best beams (`n` ≤ width). Default 0. */
-    float length_penalty;          /**< Beam scores are cumulative logprob / length^this (length: generated
-                                        tokens, a final end-of-sequence token included); default 1. */
-    int32_t early_stopping;        /**< Beam search ends when `beam_width` hypotheses are done (1), or
-                                        when no running beam can beat them (0, default; vLLM's "False"). */
-    int32_t priority;              /**< Lower runs first among waiting requests; ties FCFS. Default 0. */
-} pagoda_request_options_t;
-
-/** \brief A token and its log-probability under the model's distribution (before sampling options). */
-typedef struct pagoda_logprob {
-    int32_t token_id; /**< The token. */
-    float logprob;    /**< Natural log of its probability. */
-} pagoda_logprob_t;
-
-/**
- * \brief What a request produced since its previous output. Filled by pagoda_engine_poll();
- *        the pointers stay valid until the next poll on the same engine.
- */
-typedef struct pagoda_output {
-    uint32_t struct_size;                /**< Set by the caller to sizeof(pagoda_output_t). */
-    uint64_t request_id;                 /**< The id submit returned. */
-    int32_t finish_reason;               /**< A ::pagoda_finish_reason_t: NONE while the sequence
-                                              runs; set on its last output (`request_finished`
-                                              marks the request's). */
-    int32_t status;                      /**< A ::pagoda_status_t: ::PAGODA_OK unless
-                                              `finish_reason` is ERROR. */
-    const char *error;                   /**< The failure's message when ERROR, else `""`. */
-    const int32_t *token_ids;            /**< New tokens; NULL when `n_tokens` is 0. */
-    size_t n_tokens;                     /**< Entries of `token_ids`. */
-    const char *text;                    /**< New text, UTF-8, whole characters only, NUL-terminated. */
-    size_t text_len;                     /**< Bytes of `text`. */
-    const float *logprobs;               /**< Per new token its log-probability, or NULL (not asked). */
-    const pagoda_logprob_t *top_logprobs; /**< `[n_tokens][n_top_logprobs]`, most likely first, or NULL. */
-    int32_t n_top_logprobs;              /**< Entries per token in `top_logprobs`. */
-    size_t n_prompt_tokens;              /**< Tokens in the prompt. */
-    size_t n_generated;                  /**< Tokens generated so far, these included. */
-    /** Per prompt position its token's log-probability given the tokens before it (NaN for
-     *  position 0, which has none); in the first output only, when asked, else NULL. */
-    const float *prompt_logprobs;
-    /** `[n_prompt_tokens][n_prompt_top_logprobs]` (position 0: ids -1), or NULL. */
-    const pagoda_logprob_t *prompt_top_logprobs;
-    int32_t n_prompt_top_logprobs;       /**< Entries per position in `prompt_top_logprobs`. */
-    int32_t sequence_index;              /**< Which of the request's `n` sequences (0 when n = 1). For
-                                              beam search, its rank among the returned beams; with
-                                              `best_of` > `n`, its rank by cumulative logprob. */
-    float cumulative_logprob;            /**< Sum of the sequence's token log-probabilities so far. */
-    int32_t request_finished;            /**< 1 on the request's very last output (all sequences done). */
-} pagoda_output_t;
-
-/** \brief Called with each output once pagoda_engine_step() (or pagoda_engine_abort()) has
- *  produced it, on that call's thread, outside the engine's lock: it may submit and abort.
- *  The output is valid during the call only. When set, outputs are not queued for polling. */
-typedef void (*pagoda_output_fn)(void *user, const pagoda_output_t *output);
 
 /** \brief How the engine batches. Initialise with pagoda_engine_options_default(). */
 typedef struct pagoda_engine_options {
@@ -206,172 +116,6 @@ typedef enum pagoda_kv_reservation {
                                   at admission, as Orca(Max)/FasterTransformer reserve them. */
 } pagoda_kv_reservation_t;
 
-/** \brief The engine's counters; filled by pagoda_engine_get_stats(). */
-typedef struct pagoda_engine_stats {
-    uint32_t struct_size;          /**< Set by the caller to sizeof(pagoda_engine_stats_t). */
-    int64_t requests_waiting;      /**< Submitted, not yet running (preempted by recompute included). */
-    int64_t requests_running;      /**< Holding KV blocks on the device. */
-    int64_t requests_swapped;      /**< Preempted by swap, waiting to come back. */
-    int64_t requests_finished;     /**< Ended, for any reason, since the engine was made. */
-    int64_t preemptions_recompute; /**< Preemptions by recompute so far. */
-    int64_t preemptions_swap;      /**< Preemptions by swap so far. */
-    int64_t steps;                 /**< Steps that ran the model. */
-    int64_t prompt_tokens;         /**< Prompt tokens computed (recomputed ones and prefix-cache hits excluded). */
-    int64_t generated_tokens;      /**< Tokens sampled. */
-    int64_t batched_sequences;     /**< Sum over steps of the sequences in the batch (mean batch = this / steps). */
-    int64_t graph_steps;           /**< Steps launched as one recorded decode graph (::pagoda_decode_graphs_t). */
-    int64_t device_sampled_tokens; /**< Tokens picked on the device (::pagoda_device_sampling_t). */
-} pagoda_engine_stats_t;
-
-/** \brief What one device of an engine's mesh holds and runs; filled by pagoda_engine_get_device_stats(). */
-typedef struct pagoda_device_stats {
-    uint32_t struct_size;   /**< Set by the caller to sizeof(pagoda_device_stats_t). */
-    char device[32];        /**< The device's name, NUL-terminated ("cpu:1"). */
-    int32_t stage;          /**< The pipeline stage it belongs to (0 = the first). */
-    int32_t tp_rank;        /**< Its rank in the stage's tensor-parallel group. */
-    int32_t tp_size;        /**< The stage's tensor-parallel degree. */
-    int64_t first_layer;    /**< The first decoder layer it runs. */
-    int64_t end_layer;      /**< One past the last decoder layer it runs. */
-    int64_t kv_heads;       /**< KV heads its part of the KV cache holds. */
-    uint64_t weight_bytes;  /**< Bytes of the model's weights it holds (its shard). */
-    uint64_t kv_bytes;      /**< Bytes of its KV-cache pools. */
-    uint64_t layer_weight_bytes; /**< Of `weight_bytes`, those of its decoder layers (without the
-                                      embedding, final norm and LM head). */
-    int32_t kvp_rank;       /**< Its share of the KV cache under cache parallelism (0 without). */
-    int32_t kvp_size;       /**< Devices the KV cache's blocks are split over (1 without). */
-} pagoda_device_stats_t;
-
-/**
- * \brief Number of devices the engine runs on (1 unless its mesh has several).
- * \param[in] engine the engine.
- * \return the count; 0 for an invalid handle.
- * \par Thread safety
- * Safe from any thread.
- * \since 0.1
- */
-PAGODA_API size_t pagoda_engine_device_count(const pagoda_engine_t *engine);
-
-/**
- * \brief Number of devices the engine runs on, or why it cannot be told.
- * \param[in] engine the engine.
- * \param[out] count the count; 0 on failure.
- * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed engine;
- *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL `count`.
- * \par Thread safety
- * Safe from any thread.
- * \since 0.1
- */
-PAGODA_API pagoda_status_t pagoda_engine_device_count_v2(const pagoda_engine_t *engine, size_t *count);
-
-/**
- * \brief What the engine's `index`-th device (in mesh order) holds: its stage, its layers, its
- *        share of the weights and of the KV cache.
- * \param[in] engine the engine.
- * \param[in] index 0 ≤ index < pagoda_engine_device_count().
- * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
- * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE or ::PAGODA_ERR_INVALID_ARGUMENT (an index
- *         out of range).
- * \par Thread safety
- * Safe from any thread.
- * \since 0.1
- */
-PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t *engine, size_t index,
-                                                          pagoda_device_stats_t *stats);
-
-/**
- * \brief Reads the engine's counters.
- * \param[in] engine the engine.
- * \param[in,out] stats `struct_size` set by the caller; the rest is filled.
- * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE or ::PAGODA_ERR_INVALID_ARGUMENT.
- * \par Thread safety
- * Safe from any thread.
- * \since 0.1
- */
-PAGODA_API pagoda_status_t pagoda_engine_get_stats(const pagoda_engine_t *engine,
-                                                   pagoda_engine_stats_t *stats);
-
-/** \brief Finite bucket bounds a ::pagoda_histogram_t holds at most. */
-#define PAGODA_HISTOGRAM_MAX_BOUNDS 32
-
-/**
- * \brief Durations in seconds counted into buckets with fixed upper bounds, as a Prometheus
- *        histogram exposes them: `cumulative_counts[i]` is `_bucket{le="upper_bounds[i]"}`,
- *        `count` is `_bucket{le="+Inf"}` and `_count`, `sum` is `_sum`.
- *
- * Its layout is fixed; it is part of ::pagoda_engine_metrics_t and has no `struct_size`.
- */
-typedef struct pagoda_histogram {
-    uint32_t n_bounds;                                     /**< Entries of `upper_bounds` in use. */
-    double upper_bounds[PAGODA_HISTOGRAM_MAX_BOUNDS];      /**< Ascending, seconds; 0 past `n_bounds`. */
-    uint64_t cumulative_counts[PAGODA_HISTOGRAM_MAX_BOUNDS]; /**< Observations ≤ `upper_bounds[i]`;
-                                                                  0 past `n_bounds`. */
-    uint64_t count;                                        /**< All observations. */
-    double sum;                                            /**< Their sum, seconds. */
-} pagoda_histogram_t;
-
-/**
- * \brief What a serving host monitors; filled by pagoda_engine_get_metrics(). The counters
- *        only grow, from 0 when the engine is made. The histograms' bounds are vLLM's.
- */
-typedef struct pagoda_engine_metrics {
-    uint32_t struct_size;            /**< Set by the caller to sizeof(pagoda_engine_metrics_t). */
-    int64_t requests_running;        /**< Gauge: requests holding KV blocks on the device. */
-    int64_t requests_waiting;        /**< Gauge: submitted, not running (preempted by recompute included). */
-    int64_t requests_swapped;        /**< Gauge: preempted by swap, waiting to come back. */
-    int64_t kv_blocks_used;          /**< Gauge: device blocks held by requests (cached, unheld
-                                          prefix blocks not counted: they are evictable). */
-    int64_t kv_blocks_total;         /**< Blocks in the cache's pool (each device holds every block
-                                          id, so this is every device's usage). */
-    double kv_cache_usage;           /**< Gauge: `kv_blocks_used / kv_blocks_total`, 0 to 1. */
-    int64_t prompt_tokens;           /**< Prompt tokens of the requests that produced a first
-                                          token, whole prompts (prefix-cache hits included, each
-                                          prompt once), as vLLM counts them. */
-    int64_t prompt_tokens_computed;  /**< Prompt tokens the model computed (hits and recomputation
-                                          excluded): ::pagoda_engine_stats_t::prompt_tokens. */
-    int64_t generation_tokens;       /**< Tokens sampled. */
-    int64_t requests_finished_stop;  /**< Requests ended by a stop token or a stop string. */
-    int64_t requests_finished_length;  /**< Requests ended by `max_tokens` or a full context. */
-    int64_t requests_finished_aborted; /**< Requests ended by pagoda_engine_abort(). */
-    int64_t requests_finished_error;   /**< Requests ended by a failure. */
-    int64_t preemptions_recompute;   /**< Preemptions by recompute. */
-    int64_t preemptions_swap;        /**< Preemptions by swap. */
-    int64_t prefix_cache_queries;    /**< Tokens looked up in the prefix cache, as vLLM counts
-                                          them: every token of a request at each admission (again,
-                                          generated ones included, after a preemption by
-                                          recompute), while prefix caching is on and the
-                                          reservation paged. */
-    int64_t prefix_cache_hits;       /**< Of those, tokens found in the cache (not computed). */
-    /** Submit to first token, once per request that produced one. */
-    pagoda_histogram_t time_to_first_token;
-    /** The gap between a request's successive steps that gave it tokens: one observation per
-     *  later step (generated tokens − 1 for a one-sequence request). */
-    pagoda_histogram_t inter_token_latency;
-    /** Submit to end, once per finished request (all reasons). */
-    pagoda_histogram_t e2e_request_latency;
-    /** Submit to the first step that scheduled the request, once per request scheduled. */
-    pagoda_histogram_t request_queue_time;
-} pagoda_engine_metrics_t;
-
-/**
- * \brief Reads the engine's serving metrics: gauges, counters and latency histograms.
- *
- * The histograms use vLLM's bounds: time to first token 0.001 … 2560 s, inter-token latency
- * 0.01 … 80 s, end-to-end and queue time 0.3 … 7680 s. Times come from a steady clock; the
- * engine records them once per step per request, so reading them costs the step nothing.
- * \param[in] engine the engine.
- * \param[in,out] metrics `struct_size` set by the caller; the rest is filled (no further than
- *                 `struct_size` bytes).
- * \return ::PAGODA_OK, ::PAGODA_ERR_INVALID_HANDLE or ::PAGODA_ERR_INVALID_ARGUMENT (NULL, or a
- *         `struct_size` too small).
- * \par Thread safety
- * Safe from any thread, also while another thread steps the engine. Each histogram's buckets,
- * sum and count are read together, so they agree; other fields are each read atomically and,
- * while the engine steps, may be a step apart from one another.
- * \since 0.1
- */
-PAGODA_API pagoda_status_t pagoda_engine_get_metrics(const pagoda_engine_t *engine,
-                                                     pagoda_engine_metrics_t *metrics);
-
 /**
  * \brief Fills the first `size` bytes of `options` with the defaults.
  *
@@ -388,24 +132,6 @@ PAGODA_API void pagoda_engine_options_init(pagoda_engine_options_t *options, siz
 
 /** \brief Fills `options` with the defaults: pagoda_engine_options_init() with the caller's struct size. */
 #define pagoda_engine_options_default(options) pagoda_engine_options_init((options), sizeof *(options))
-
-/**
- * \brief Fills the first `size` bytes of `options` with the defaults: temperature 1, 256
- * tokens, n = 1, no penalties, seed 0.
- *
- * Call it as pagoda_request_options_default(&options), which passes the size the caller was
- * compiled with, so a host built against older headers is never written past the end of its
- * struct. Bindings pass their struct's size.
- * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
- * \param[in] size bytes in the caller's struct.
- * \par Thread safety
- * Safe from any thread; touches only `options`.
- * \since 0.1
- */
-PAGODA_API void pagoda_request_options_init(pagoda_request_options_t *options, size_t size);
-
-/** \brief Fills `options` with the defaults: pagoda_request_options_init() with the caller's struct size. */
-#define pagoda_request_options_default(options) pagoda_request_options_init((options), sizeof *(options))
 
 /**
  * \brief Makes an engine serving `model` on `mesh` with `cache`.

@@ -17,7 +17,9 @@
 #include "pagoda/mesh.h"
 #include "pagoda/kv_cache.h"
 #include "pagoda/plan.h"
+#include "pagoda/request.h"
 #include "pagoda/engine.h"
+#include "pagoda/engine_stats.h"
 #include "pagoda/server.h"
 #include "pagoda/quantize.h"
 

@@ -454,7 +454,7 @@ FROZEN_FIELD(pagoda_op_attention_merge_t, act_dtype, 80, 4);
 FROZEN_MIN_SIZE(pagoda_op_attention_merge_t, 88);
 
 
-/* ---- Serving and planning API (model.h, tokenizer.h, mesh.h, kv_cache.h, engine.h, plan.h) -- */
+/* ---- Serving and planning API (model.h, tokenizer.h, mesh.h, kv_cache.h, request.h, engine.h, engine_stats.h, plan.h) */
 /* pagoda_model_options_t (model.h) */
 FROZEN_FIELD(pagoda_model_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_model_options_t, progress, 8, 8);
@@ -532,7 +532,7 @@ FROZEN_FIELD(pagoda_kv_cache_stats_t, prefix_queries, 88, 8);
 FROZEN_FIELD(pagoda_kv_cache_stats_t, prefix_hits, 96, 8);
 FROZEN_MIN_SIZE(pagoda_kv_cache_stats_t, 104);
 
-/* pagoda_request_options_t (engine.h) */
+/* pagoda_request_options_t (request.h) */
 FROZEN_FIELD(pagoda_request_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_request_options_t, flags, 4, 4);
 FROZEN_FIELD(pagoda_request_options_t, max_tokens, 8, 4);
@@ -558,12 +558,12 @@ FROZEN_FIELD(pagoda_request_options_t, early_stopping, 104, 4);
 FROZEN_FIELD(pagoda_request_options_t, priority, 108, 4);
 FROZEN_MIN_SIZE(pagoda_request_options_t, 112);
 
-/* pagoda_logprob_t (engine.h) */
+/* pagoda_logprob_t (request.h) */
 FROZEN_FIELD(pagoda_logprob_t, token_id, 0, 4);
 FROZEN_FIELD(pagoda_logprob_t, logprob, 4, 4);
 FROZEN_MIN_SIZE(pagoda_logprob_t, 8);
 
-/* pagoda_output_t (engine.h) */
+/* pagoda_output_t (request.h) */
 FROZEN_FIELD(pagoda_output_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_output_t, request_id, 8, 8);
 FROZEN_FIELD(pagoda_output_t, finish_reason, 16, 4);
@@ -600,7 +600,7 @@ FROZEN_FIELD(pagoda_engine_options_t, activation_dtype, 48, 4);
 FROZEN_FIELD(pagoda_engine_options_t, pipeline_micro_batches, 56, 8);
 FROZEN_MIN_SIZE(pagoda_engine_options_t, 64);
 
-/* pagoda_engine_stats_t (engine.h) */
+/* pagoda_engine_stats_t (engine_stats.h) */
 FROZEN_FIELD(pagoda_engine_stats_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_engine_stats_t, requests_waiting, 8, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, requests_running, 16, 8);
@@ -616,7 +616,7 @@ FROZEN_FIELD(pagoda_engine_stats_t, graph_steps, 88, 8);
 FROZEN_FIELD(pagoda_engine_stats_t, device_sampled_tokens, 96, 8);
 FROZEN_MIN_SIZE(pagoda_engine_stats_t, 104);
 
-/* pagoda_device_stats_t (engine.h) */
+/* pagoda_device_stats_t (engine_stats.h) */
 FROZEN_FIELD(pagoda_device_stats_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_device_stats_t, device, 4, 32);
 FROZEN_FIELD(pagoda_device_stats_t, stage, 36, 4);
@@ -632,7 +632,7 @@ FROZEN_FIELD(pagoda_device_stats_t, kvp_rank, 96, 4);
 FROZEN_FIELD(pagoda_device_stats_t, kvp_size, 100, 4);
 FROZEN_MIN_SIZE(pagoda_device_stats_t, 104);
 
-/* pagoda_histogram_t (engine.h): fixed, it has no struct_size and never grows. */
+/* pagoda_histogram_t (engine_stats.h): fixed, it has no struct_size and never grows. */
 FROZEN_VALUE(PAGODA_HISTOGRAM_MAX_BOUNDS, 32);
 FROZEN_FIELD(pagoda_histogram_t, n_bounds, 0, 4);
 FROZEN_FIELD(pagoda_histogram_t, upper_bounds, 8, 256);
@@ -641,7 +641,7 @@ FROZEN_FIELD(pagoda_histogram_t, count, 520, 8);
 FROZEN_FIELD(pagoda_histogram_t, sum, 528, 8);
 _Static_assert(sizeof(pagoda_histogram_t) == 536, "pagoda_histogram_t changed size");
 
-/* pagoda_engine_metrics_t (engine.h) */
+/* pagoda_engine_metrics_t (engine_stats.h) */
 FROZEN_FIELD(pagoda_engine_metrics_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_engine_metrics_t, requests_running, 8, 8);
 FROZEN_FIELD(pagoda_engine_metrics_t, requests_waiting, 16, 8);

@@ -19,8 +19,17 @@ use std::ptr::addr_of;
 /// Headers whose structs this crate declares in full. backend.h is left out on purpose: its
 /// plugin tables are for plugins; only its `pagoda_device_info_t` is host-facing (declared,
 /// and checked, below).
-const COVERED_HEADERS: &[&str] =
-    &["engine.h", "kv_cache.h", "mesh.h", "model.h", "plan.h", "quantize.h", "tokenizer.h"];
+const COVERED_HEADERS: &[&str] = &[
+    "engine.h",
+    "engine_stats.h",
+    "kv_cache.h",
+    "mesh.h",
+    "model.h",
+    "plan.h",
+    "quantize.h",
+    "request.h",
+    "tokenizer.h",
+];
 
 struct Layout {
     name: &'static str,
