@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "block_formats.hpp"
 #include "dtypes.hpp"
 #include "names.hpp"
 #include "pagoda/ops.h"
@@ -41,7 +42,7 @@ inline int64_t raw_enum(const E &field) {
 
 // "bf16 (3)": the name alone hides which raw value a caller passed.
 inline std::string dtype_text(int64_t d) {
-    const bool known = d >= PAGODA_DTYPE_INVALID && d <= PAGODA_DTYPE_U8;
+    const bool known = d >= PAGODA_DTYPE_INVALID && d <= kLastDtype;
     return std::string(known ? dtype_name(static_cast<pagoda_dtype_t>(d)) : "unknown") + " (" +
            std::to_string(d) + ")";
 }
@@ -71,6 +72,24 @@ inline pagoda_status_t check_f32(const Reporter &r, const char *op, const char *
 inline pagoda_status_t check_weight_dtype(const Reporter &r, const char *op, const char *field,
                                           int64_t d) {
     return is_weight_dtype(d) ? PAGODA_OK : dtype_error(r, op, field, d, "f32, bf16 or f16");
+}
+
+// A weight that kernels read row by row (MATMUL's W, EMBEDDING's table): a plain weight type, or
+// (ABI 1.3) a quantized block type when rows of `row_len` values at stride `ld` (0 = packed)
+// hold whole blocks. A backend that does not decode blocks refuses them after this check.
+inline pagoda_status_t check_row_weight_dtype(const Reporter &r, const char *op,
+                                              const char *field, int64_t d, int64_t row_len,
+                                              int64_t ld) {
+    if (is_weight_dtype(d)) return PAGODA_OK;
+    const auto dtype = static_cast<pagoda_dtype_t>(d);
+    if (d <= PAGODA_DTYPE_INVALID || d > kLastDtype || !is_block_dtype(dtype))
+        return dtype_error(r, op, field, d, "f32, bf16, f16 or a quantized block type");
+    const int64_t block = block_shape(dtype).elements;
+    if (row_len % block == 0 && ld % block == 0) return PAGODA_OK;
+    return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                  std::string(op) + ": rows of " + std::to_string(row_len) + " values at stride " +
+                      std::to_string(ld) + " are not whole " + dtype_name(dtype) + " blocks of " +
+                      std::to_string(block));
 }
 
 // An activation type field of ABI 1.1 (an op's act_dtype, EMBEDDING's out_dtype, ...): F32, BF16,
@@ -121,6 +140,15 @@ inline pagoda_status_t check_extent(const Reporter &r, const char *op, const cha
     return PAGODA_OK;
 }
 
+// check_extent for a weight of `dtype` (plain or block: check_row_weight_dtype passed), counting
+// its rows in blocks.
+inline pagoda_status_t check_weight_extent(const Reporter &r, const char *op, const char *name,
+                                           pagoda_dtype_t dtype, int64_t rows, int64_t ld,
+                                           int64_t row_len) {
+    const BlockShape b = block_shape(dtype);
+    return check_extent(r, op, name, rows, ld / b.elements, row_len / b.elements, b.bytes);
+}
+
 inline pagoda_status_t check_pointer(const Reporter &r, const char *op, const char *field,
                                      const void *p) {
     if (p != nullptr) return PAGODA_OK;
@@ -155,7 +183,7 @@ inline pagoda_status_t check_kv_cache(const Reporter &r, const char *op,
                       p + "layout " + std::to_string(layout) +
                           " is not supported (only PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN)");
     if (!is_weight_dtype(dtype)) {
-        const bool known = dtype >= PAGODA_DTYPE_INVALID && dtype <= PAGODA_DTYPE_U8;
+        const bool known = dtype >= PAGODA_DTYPE_INVALID && dtype <= kLastDtype;
         return r.fail(PAGODA_ERR_UNSUPPORTED,
                       p + "cache_dtype " +
                           (known ? dtype_name(pagoda_dtype_t(dtype)) : std::to_string(dtype)) +

@@ -36,6 +36,11 @@ inline const char *dtype_name(pagoda_dtype_t dtype) {
         case PAGODA_DTYPE_I64: return "i64";
         case PAGODA_DTYPE_I8: return "i8";
         case PAGODA_DTYPE_U8: return "u8";
+        case PAGODA_DTYPE_Q8_0: return "q8_0";
+        case PAGODA_DTYPE_Q4_0: return "q4_0";
+        case PAGODA_DTYPE_Q4_K: return "q4_k";
+        case PAGODA_DTYPE_Q5_K: return "q5_k";
+        case PAGODA_DTYPE_Q6_K: return "q6_k";
         case PAGODA_DTYPE_INVALID: break;
     }
     return "invalid";

@@ -8,14 +8,15 @@ namespace pagoda::plugin {
 
 pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a) {
     constexpr const char *op = "embedding";
-    PAGODA_PLUGIN_CHECK(check_weight_dtype(r, op, "table_dtype", raw_enum(a.table_dtype)));
-    PAGODA_PLUGIN_CHECK(check_act_dtype(r, op, "out_dtype", raw_enum(a.out_dtype)));
     PAGODA_PLUGIN_CHECK(check_positive(r, op, "vocab_size", a.vocab_size));
     PAGODA_PLUGIN_CHECK(check_positive(r, op, "dim", a.dim));
     PAGODA_PLUGIN_CHECK(check_positive(r, op, "n_tokens", a.n_tokens));
+    PAGODA_PLUGIN_CHECK(
+        check_row_weight_dtype(r, op, "table_dtype", raw_enum(a.table_dtype), a.dim, a.dim));
+    PAGODA_PLUGIN_CHECK(check_act_dtype(r, op, "out_dtype", raw_enum(a.out_dtype)));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldo", a.ldo, a.dim));
-    const auto table_bytes = int64_t(dtype_size(a.table_dtype));  // checked above
-    PAGODA_PLUGIN_CHECK(check_extent(r, op, "table", a.vocab_size, a.dim, a.dim, table_bytes));
+    PAGODA_PLUGIN_CHECK(
+        check_weight_extent(r, op, "table", a.table_dtype, a.vocab_size, a.dim, a.dim));
     const auto out_bytes = int64_t(dtype_size(act_dtype_of(a.out_dtype)));
     PAGODA_PLUGIN_CHECK(
         check_extent(r, op, "out", a.n_tokens, packed_or(a.ldo, a.dim), a.dim, out_bytes));

@@ -1,5 +1,5 @@
-// The MATMUL descriptor check. ops.h: x, W and y each F32, BF16 or F16, in any combination;
-// the bias is F32 whatever they are. A backend that runs only some combinations (the CUDA
+// The MATMUL descriptor check. ops.h: x, W and y each F32, BF16 or F16, in any combination, and
+// W also a quantized block type whose blocks tile its rows; the bias is F32 whatever they are. A backend that runs only some combinations (the CUDA
 // backend's GEMM routes) refuses the others in its own checks after this one.
 #include "check_helpers.hpp"
 #include "op_checks.hpp"
@@ -15,7 +15,8 @@ constexpr const char *kOp = "matmul";
 // appended in 1.1 (check_act_dtype), 0 there is a descriptor nobody filled in.
 pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t &a) {
     PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "x_dtype", raw_enum(a.x_dtype)));
-    PAGODA_PLUGIN_CHECK(check_weight_dtype(r, kOp, "w_dtype", raw_enum(a.w_dtype)));
+    PAGODA_PLUGIN_CHECK(check_row_weight_dtype(r, kOp, "w_dtype", raw_enum(a.w_dtype), a.k,
+                                               packed_or(a.ldw, a.k)));
     return check_weight_dtype(r, kOp, "y_dtype", raw_enum(a.y_dtype));
 }
 
@@ -26,18 +27,19 @@ pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
                                                   ": flags = " + std::to_string(a.flags) +
                                                   " has bits this backend does not know");
-    PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "m", a.m));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "n", a.n));
     PAGODA_PLUGIN_CHECK(check_positive(r, kOp, "k", a.k));
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldx", a.ldx, a.k));
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldw", a.ldw, a.k));
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldy", a.ldy, a.n));
-    // The dtypes passed, so each has a size.
-    const auto x_bytes = int64_t(dtype_size(a.x_dtype)), w_bytes = int64_t(dtype_size(a.w_dtype)),
-               y_bytes = int64_t(dtype_size(a.y_dtype));
+    // After the shape checks: a block type's check divides k and ldw by its block.
+    PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a));
+    // The dtypes passed, so each has a size (W's per block).
+    const auto x_bytes = int64_t(dtype_size(a.x_dtype)), y_bytes = int64_t(dtype_size(a.y_dtype));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "x", a.m, packed_or(a.ldx, a.k), a.k, x_bytes));
-    PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "w", a.n, packed_or(a.ldw, a.k), a.k, w_bytes));
+    PAGODA_PLUGIN_CHECK(
+        check_weight_extent(r, kOp, "w", a.w_dtype, a.n, packed_or(a.ldw, a.k), a.k));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "y", a.m, packed_or(a.ldy, a.n), a.n, y_bytes));
     return PAGODA_OK;
 }

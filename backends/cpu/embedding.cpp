@@ -1,9 +1,12 @@
 // PAGODA_OP_EMBEDDING: out[i, :] = table[ids[i], :] converted to out_dtype. An f32 output is a
-// widening (vectorised by widen_to_f32); a table already of the output's type is copied as it is;
-// otherwise each element is widened and rounded once.
+// widening (vectorised by widen_to_f32, which decodes block tables too); a block table's row to a
+// half output is decoded a block at a time and rounded; a table already of the output's type is
+// copied as it is; otherwise each element is widened and rounded once.
 #include <cstring>
 
+#include "block_formats.hpp"
 #include "check_helpers.hpp"
+#include "cpu_backend.hpp"
 #include "half.hpp"
 #include "kernels.hpp"
 #include "widen.hpp"
@@ -17,6 +20,17 @@ constexpr const char *kOp = "embedding";
 template <pagoda_dtype_t Out>
 void convert_row(const void *src, pagoda_dtype_t src_dtype, int64_t n, void *dst) {
     for (int64_t i = 0; i < n; ++i) store_from_f32<Out>(dst, i, load_weight(src, src_dtype, i));
+}
+
+// A row of a block table to a half output: each block decoded to f32 on the stack, then rounded.
+void narrow_blocks(const CpuFeatures &features, const char *row, pagoda_dtype_t table_dtype,
+                   int64_t dim, pagoda_dtype_t out_dtype, char *dst) {
+    const plugin::BlockShape b = plugin::block_shape(table_dtype);
+    float values[256];  // the largest block
+    for (int64_t c = 0; c < dim; c += b.elements, row += b.bytes) {
+        widen_to_f32(features, row, table_dtype, b.elements, values);
+        narrow_from_f32(features, values, out_dtype, b.elements, dst + c * 2);
+    }
 }
 
 }  // namespace
@@ -36,17 +50,19 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
     }
     const pagoda_dtype_t out_dtype = plugin::act_dtype_of(a.out_dtype);
     const int64_t ldo = plugin::packed_or(a.ldo, a.dim);
-    const auto table_elem = int64_t(plugin::dtype_size(a.table_dtype));
+    const int64_t table_row = plugin::row_bytes(a.table_dtype, a.dim);
     const auto out_elem = int64_t(plugin::dtype_size(out_dtype));
     const auto *table = static_cast<const char *>(a.table);
     auto *out = static_cast<char *>(a.out);
     cpu.pool().parallel_for(a.n_tokens, rows_per_chunk(a.dim), [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            const char *row = table + a.ids[i] * a.dim * table_elem;
+            const char *row = table + a.ids[i] * table_row;
             char *dst = out + i * ldo * out_elem;
             if (out_dtype == PAGODA_DTYPE_F32)
                 widen_to_f32(cpu.features(), row, a.table_dtype, a.dim,
                              reinterpret_cast<float *>(dst));
+            else if (plugin::is_block_dtype(a.table_dtype))
+                narrow_blocks(cpu.features(), row, a.table_dtype, a.dim, out_dtype, dst);
             else if (out_dtype == a.table_dtype)
                 std::memcpy(dst, row, size_t(a.dim * out_elem));
             else if (out_dtype == PAGODA_DTYPE_BF16)

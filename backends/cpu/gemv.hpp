@@ -14,9 +14,13 @@ struct GemvProblem {
     int64_t m, n, k;
     const float *x;
     int64_t ldx;
-    const void *w;  // f32, bf16 or f16 as w_dtype says
+    const void *w;  // f32, bf16, f16 or a quantized block type as w_dtype says
     pagoda_dtype_t w_dtype;
-    int64_t ldw;
+    int64_t ldw;  // in values, as ops.h counts strides
+    // W's storage: bytes between rows, and its blocks (1 value of the element size for the
+    // plain types), so the kernels need no table of block shapes.
+    int64_t w_row_bytes;
+    int64_t w_block_values, w_block_bytes;
     const float *bias;  // or nullptr
     float *y;
     int64_t ldy;
@@ -26,6 +30,11 @@ struct GemvProblem {
 // W rows handled together by the vector kernel; callers split work on multiples of it so that
 // each chunk keeps whole tiles.
 inline constexpr int64_t kGemvTileRows = 4;
+
+// Rows of a block-quantized W are decoded this many values at a time into an f32 buffer (4 rows ×
+// 4 KiB stays in L1) that the f32 kernel then streams for every x row: decoding once per tile
+// serves all m rows of x. A multiple of every block (32 and 256).
+inline constexpr int64_t kBlockChunkValues = 1024;
 
 // Computes outputs [row_begin, row_end) of every row of y (all m rows of x per pass over W).
 void gemv_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);

@@ -1,9 +1,9 @@
 // PAGODA_OP_MATMUL: y = x·Wᵀ (+bias) (+y), W in [out, in] layout.
 //
 // Two routes. Decode-sized m is bound by streaming W: our own GEMV (gemv.hpp) reads W once,
-// converting bf16/f16 on the fly, split over output rows on the backend's pool. Larger m is
-// bound by arithmetic: OpenBLAS's sgemm, with bf16/f16 W widened to f32 a panel of rows at a
-// time. sgemm runs on the calling thread with OpenBLAS's own threads (as many as the pool has)
+// converting bf16/f16 on the fly (block types a chunk of each row at a time), split over output
+// rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's sgemm, with bf16/f16
+// or block W widened to f32 a panel of rows at a time. sgemm runs on the calling thread with OpenBLAS's own threads (as many as the pool has)
 // while our workers sleep, so the two never run on the cores at once.
 //
 // bf16/f16 activations (x or y) are staged in f32 a block of rows at a time: x rows widened,
@@ -21,6 +21,7 @@
 #include <climits>
 #include <new>
 
+#include "block_formats.hpp"
 #include "check_helpers.hpp"
 #include "gemv.hpp"
 #include "kernels.hpp"
@@ -113,7 +114,8 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
         return PAGODA_OK;
     }
 
-    // bf16/f16: widen a panel of W rows (in parallel: it is memory work), then sgemm on it.
+    // bf16/f16 or blocks: widen a panel of W rows (in parallel: it is memory work, or decoding),
+    // then sgemm on it.
     const int64_t panel_rows = std::min(p.n, std::max<int64_t>(16, kPanelElems / p.k / 16 * 16));
     float *panel = nullptr;
     try {
@@ -123,13 +125,12 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
                                                       std::to_string(panel_rows) + " x " +
                                                       std::to_string(p.k) + " f32 weight panel");
     }
-    const int64_t w_bytes = elem_bytes(p.w_dtype);
     for (int64_t j0 = 0; j0 < p.n; j0 += panel_rows) {
         const int64_t rows = std::min(panel_rows, p.n - j0);
         cpu.pool().parallel_for(rows, rows_per_chunk(p.k), [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r)
                 widen_to_f32(cpu.features(),
-                             static_cast<const char *>(p.w) + (j0 + r) * p.ldw * w_bytes, p.w_dtype,
+                             static_cast<const char *>(p.w) + (j0 + r) * p.w_row_bytes, p.w_dtype,
                              p.k, panel + r * p.k);
         });
         sgemm_panel(p, j0, rows, panel, p.k, beta);
@@ -218,6 +219,10 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.w = a.w;
     p.w_dtype = a.w_dtype;
     p.ldw = plugin::packed_or(a.ldw, a.k);
+    const plugin::BlockShape block = plugin::block_shape(a.w_dtype);
+    p.w_block_values = block.elements;
+    p.w_block_bytes = block.bytes;
+    p.w_row_bytes = p.ldw / block.elements * block.bytes;
     p.bias = static_cast<const float *>(a.bias);
     p.y = static_cast<float *>(a.y);
     p.ldy = plugin::packed_or(a.ldy, a.n);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "block_formats.hpp"
 #include "cpu_backend.hpp"
 #include "half.hpp"
 
@@ -9,7 +10,13 @@ namespace pagoda::cpu {
 
 void widen_to_f32(const CpuFeatures &features, const void *src, pagoda_dtype_t dtype, int64_t n,
                   float *dst) {
-    if (dtype == PAGODA_DTYPE_F32) {
+    if (plugin::is_block_dtype(dtype)) {
+        const int64_t blocks = n / plugin::block_shape(dtype).elements;
+        if (features.avx2_fma_f16c)
+            decode_blocks_avx2(dtype, src, blocks, dst);
+        else
+            plugin::decode_blocks(dtype, src, blocks, dst);
+    } else if (dtype == PAGODA_DTYPE_F32) {
         std::memcpy(dst, src, size_t(n) * sizeof(float));
     } else if (features.avx2_fma_f16c) {
         widen_to_f32_avx2(src, dtype, n, dst);

@@ -163,7 +163,7 @@ bool nccl_dtype(pagoda_dtype_t dtype, ncclDataType_t &out) {
         case PAGODA_DTYPE_I64: out = ncclInt64; return true;
         case PAGODA_DTYPE_I8: out = ncclInt8; return true;
         case PAGODA_DTYPE_U8: out = ncclUint8; return true;
-        case PAGODA_DTYPE_INVALID: break;
+        default: break;  // INVALID and the block types, which are weights only
     }
     return false;
 }

@@ -8,6 +8,27 @@ import (
 	"testing"
 )
 
+// The block types report their blocks, and no per-element size.
+func TestDTypeBlocks(t *testing.T) {
+	for _, c := range []struct {
+		d      DType
+		values int64
+		bytes  int
+	}{{DTypeF16, 1, 2}, {DTypeQ8_0, 32, 34}, {DTypeQ4_0, 32, 18}, {DTypeQ4_K, 256, 144},
+		{DTypeQ5_K, 256, 176}, {DTypeQ6_K, 256, 210}} {
+		v, b, ok := c.d.Block()
+		if !ok || v != c.values || b != c.bytes {
+			t.Errorf("%v.Block() = %d, %d, %v; want %d, %d", c.d, v, b, ok, c.values, c.bytes)
+		}
+	}
+	if DTypeQ4_K.Size() != 0 || DTypeQ4_K.String() != "q4_k" {
+		t.Errorf("q4_k: Size %d, String %q", DTypeQ4_K.Size(), DTypeQ4_K.String())
+	}
+	if _, _, ok := DType(99).Block(); ok {
+		t.Error("DType(99).Block() succeeded")
+	}
+}
+
 // The bundled model rewritten in Q8_0: the stats add up, the file opens and generates; the
 // library's errors come back with their status and message.
 func TestQuantize(t *testing.T) {

@@ -68,10 +68,25 @@ const (
 	DTypeI64     DType = C.PAGODA_DTYPE_I64
 	DTypeI8      DType = C.PAGODA_DTYPE_I8
 	DTypeU8      DType = C.PAGODA_DTYPE_U8
+	// GGUF's quantized block types: weights only, with no size per element (see Block).
+	DTypeQ8_0 DType = C.PAGODA_DTYPE_Q8_0
+	DTypeQ4_0 DType = C.PAGODA_DTYPE_Q4_0
+	DTypeQ4_K DType = C.PAGODA_DTYPE_Q4_K
+	DTypeQ5_K DType = C.PAGODA_DTYPE_Q5_K
+	DTypeQ6_K DType = C.PAGODA_DTYPE_Q6_K
 )
 
 // String is the type's lower-case name, such as "bf16" ("invalid" for unknown values).
 func (d DType) String() string { return C.GoString(C.pagoda_dtype_name(C.pagoda_dtype_t(d))) }
 
-// Size is the bytes per element (0 for DTypeInvalid and unknown values).
+// Size is the bytes per element (0 for DTypeInvalid, the block types and unknown values).
 func (d DType) Size() int { return int(C.pagoda_dtype_size(C.pagoda_dtype_t(d))) }
+
+// Block is the values per block and bytes per block: 1 and Size() for the plain types, 32 or 256
+// values sharing their scales for the quantized ones; ok is false for unknown values.
+func (d DType) Block() (values int64, bytes int, ok bool) {
+	var v C.int64_t
+	var b C.size_t
+	ok = C.pagoda_dtype_block(C.pagoda_dtype_t(d), &v, &b) == C.PAGODA_OK
+	return int64(v), int(b), ok
+}

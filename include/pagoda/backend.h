@@ -39,8 +39,11 @@ extern "C" {
  *   and ::PAGODA_OP_ATTENTION_MERGE. A host finds the fields through `struct_size` as usual; a
  *   backend of an older minor version refuses a descriptor that sets them, and an op it does not
  *   know, with ::PAGODA_ERR_UNSUPPORTED, so plugins of 1.0 and 1.1 still load.
+ * - 1.3: quantized block weights (dtype.h's Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) as MATMUL's `w_dtype`
+ *   and EMBEDDING's `table_dtype`. An older backend refuses the unknown type values, so the host
+ *   widens such weights for it.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 2u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 3u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

@@ -20,6 +20,12 @@
  *   `y_dtype`). All but MATMUL's came with ABI 1.1, so there 0 (::PAGODA_DTYPE_INVALID, what a
  *   caller of an older header leaves) means F32; MATMUL's, from ABI 1.0, must be set. Weights
  *   may be F32, BF16 or F16; index arrays are I32 unless stated.
+ * - Since ABI 1.3, MATMUL's `w_dtype` and EMBEDDING's `table_dtype` may also be a quantized
+ *   block type (dtype.h). Each row must then hold whole blocks: `k` (`dim`) and the row stride,
+ *   still counted in values, are multiples of the type's block (::pagoda_dtype_block), and a
+ *   row occupies `values / block` blocks of bytes. A backend without kernels for a block type
+ *   reports it unsupported; the values a kernel computes with are those of the type's
+ *   reference decoding (ggml's), in f32.
  * - Compute is in f32 or better, whatever the activations' type: inputs are widened, results
  *   rounded once to the output's type (round to nearest even). A backend that would lose more
  *   must report the op unsupported.
@@ -90,7 +96,7 @@ typedef struct pagoda_op_matmul {
     uint32_t struct_size;   /**< sizeof(pagoda_op_matmul_t) as the caller knows it. */
     uint32_t flags;         /**< PAGODA_MATMUL_* bits. */
     pagoda_dtype_t x_dtype; /**< Type of `x`: F32, BF16 or F16. */
-    pagoda_dtype_t w_dtype; /**< Type of `W`: F32, BF16 or F16. */
+    pagoda_dtype_t w_dtype; /**< Type of `W`: F32, BF16, F16 or (ABI 1.3) a block type. */
     pagoda_dtype_t y_dtype; /**< Type of `y`: F32, BF16 or F16 (`bias` is F32 whatever it is). */
     int64_t m;              /**< Rows of `x` and `y` (tokens). */
     int64_t n;              /**< Rows of `W`, columns of `y` (outputs). */
@@ -107,7 +113,7 @@ typedef struct pagoda_op_matmul {
 /** \brief `out[i, :] = table[ids[i], :]`, converted to `out_dtype`. */
 typedef struct pagoda_op_embedding {
     uint32_t struct_size;       /**< sizeof(pagoda_op_embedding_t) as the caller knows it. */
-    pagoda_dtype_t table_dtype; /**< Type of `table`: F32, BF16 or F16. */
+    pagoda_dtype_t table_dtype; /**< Type of `table`: F32, BF16, F16 or (ABI 1.3) a block type. */
     int64_t vocab_size;         /**< Rows of `table`; an id outside [0, vocab_size) is an error. */
     int64_t dim;                /**< Columns of `table` and `out`. */
     int64_t n_tokens;           /**< Entries of `ids`, rows of `out`. */

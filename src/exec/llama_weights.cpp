@@ -1,6 +1,10 @@
 #include "exec/llama_weights.hpp"
 
+#include <algorithm>
+
+#include "block_formats.hpp"
 #include "common/error.hpp"
+#include "model/quant_blocks.hpp"
 #include "model/llama_tensors.hpp"
 #include "names.hpp"
 #include "pagoda/ops.h"
@@ -8,19 +12,11 @@
 namespace pagoda::exec {
 
 pagoda_dtype_t weight_dtype(const model::TensorRef &t) {
-    switch (t.type) {
-    case model::TensorType::F32:
-        return PAGODA_DTYPE_F32;
-    case model::TensorType::F16:
-        return PAGODA_DTYPE_F16;
-    case model::TensorType::BF16:
-        return PAGODA_DTYPE_BF16;
-    default:
-        break;
-    }
+    const pagoda_dtype_t d = model::dtype_of(t.type);
+    if (d != PAGODA_DTYPE_I32 && d != PAGODA_DTYPE_I64) return d;
     throw Error(PAGODA_ERR_UNSUPPORTED, t.file + ": tensor '" + t.name + "' has type " +
                                             model::tensor_type_name(t.type) +
-                                            "; the forward pass takes F32, F16 or BF16 weights");
+                                            ", which is not a weight type");
 }
 
 void require_support(const runtime::Device &device, pagoda_op_t op, const void *args,
@@ -77,7 +73,7 @@ void check_rmsnorm(const runtime::Device &device, const DeviceTensor &w) {
 }  // namespace
 
 uint64_t DeviceTensor::bytes() const noexcept {
-    return data == nullptr ? 0 : uint64_t(rows) * uint64_t(cols) * pagoda_dtype_size(dtype);
+    return data == nullptr ? 0 : uint64_t(rows) * uint64_t(plugin::row_bytes(dtype, cols));
 }
 
 LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &stream, const ModelShard &shard)
@@ -87,48 +83,50 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
     const int64_t kv0 = shard.kv_head_begin(c) * hd, nkv = shard.n_kv_heads(c) * hd;
     const int64_t i0 = shard.intermediate_begin(c), ni = shard.intermediate(c);
     const bool first = shard.first_stage(), last = shard.last_stage(c);
-    if (first || (last && c.tie_word_embeddings)) embed_tokens_ = place("model.embed_tokens.weight");
+    if (first || (last && c.tie_word_embeddings))
+        embed_tokens_ = place("model.embed_tokens.weight", 0, -1, 0, -1, WeightUse::Table);
     layers_.resize(size_t(c.n_layers));
     for (int64_t i = shard.first_layer; i < shard.end(c); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         LlamaLayerWeights &l = layers_[size_t(i)];
-        l.input_norm = place(p + "input_layernorm.weight");
+        l.input_norm = place(p + "input_layernorm.weight", 0, -1, 0, -1, WeightUse::Vector);
         // Column-parallel: the shard's output rows of Q, K, V, gate and up.
         l.q = place(p + "self_attn.q_proj.weight", q0, nq);
         l.k = place(p + "self_attn.k_proj.weight", kv0, nkv);
         l.v = place(p + "self_attn.v_proj.weight", kv0, nkv);
         if (c.attention_bias) {
-            l.q_bias = f32_bias(place(p + "self_attn.q_proj.bias", 0, -1, q0, nq));
-            l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias", 0, -1, kv0, nkv));
-            l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias", 0, -1, kv0, nkv));
+            l.q_bias = f32_bias(place(p + "self_attn.q_proj.bias", 0, -1, q0, nq, WeightUse::Vector));
+            l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
+            l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
         }
         // Row-parallel: the shard's input columns of O and down; their partial sums are
         // all-reduced.
         l.o = place(p + "self_attn.o_proj.weight", 0, -1, q0, nq);
-        l.post_attention_norm = place(p + "post_attention_layernorm.weight");
+        l.post_attention_norm = place(p + "post_attention_layernorm.weight", 0, -1, 0, -1, WeightUse::Vector);
         l.gate = place(p + "mlp.gate_proj.weight", i0, ni);
         l.up = place(p + "mlp.up_proj.weight", i0, ni);
         l.down = place(p + "mlp.down_proj.weight", 0, -1, i0, ni);
     }
     layer_bytes_ = bytes_ - embed_tokens_.bytes();
     if (last) {
-        final_norm_ = place("model.norm.weight");
+        final_norm_ = place("model.norm.weight", 0, -1, 0, -1, WeightUse::Vector);
         const int64_t v0 = shard.vocab_begin(c), nv = shard.vocab_rows(c);
         lm_head_ = c.tie_word_embeddings ? place("model.embed_tokens.weight", v0, nv) : place("lm_head.weight", v0, nv);
     }
-    if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor)) rope_freqs_ = place(*f);
+    if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor))
+        rope_freqs_ = place(*f, 0, -1, 0, -1, WeightUse::Vector);
     check_ops();
     // Uploads read the mapped file asynchronously; waiting here surfaces their failures now.
     stream_.synchronize();
 }
 
 DeviceTensor LlamaWeights::place(const std::string &name, int64_t row_begin, int64_t rows, int64_t col_begin,
-                                 int64_t cols) {
-    return place(model_.tensors().require(name, model_.source()), row_begin, rows, col_begin, cols);
+                                 int64_t cols, WeightUse use) {
+    return place(model_.tensors().require(name, model_.source()), row_begin, rows, col_begin, cols, use);
 }
 
 DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, int64_t rows, int64_t col_begin,
-                                 int64_t cols) {
+                                 int64_t cols, WeightUse use) {
     DeviceTensor d;
     d.dtype = weight_dtype(t);
     const int64_t all_rows = t.shape.size() >= 2 ? t.shape[0] : 1;
@@ -138,27 +136,88 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
     if (row_begin < 0 || col_begin < 0 || row_begin + d.rows > all_rows || col_begin + d.cols > all_cols)
         throw Error(PAGODA_ERR_INTERNAL, "weight '" + t.name + "': slice out of its shape");
     d.name = &t.name;
-    const size_t elem = pagoda_dtype_size(d.dtype);
-    const auto *start = static_cast<const unsigned char *>(t.data) + (row_begin * all_cols + col_begin) * elem;
     const bool column_slice = d.cols != all_cols;
-    bytes_ += uint64_t(d.rows) * uint64_t(d.cols) * elem;
+    d.ld = column_slice ? all_cols : 0;
+    // A block-quantized slice goes to the kernels as it is when its columns are whole blocks
+    // and the backend decodes the type for this use; otherwise it is widened to F32 here.
+    if (plugin::is_block_dtype(d.dtype) && !keeps_blocks(d, col_begin, use))
+        return widened(t, d, row_begin, col_begin);
+    const int64_t full_row_bytes = plugin::row_bytes(d.dtype, all_cols);
+    const auto *start = static_cast<const unsigned char *>(t.data) + row_begin * full_row_bytes +
+                        plugin::row_bytes(d.dtype, col_begin);
+    const auto row_bytes = size_t(plugin::row_bytes(d.dtype, d.cols));
+    bytes_ += uint64_t(d.rows) * row_bytes;
     const runtime::Device &device = stream_.device();
     if (device.uses_host_weights()) {
         d.data = start;
-        d.ld = column_slice ? all_cols : 0;
         return d;
     }
     // Only the shard crosses to the device: a row slice in one copy, a column slice row by row.
-    const size_t row_bytes = size_t(d.cols) * elem;
+    d.ld = 0;
     runtime::DeviceBuffer buffer(device, row_bytes * size_t(d.rows), "weight '" + t.name + "'");
     if (!column_slice) {
         stream_.copy(buffer.get(), start, row_bytes * size_t(d.rows), PAGODA_COPY_HOST_TO_DEVICE);
     } else {
         for (int64_t r = 0; r < d.rows; ++r)
             stream_.copy(static_cast<unsigned char *>(buffer.get()) + size_t(r) * row_bytes,
-                         start + size_t(r * all_cols) * elem, row_bytes, PAGODA_COPY_HOST_TO_DEVICE);
+                         start + size_t(r) * size_t(full_row_bytes), row_bytes, PAGODA_COPY_HOST_TO_DEVICE);
     }
     d.data = buffer.get();
+    uploads_.push_back(std::move(buffer));
+    return d;
+}
+
+bool LlamaWeights::keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const {
+    const int64_t block = plugin::block_shape(d.dtype).elements;
+    if (col_begin % block != 0 || d.cols % block != 0 || use == WeightUse::Vector) return false;
+    const pagoda_backend_iface_t &f = stream_.device().iface();
+    pagoda_status_t s;
+    if (use == WeightUse::Matmul) {
+        pagoda_op_matmul_t m{};
+        m.struct_size = sizeof m;
+        m.x_dtype = m.y_dtype = PAGODA_DTYPE_F32;
+        m.w_dtype = d.dtype;
+        m.m = 1;
+        m.n = d.rows;
+        m.k = d.cols;
+        m.ldw = d.ld;
+        s = f.kernels->supports(f.self, stream_.device().index(), PAGODA_OP_MATMUL, &m);
+    } else {
+        pagoda_op_embedding_t e{};
+        e.struct_size = sizeof e;
+        e.table_dtype = d.dtype;
+        e.vocab_size = d.rows;
+        e.dim = d.cols;
+        e.n_tokens = 1;
+        s = f.kernels->supports(f.self, stream_.device().index(), PAGODA_OP_EMBEDDING, &e);
+    }
+    clear_last_error();  // a refusal only means widening
+    return s == PAGODA_OK;
+}
+
+// A block-quantized slice decoded to F32 on the host (the reference decoders), then placed as an
+// F32 weight: for backends without kernels for the type, and for slices that cut blocks.
+DeviceTensor LlamaWeights::widened(const model::TensorRef &t, DeviceTensor d, int64_t row_begin,
+                                   int64_t col_begin) {
+    const int64_t block = plugin::block_shape(d.dtype).elements;
+    const int64_t first_block = col_begin / block, end_block = (col_begin + d.cols + block - 1) / block;
+    const int64_t full_row_bytes = plugin::row_bytes(d.dtype, t.shape.back());
+    std::vector<float> row(size_t((end_block - first_block) * block));
+    std::vector<float> values(size_t(d.rows * d.cols));
+    for (int64_t r = 0; r < d.rows; ++r) {
+        const auto *src = static_cast<const unsigned char *>(t.data) + (row_begin + r) * full_row_bytes +
+                          plugin::row_bytes(d.dtype, first_block * block);
+        plugin::decode_blocks(d.dtype, src, end_block - first_block, row.data());
+        std::copy_n(row.begin() + (col_begin - first_block * block), d.cols, values.begin() + r * d.cols);
+    }
+    const size_t bytes = values.size() * sizeof(float);
+    runtime::DeviceBuffer buffer(stream_.device(), bytes, "weight '" + t.name + "' widened to f32");
+    stream_.copy(buffer.get(), values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    stream_.synchronize();  // `values` goes when this returns
+    d.dtype = PAGODA_DTYPE_F32;
+    d.ld = 0;
+    d.data = buffer.get();
+    bytes_ += bytes;
     uploads_.push_back(std::move(buffer));
     return d;
 }

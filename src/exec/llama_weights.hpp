@@ -1,8 +1,9 @@
 // The weights of a Llama-family model, or of one device's shard of it (model_shard.hpp), where
 // that device's kernels can read them: the mapped file itself when the device runs kernels on
 // host memory (a shard then points into it: row slices are contiguous, column slices strided),
-// device copies of just the shard otherwise. Checks at placement that the backend can run every
-// op the forward pass gives each weight.
+// device copies of just the shard otherwise. Block-quantized weights stay quantized where the
+// backend's kernels decode them and the shard cuts no block; otherwise they are widened to F32.
+// Checks at placement that the backend can run every op the forward pass gives each weight.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ struct DeviceTensor {
     pagoda_dtype_t dtype = PAGODA_DTYPE_F32;
     int64_t rows = 0;
     int64_t cols = 0;
-    int64_t ld = 0;  // elements between rows; 0 = cols (a column slice keeps the full row's)
+    int64_t ld = 0;  // values between rows; 0 = cols (a column slice keeps the full row's)
     const std::string *name = nullptr;  // the canonical name, for messages
 
     uint64_t bytes() const noexcept;
@@ -59,12 +60,19 @@ public:
     uint64_t layer_bytes() const noexcept { return layer_bytes_; }
 
 private:
+    // What the forward pass does with a weight: which op must decode a block-quantized one.
+    enum class WeightUse { Matmul, Table, Vector };
+
     // Rows [row_begin, row_begin + rows) and columns [col_begin, col_begin + cols) of a tensor
     // (a vector counts as one row); rows or cols −1 = all.
     DeviceTensor place(const model::TensorRef &t, int64_t row_begin = 0, int64_t rows = -1,
-                       int64_t col_begin = 0, int64_t cols = -1);
+                       int64_t col_begin = 0, int64_t cols = -1, WeightUse use = WeightUse::Matmul);
     DeviceTensor place(const std::string &name, int64_t row_begin = 0, int64_t rows = -1,
-                       int64_t col_begin = 0, int64_t cols = -1);
+                       int64_t col_begin = 0, int64_t cols = -1, WeightUse use = WeightUse::Matmul);
+    // Whether a block-quantized slice `d` starting at column `col_begin` goes to the kernels as
+    // it is: its columns are whole blocks and the backend runs `use`'s op on the type.
+    bool keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const;
+    DeviceTensor widened(const model::TensorRef &t, DeviceTensor d, int64_t row_begin, int64_t col_begin);
     DeviceTensor f32_bias(const DeviceTensor &bias);
     void check_ops() const;
 
@@ -73,14 +81,16 @@ private:
     ModelShard shard_;
     uint64_t bytes_ = 0;
     uint64_t layer_bytes_ = 0;
-    // Device copies of weights (none when kernels read the mapped file) and widened biases.
+    // Device copies of weights (none when kernels read the mapped file), widened biases and
+    // widened block-quantized weights.
     std::vector<runtime::DeviceBuffer> uploads_;
     runtime::DeviceBuffer zero_id_;  // the id EMBEDDING looks up when widening a bias
     DeviceTensor embed_tokens_, final_norm_, lm_head_, rope_freqs_;
     std::vector<LlamaLayerWeights> layers_;
 };
 
-// pagoda_dtype_t of a float tensor type; throws UNSUPPORTED naming the tensor otherwise.
+// pagoda_dtype_t of a weight's tensor type (float or block-quantized); throws UNSUPPORTED naming
+// the tensor for an integer type.
 pagoda_dtype_t weight_dtype(const model::TensorRef &t);
 
 // Asks the backend whether `device` runs `op` as `args` describes (pointers may be NULL). Throws

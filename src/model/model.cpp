@@ -1,24 +1,23 @@
 // open_model: a GGUF file or a Hugging Face folder behind one Model. The format-specific subclass
 // keeps its loader alive, since the tensors point into the loader's mappings. Opening also pages
 // the weights in (so the reported fraction measures the real disk work, and the first forward
-// pass does not stall on page faults) and widens block-quantized tensors to F32.
+// pass does not stall on page faults). Block-quantized tensors stay as the file stores them: the
+// executor hands them to kernels that decode them, or widens them for a backend without such
+// kernels (exec/llama_weights.cpp).
 #include "model/model.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <utility>
-#include <vector>
 
 #include "common/error.hpp"
 #include "model/gguf_model.hpp"
 #include "model/gguf_vocabulary.hpp"
 #include "model/hf_checkpoint.hpp"
-#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -28,10 +27,8 @@ namespace {
 constexpr const char *kReadingMetadata = "reading metadata";
 constexpr const char *kCheckingTensors = "checking tensors";
 constexpr const char *kPagingIn = "paging in weights";
-constexpr const char *kWidening = "widening quantized weights";
 
-// Share of the fraction the metadata and checking stages take; the bytes of paging in and
-// widening share the rest in proportion to their size.
+// Share of the fraction the metadata and checking stages take; paging in takes the rest.
 constexpr double kMetadataShare = 0.02;
 constexpr double kCheckingShare = 0.03;
 // Report at least this often while paging in one large tensor.
@@ -61,30 +58,13 @@ private:
     double fraction_ = 0.0;
 };
 
-// F32 memory for widened tensors, aligned for SIMD loads as a mapping's tensors would be.
-struct FreeDeleter {
-    void operator()(float *p) const noexcept { std::free(p); }
-};
-using WidenedBuffer = std::unique_ptr<float[], FreeDeleter>;
-
-WidenedBuffer allocate_f32(uint64_t elements, const std::string &what) {
-    constexpr size_t kAlign = 64;
-    const uint64_t bytes = (elements * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-    void *p = std::aligned_alloc(kAlign, size_t(bytes));
-    if (p == nullptr)
-        throw Error(PAGODA_ERR_OUT_OF_MEMORY,
-                    what + ": no memory to widen " + std::to_string(elements) + " values to F32");
-    return WidenedBuffer(static_cast<float *>(p));
-}
-
 uint64_t element_count(const TensorRef &t) {
     uint64_t n = 1;
     for (int64_t d : t.shape) n *= uint64_t(d);
     return n;
 }
 
-// The tensor types the backends' ops take as weights (F32, F16, BF16) pass as they are; the
-// quantized types are widened; anything else cannot be a weight.
+// The float and quantized block types are weights; the integer types cannot be.
 void check_weight_type(const TensorRef &t) {
     if (t.type == TensorType::I32 || t.type == TensorType::I64)
         throw Error(PAGODA_ERR_UNSUPPORTED,
@@ -129,7 +109,7 @@ void page_in(const TensorTable &tensors, OpeningProgress &progress, double begin
     }
 }
 
-// What both formats share: the fields open_model fills, and memory for widened tensors.
+// What both formats share: the fields open_model fills.
 class LoadedModel : public Model {
 public:
     void describe(const std::string &source, SourceFormat format, const ModelConfig &config) {
@@ -137,14 +117,10 @@ public:
         format_ = format;
         config_ = config;
     }
-    void set_weights(TensorTable tensors, uint64_t parameters, std::vector<WidenedBuffer> widened) {
+    void set_weights(TensorTable tensors, uint64_t parameters) {
         tensors_ = std::move(tensors);
         parameter_count_ = parameters;
-        widened_ = std::move(widened);
     }
-
-private:
-    std::vector<WidenedBuffer> widened_;  // what widened tensors in tensors_ point into
 };
 
 class GgufBackedModel final : public LoadedModel {
@@ -166,50 +142,19 @@ private:
     HfCheckpoint checkpoint_;  // owns the shards' mappings the tensors point into
 };
 
-// Pages in, widens and counts the tensors of `model`, whose loader made the table `loaded`
-// pointing into its mappings.
+// Pages in and counts the tensors of `model`, whose loader made the table `loaded` pointing into
+// its mappings.
 void finish_opening(LoadedModel &model, const TensorTable &loaded, OpeningProgress &progress) {
-    uint64_t page_bytes = 0, widen_bytes = 0;
+    uint64_t bytes = 0, parameters = 0;
     for (const auto &[name, t] : loaded.all()) {
         check_weight_type(t);
-        page_bytes += t.bytes;
-        // Widening writes four bytes per value: weigh it by what it writes.
-        if (is_quantized(t.type)) widen_bytes += element_count(t) * sizeof(float);
+        bytes += t.bytes;
+        parameters += element_count(t);
     }
     const double begin = kMetadataShare + kCheckingShare;
-    const double total = double(std::max<uint64_t>(page_bytes + widen_bytes, 1));
-    const double page_share = (1.0 - begin) * double(page_bytes) / total;
-    page_in(loaded, progress, begin, page_share, page_bytes);
-
-    // Rebuild the table with widened tensors pointing into memory the model owns. Quantized
-    // matmul kernels may follow; until then a quantized tensor costs 4 bytes a value (Q8_0:
-    // 3.8 times its file size, Q4_K: 7.1 times).
-    uint64_t parameters = 0, widened_bytes = 0;
-    std::vector<WidenedBuffer> widened;
-    TensorTable table;
-    for (const auto &[name, t] : loaded.all()) {
-        const uint64_t n = element_count(t);
-        parameters += n;
-        if (!is_quantized(t.type)) {
-            table.add(t);
-            continue;
-        }
-        WidenedBuffer buffer = allocate_f32(n, t.file + ": tensor '" + t.name + "'");
-        dequantize(t.type, t.data, n, buffer.get());
-        TensorRef ref = t;
-        ref.type = TensorType::F32;
-        ref.data = buffer.get();
-        ref.bytes = n * sizeof(float);
-        widened.push_back(std::move(buffer));
-        table.add(std::move(ref));
-        widened_bytes += n * sizeof(float);
-        progress.report(begin + page_share +
-                            (1.0 - begin - page_share) * double(widened_bytes) /
-                                double(std::max<uint64_t>(widen_bytes, 1)),
-                        kWidening);
-    }
-    model.set_weights(std::move(table), parameters, std::move(widened));
-    progress.report(1.0, widen_bytes > 0 ? kWidening : kPagingIn);
+    page_in(loaded, progress, begin, 1.0 - begin, bytes);
+    model.set_weights(loaded, parameters);
+    progress.report(1.0, kPagingIn);
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
-// GGUF's quantized block types (ggml's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K): their block sizes, and
-// plain scalar decoders to f32 written from ggml's block layouts. These decoders are the
-// reference: the loader widens with them, and every quantized kernel is checked against them
-// (they match ggml's own decoders bit for bit: tests/model/test_quant_formats.cpp).
+// GGUF's quantized block types (ggml's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) as the model's tensor types:
+// their block sizes and reference decoders, which live beside the plugins' (backends/common/
+// block_formats.hpp) so that the core and every kernel decode one way.
 #pragma once
 
 #include <cstdint>
 
 #include "model/tensor_table.hpp"
+#include "pagoda/dtype.h"
 
 namespace pagoda::model {
 
@@ -17,6 +17,9 @@ struct BlockLayout {
 };
 
 BlockLayout block_layout(TensorType t);
+
+// The element type kernels know a tensor type by.
+pagoda_dtype_t dtype_of(TensorType t);
 
 // Whether `t` is one of the quantized block types.
 bool is_quantized(TensorType t);

@@ -1,7 +1,8 @@
 // A plain Llama-family forward pass in double precision, written independently of the backends:
 // one token at a time, a contiguous K/V history per sequence, straightforward loops. It reads the
-// weights as stored (F32/F16/BF16 values widened exactly) and rotates with the model's own RoPE
-// layout, so it can check LlamaForward on either format.
+// weights as stored (F32/F16/BF16 values widened exactly, block-quantized ones decoded by the
+// reference decoders) and rotates with the model's own RoPE layout, so it can check LlamaForward
+// on either format.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "model/model.hpp"
+#include "model/quant_blocks.hpp"
 #include "model_test_support.hpp"
 
 namespace pagoda::test {
@@ -30,7 +32,13 @@ public:
             for (int64_t d : t.shape) n *= uint64_t(d);
             std::vector<double> &w = weights_[name];
             w.resize(size_t(n));
-            for (uint64_t i = 0; i < n; ++i) w[size_t(i)] = value(t, i);
+            if (model::is_quantized(t.type)) {  // the reference decoding, as the kernels see it
+                std::vector<float> decoded(static_cast<size_t>(n));
+                model::dequantize(t.type, t.data, n, decoded.data());
+                std::copy(decoded.begin(), decoded.end(), w.begin());
+            } else {
+                for (uint64_t i = 0; i < n; ++i) w[size_t(i)] = value(t, i);
+            }
         }
         inv_freq_ = inverse_frequencies();
     }

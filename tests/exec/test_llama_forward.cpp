@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "exec/llama_forward.hpp"
+#include "model/gguf_quantize.hpp"
 #include "model/model.hpp"
+#include "model/quant_blocks.hpp"
 #include "runtime/device.hpp"
 // Test headers last: they bring cmocka, whose macros clash with the standard library.
 #include "paged_test_cache.hpp"
@@ -247,6 +249,26 @@ void gguf_matches_safetensors(void **) {
 
 // stories260K, greedy from BOS one token at a time: the ids SOURCE.md records for the first 10,
 // and the reference forward's greedy run for the first 40.
+// Weights quantized with every `pagoda quantize` recipe and kept quantized: the kernels decode
+// the blocks (matmul on every projection and the tied LM head, embedding on the table) and
+// match the reference run on the same blocks' reference decoding to f32 accuracy.
+void quantized_weights(void **) {
+    const std::string source = exec_model("qwen2_tied_256_f16") + "/model.gguf";
+    test::TempDir dir;
+    const model::QuantMix mixes[] = {model::QuantMix::Q8_0, model::QuantMix::Q4_0,
+                                     model::QuantMix::Q4_K_M, model::QuantMix::Q5_K_M,
+                                     model::QuantMix::Q6_K};
+    for (model::QuantMix mix : mixes) {
+        const std::string path = dir.file("quantized.gguf");
+        model::quantize_gguf(source, path, mix, 1, {});
+        const auto m = model::open_model(path, {}, nullptr);
+        const model::TensorRef &gate = m->tensors().require("model.layers.0.mlp.gate_proj.weight", path);
+        assert_true(model::is_quantized(gate.type));
+        assert_true(model::is_quantized(m->tensors().require("model.embed_tokens.weight", path).type));
+        prefill_then_decode(path, path, 16);
+    }
+}
+
 void stories260k_greedy(void **) {
     const std::string path = PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf";
     Harness h(path, 16);
@@ -331,6 +353,7 @@ int main(void) {
         cmocka_unit_test(half_precision_activations),
         cmocka_unit_test(mixed_prefill_and_decode),
         cmocka_unit_test(gguf_matches_safetensors),
+        cmocka_unit_test(quantized_weights),
         cmocka_unit_test(stories260k_greedy),
         cmocka_unit_test(rejects_malformed_batches),
     };

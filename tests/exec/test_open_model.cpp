@@ -162,8 +162,8 @@ test::GgufWriter one_layer_llama(uint32_t hidden, uint32_t ffn) {
 }
 
 // A one-layer llama (hidden 32, 2 heads of 16, 1 KV head, FFN 64, vocab 8) whose q_proj and
-// down_proj are Q8_0, with blocks of varied scales and values.
-void widens_q8_0(void **) {
+// down_proj are Q8_0, with blocks of varied scales and values: kept as Q8_0, no widening stage.
+void keeps_q8_0(void **) {
     test::GgufWriter w = one_layer_llama(32, 64);
     constexpr uint32_t kQ8_0 = 8;
     w.add_f32_tensor("token_embd.weight", {32, 8});
@@ -211,15 +211,15 @@ void widens_q8_0(void **) {
     std::shared_ptr<const Model> m;
     const std::vector<Report> reports = open_recording(path, &m);
     check_progress(reports, path);
-    bool widened_stage = false;
-    for (const Report &r : reports) widened_stage = widened_stage || r.stage == "widening quantized weights";
-    assert_true(widened_stage);
+    for (const Report &r : reports) assert_true(r.stage != "widening quantized weights");
 
     for (size_t t = 0; t < 2; ++t) {
+        // Kept as the file stores it: the mapped blocks themselves.
         const TensorRef &ref = m->tensors().require(patches[t].canonical, path);
-        assert_int_equal(int(ref.type), int(TensorType::F32));
-        assert_int_equal(ref.bytes, patches[t].blocks * 32 * 4);
-        const float *v = static_cast<const float *>(ref.data);
+        assert_int_equal(int(ref.type), int(TensorType::Q8_0));
+        assert_int_equal(ref.bytes, patches[t].blocks * 34);
+        std::vector<float> v(patches[t].blocks * 32);
+        dequantize(ref.type, ref.data, v.size(), v.data());
         for (uint64_t b = 0; b < patches[t].blocks; ++b) {
             const float d = test::f16_to_float(scales[(b + t) % 6]);
             for (int i = 0; i < 32; ++i) {
@@ -239,9 +239,9 @@ void widens_q8_0(void **) {
 }
 
 // A one-layer llama of width 256 whose projections come in every quantized type, filled with
-// blocks ggml made (tests/fixtures/quant): the widened weights are the values ggml decodes
-// those blocks to, bit for bit.
-void widens_every_quantized_type(void **) {
+// blocks ggml made (tests/fixtures/quant): the model keeps each tensor in its type, and its
+// blocks decode to the values ggml decodes them to, bit for bit.
+void keeps_every_quantized_type(void **) {
     struct Quantized {
         const char *gguf_name, *canonical;
         uint64_t rows;  // of 256 values
@@ -290,9 +290,13 @@ void widens_every_quantized_type(void **) {
     for (const Quantized &q : quantized) {
         const TensorRef &ref = m->tensors().require(q.canonical, path);
         const std::vector<float> &want = vectors.at(q.ggml_id).values;
-        assert_int_equal(int(ref.type), int(TensorType::F32));
-        assert_int_equal(ref.bytes, q.rows * 256 * 4);
-        const float *got = static_cast<const float *>(ref.data);
+        TensorType type = TensorType::F32;
+        for (const test::GgmlQuantType &g : test::kGgmlQuantTypes)
+            if (g.ggml_id == q.ggml_id) type = g.type;
+        assert_int_equal(int(ref.type), int(type));
+        assert_int_equal(ref.bytes, bytes_of(q));
+        std::vector<float> got(q.rows * 256);
+        dequantize(ref.type, ref.data, got.size(), got.data());
         for (uint64_t i = 0; i < q.rows * 256; ++i)
             if (std::memcmp(&got[i], &want[i % want.size()], 4) != 0)
                 fail_msg("%s value %llu is %.9g, ggml decodes %.9g", q.canonical,
@@ -307,8 +311,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(opens_both_formats_with_progress),
         cmocka_unit_test(cancels),
-        cmocka_unit_test(widens_q8_0),
-        cmocka_unit_test(widens_every_quantized_type),
+        cmocka_unit_test(keeps_q8_0),
+        cmocka_unit_test(keeps_every_quantized_type),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

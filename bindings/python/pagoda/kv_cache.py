@@ -26,6 +26,12 @@ class DType(enum.IntEnum):
     I64 = 5
     I8 = 6
     U8 = 7
+    # GGUF's quantized block types: weights only.
+    Q8_0 = 8
+    Q4_0 = 9
+    Q4_K = 10
+    Q5_K = 11
+    Q6_K = 12
 
 
 @dataclasses.dataclass(frozen=True)

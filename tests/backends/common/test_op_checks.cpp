@@ -108,7 +108,8 @@ void test_matmul_dtypes(void **state) {
                     "matmul: x_dtype = i32 (4) is not supported (must be f32, bf16 or f16)");
     a = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_I8, PAGODA_DTYPE_F32);
     assert_rejected(matmul(a), PAGODA_ERR_UNSUPPORTED,
-                    "matmul: w_dtype = i8 (6) is not supported (must be f32, bf16 or f16)");
+                    "matmul: w_dtype = i8 (6) is not supported (must be f32, bf16, f16 or a "
+                    "quantized block type)");
     a = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32);
     set_raw(a.y_dtype, 42);
     assert_rejected(matmul(a), PAGODA_ERR_UNSUPPORTED,
@@ -119,7 +120,8 @@ void test_matmul_dtypes(void **state) {
     // Several faults: the first field in x, w, y order is named.
     assert_rejected(matmul(good_matmul(PAGODA_DTYPE_BF16, PAGODA_DTYPE_U8, PAGODA_DTYPE_I32)),
                     PAGODA_ERR_UNSUPPORTED,
-                    "matmul: w_dtype = u8 (7) is not supported (must be f32, bf16 or f16)");
+                    "matmul: w_dtype = u8 (7) is not supported (must be f32, bf16, f16 or a "
+                    "quantized block type)");
 }
 
 void test_matmul_shapes(void **state) {
@@ -167,7 +169,8 @@ void test_dense_ops(void **state) {
     assert_accepted(embedding, "embedding");
     e.table_dtype = PAGODA_DTYPE_INVALID;
     assert_rejected(embedding, PAGODA_ERR_INVALID_ARGUMENT,
-                    "embedding: table_dtype is not set (must be f32, bf16 or f16)");
+                    "embedding: table_dtype is not set (must be f32, bf16, f16 or a quantized "
+                    "block type)");
 
     pagoda_op_rmsnorm_t n{};
     n.struct_size = sizeof n;

@@ -15,6 +15,12 @@ pub enum Dtype {
     I64,
     I8,
     U8,
+    /// GGUF's quantized block types: weights only, with no size per element (see `block`).
+    Q8_0,
+    Q4_0,
+    Q4_K,
+    Q5_K,
+    Q6_K,
     /// A type this binding does not know (appended to the library later).
     Other(i32),
 }
@@ -31,6 +37,11 @@ impl Dtype {
             sys::PAGODA_DTYPE_I64 => Dtype::I64,
             sys::PAGODA_DTYPE_I8 => Dtype::I8,
             sys::PAGODA_DTYPE_U8 => Dtype::U8,
+            sys::PAGODA_DTYPE_Q8_0 => Dtype::Q8_0,
+            sys::PAGODA_DTYPE_Q4_0 => Dtype::Q4_0,
+            sys::PAGODA_DTYPE_Q4_K => Dtype::Q4_K,
+            sys::PAGODA_DTYPE_Q5_K => Dtype::Q5_K,
+            sys::PAGODA_DTYPE_Q6_K => Dtype::Q6_K,
             other => Dtype::Other(other),
         })
     }
@@ -44,14 +55,28 @@ impl Dtype {
             Dtype::I64 => sys::PAGODA_DTYPE_I64,
             Dtype::I8 => sys::PAGODA_DTYPE_I8,
             Dtype::U8 => sys::PAGODA_DTYPE_U8,
+            Dtype::Q8_0 => sys::PAGODA_DTYPE_Q8_0,
+            Dtype::Q4_0 => sys::PAGODA_DTYPE_Q4_0,
+            Dtype::Q4_K => sys::PAGODA_DTYPE_Q4_K,
+            Dtype::Q5_K => sys::PAGODA_DTYPE_Q5_K,
+            Dtype::Q6_K => sys::PAGODA_DTYPE_Q6_K,
             Dtype::Other(raw) => raw,
         }
     }
 
-    /// Bytes per element; 0 for a type the library does not know.
+    /// Bytes per element; 0 for the block types and a type the library does not know.
     pub fn size(self) -> usize {
         // SAFETY: accepts any value.
         unsafe { sys::pagoda_dtype_size(self.raw()) }
+    }
+
+    /// Values per block and bytes per block (1 and `size()` for the plain types); `None` for a
+    /// type the library does not know.
+    pub fn block(self) -> Option<(i64, usize)> {
+        let (mut values, mut bytes) = (0i64, 0usize);
+        // SAFETY: accepts any value; writes the two outputs, which live across the call.
+        let status = unsafe { sys::pagoda_dtype_block(self.raw(), &mut values, &mut bytes) };
+        (status == sys::PAGODA_OK).then_some((values, bytes))
     }
 
     /// The library's lower-case name, such as `"bf16"`.

@@ -16,6 +16,16 @@ fn the_version_is_the_headers() {
 }
 
 #[test]
+fn block_types_have_blocks_not_sizes() {
+    assert_eq!(Dtype::BF16.block(), Some((1, 2)));
+    assert_eq!(Dtype::Q8_0.block(), Some((32, 34)));
+    assert_eq!(Dtype::Q4_K.block(), Some((256, 144)));
+    assert_eq!((Dtype::Q6_K.size(), Dtype::Q6_K.name().as_str()), (0, "q6_k"));
+    assert_eq!(Dtype::from_raw(Dtype::Q5_K.raw()), Some(Dtype::Q5_K));
+    assert_eq!(Dtype::Other(99).block(), None);
+}
+
+#[test]
 fn the_cpu_backend_is_found_and_described() {
     pagoda::backend::discover(None).unwrap();
     let cpu = pagoda::Backend::find("cpu").unwrap();

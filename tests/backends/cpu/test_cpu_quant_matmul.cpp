@@ -1,0 +1,286 @@
+// The CPU backend's kernels on quantized block weights (ABI 1.3): EMBEDDING decodes a block
+// table's rows bit for bit as the reference decoders (backends/common/block_formats.cpp) do, and
+// MATMUL on block W matches a double-precision product of the reference-decoded weights within
+// f32 rounding: on the GEMV (every m it tiles, k over several decode chunks, strided W) and on
+// sgemm (m past the switch, widened panels), with bias, accumulation and half activations. The
+// blocks are random bytes with random finite f16 scales, so every bit pattern of the values
+// occurs. Runs again with isa=portable (the reference decoders inside the kernels).
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "block_formats.hpp"
+
+extern "C" {  // this cmocka.h declares its functions without C linkage for C++
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+#include "test_util.h"
+
+namespace {
+
+constexpr pagoda_dtype_t kBlockTypes[] = {PAGODA_DTYPE_Q8_0, PAGODA_DTYPE_Q4_0, PAGODA_DTYPE_Q4_K,
+                                          PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K};
+constexpr double kTol = 2e-5;
+
+// Byte offsets of each type's f16 scale fields (ggml's layouts).
+std::vector<int> scale_offsets(pagoda_dtype_t t) {
+    switch (t) {
+        case PAGODA_DTYPE_Q4_K:
+        case PAGODA_DTYPE_Q5_K: return {0, 2};
+        case PAGODA_DTYPE_Q6_K: return {208};
+        default: return {0};
+    }
+}
+
+// A finite half in ±[2^-10, 2^-6): scales of the size real weights have.
+uint16_t random_scale(test_rng_t *rng) {
+    const uint32_t r = test_rng_next(rng);
+    const uint32_t exp = 5 + r % 4, mant = (r >> 2) & 0x3ff, sign = (r >> 12) & 1;
+    return uint16_t((sign << 15) | (exp << 10) | mant);
+}
+
+// `rows` rows of `ld` values of block type `t` (random bytes, scales random finite halves).
+std::vector<unsigned char> random_blocks(test_rng_t *rng, pagoda_dtype_t t, int64_t rows,
+                                         int64_t ld) {
+    const pagoda::plugin::BlockShape b = pagoda::plugin::block_shape(t);
+    const int64_t blocks = rows * ld / b.elements;
+    std::vector<unsigned char> out(size_t(blocks * b.bytes));
+    for (unsigned char &c : out) c = static_cast<unsigned char>(test_rng_next(rng));
+    for (int64_t i = 0; i < blocks; ++i)
+        for (int off : scale_offsets(t)) {
+            const uint16_t h = random_scale(rng);
+            std::memcpy(out.data() + i * b.bytes + off, &h, 2);
+        }
+    return out;
+}
+
+std::vector<float> decoded(pagoda_dtype_t t, const std::vector<unsigned char> &blocks) {
+    const pagoda::plugin::BlockShape b = pagoda::plugin::block_shape(t);
+    const int64_t n = int64_t(blocks.size()) / b.bytes;
+    std::vector<float> out(size_t(n * b.elements));
+    pagoda::plugin::decode_blocks(t, blocks.data(), n, out.data());
+    return out;
+}
+
+double load(pagoda_dtype_t t, const void *p, int64_t i) {
+    if (t == PAGODA_DTYPE_BF16) return test_bf16_to_f32(static_cast<const uint16_t *>(p)[i]);
+    if (t == PAGODA_DTYPE_F16) return test_f16_to_f32(static_cast<const uint16_t *>(p)[i]);
+    return static_cast<const float *>(p)[i];
+}
+
+double unit_roundoff(pagoda_dtype_t t) {
+    return t == PAGODA_DTYPE_BF16 ? std::ldexp(1.0, -8)
+           : t == PAGODA_DTYPE_F16 ? std::ldexp(1.0, -11)
+                                   : 0.0;
+}
+
+// Random values of an activation type, and the values kept, as doubles.
+std::vector<unsigned char> random_act(test_rng_t *rng, pagoda_dtype_t t, int64_t n,
+                                      std::vector<double> &kept) {
+    std::vector<float> src(static_cast<size_t>(n));
+    test_fill_uniform(rng, src.data(), src.size(), -1.0f, 1.0f);
+    std::vector<unsigned char> out(size_t(n) * pagoda_dtype_size(t));
+    kept.resize(size_t(n));
+    test_convert_weights(t, src.data(), size_t(n), out.data(), kept.data());
+    return out;
+}
+
+struct Case {
+    int64_t m, n, k;
+    pagoda_dtype_t w;
+    bool strided = false, bias = false, accumulate = false;
+    pagoda_dtype_t x = PAGODA_DTYPE_F32, y = PAGODA_DTYPE_F32;
+};
+
+void run_case(test_rng_t *rng, const Case &c) {
+    const int64_t block = pagoda::plugin::block_shape(c.w).elements;
+    const int64_t ldw = c.strided ? c.k + block : c.k;
+    const std::vector<unsigned char> w = random_blocks(rng, c.w, c.n, ldw);
+    const std::vector<float> wv = decoded(c.w, w);
+    std::vector<double> xv, yv;
+    std::vector<unsigned char> x = random_act(rng, c.x, c.m * c.k, xv);
+    std::vector<unsigned char> y = random_act(rng, c.y, c.m * c.n, yv);
+    std::vector<float> bias(size_t(c.n));
+    test_fill_uniform(rng, bias.data(), bias.size(), -1.0f, 1.0f);
+
+    std::vector<double> want(size_t(c.m * c.n));
+    double scale = 1e-30;
+    for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+            double s = 0, mag = 0;
+            for (int64_t q = 0; q < c.k; ++q) {
+                s += xv[size_t(i * c.k + q)] * double(wv[size_t(j * ldw + q)]);
+                mag += std::fabs(xv[size_t(i * c.k + q)] * double(wv[size_t(j * ldw + q)]));
+            }
+            if (c.bias) s += bias[size_t(j)];
+            if (c.accumulate) s += yv[size_t(i * c.n + j)];
+            want[size_t(i * c.n + j)] = s;
+            scale = std::max(scale, mag);
+        }
+
+    pagoda_op_matmul_t a{};
+    a.struct_size = sizeof a;
+    a.flags = c.accumulate ? PAGODA_MATMUL_ACCUMULATE : 0u;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.y_dtype = c.y;
+    a.m = c.m;
+    a.n = c.n;
+    a.k = c.k;
+    a.x = x.data();
+    a.w = w.data();
+    a.ldw = c.strided ? ldw : 0;
+    a.bias = c.bias ? bias.data() : nullptr;
+    a.y = y.data();
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_MATMUL, &a));
+
+    const double u = unit_roundoff(c.y);
+    for (int64_t i = 0; i < c.m * c.n; ++i) {
+        const double got = load(c.y, y.data(), i), w_ = want[size_t(i)];
+        if (!(std::fabs(got - w_) <= u * std::fabs(w_) + kTol * scale))
+            fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d x=%s y=%s: "
+                     "y[%lld] = %.9g, want %.9g",
+                     pagoda_dtype_name(c.w), (long long)c.m, (long long)c.n, (long long)c.k,
+                     c.strided, c.bias, c.accumulate, pagoda_dtype_name(c.x),
+                     pagoda_dtype_name(c.y), (long long)i, got, w_);
+    }
+}
+
+// Every row of a block table through EMBEDDING to f32 is the reference decoding, bit for bit;
+// to bf16/f16 it is that decoding rounded once.
+void embedding_decodes_exactly(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 11);
+    for (pagoda_dtype_t t : kBlockTypes) {
+        const int64_t dim = 2 * pagoda::plugin::block_shape(t).elements, vocab = 40;
+        const std::vector<unsigned char> table = random_blocks(&rng, t, vocab, dim);
+        const std::vector<float> ref = decoded(t, table);
+        std::vector<int32_t> ids(vocab);
+        for (int32_t i = 0; i < vocab; ++i) ids[size_t(i)] = (i * 7) % int32_t(vocab);
+        for (pagoda_dtype_t out_t : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16}) {
+            std::vector<unsigned char> out(size_t(vocab * dim) * pagoda_dtype_size(out_t));
+            pagoda_op_embedding_t e{};
+            e.struct_size = sizeof e;
+            e.table_dtype = t;
+            e.vocab_size = vocab;
+            e.dim = dim;
+            e.n_tokens = vocab;
+            e.table = table.data();
+            e.ids = ids.data();
+            e.out = out.data();
+            e.out_dtype = out_t;
+            TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_EMBEDDING, &e));
+            for (int64_t i = 0; i < vocab; ++i)
+                for (int64_t c = 0; c < dim; ++c) {
+                    const float want = ref[size_t(ids[size_t(i)] * dim + c)];
+                    std::vector<double> rounded(1);
+                    uint32_t bits[2];
+                    test_convert_weights(out_t, &want, 1, bits, rounded.data());
+                    const double got = load(out_t, out.data(), i * dim + c);
+                    if (got != rounded[0] && !(std::isnan(got) && std::isnan(rounded[0])))
+                        fail_msg("embedding %s to %s: row %lld value %lld = %.9g, reference %.9g",
+                                 pagoda_dtype_name(t), pagoda_dtype_name(out_t), (long long)i,
+                                 (long long)c, got, rounded[0]);
+                }
+        }
+    }
+}
+
+// The GEMV (m ≤ 32): m tiled by 1-3, n over the 4-row tile, k of one block, of several blocks
+// and over several 1024-value decode chunks (with a partial last one).
+void matmul_gemv_shapes(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 12);
+    for (pagoda_dtype_t t : kBlockTypes) {
+        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        for (int64_t m : {1, 2, 3, 4, 5, 9})
+            for (int64_t n : {1, 5, 13})
+                for (int64_t k : {b, 3 * b, 1024 + b, 2048 + 4 * b}) run_case(&rng, {m, n, k, t});
+    }
+}
+
+// Strided W, bias and accumulation, half activations; m = 40 takes sgemm with widened panels.
+void matmul_options_and_sgemm(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 13);
+    const pagoda_dtype_t acts[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    int turn = 0;
+    for (pagoda_dtype_t t : kBlockTypes) {
+        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        for (int64_t m : {1, 7, 40})
+            for (int flags = 0; flags < 8; ++flags, ++turn) {
+                Case c{m, 37, 1024 + 2 * b, t};
+                c.strided = flags & 1;
+                c.bias = (flags >> 1) & 1;
+                c.accumulate = (flags >> 2) & 1;
+                c.x = acts[turn % 3];
+                c.y = acts[(turn / 3) % 3];
+                run_case(&rng, c);
+            }
+    }
+}
+
+// A decode-shaped product spread over the pool's threads.
+void matmul_large(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 14);
+    for (pagoda_dtype_t t : kBlockTypes) {
+        Case c{2, 1031, 2048, t};
+        c.bias = true;
+        run_case(&rng, c);
+    }
+}
+
+// Rows that are not whole blocks are refused, naming the block; so is a block type as x or y.
+void rejects_partial_blocks(void **) {
+    for (pagoda_dtype_t t : kBlockTypes) {
+        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        pagoda_op_matmul_t a{};
+        a.struct_size = sizeof a;
+        a.x_dtype = PAGODA_DTYPE_F32;
+        a.w_dtype = t;
+        a.y_dtype = PAGODA_DTYPE_F32;
+        a.m = 1;
+        a.n = 4;
+        a.k = 2 * b;
+        TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+        a.k = b + 16;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                                 "are not whole");
+        a.k = b;
+        a.ldw = b + 16;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                                 pagoda_dtype_name(t));
+        a.ldw = 0;
+        a.x_dtype = t;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "x_dtype");
+
+        pagoda_op_embedding_t e{};
+        e.struct_size = sizeof e;
+        e.table_dtype = t;
+        e.vocab_size = 3;
+        e.dim = b / 2;
+        e.n_tokens = 1;
+        test_cpu_expect_rejected(PAGODA_OP_EMBEDDING, &e, PAGODA_ERR_INVALID_ARGUMENT,
+                                 "are not whole");
+    }
+}
+
+}  // namespace
+
+int main() {
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(embedding_decodes_exactly),
+        cmocka_unit_test(matmul_gemv_shapes),
+        cmocka_unit_test(matmul_options_and_sgemm),
+        cmocka_unit_test(matmul_large),
+        cmocka_unit_test(rejects_partial_blocks),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
