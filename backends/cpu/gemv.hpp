@@ -38,6 +38,8 @@ inline constexpr int64_t kBlockChunkValues = 1024;
 
 // Computes outputs [row_begin, row_end) of every row of y (all m rows of x per pass over W).
 void gemv_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);
+// The AVX2 product on block-quantized W (gemv_blocks_avx2.cpp), which gemv_avx2 hands them to.
+void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);
 void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end);
 
 }  // namespace pagoda::cpu

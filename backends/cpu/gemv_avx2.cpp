@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "gemv.hpp"
-#include "widen.hpp"
 
 namespace pagoda::cpu {
 
@@ -148,38 +147,10 @@ void rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     for (; j < row_end; ++j) tile_all_x<T, 1>(p, j);
 }
 
-// Block-quantized W (gemv.hpp's kBlockChunkValues): per tile of rows and chunk of k, decode, then
-// the f32 kernel on the decoded chunk, its partial sums added into y after the first chunk.
-void block_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    alignas(32) float chunk[kGemvTileRows * kBlockChunkValues];
-    const auto *w = static_cast<const unsigned char *>(p.w);
-    for (int64_t j = row_begin; j < row_end; j += kGemvTileRows) {
-        const int64_t tile_rows = row_end - j < kGemvTileRows ? row_end - j : kGemvTileRows;
-        for (int64_t c0 = 0; c0 < p.k; c0 += kBlockChunkValues) {
-            const int64_t kc = p.k - c0 < kBlockChunkValues ? p.k - c0 : kBlockChunkValues;
-            const unsigned char *src = w + j * p.w_row_bytes + c0 / p.w_block_values * p.w_block_bytes;
-            for (int64_t r = 0; r < tile_rows; ++r)
-                decode_blocks_avx2(p.w_dtype, src + r * p.w_row_bytes, kc / p.w_block_values,
-                                   chunk + r * kc);
-            GemvProblem q = p;
-            q.n = tile_rows;
-            q.k = kc;
-            q.x = p.x + c0;
-            q.w = chunk;
-            q.w_dtype = PAGODA_DTYPE_F32;
-            q.ldw = kc;
-            q.bias = c0 == 0 && p.bias != nullptr ? p.bias + j : nullptr;
-            q.y = p.y + j;
-            q.accumulate = c0 == 0 ? p.accumulate : true;
-            rows<WType::F32>(q, 0, tile_rows);
-        }
-    }
-}
-
 }  // namespace
 
 void gemv_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    if (p.w_block_values > 1) return block_rows(p, row_begin, row_end);
+    if (p.w_block_values > 1) return gemv_blocks_avx2(p, row_begin, row_end);
     switch (p.w_dtype) {
         case PAGODA_DTYPE_BF16:
             rows<WType::BF16>(p, row_begin, row_end);

@@ -50,7 +50,35 @@ uint16_t to_f16(float x) {
     return uint16_t(sign | (e << 10) | ((u >> 13) & 0x3FFu));
 }
 
+// Byte offsets of a block type's f16 scale fields (ggml's layouts); empty for plain types.
+std::vector<size_t> scale_offsets(pagoda_dtype_t dtype) {
+    switch (dtype) {
+        case PAGODA_DTYPE_Q8_0:
+        case PAGODA_DTYPE_Q4_0: return {0};
+        case PAGODA_DTYPE_Q4_K:
+        case PAGODA_DTYPE_Q5_K: return {0, 2};
+        case PAGODA_DTYPE_Q6_K: return {208};
+        default: return {};
+    }
+}
+
+// Random blocks: random bytes, every scale 2^-7, so decoded weights are finite and not tiny.
+void generate_blocks(uint64_t &state, void *dst, size_t bytes, pagoda_dtype_t dtype) {
+    int64_t values = 0;
+    size_t block = 0;
+    pagoda_dtype_block(dtype, &values, &block);
+    auto *p = static_cast<unsigned char *>(dst);
+    for (size_t i = 0; i < bytes; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = static_cast<unsigned char>(state >> 56);
+    }
+    const uint16_t scale = 0x2000;  // 2^-7 in f16
+    for (size_t b = 0; b + block <= bytes; b += block)
+        for (size_t off : scale_offsets(dtype)) std::memcpy(p + b + off, &scale, 2);
+}
+
 void generate(uint64_t &state, void *dst, size_t bytes, pagoda_dtype_t dtype) {
+    if (!scale_offsets(dtype).empty()) return generate_blocks(state, dst, bytes, dtype);
     const size_t size = dtype_bytes(dtype);
     const size_t n = bytes / size;
     switch (dtype) {
@@ -329,6 +357,13 @@ void print_skipped(JsonLine line, const std::string &why) { line.add("skipped", 
 const char *dtype_name(pagoda_dtype_t dtype) { return pagoda_dtype_name(dtype); }
 
 size_t dtype_bytes(pagoda_dtype_t dtype) { return pagoda_dtype_size(dtype); }
+
+size_t row_bytes(pagoda_dtype_t dtype, int64_t values) {
+    int64_t block_values = 0;
+    size_t block_bytes = 0;
+    if (pagoda_dtype_block(dtype, &block_values, &block_bytes) != PAGODA_OK) return 0;
+    return size_t(values / block_values) * block_bytes;
+}
 
 bool wanted(const Options &options, const char *bench) {
     if (options.benches.empty()) return true;

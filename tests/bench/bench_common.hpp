@@ -138,6 +138,8 @@ void print_skipped(JsonLine line, const std::string &why);
 
 const char *dtype_name(pagoda_dtype_t dtype);
 size_t dtype_bytes(pagoda_dtype_t dtype);
+// Bytes of `values` values of `dtype` (a whole number of blocks for the quantized types).
+size_t row_bytes(pagoda_dtype_t dtype, int64_t values);
 bool wanted(const Options &options, const char *bench);
 
 // The benchmarks, one file each.

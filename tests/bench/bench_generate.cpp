@@ -530,11 +530,12 @@ void describe_weights_from_files(ModelDescription &d) {
     } else if (near(2.0)) {
         d.dtype = "f16/bf16";
         d.bytes_per_weight = 2.0;
-    } else if (near(34.0 / 32.0)) {
-        d.dtype = "q8_0 (widened to f32)";  // the loader widens Q8_0 at open
-        d.bytes_per_weight = 4.0;
     } else {
-        d.dtype = "unknown";
+        // Block-quantized (kept so on the CPU backend): the file's bytes per weight, which a
+        // mix of types (Q4_K_M's Q6_K tensors) averages over.
+        char label[64];
+        std::snprintf(label, sizeof label, "quantized, %.3f bytes/weight", ratio);
+        d.dtype = label;
         d.bytes_per_weight = ratio;
     }
 }

@@ -44,7 +44,7 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
         return;
     }
 
-    const size_t w_bytes = size_t(s.n * s.k) * dtype_bytes(w_dtype);
+    const size_t w_bytes = size_t(s.n) * row_bytes(w_dtype, s.k);
     const size_t x_bytes = size_t(m * s.k) * sizeof(float), y_bytes = size_t(m * s.n) * sizeof(float);
     const int copies = rotate ? rotation_copies(bench.options(), w_bytes) : 1;
     const std::vector<void *> w = rotated_buffers(bench, w_bytes, w_dtype, copies);
@@ -116,17 +116,22 @@ void bench_matmul(Bench &bench) {
         const int64_t size = o.quick ? 256 : 2048;
         run_case(bench, "sgemm_ceiling", size, Shape{size, size}, PAGODA_DTYPE_F32, false);
     }
+    // The plain weight types, then GGUF's block types (decoded in the kernels).
+    const pagoda_dtype_t gemv_types[] = {PAGODA_DTYPE_F32,  PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16,
+                                         PAGODA_DTYPE_Q8_0, PAGODA_DTYPE_Q4_0, PAGODA_DTYPE_Q4_K,
+                                         PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K};
     if (wanted(o, "gemv")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
                                                 : std::vector<int64_t>{1, 4, 8};
-        for (pagoda_dtype_t d : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16})
+        for (pagoda_dtype_t d : gemv_types)
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
     }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{32}
                                                 : std::vector<int64_t>{128, 512};
-        for (pagoda_dtype_t d : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16})
+        for (pagoda_dtype_t d :
+             {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_Q8_0, PAGODA_DTYPE_Q4_K})
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "matmul", m, s, d, false);
     }
