@@ -6,7 +6,8 @@
 // FMA chain (4 rows × up to 3 x rows of accumulators), so W is read once and never stored. The
 // K types (scales and mins packed per 256 values) are decoded a chunk of each row at a time into
 // an L1 buffer that the f32 kernel then streams (gemv.hpp's kBlockChunkValues); decoding once
-// per tile serves every x row.
+// per tile serves every x row. Q4_K, the most used of them, also has an in-register kernel for
+// a single x row (decode of one stream), where nothing is shared to pay for the buffer.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -129,6 +130,78 @@ void register_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     for (; j < row_end; ++j) tile_all_x<B, 1>(p, j);
 }
 
+// Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub` (as block_formats.cpp).
+inline void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
+    if (sub < 4) {
+        *scale = float(packed[sub] & 63);
+        *min = float(packed[sub + 4] & 63);
+    } else {
+        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
+        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
+    }
+}
+
+// Q4_K for one x row, in registers. A value is d·sc·q − dmin·m over its 32-value sub-block, so
+// per sub-block and row the kernel sums q·x (one FMA per 8 values), then adds d·sc times that
+// and subtracts dmin·m times the sub-block's x sum, which the tile's rows share.
+template <int R>
+void q4_k_tile(const GemvProblem &p, int64_t j0) {
+    constexpr int64_t kBlockBytes = 144;
+    const unsigned char *w[R];
+    for (int r = 0; r < R; ++r) w[r] = static_cast<const unsigned char *>(p.w) + (j0 + r) * p.w_row_bytes;
+    const float *x = p.x;
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    const __m128i low = _mm_set1_epi8(0x0F);
+    for (int64_t b = 0; b < p.k / 256; ++b) {
+        float dsc[R][8], dmn[R][8];
+        for (int r = 0; r < R; ++r) {
+            const unsigned char *block = w[r] + b * kBlockBytes;
+            const float d = half_at(block), dmin = half_at(block + 2);
+            for (int sub = 0; sub < 8; ++sub) {
+                float sc, mn;
+                scale_and_min(block + 4, sub, &sc, &mn);
+                dsc[r][sub] = d * sc;
+                dmn[r][sub] = dmin * mn;
+            }
+            _mm_prefetch(reinterpret_cast<const char *>(block) + 2 * kBlockBytes, _MM_HINT_T0);
+        }
+        for (int sub = 0; sub < 8; ++sub) {
+            const float *xs = x + b * 256 + sub * 32;
+            const __m256 x0 = _mm256_loadu_ps(xs), x1 = _mm256_loadu_ps(xs + 8),
+                         x2 = _mm256_loadu_ps(xs + 16), x3 = _mm256_loadu_ps(xs + 24);
+            const __m256 xsum = _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3));
+            for (int r = 0; r < R; ++r) {
+                // Sub-blocks 2i and 2i+1 are the low and high nibbles of bytes 32i..32i+32.
+                const unsigned char *qs = w[r] + b * kBlockBytes + 16 + (sub / 2) * 32;
+                auto group = [&](int g) {
+                    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(qs + 8 * g));
+                    if (sub & 1) q = _mm_srli_epi16(q, 4);
+                    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_and_si128(q, low)));
+                };
+                __m256 sum = _mm256_mul_ps(group(0), x0);
+                sum = _mm256_fmadd_ps(group(1), x1, sum);
+                sum = _mm256_fmadd_ps(group(2), x2, sum);
+                sum = _mm256_fmadd_ps(group(3), x3, sum);
+                acc[r] = _mm256_fmadd_ps(sum, _mm256_broadcast_ss(&dsc[r][sub]), acc[r]);
+                acc[r] = _mm256_fnmadd_ps(xsum, _mm256_broadcast_ss(&dmn[r][sub]), acc[r]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        float v = hsum(acc[r]);
+        if (p.bias != nullptr) v += p.bias[j0 + r];
+        if (p.accumulate) v += p.y[j0 + r];
+        p.y[j0 + r] = v;
+    }
+}
+
+void q4_k_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
+    int64_t j = row_begin;
+    for (; j + kTileRows <= row_end; j += kTileRows) q4_k_tile<kTileRows>(p, j);
+    for (; j < row_end; ++j) q4_k_tile<1>(p, j);
+}
+
 // Per tile of rows and chunk of k: decode the chunk, then the f32 kernel on it, its partial sums
 // added into y after the first chunk.
 void chunk_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
@@ -166,6 +239,9 @@ void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end) 
     switch (p.w_dtype) {
         case PAGODA_DTYPE_Q8_0: return register_rows<Q8_0>(p, row_begin, row_end);
         case PAGODA_DTYPE_Q4_0: return register_rows<Q4_0>(p, row_begin, row_end);
+        case PAGODA_DTYPE_Q4_K:
+            if (p.m == 1) return q4_k_rows(p, row_begin, row_end);
+            return chunk_rows(p, row_begin, row_end);
         default: return chunk_rows(p, row_begin, row_end);
     }
 }
