@@ -1,13 +1,13 @@
 // AVX2/FMA/F16C small-m product on block-quantized W (see gemv.hpp), compiled as gemv_avx2.cpp is
 // and under the same rule: no shared inline code.
 //
-// Q8_0 and Q4_0 are decoded in registers: for each 32-value block of each of the tile's 4 rows,
-// 8 values at a time are widened, scaled by the block's f16 scale and met by every x row's
-// FMA chain (4 rows × up to 3 x rows of accumulators), so W is read once and never stored. The
-// K types (scales and mins packed per 256 values) are decoded a chunk of each row at a time into
-// an L1 buffer that the f32 kernel then streams (gemv.hpp's kBlockChunkValues); decoding once
-// per tile serves every x row. Q4_K, the most used of them, also has an in-register kernel for
-// a single x row (decode of one stream), where nothing is shared to pay for the buffer.
+// Two routes, chosen per type and m by measurement (110M-shape decode, 2 threads, 3 alternating
+// rounds): Q4_0 and Q4_K with a single x row (one decode stream) are decoded in registers, 8
+// values at a time met by the x row's FMA chains of 4 W rows, so W is read once and never
+// stored: 1.1-1.3x the other route's tokens/s there. Every other case decodes a chunk of each
+// of the tile's rows into an L1 buffer that the f32 kernel then streams for every x row
+// (gemv.hpp's kBlockChunkValues): decoding once per tile serves all m rows, which beat
+// re-decoding per group of x rows at batch 16, and it also won for Q8_0 at batch 1.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -21,7 +21,6 @@ namespace pagoda::cpu {
 namespace {
 
 constexpr int kTileRows = int(kGemvTileRows);
-constexpr int kMaxXRows = 3;  // 4·3 accumulators, 3 x vectors and one W vector: 16 registers
 
 inline float half_at(const unsigned char *p) {
     uint16_t h;
@@ -36,15 +35,18 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// Values 8g..8g+8 of a block, unscaled, as f32.
-struct Q8_0 {
-    static constexpr int64_t kBytes = 34;
-    static __m256 values(const unsigned char *block, int g) {
-        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(block + 2 + 8 * g));
-        return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+// y[j0..j0+R] of the single x row (= or +=) the accumulators' sums, plus the bias.
+template <int R>
+void store_row_sums(const GemvProblem &p, int64_t j0, const __m256 (&acc)[R]) {
+    for (int r = 0; r < R; ++r) {
+        float v = hsum(acc[r]);
+        if (p.bias != nullptr) v += p.bias[j0 + r];
+        if (p.accumulate) v += p.y[j0 + r];
+        p.y[j0 + r] = v;
     }
-};
+}
 
+// Values 8g..8g+8 of a Q4_0 block, unscaled, as f32.
 struct Q4_0 {
     static constexpr int64_t kBytes = 18;
     // Groups 0-1 are the low nibbles of bytes 0-15, groups 2-3 the high nibbles; minus 8.
@@ -56,78 +58,32 @@ struct Q4_0 {
     }
 };
 
-// Outputs j0..j0+R of x rows i0..i0+M over every block of k.
-template <class B, int R, int M>
-void tile(const GemvProblem &p, int64_t j0, int64_t i0) {
+// Q4_0 for one x row, in registers: outputs j0..j0+R, a sum of q·x per block and row, scaled
+// once per block.
+template <int R>
+void q4_0_tile(const GemvProblem &p, int64_t j0) {
     const unsigned char *w[R];
-    const float *x[M];
     for (int r = 0; r < R; ++r) w[r] = static_cast<const unsigned char *>(p.w) + (j0 + r) * p.w_row_bytes;
-    for (int i = 0; i < M; ++i) x[i] = p.x + (i0 + i) * p.ldx;
-    __m256 acc[R][M];
-    for (int r = 0; r < R; ++r)
-        for (int i = 0; i < M; ++i) acc[r][i] = _mm256_setzero_ps();
-
-    const int64_t blocks = p.k / 32;
-    for (int64_t b = 0; b < blocks; ++b) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < p.k / 32; ++b) {
         float scale[R];
+        __m256 sum[R];
         for (int r = 0; r < R; ++r) {
-            const unsigned char *block = w[r] + b * B::kBytes;
+            const unsigned char *block = w[r] + b * Q4_0::kBytes;
             scale[r] = half_at(block);
             _mm_prefetch(reinterpret_cast<const char *>(block) + 512, _MM_HINT_T0);
+            sum[r] = _mm256_setzero_ps();
         }
-        if constexpr (M == 1) {
-            // One x row leaves registers for a block sum per row: the scale then costs one FMA
-            // per block instead of a multiply per 8 values.
-            __m256 sum[R];
-            for (int r = 0; r < R; ++r) sum[r] = _mm256_setzero_ps();
-            for (int g = 0; g < 4; ++g) {
-                const __m256 xv = _mm256_loadu_ps(x[0] + b * 32 + 8 * g);
-                for (int r = 0; r < R; ++r)
-                    sum[r] = _mm256_fmadd_ps(B::values(w[r] + b * B::kBytes, g), xv, sum[r]);
-            }
+        for (int g = 0; g < 4; ++g) {
+            const __m256 xv = _mm256_loadu_ps(p.x + b * 32 + 8 * g);
             for (int r = 0; r < R; ++r)
-                acc[r][0] = _mm256_fmadd_ps(sum[r], _mm256_broadcast_ss(&scale[r]), acc[r][0]);
-        } else {
-            for (int g = 0; g < 4; ++g) {
-                __m256 xv[M];
-                for (int i = 0; i < M; ++i) xv[i] = _mm256_loadu_ps(x[i] + b * 32 + 8 * g);
-                for (int r = 0; r < R; ++r) {
-                    const __m256 wv = _mm256_mul_ps(B::values(w[r] + b * B::kBytes, g),
-                                                    _mm256_broadcast_ss(&scale[r]));
-                    for (int i = 0; i < M; ++i) acc[r][i] = _mm256_fmadd_ps(wv, xv[i], acc[r][i]);
-                }
-            }
+                sum[r] = _mm256_fmadd_ps(Q4_0::values(w[r] + b * Q4_0::kBytes, g), xv, sum[r]);
         }
+        for (int r = 0; r < R; ++r)
+            acc[r] = _mm256_fmadd_ps(sum[r], _mm256_broadcast_ss(&scale[r]), acc[r]);
     }
-    for (int i = 0; i < M; ++i) {
-        float *y = p.y + (i0 + i) * p.ldy + j0;
-        for (int r = 0; r < R; ++r) {
-            float v = hsum(acc[r][i]);
-            if (p.bias != nullptr) v += p.bias[j0 + r];
-            if (p.accumulate) v += y[r];
-            y[r] = v;
-        }
-    }
-}
-
-template <class B, int R>
-void tile_all_x(const GemvProblem &p, int64_t j0) {
-    for (int64_t i = 0; i < p.m; i += kMaxXRows) {
-        const int64_t left = p.m - i;
-        if (left == 1)
-            tile<B, R, 1>(p, j0, i);
-        else if (left == 2)
-            tile<B, R, 2>(p, j0, i);
-        else
-            tile<B, R, 3>(p, j0, i);
-    }
-}
-
-template <class B>
-void register_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    int64_t j = row_begin;
-    for (; j + kTileRows <= row_end; j += kTileRows) tile_all_x<B, kTileRows>(p, j);
-    for (; j < row_end; ++j) tile_all_x<B, 1>(p, j);
+    store_row_sums<R>(p, j0, acc);
 }
 
 // Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub` (as block_formats.cpp).
@@ -188,18 +144,15 @@ void q4_k_tile(const GemvProblem &p, int64_t j0) {
             }
         }
     }
-    for (int r = 0; r < R; ++r) {
-        float v = hsum(acc[r]);
-        if (p.bias != nullptr) v += p.bias[j0 + r];
-        if (p.accumulate) v += p.y[j0 + r];
-        p.y[j0 + r] = v;
-    }
+    store_row_sums<R>(p, j0, acc);
 }
 
-void q4_k_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
+// Tiles of kTileRows rows, then single rows.
+template <void (*Tile)(const GemvProblem &, int64_t), void (*Single)(const GemvProblem &, int64_t)>
+void single_x_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     int64_t j = row_begin;
-    for (; j + kTileRows <= row_end; j += kTileRows) q4_k_tile<kTileRows>(p, j);
-    for (; j < row_end; ++j) q4_k_tile<1>(p, j);
+    for (; j + kTileRows <= row_end; j += kTileRows) Tile(p, j);
+    for (; j < row_end; ++j) Single(p, j);
 }
 
 // Per tile of rows and chunk of k: decode the chunk, then the f32 kernel on it, its partial sums
@@ -236,14 +189,11 @@ void chunk_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
 }  // namespace
 
 void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    switch (p.w_dtype) {
-        case PAGODA_DTYPE_Q8_0: return register_rows<Q8_0>(p, row_begin, row_end);
-        case PAGODA_DTYPE_Q4_0: return register_rows<Q4_0>(p, row_begin, row_end);
-        case PAGODA_DTYPE_Q4_K:
-            if (p.m == 1) return q4_k_rows(p, row_begin, row_end);
-            return chunk_rows(p, row_begin, row_end);
-        default: return chunk_rows(p, row_begin, row_end);
-    }
+    if (p.m == 1 && p.w_dtype == PAGODA_DTYPE_Q4_0)
+        return single_x_rows<q4_0_tile<kTileRows>, q4_0_tile<1>>(p, row_begin, row_end);
+    if (p.m == 1 && p.w_dtype == PAGODA_DTYPE_Q4_K)
+        return single_x_rows<q4_k_tile<kTileRows>, q4_k_tile<1>>(p, row_begin, row_end);
+    chunk_rows(p, row_begin, row_end);
 }
 
 }  // namespace pagoda::cpu
