@@ -404,6 +404,52 @@ private:
     void *dst_ = nullptr;
 };
 
+// The CPU backend's arithmetic ceiling: an f32 product through its MATMUL (which hands m > 32 to
+// OpenBLAS's sgemm), m = n = k = 1536, in FLOP/s. Prefill and batched decode are set against it
+// as decode is set against the read probe.
+class SgemmProbe {
+public:
+    SgemmProbe(pagoda_backend_t *backend, int threads, bool quick) : bench_(options(threads, quick), backend) {
+        const size_t bytes = size_t(kSize * kSize) * sizeof(float);
+        for (void *&p : buffers_) {
+            p = bench_.alloc(bytes);
+            bench_.fill_random(p, bytes, PAGODA_DTYPE_F32);
+        }
+        bench_.synchronize();
+    }
+
+    // FLOP/s over `passes` passes: median and best.
+    BandwidthSample sample(int passes) {
+        pagoda_op_matmul_t op{};
+        op.struct_size = sizeof op;
+        op.x_dtype = op.w_dtype = op.y_dtype = PAGODA_DTYPE_F32;
+        op.m = op.n = op.k = kSize;
+        op.x = buffers_[0];
+        op.w = buffers_[1];
+        op.y = buffers_[2];
+        const pagoda::bench::Timing t =
+            pagoda::bench::measure(bench_, [&](int64_t) { bench_.launch(PAGODA_OP_MATMUL, &op); }, passes);
+        const double flops = 2.0 * double(kSize) * double(kSize) * double(kSize);
+        return {flops / t.seconds, flops / t.best_seconds};
+    }
+
+private:
+    static constexpr int64_t kSize = 1536;
+
+    static pagoda::bench::Options options(int threads, bool quick) {
+        pagoda::bench::Options b;
+        b.backend = "cpu";
+        b.threads = threads;
+        b.quick = quick;
+        b.target_seconds = quick ? 0.02 : 0.2;
+        b.min_iterations = quick ? 1 : 3;
+        return b;
+    }
+
+    pagoda::bench::Bench bench_;
+    void *buffers_[3] = {nullptr, nullptr, nullptr};
+};
+
 // Bytes of the largest CPU cache Linux reports for cpu0, or 0 when it cannot be read. Weights
 // that fit in it are read from the cache, not memory, and the bandwidth ratio means nothing.
 uint64_t last_level_cache_bytes() {
@@ -817,6 +863,9 @@ int run(const Options &o) {
     // device, its copy bandwidth (1 GiB buffers, as pagoda-bench-kernels uses).
     std::unique_ptr<BandwidthProbe> probe;
     uint64_t llc = 0;
+    // On the CPU also the arithmetic ceiling, for prefill and batched decode.
+    std::optional<SgemmProbe> sgemm;
+    double sgemm_flops = 0;
     if (on_cpu) {
         probe = std::make_unique<ReadProbe>(o.probe_bytes, o.threads);
         llc = last_level_cache_bytes();
@@ -829,6 +878,15 @@ int run(const Options &o) {
             .add("loadavg_1m", load_average())
             .print();
         std::fprintf(stderr, "  read bandwidth (%d threads): %.2f GB/s median\n", o.threads, first.median / 1e9);
+        sgemm.emplace(backend, o.threads, o.quick);
+        const BandwidthSample rate = sgemm->sample(std::max(o.repeats, 3));
+        sgemm_flops = rate.median;
+        line_start(desc, o, "sgemm")
+            .add("size", 1536)
+            .add("gflop_per_s", rate.median / 1e9)
+            .add("best_gflop_per_s", rate.best / 1e9)
+            .print();
+        std::fprintf(stderr, "  sgemm (%d threads): %.1f GFLOP/s median\n", o.threads, rate.median / 1e9);
     } else {
         const size_t buffer_bytes = o.quick ? size_t(64) << 20 : size_t(1) << 30;
         auto copy_probe = std::make_unique<DeviceCopyProbe>(device_backend, o.device_backend,
@@ -861,22 +919,32 @@ int run(const Options &o) {
     std::vector<int> batches{1};
     if (o.batch > 1) batches.push_back(o.batch);
 
+    // The weights' multiply-adds per token (attention's, a few percent at these lengths, are
+    // left out, so the fractions below slightly understate the arithmetic done).
+    const double flops_per_token = 2.0 * weights_read_per_step(info);
     for (int b : batches) {
-        std::vector<double> rates;
-        for (int r = 0; r < o.repeats; ++r)
+        std::vector<double> rates, fractions;
+        for (int r = 0; r < o.repeats; ++r) {
             rates.push_back(double(b) * o.prompt_tokens / run_prefill(session, b, o.prompt_tokens));
+            // Each repeat against its own sgemm sample, taken just after it.
+            if (sgemm) fractions.push_back(rates.back() * flops_per_token / sgemm->sample(1).median);
+        }
         const double tps = median(rates);
-        line_start(desc, o, "prefill")
-            .add("batch", b)
+        JsonLine line = line_start(desc, o, "prefill");
+        line.add("batch", b)
             .add("prompt_tokens", o.prompt_tokens)
             .add("generated_tokens", 1)
             .add("repeats", o.repeats)
             .add("seconds", double(b) * o.prompt_tokens / tps)
             .add("tokens_per_s", tps)
-            .add("best_tokens_per_s", *std::max_element(rates.begin(), rates.end()))
-            .print();
-        std::fprintf(stderr, "  prefill batch %3d x %d tokens: %9.1f prompt tokens/s\n", b,
-                     o.prompt_tokens, tps);
+            .add("best_tokens_per_s", *std::max_element(rates.begin(), rates.end()));
+        if (sgemm) line.add("weight_flops_per_token", flops_per_token).add("fraction_of_sgemm", median(fractions));
+        line.print();
+        std::fprintf(stderr, "  prefill batch %3d x %d tokens: %9.1f prompt tokens/s", b, o.prompt_tokens, tps);
+        if (sgemm)
+            std::fprintf(stderr, ", %.1f GFLOP/s of weights = %.0f%% of sgemm's", tps * flops_per_token / 1e9,
+                         100.0 * median(fractions));
+        std::fprintf(stderr, "\n");
     }
 
     const double weight_bytes = weights_read_per_step(info) * desc.bytes_per_weight;
@@ -925,6 +993,9 @@ int run(const Options &o) {
             .add("kv_bytes_per_token", int64_t(kv_bytes_per_token))
             .add("kv_bytes_per_step", int64_t(median(kv_bytes)))
             .add("decode_fraction_of_roofline", roofline_fraction);
+        // Batched decode also does b tokens' arithmetic per step: against the sgemm rate.
+        const double compute_fraction = sgemm ? median(rates) * flops_per_token / sgemm_flops : 0.0;
+        if (sgemm) line.add("decode_fraction_of_sgemm", compute_fraction);
         if (!on_cpu) {
             // The figure tests/gpu/run.sh tabulates against its goal, as the kernel benchmark's
             // lines carry theirs.
@@ -940,6 +1011,9 @@ int run(const Options &o) {
                      on_cpu ? "read" : "copy",
                      weights_cached ? " (weights fit in the last-level cache)" : "",
                      median(kv_bytes) / 1e6, 100.0 * roofline_fraction);
+        if (sgemm)
+            std::fprintf(stderr, "                     %.1f GFLOP/s of weights = %.0f%% of sgemm's\n",
+                         median(rates) * flops_per_token / 1e9, 100.0 * compute_fraction);
         if (op_by_op_session) {
             line_start(desc, o, "decode_graph_speedup")
                 .add("batch", b)

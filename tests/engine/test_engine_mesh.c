@@ -5,10 +5,12 @@
  * parallel sampling and beam search; each device holds its share of the weights and of the KV
  * cache; a plan that does not fit is refused by name. Cache parallelism (kvp) splits every KV
  * block into runs held by different devices; its runs keep the one-device run's block size. */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -242,6 +244,24 @@ static void test_mqa_layouts(void **state) {
     layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4);
 }
 
+/* The Q4_K_M mix on every layout. One device keeps every weight quantized; a shard whose
+ * columns are not whole blocks is widened to f32 (tp=2 cuts o_proj's 256-value Q4_K blocks in
+ * half, tp=4 also ffn_down's), the others stay quantized: tokens and log-probabilities match. */
+static void test_quantized_layouts(void **state) {
+    (void)state;
+    char dir[] = "/tmp/pagoda_mesh_quant_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/q4_k_m.gguf", dir);
+    pagoda_quantize_options_t o;
+    pagoda_quantize_options_default(&o);
+    o.type = PAGODA_QUANT_Q4_K_M;
+    TEST_ASSERT_OK(pagoda_model_quantize(PAGODA_MESH_MODELS_DIR "/q256/model.gguf", path, &o, NULL));
+    layouts_match_one_device(path, &kTight, 4);
+    assert_int_equal(remove(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* tp=2 halves the layers' weights and the KV heads per device; pp=2 halves the layers. */
 static void test_memory_per_device(void **state) {
     (void)state;
@@ -401,6 +421,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stories_layouts),  cmocka_unit_test(test_stories_layouts_swap),
         cmocka_unit_test(test_gqa_layouts),      cmocka_unit_test(test_mqa_layouts),
+        cmocka_unit_test(test_quantized_layouts),
         cmocka_unit_test(test_memory_per_device), cmocka_unit_test(test_plan_mismatches),
         cmocka_unit_test(test_plan_from_json_runs),
     };
