@@ -53,7 +53,8 @@ void scale_and_min(const unsigned char *packed, int sub, float *scale, float *mi
 // values share 32 bytes: low nibbles are the first sub-block, high nibbles the second; value =
 // d·scale · q - dmin·min.
 void decode_q4_k(const unsigned char *block, float *out) {
-    const float d = half_bits_to_float(read_u16(block)), dmin = half_bits_to_float(read_u16(block + 2));
+    const float d = half_bits_to_float(read_u16(block));
+    const float dmin = half_bits_to_float(read_u16(block + 2));
     const unsigned char *scales = block + 4, *qs = block + 16;
     for (int pair = 0; pair < 4; ++pair, qs += 32, out += 64) {
         float s0, m0, s1, m1;
@@ -68,7 +69,8 @@ void decode_q4_k(const unsigned char *block, float *out) {
 // Q5_K: as Q4_K with a fifth bit per value: 32 bytes qh whose bit 2·pair (first sub-block of
 // the pair) and 2·pair+1 (second) add 16 to value l of that sub-block.
 void decode_q5_k(const unsigned char *block, float *out) {
-    const float d = half_bits_to_float(read_u16(block)), dmin = half_bits_to_float(read_u16(block + 2));
+    const float d = half_bits_to_float(read_u16(block));
+    const float dmin = half_bits_to_float(read_u16(block + 2));
     const unsigned char *scales = block + 4, *qh = block + 16, *qs = block + 48;
     for (int pair = 0; pair < 4; ++pair, qs += 32, out += 64) {
         float s0, m0, s1, m1;

@@ -1,6 +1,7 @@
 // The MATMUL descriptor check. ops.h: x, W and y each F32, BF16 or F16, in any combination, and
-// W also a quantized block type whose blocks tile its rows; the bias is F32 whatever they are. A backend that runs only some combinations (the CUDA
-// backend's GEMM routes) refuses the others in its own checks after this one.
+// W also a quantized block type whose blocks tile its rows; the bias is F32 whatever they are.
+// A backend that runs only some combinations (the CUDA backend's GEMM routes, which take no
+// block types) refuses the others in its own checks after this one.
 #include "check_helpers.hpp"
 #include "op_checks.hpp"
 

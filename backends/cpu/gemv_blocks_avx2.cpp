@@ -35,6 +35,10 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+inline const unsigned char *row_at(const GemvProblem &p, int64_t j) {
+    return static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
+}
+
 // y[j0..j0+R] of the single x row (= or +=) the accumulators' sums, plus the bias.
 template <int R>
 void store_row_sums(const GemvProblem &p, int64_t j0, const __m256 (&acc)[R]) {
@@ -51,7 +55,8 @@ struct Q4_0 {
     static constexpr int64_t kBytes = 18;
     // Groups 0-1 are the low nibbles of bytes 0-15, groups 2-3 the high nibbles; minus 8.
     static __m256 values(const unsigned char *block, int g) {
-        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(block + 2 + 8 * (g & 1)));
+        const auto *bytes = reinterpret_cast<const __m128i *>(block + 2 + 8 * (g & 1));
+        const __m128i q = _mm_loadl_epi64(bytes);
         const __m128i n = g < 2 ? q : _mm_srli_epi16(q, 4);
         const __m128i v = _mm_sub_epi8(_mm_and_si128(n, _mm_set1_epi8(0x0F)), _mm_set1_epi8(8));
         return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
@@ -63,7 +68,7 @@ struct Q4_0 {
 template <int R>
 void q4_0_tile(const GemvProblem &p, int64_t j0) {
     const unsigned char *w[R];
-    for (int r = 0; r < R; ++r) w[r] = static_cast<const unsigned char *>(p.w) + (j0 + r) * p.w_row_bytes;
+    for (int r = 0; r < R; ++r) w[r] = row_at(p, j0 + r);
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < p.k / 32; ++b) {
@@ -104,7 +109,7 @@ template <int R>
 void q4_k_tile(const GemvProblem &p, int64_t j0) {
     constexpr int64_t kBlockBytes = 144;
     const unsigned char *w[R];
-    for (int r = 0; r < R; ++r) w[r] = static_cast<const unsigned char *>(p.w) + (j0 + r) * p.w_row_bytes;
+    for (int r = 0; r < R; ++r) w[r] = row_at(p, j0 + r);
     const float *x = p.x;
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
@@ -159,12 +164,11 @@ void single_x_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
 // added into y after the first chunk.
 void chunk_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     alignas(32) float chunk[kGemvTileRows * kBlockChunkValues];
-    const auto *w = static_cast<const unsigned char *>(p.w);
     for (int64_t j = row_begin; j < row_end; j += kGemvTileRows) {
         const int64_t tile_rows = row_end - j < kGemvTileRows ? row_end - j : kGemvTileRows;
         for (int64_t c0 = 0; c0 < p.k; c0 += kBlockChunkValues) {
             const int64_t kc = p.k - c0 < kBlockChunkValues ? p.k - c0 : kBlockChunkValues;
-            const unsigned char *src = w + j * p.w_row_bytes + c0 / p.w_block_values * p.w_block_bytes;
+            const unsigned char *src = row_at(p, j) + c0 / p.w_block_values * p.w_block_bytes;
             for (int64_t r = 0; r < tile_rows; ++r)
                 decode_blocks_avx2(p.w_dtype, src + r * p.w_row_bytes, kc / p.w_block_values,
                                    chunk + r * kc);

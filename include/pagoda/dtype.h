@@ -21,11 +21,11 @@ extern "C" {
 /**
  * \brief An element type. Values are stable: new types are only appended.
  *
- * The quantized types (appended after the plain ones) are GGUF's block formats, with ggml's layouts: a block of
- * values shares its scales, so such a type has no size per element (::pagoda_dtype_size gives 0)
- * and a row of them must hold a whole number of blocks (::pagoda_dtype_block). They appear only
- * as weights: MATMUL's `w_dtype` and EMBEDDING's `table_dtype` (ops.h), where a backend that
- * decodes them says so through `supports()`.
+ * The quantized types, appended after the plain ones, are GGUF's block formats with ggml's
+ * layouts: a block of values shares its scales, so such a type has no size per element
+ * (::pagoda_dtype_size gives 0) and a row of them must hold a whole number of blocks
+ * (::pagoda_dtype_block). They appear only as weights: MATMUL's `w_dtype` and EMBEDDING's
+ * `table_dtype` (ops.h), where a backend that decodes them says so through `supports()`.
  */
 typedef enum pagoda_dtype {
     PAGODA_DTYPE_INVALID = 0, /**< Not a type; the zero value of a fresh struct. */
