@@ -2,23 +2,18 @@
 // the GEMM's widened panels and EMBEDDING. Compiled with -mavx2 -mfma -mf16c and also
 // -ffp-contract=off: each value is computed with the same roundings, in the same order, as
 // the reference decoders (backends/common/block_formats.cpp), so the two agree bit for bit.
-// Like every AVX2 file here it calls no shared inline helper the linker could merge.
+// Like every AVX2 file here it shares helpers only with AVX2 files (avx2_helpers.hpp).
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "avx2_helpers.hpp"
 #include "widen.hpp"
 
 namespace pagoda::cpu {
 
 namespace {
-
-float scale_at(const unsigned char *p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return _cvtsh_ss(h);
-}
 
 // Eight signed bytes (the low 8 of `v`) as floats times `scale`.
 inline __m256 scaled_i8(__m128i v, __m256 scale) {
@@ -44,35 +39,24 @@ inline void store32_u8_affine(__m256i q, float d, float m, float *dst) {
 }
 
 void q8_0(const unsigned char *block, float *out) {
-    const __m256 d = _mm256_set1_ps(scale_at(block));
+    const __m256 d = _mm256_set1_ps(half_at(block));
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(block + 2));
     store16_i8(_mm256_castsi256_si128(q), d, out);
     store16_i8(_mm256_extracti128_si256(q, 1), d, out + 16);
 }
 
 void q4_0(const unsigned char *block, float *out) {
-    const __m256 d = _mm256_set1_ps(scale_at(block));
+    const __m256 d = _mm256_set1_ps(half_at(block));
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(block + 2));
     const __m128i low = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
     store16_i8(_mm_sub_epi8(_mm_and_si128(q, low), eight), d, out);
     store16_i8(_mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), low), eight), d, out + 16);
 }
 
-// Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub` (as block_formats.cpp).
-inline void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
-    if (sub < 4) {
-        *scale = float(packed[sub] & 63);
-        *min = float(packed[sub + 4] & 63);
-    } else {
-        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
-        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
-    }
-}
-
 // Q4_K and Q5_K: four pairs of 32-value sub-blocks; Q5_K adds 16 where its qh bit is set.
 template <bool FifthBit>
 void q45_k(const unsigned char *block, float *out) {
-    const float d = scale_at(block), dmin = scale_at(block + 2);
+    const float d = half_at(block), dmin = half_at(block + 2);
     const unsigned char *scales = block + 4;
     const unsigned char *qh = block + 16, *qs = block + (FifthBit ? 48 : 16);
     const __m256i low = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
@@ -103,7 +87,7 @@ void q45_k(const unsigned char *block, float *out) {
 void q6_k(const unsigned char *block, float *out) {
     const unsigned char *ql = block, *qh = block + 128;
     const auto *scales = reinterpret_cast<const int8_t *>(block + 192);
-    const float d = scale_at(block + 208);
+    const float d = half_at(block + 208);
     const __m256i low = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(0x30),
                   bias = _mm256_set1_epi8(32);
     for (int half = 0; half < 2; ++half, ql += 64, qh += 32, scales += 8, out += 128) {

@@ -32,14 +32,26 @@ struct GemvProblem {
 inline constexpr int64_t kGemvTileRows = 4;
 
 // Rows of a block-quantized W are decoded this many values at a time into an f32 buffer (4 rows ×
-// 4 KiB stays in L1) that the f32 kernel then streams for every x row: decoding once per tile
-// serves all m rows of x. A multiple of every block (32 and 256).
+// 4 KiB) that the f32 kernel then streams for every x row: decoding once per tile serves all m
+// rows of x. A multiple of every block (32 and 256). Measured on the 110M shape it beat 256
+// values end to end; at k = 4096 the buffer and the x row fill L1 and 256 was faster, so the
+// best size depends on the shape.
 inline constexpr int64_t kBlockChunkValues = 1024;
 
 // Computes outputs [row_begin, row_end) of every row of y (all m rows of x per pass over W).
+using GemvRowsFn = void (*)(const GemvProblem &p, int64_t row_begin, int64_t row_end);
 void gemv_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);
+void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end);
+
 // The AVX2 product on block-quantized W (gemv_blocks_avx2.cpp), which gemv_avx2 hands them to.
 void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);
-void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end);
+
+// Decodes `blocks` whole blocks of a block type to f32 (plugin::decode_blocks or its AVX2 build).
+using BlockDecodeFn = void (*)(pagoda_dtype_t dtype, const void *src, int64_t blocks, float *dst);
+
+// The decoded-chunk route for block W (gemv_chunks.cpp): per tile of rows and chunk of k,
+// `decode` into an L1 buffer, then `f32_rows` on it. Both builds use it with their own pair.
+void gemv_decoded_chunks(const GemvProblem &p, int64_t row_begin, int64_t row_end,
+                         BlockDecodeFn decode, GemvRowsFn f32_rows);
 
 }  // namespace pagoda::cpu

@@ -1,7 +1,7 @@
 // AVX2/FMA/F16C build of the small-m product (see gemv.hpp). Compiled with -mavx2 -mfma -mf16c:
 // everything here except gemv_avx2 has internal linkage, and no shared inline header (half.hpp,
-// the standard library's templates) is used, so no AVX2 code can be merged into the portable
-// paths by the linker.
+// the standard library's templates) is used but the AVX2 files' own (avx2_helpers.hpp), so no
+// AVX2 code can be merged into the portable paths by the linker.
 //
 // Decode is bound by memory bandwidth: each weight is used only m times. The kernel streams a
 // tile of 4 W rows once while every x row (from cache) meets it, converting bf16/f16 to f32 in
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "avx2_helpers.hpp"
 #include "gemv.hpp"
 
 namespace pagoda::cpu {
@@ -44,13 +45,6 @@ inline float load1(const void *w, int64_t i) {
         else
             return _cvtsh_ss(h);
     }
-}
-
-inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 template <WType T>

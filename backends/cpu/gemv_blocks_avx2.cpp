@@ -1,5 +1,5 @@
 // AVX2/FMA/F16C small-m product on block-quantized W (see gemv.hpp), compiled as gemv_avx2.cpp is
-// and under the same rule: no shared inline code.
+// and under the same rule: no shared inline code but avx2_helpers.hpp.
 //
 // Two routes, chosen per type and m by measurement (110M-shape decode, 2 threads, 3 alternating
 // rounds): Q4_0 and Q4_K with a single x row (one decode stream) are decoded in registers, 8
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "avx2_helpers.hpp"
 #include "gemv.hpp"
 #include "widen.hpp"
 
@@ -21,19 +22,6 @@ namespace pagoda::cpu {
 namespace {
 
 constexpr int kTileRows = int(kGemvTileRows);
-
-inline float half_at(const unsigned char *p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return _cvtsh_ss(h);
-}
-
-inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 inline const unsigned char *row_at(const GemvProblem &p, int64_t j) {
     return static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
@@ -89,17 +77,6 @@ void q4_0_tile(const GemvProblem &p, int64_t j0) {
             acc[r] = _mm256_fmadd_ps(sum[r], _mm256_broadcast_ss(&scale[r]), acc[r]);
     }
     store_row_sums<R>(p, j0, acc);
-}
-
-// Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub` (as block_formats.cpp).
-inline void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
-    if (sub < 4) {
-        *scale = float(packed[sub] & 63);
-        *min = float(packed[sub + 4] & 63);
-    } else {
-        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
-        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
-    }
 }
 
 // Q4_K for one x row, in registers. A value is d·sc·q − dmin·m over its 32-value sub-block, so
@@ -160,36 +137,6 @@ void single_x_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     for (; j < row_end; ++j) Single(p, j);
 }
 
-// Per tile of rows and chunk of k: decode the chunk, then the f32 kernel on it, its partial sums
-// added into y after the first chunk.
-void chunk_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    alignas(32) float chunk[kGemvTileRows * kBlockChunkValues];
-    for (int64_t j = row_begin; j < row_end; j += kGemvTileRows) {
-        const int64_t tile_rows = row_end - j < kGemvTileRows ? row_end - j : kGemvTileRows;
-        for (int64_t c0 = 0; c0 < p.k; c0 += kBlockChunkValues) {
-            const int64_t kc = p.k - c0 < kBlockChunkValues ? p.k - c0 : kBlockChunkValues;
-            const unsigned char *src = row_at(p, j) + c0 / p.w_block_values * p.w_block_bytes;
-            for (int64_t r = 0; r < tile_rows; ++r)
-                decode_blocks_avx2(p.w_dtype, src + r * p.w_row_bytes, kc / p.w_block_values,
-                                   chunk + r * kc);
-            GemvProblem q = p;
-            q.n = tile_rows;
-            q.k = kc;
-            q.x = p.x + c0;
-            q.w = chunk;
-            q.w_dtype = PAGODA_DTYPE_F32;
-            q.ldw = kc;
-            q.w_row_bytes = kc * int64_t(sizeof(float));
-            q.w_block_values = 1;
-            q.w_block_bytes = sizeof(float);
-            q.bias = c0 == 0 && p.bias != nullptr ? p.bias + j : nullptr;
-            q.y = p.y + j;
-            q.accumulate = c0 == 0 ? p.accumulate : true;
-            gemv_avx2(q, 0, tile_rows);
-        }
-    }
-}
-
 }  // namespace
 
 void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
@@ -197,7 +144,7 @@ void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end) 
         return single_x_rows<q4_0_tile<kTileRows>, q4_0_tile<1>>(p, row_begin, row_end);
     if (p.m == 1 && p.w_dtype == PAGODA_DTYPE_Q4_K)
         return single_x_rows<q4_k_tile<kTileRows>, q4_k_tile<1>>(p, row_begin, row_end);
-    chunk_rows(p, row_begin, row_end);
+    gemv_decoded_chunks(p, row_begin, row_end, decode_blocks_avx2, gemv_avx2);
 }
 
 }  // namespace pagoda::cpu

@@ -1,8 +1,6 @@
 // Portable build of the small-m product (see gemv.hpp), for x86-64 processors without AVX2 and
 // for other architectures. One W row at a time against every x row; the row stays in L1 between
 // x rows, so memory still sees W once.
-#include <algorithm>
-
 #include "block_formats.hpp"
 #include "gemv.hpp"
 #include "half.hpp"
@@ -37,34 +35,11 @@ void rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     }
 }
 
-// Block-quantized W: each row decoded a chunk at a time by the reference decoders, then the f32
-// loop on the chunk, its partial sums added into y after the first chunk.
-void block_rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    float chunk[kBlockChunkValues];
-    const auto *w = static_cast<const unsigned char *>(p.w);
-    for (int64_t j = row_begin; j < row_end; ++j)
-        for (int64_t c0 = 0; c0 < p.k; c0 += kBlockChunkValues) {
-            const int64_t kc = std::min(kBlockChunkValues, p.k - c0);
-            plugin::decode_blocks(p.w_dtype,
-                                  w + j * p.w_row_bytes + c0 / p.w_block_values * p.w_block_bytes,
-                                  kc / p.w_block_values, chunk);
-            GemvProblem q = p;
-            q.n = 1;
-            q.k = kc;
-            q.x = p.x + c0;
-            q.w = chunk;
-            q.ldw = kc;
-            q.bias = c0 == 0 && p.bias != nullptr ? p.bias + j : nullptr;
-            q.y = p.y + j;
-            q.accumulate = c0 == 0 ? p.accumulate : true;
-            rows<PAGODA_DTYPE_F32>(q, 0, 1);
-        }
-}
-
 }  // namespace
 
 void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
-    if (p.w_block_values > 1) return block_rows(p, row_begin, row_end);
+    if (p.w_block_values > 1)
+        return gemv_decoded_chunks(p, row_begin, row_end, plugin::decode_blocks, gemv_portable);
     switch (p.w_dtype) {
         case PAGODA_DTYPE_BF16:
             rows<PAGODA_DTYPE_BF16>(p, row_begin, row_end);

@@ -1,6 +1,7 @@
 // The AVX2/FMA/F16C inner loops of paged attention (see paged_attention_rows.hpp). Compiled with
-// -mavx2 -mfma -mf16c, so everything here has internal linkage and no shared inline header is
-// included: the linker must never pick an AVX2 copy of a helper for the portable code.
+// -mavx2 -mfma -mf16c, so everything here has internal linkage and the only shared header it
+// includes is the AVX2 files' own (avx2_helpers.hpp): the linker must never pick an AVX2 copy of
+// a helper for the portable code.
 //
 // Decode reads every cached row once per step, so these loops are built around reading a K or V
 // row from memory once per GQA group and widening bf16/f16 to f32 in registers, never through
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "avx2_helpers.hpp"
 #include "paged_attention_rows.hpp"
 
 namespace pagoda::cpu {
@@ -59,13 +61,6 @@ const void *nth_row(const void *rows, int64_t j, int64_t head_dim) {
 void prefetch_at(const RowPrefetch &pf, int64_t offset) {
     if (offset < pf.bytes)
         _mm_prefetch(static_cast<const char *>(pf.next) + offset, _MM_HINT_T0);
-}
-
-float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 float hmax(__m256 v) {

@@ -148,14 +148,7 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     const runtime::Device &d = s.stream.device();
     const model::ModelConfig &c = s.model->config();
     const std::string what = std::string(plugin::dtype_name(dtype)) + " activations";
-    const DeviceTensor &w = s.weights.first_layer().gate;
-    pagoda_op_matmul_t m{};
-    m.struct_size = sizeof m;
-    m.x_dtype = m.y_dtype = dtype;
-    m.w_dtype = w.dtype;
-    m.m = 1;
-    m.n = w.rows;
-    m.k = w.cols;
+    const pagoda_op_matmul_t m = matmul_query(s.weights.first_layer().gate, dtype);
     require_support(d, PAGODA_OP_MATMUL, &m, what);
     pagoda_op_rmsnorm_t r{};
     r.struct_size = sizeof r;

@@ -19,6 +19,35 @@ pagoda_dtype_t weight_dtype(const model::TensorRef &t) {
                                             ", which is not a weight type");
 }
 
+pagoda_op_matmul_t matmul_query(const DeviceTensor &w, pagoda_dtype_t act) {
+    pagoda_op_matmul_t m{};
+    m.struct_size = sizeof m;
+    m.x_dtype = m.y_dtype = act;
+    m.w_dtype = w.dtype;
+    m.m = 1;
+    m.n = w.rows;
+    m.k = w.cols;
+    m.ldw = w.ld;
+    return m;
+}
+
+pagoda_op_embedding_t lookup_query(const DeviceTensor &table) {
+    pagoda_op_embedding_t e{};
+    e.struct_size = sizeof e;
+    e.table_dtype = table.dtype;
+    e.vocab_size = table.rows;
+    e.dim = table.cols;
+    e.n_tokens = 1;
+    return e;
+}
+
+bool backend_supports(const runtime::Device &device, pagoda_op_t op, const void *args) {
+    const pagoda_backend_iface_t &f = device.iface();
+    const bool yes = f.kernels->supports(f.self, device.index(), op, args) == PAGODA_OK;
+    clear_last_error();
+    return yes;
+}
+
 void require_support(const runtime::Device &device, pagoda_op_t op, const void *args,
                      const std::string &what) {
     const pagoda_backend_iface_t &f = device.iface();
@@ -41,15 +70,7 @@ std::string describe(const DeviceTensor &t) {
 }
 
 void check_matmul(const runtime::Device &device, const DeviceTensor &w, const DeviceTensor *bias) {
-    pagoda_op_matmul_t m{};
-    m.struct_size = sizeof m;
-    m.x_dtype = PAGODA_DTYPE_F32;
-    m.w_dtype = w.dtype;
-    m.y_dtype = PAGODA_DTYPE_F32;
-    m.m = 1;
-    m.n = w.rows;
-    m.k = w.cols;
-    m.ldw = w.ld;
+    pagoda_op_matmul_t m = matmul_query(w, PAGODA_DTYPE_F32);
     require_support(device, PAGODA_OP_MATMUL, &m, describe(w));
     if (bias != nullptr && *bias) {
         // Biases are F32 by now (f32_bias). A descriptor with a bias pointer: supports() looks
@@ -170,29 +191,13 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
 bool LlamaWeights::keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const {
     const int64_t block = plugin::block_shape(d.dtype).elements;
     if (col_begin % block != 0 || d.cols % block != 0 || use == WeightUse::Vector) return false;
-    const pagoda_backend_iface_t &f = stream_.device().iface();
-    pagoda_status_t s;
+    // A refusal only means widening: backend_supports leaves no error message behind.
     if (use == WeightUse::Matmul) {
-        pagoda_op_matmul_t m{};
-        m.struct_size = sizeof m;
-        m.x_dtype = m.y_dtype = PAGODA_DTYPE_F32;
-        m.w_dtype = d.dtype;
-        m.m = 1;
-        m.n = d.rows;
-        m.k = d.cols;
-        m.ldw = d.ld;
-        s = f.kernels->supports(f.self, stream_.device().index(), PAGODA_OP_MATMUL, &m);
-    } else {
-        pagoda_op_embedding_t e{};
-        e.struct_size = sizeof e;
-        e.table_dtype = d.dtype;
-        e.vocab_size = d.rows;
-        e.dim = d.cols;
-        e.n_tokens = 1;
-        s = f.kernels->supports(f.self, stream_.device().index(), PAGODA_OP_EMBEDDING, &e);
+        const pagoda_op_matmul_t m = matmul_query(d, PAGODA_DTYPE_F32);
+        return backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
     }
-    clear_last_error();  // a refusal only means widening
-    return s == PAGODA_OK;
+    const pagoda_op_embedding_t e = lookup_query(d);
+    return backend_supports(stream_.device(), PAGODA_OP_EMBEDDING, &e);
 }
 
 // A block-quantized slice decoded to F32 on the host (the reference decoders), then placed as an
@@ -228,12 +233,7 @@ DeviceTensor LlamaWeights::widened(const model::TensorRef &t, DeviceTensor d, in
 DeviceTensor LlamaWeights::f32_bias(const DeviceTensor &bias) {
     if (bias.dtype == PAGODA_DTYPE_F32) return bias;
     const runtime::Device &device = stream_.device();
-    pagoda_op_embedding_t e{};
-    e.struct_size = sizeof e;
-    e.table_dtype = bias.dtype;
-    e.vocab_size = 1;
-    e.dim = bias.cols;
-    e.n_tokens = 1;
+    pagoda_op_embedding_t e = lookup_query(bias);  // a vector is one row
     require_support(device, PAGODA_OP_EMBEDDING, &e, "widening bias " + describe(bias) + " to f32");
     if (!zero_id_.get()) {
         static const int32_t kZero = 0;
@@ -257,15 +257,8 @@ void LlamaWeights::check_ops() const {
     const runtime::Device &device = stream_.device();
     const model::ModelConfig &c = model_.config();
 
-    pagoda_op_embedding_t e{};
-    e.struct_size = sizeof e;
-    e.n_tokens = 1;
-    if (embed_tokens_) {
-        e.table_dtype = embed_tokens_.dtype;
-        e.vocab_size = embed_tokens_.rows;
-        e.dim = embed_tokens_.cols;
-        require_support(device, PAGODA_OP_EMBEDDING, &e, describe(embed_tokens_));
-    }
+    pagoda_op_embedding_t e = lookup_query(embed_tokens_);
+    if (embed_tokens_) require_support(device, PAGODA_OP_EMBEDDING, &e, describe(embed_tokens_));
     // The same op gathers the rows that need logits out of the f32 hidden states.
     e.table_dtype = PAGODA_DTYPE_F32;
     e.vocab_size = 1;

@@ -13,6 +13,7 @@
 #include "exec/model_shard.hpp"
 #include "model/model.hpp"
 #include "pagoda/dtype.h"
+#include "pagoda/ops.h"
 #include "runtime/device.hpp"
 
 namespace pagoda::exec {
@@ -92,6 +93,14 @@ private:
 // pagoda_dtype_t of a weight's tensor type (float or block-quantized); throws UNSUPPORTED naming
 // the tensor for an integer type.
 pagoda_dtype_t weight_dtype(const model::TensorRef &t);
+
+// Support queries (pointers NULL): a one-row product with W = `w` on `act` activations, and
+// looking one row up in `table`.
+pagoda_op_matmul_t matmul_query(const DeviceTensor &w, pagoda_dtype_t act);
+pagoda_op_embedding_t lookup_query(const DeviceTensor &table);
+
+// Whether `device`'s backend runs `op` as `args` describes; a refusal leaves no error message.
+bool backend_supports(const runtime::Device &device, pagoda_op_t op, const void *args);
 
 // Asks the backend whether `device` runs `op` as `args` describes (pointers may be NULL). Throws
 // UNSUPPORTED "<device> cannot run <op> for <what>: <backend's reason>" when it says no, and

@@ -257,8 +257,9 @@ void check(pagoda_status_t s, const std::string &what) {
 
 // ---- the bandwidth probes --------------------------------------------------------------------
 
-// Bytes/s over a few passes of a probe: their median and their best.
-struct BandwidthSample {
+// A rate over a few passes of a probe (bytes/s of the bandwidth probes, FLOP/s of the sgemm
+// probe): their median and their best.
+struct RateSample {
     double median = 0.0;
     double best = 0.0;
 };
@@ -270,7 +271,7 @@ public:
     virtual ~BandwidthProbe() = default;
     // Bytes one pass counts as moved.
     virtual size_t bytes() const = 0;
-    virtual BandwidthSample sample(int passes) const = 0;
+    virtual RateSample sample(int passes) const = 0;
 };
 
 // Sums n words as four interleaved streams (the four quarters, read in lockstep). A GEMV reads
@@ -340,7 +341,7 @@ public:
             rates.push_back(double(bytes()) / (now() - t0));
         }
     }
-    BandwidthSample sample(int passes) const override {
+    RateSample sample(int passes) const override {
         std::vector<double> rates;
         measure(passes, rates);
         return {median(rates), *std::max_element(rates.begin(), rates.end())};
@@ -372,7 +373,7 @@ public:
     size_t bytes() const override { return 2 * buffer_bytes_; }
     const pagoda_device_info_t &device_info() const { return bench_.device(); }
 
-    BandwidthSample sample(int passes) const override {
+    RateSample sample(int passes) const override {
         const pagoda_backend_iface_t &f = bench_.iface();
         auto copy = [&](int64_t) {
             check(f.copy(f.self, bench_.stream(), dst_, src_, buffer_bytes_, PAGODA_COPY_DEVICE_TO_DEVICE),
@@ -419,7 +420,7 @@ public:
     }
 
     // FLOP/s over `passes` passes: median and best.
-    BandwidthSample sample(int passes) {
+    RateSample sample(int passes) {
         pagoda_op_matmul_t op{};
         op.struct_size = sizeof op;
         op.x_dtype = op.w_dtype = op.y_dtype = PAGODA_DTYPE_F32;
@@ -869,7 +870,7 @@ int run(const Options &o) {
     if (on_cpu) {
         probe = std::make_unique<ReadProbe>(o.probe_bytes, o.threads);
         llc = last_level_cache_bytes();
-        const BandwidthSample first = probe->sample(std::max(o.repeats, 5));
+        const RateSample first = probe->sample(std::max(o.repeats, 5));
         line_start(desc, o, "read_bandwidth")
             .add("bytes", int64_t(probe->bytes()))
             .add("gb_per_s", first.median / 1e9)
@@ -879,7 +880,7 @@ int run(const Options &o) {
             .print();
         std::fprintf(stderr, "  read bandwidth (%d threads): %.2f GB/s median\n", o.threads, first.median / 1e9);
         sgemm.emplace(backend, o.threads, o.quick);
-        const BandwidthSample rate = sgemm->sample(std::max(o.repeats, 3));
+        const RateSample rate = sgemm->sample(std::max(o.repeats, 3));
         sgemm_flops = rate.median;
         line_start(desc, o, "sgemm")
             .add("size", 1536)
@@ -893,7 +894,7 @@ int run(const Options &o) {
                                                             o.device_index, buffer_bytes, o.quick);
         const std::string device_name = copy_probe->device_info().name;
         probe = std::move(copy_probe);
-        const BandwidthSample first = probe->sample(std::max(o.repeats, 5));
+        const RateSample first = probe->sample(std::max(o.repeats, 5));
         line_start(desc, o, "device_copy_bandwidth")
             .add("device_name", device_name)
             .add("bytes", int64_t(probe->bytes()))
