@@ -24,7 +24,7 @@ pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t 
 }  // namespace
 
 pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
-    if ((a.flags & ~PAGODA_MATMUL_ACCUMULATE) != 0)
+    if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X)) != 0)
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
                                                   ": flags = " + std::to_string(a.flags) +
                                                   " has bits this backend does not know");
@@ -36,6 +36,10 @@ pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldy", a.ldy, a.n));
     // After the shape checks: a block type's check divides k and ldw by its block.
     PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a));
+    if ((a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0 && !is_block_dtype(a.w_dtype))
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X with w_dtype " +
+                          dtype_name(a.w_dtype) + ": it applies to block-quantized weights only");
     // The dtypes passed, so each has a size (W's per block).
     const auto x_bytes = int64_t(dtype_size(a.x_dtype)), y_bytes = int64_t(dtype_size(a.y_dtype));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "x", a.m, packed_or(a.ldx, a.k), a.k, x_bytes));

@@ -25,6 +25,8 @@ struct GemvProblem {
     float *y;
     int64_t ldy;
     bool accumulate;
+    // ops.h's PAGODA_MATMUL_QUANTIZE_X: x may be rounded to int8 (gemv_q8x.hpp).
+    bool quantize_x;
 };
 
 // W rows handled together by the vector kernel; callers split work on multiples of it so that

@@ -25,6 +25,7 @@
 #include "block_formats.hpp"
 #include "check_helpers.hpp"
 #include "gemv.hpp"
+#include "gemv_q8x.hpp"
 #include "kernels.hpp"
 #include "scratch.hpp"
 #include "widen.hpp"
@@ -139,9 +140,46 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
     return PAGODA_OK;
 }
 
-// The f32 problem on f32 activations: the GEMV for decode-sized m, else sgemm.
+// The GEMV on x rounded to int8 (gemv_q8x.hpp): x is quantized once on the calling thread
+// (m·k values against W's n·k), then the pool splits W's rows as run_gemv does.
+pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
+    const int64_t runs = p.k / kQ8Run;
+    int8_t *q = nullptr;
+    float *scale = nullptr;
+    try {
+        // k is a multiple of 32, so the int8 values fill whole floats of the scratch area.
+        float *area = thread_scratch<struct MatmulQ8Scratch>(size_t(p.m * (p.k / 4 + 2 * runs)));
+        scale = area;
+        q = reinterpret_cast<int8_t *>(area + 2 * p.m * runs);
+    } catch (const std::bad_alloc &) {
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, std::string(kOp) + ": no memory to round " +
+                                                      std::to_string(p.m) + " x " +
+                                                      std::to_string(p.k) + " activations to int8");
+    }
+    const bool avx2 = cpu.features().avx2_fma_f16c;
+    float *sum = scale + p.m * runs;
+    if (avx2)
+        quantize_rows_avx2(p.x, p.ldx, p.m, p.k, q, scale, sum);
+    else
+        quantize_rows_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
+    const Q8Rows x{p.m, p.k, q, scale, sum};
+    const int64_t tiles = (p.n + kGemvTileRows - 1) / kGemvTileRows;
+    const int64_t grain = std::max<int64_t>(1, kMinMacsPerChunk / (kGemvTileRows * p.k * p.m));
+    cpu.pool().parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
+        const int64_t rb = begin * kGemvTileRows, re = std::min(p.n, end * kGemvTileRows);
+        if (avx2)
+            gemv_q8x_avx2(p, x, rb, re);
+        else
+            gemv_q8x_portable(p, x, rb, re);
+    });
+    return PAGODA_OK;
+}
+
+// The f32 problem on f32 activations: the GEMV for decode-sized m (on int8 x where the flag
+// allows it and that pays, gemv_q8x.hpp), else sgemm.
 pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p) {
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
+        if (p.quantize_x && p.m <= kQ8xMaxM && q8x_serves(p.w_dtype)) return run_gemv_q8x(cpu, p);
         run_gemv(cpu, p);
         return PAGODA_OK;
     }
@@ -228,6 +266,7 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.y = static_cast<float *>(a.y);
     p.ldy = plugin::packed_or(a.ldy, a.n);
     p.accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
+    p.quantize_x = (a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0;
 
     if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32) return run_f32(cpu, p);
     return run_staged(cpu, a, p);

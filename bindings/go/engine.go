@@ -70,6 +70,16 @@ const (
 	DeviceSamplingOff  DeviceSampling = C.PAGODA_DEVICE_SAMPLING_OFF
 )
 
+// QuantizedMatmul is a pagoda_quantized_matmul_t: whether products on block-quantized weights
+// may round the activations to 8 bits.
+type QuantizedMatmul int32
+
+// The QuantizedMatmul values.
+const (
+	QuantizedMatmulAuto  QuantizedMatmul = C.PAGODA_QUANTIZED_MATMUL_AUTO
+	QuantizedMatmulExact QuantizedMatmul = C.PAGODA_QUANTIZED_MATMUL_EXACT
+)
+
 // EngineOptions is a pagoda_engine_options_t without its output callback. Start from
 // DefaultEngineOptions.
 type EngineOptions struct {
@@ -81,6 +91,7 @@ type EngineOptions struct {
 	DeviceSampling       DeviceSampling
 	ActivationDType      DType // 0 = the library's choice
 	PipelineMicroBatches int64 // 0 = the library's choice, 1 = none
+	QuantizedMatmul      QuantizedMatmul
 }
 
 // DefaultEngineOptions are the library's defaults (pagoda_engine_options_init).
@@ -101,6 +112,7 @@ func engineOptionsFromC(c *C.pagoda_engine_options_t) EngineOptions {
 		DeviceSampling:       DeviceSampling(c.device_sampling),
 		ActivationDType:      DType(c.activation_dtype),
 		PipelineMicroBatches: int64(c.pipeline_micro_batches),
+		QuantizedMatmul:      QuantizedMatmul(c.quantized_matmul),
 	}
 }
 
@@ -118,6 +130,7 @@ func (o *EngineOptions) toC(c *C.pagoda_engine_options_t) *C.pagoda_engine_optio
 	c.device_sampling = C.int32_t(o.DeviceSampling)
 	c.activation_dtype = C.int32_t(o.ActivationDType)
 	c.pipeline_micro_batches = C.int64_t(o.PipelineMicroBatches)
+	c.quantized_matmul = C.int32_t(o.QuantizedMatmul)
 	return c
 }
 

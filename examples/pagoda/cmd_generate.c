@@ -38,6 +38,9 @@ static void generate_usage(FILE *out) {
           "                          planner's layout for the mesh)\n"
           "  --kv-blocks N           KV cache blocks (default: sized from free memory)\n"
           "  --block-size N          tokens per KV block (default 16)\n"
+          "  --exact-matmul          quantized weights (Q8_0, Q4_K, ...) meet the activations\n"
+          "                          as they are, in f32; by default a backend may round them\n"
+          "                          to 8 bits, as llama.cpp does, which is faster\n"
           "  --json                  print one JSON object: token_ids, text, finish_reason,\n"
           "                          and prompt_logprobs / logprobs when asked\n"
           "  --help                  show this help\n"
@@ -57,6 +60,7 @@ typedef struct generate_args {
     long long kv_blocks;
     int block_size;
     int json;
+    int exact_matmul;
     pagoda_request_options_t request;
 } generate_args_t;
 
@@ -101,6 +105,7 @@ static int parse_args(int argc, char **argv, generate_args_t *a) {
             exit(CLI_EXIT_OK);
         }
         if (strcmp(f, "--json") == 0) { a->json = 1; continue; }
+        if (strcmp(f, "--exact-matmul") == 0) { a->exact_matmul = 1; continue; }
         if (strcmp(f, "--ignore-eos") == 0) { a->request.flags |= PAGODA_REQUEST_IGNORE_EOS; continue; }
         if (i + 1 >= argc) {
             fprintf(stderr, "pagoda generate: unknown option or missing value: '%s'\n\n", f);
@@ -322,7 +327,10 @@ int cli_generate(int argc, char **argv) {
         cli_fail("allocating the KV cache", s);
         goto done;
     }
-    if ((s = pagoda_engine_create(model, mesh, plan, cache, NULL, &engine)) != PAGODA_OK) {
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    if (a.exact_matmul) eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+    if ((s = pagoda_engine_create(model, mesh, plan, cache, &eo, &engine)) != PAGODA_OK) {
         cli_fail("making the engine", s);
         goto done;
     }

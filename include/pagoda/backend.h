@@ -42,8 +42,10 @@ extern "C" {
  * - 1.3: quantized block weights (dtype.h's Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) as MATMUL's `w_dtype`
  *   and EMBEDDING's `table_dtype`. An older backend refuses the unknown type values, so the host
  *   widens such weights for it.
+ * - 1.4: ::PAGODA_MATMUL_QUANTIZE_X, leave to compute a product on block weights from 8-bit
+ *   activations. An older backend refuses the unknown flag, so the host asks without it.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 3u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 4u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

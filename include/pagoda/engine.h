@@ -65,7 +65,31 @@ typedef struct pagoda_engine_options {
      * \since 0.1
      */
     int64_t pipeline_micro_batches;
+    /**
+     * How products on block-quantized weights (GGUF's Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) treat the
+     * activations: a ::pagoda_quantized_matmul_t; 0, the default, is
+     * ::PAGODA_QUANTIZED_MATMUL_AUTO.
+     * \since 0.1
+     */
+    int32_t quantized_matmul;
 } pagoda_engine_options_t;
+
+/**
+ * \brief Whether products on block-quantized weights may round the activations to 8 bits.
+ *
+ * With the leave, a backend may round each run of 32 activations to int8 with a scale
+ * (ops.h's ::PAGODA_MATMUL_QUANTIZE_X) and multiply bytes by bytes, as llama.cpp's and vLLM's
+ * GGUF kernels do: each activation moves by at most 1/254 of its run's largest magnitude, far
+ * less than the weights' own rounding, and a decode step on the CPU backend runs faster. Plain
+ * (F32, BF16, F16) weights are never affected.
+ */
+typedef enum pagoda_quantized_matmul {
+    /** 8-bit activations where the backend takes the leave (the CPU backend: decode steps of
+     *  one or two sequences per product). */
+    PAGODA_QUANTIZED_MATMUL_AUTO = 0,
+    /** Activations as they are, computed in f32 from the decoded weights. */
+    PAGODA_QUANTIZED_MATMUL_EXACT = 1
+} pagoda_quantized_matmul_t;
 
 /**
  * \brief Where the engine picks tokens. On the device, a step's logits stay there and only one

@@ -28,7 +28,8 @@
  *   reference decoding (ggml's), in f32.
  * - Compute is in f32 or better, whatever the activations' type: inputs are widened, results
  *   rounded once to the output's type (round to nearest even). A backend that would lose more
- *   must report the op unsupported.
+ *   must report the op unsupported. (The one exception is asked for explicitly:
+ *   ::PAGODA_MATMUL_QUANTIZE_X.)
  * - Dimensions (`m`, `n`, `k`, `rows`, `dim`, head counts, `block_size`, …) are at least 1, and
  *   a backend rejects a smaller one with ::PAGODA_ERR_INVALID_ARGUMENT. Only the counts whose
  *   field says so (KV_WRITE's `n_tokens`, COPY_BLOCKS' `n_pairs`) may be 0, making a no-op.
@@ -85,6 +86,22 @@ PAGODA_API const char *pagoda_op_name(pagoda_op_t op);
 
 /** \brief ::pagoda_op_matmul_t::flags: add the product to `y` instead of overwriting it. */
 #define PAGODA_MATMUL_ACCUMULATE 1u
+
+/**
+ * \brief ::pagoda_op_matmul_t::flags (ABI 1.4): with a block-type `w_dtype`, the backend may
+ *        compute the product from `x` rounded to 8 bits, as ggml's Q8 activations are.
+ *
+ * Each row of `x` is cut into runs of 32 values from its first column; a run gets the scale
+ * `d = max|x| / 127` and the values `q = x / d` rounded to the nearest integer (ties to even; 0
+ * where `d` is 0), both in f32, and the product is computed from `d · q` in place of `x`, with
+ * the weights' reference values and f32 or better accumulation as usual. Each activation then
+ * moves by at most half its run's `d`, 1/254 of the run's largest magnitude. This is the
+ * arithmetic of llama.cpp's and vLLM's GGUF kernels, which lets a backend multiply bytes in
+ * integer units. It is leave, not an order: a backend may compute exactly instead. Only for
+ * block-type weights (::PAGODA_ERR_INVALID_ARGUMENT otherwise); a backend of ABI 1.3 or older
+ * refuses the flag with ::PAGODA_ERR_UNSUPPORTED.
+ */
+#define PAGODA_MATMUL_QUANTIZE_X 2u
 
 /**
  * \brief `y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias[n]) (+ y when accumulating)`.

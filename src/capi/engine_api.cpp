@@ -230,6 +230,11 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
         if (o.pipeline_micro_batches < 0 || o.pipeline_micro_batches > 1024)
             fail(PAGODA_ERR_INVALID_ARGUMENT, "options->pipeline_micro_batches must be 0-1024 (got " +
                                                   std::to_string(o.pipeline_micro_batches) + ")");
+        if (o.quantized_matmul != PAGODA_QUANTIZED_MATMUL_AUTO &&
+            o.quantized_matmul != PAGODA_QUANTIZED_MATMUL_EXACT)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->quantized_matmul must be a pagoda_quantized_matmul_t (got " +
+                                                  std::to_string(o.quantized_matmul) + ")");
+        config.quantized_activations = o.quantized_matmul == PAGODA_QUANTIZED_MATMUL_AUTO;
         config.layout = placement.layout;
         config.pipeline = placement.pipeline;
         config.pipeline.micro_batches = int32_t(o.pipeline_micro_batches);

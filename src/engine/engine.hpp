@@ -32,6 +32,8 @@ struct EngineConfig {
     pagoda_decode_graphs_t decode_graphs = PAGODA_DECODE_GRAPHS_AUTO;
     pagoda_device_sampling_t device_sampling = PAGODA_DEVICE_SAMPLING_AUTO;
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_INVALID;  // INVALID: the engine picks
+    // Products on block-quantized weights may round activations to 8 bits (engine.h's AUTO).
+    bool quantized_activations = true;
     // Where the model runs: the cache's devices as laid out; NULL = the whole model on the
     // cache's one device.
     std::shared_ptr<const mesh::Layout> layout;

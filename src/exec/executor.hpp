@@ -68,6 +68,8 @@ public:
     virtual void set_activation_dtype(pagoda_dtype_t dtype) = 0;
     virtual pagoda_dtype_t weight_dtype() const = 0;
     virtual void set_decode_mode(DecodeMode mode) = 0;
+    // As LlamaForward's, on every device.
+    virtual void set_quantized_activations(bool allow) = 0;
     virtual int64_t graph_launches() const = 0;
     // Whether every device is one the host cannot address (a GPU): the engine's AUTO choices.
     virtual bool devices_apart_from_host() const = 0;

@@ -176,6 +176,12 @@ pagoda_dtype_t LlamaForward::weight_dtype() const noexcept {
     return state_->weights.first_layer().gate.dtype;
 }
 
+void LlamaForward::set_quantized_activations(bool allow) noexcept {
+    State &s = *state_;
+    if (allow != s.quantized_activations) s.decode_graphs.drop_graphs();  // recorded with the old flags
+    s.quantized_activations = allow;
+}
+
 void LlamaForward::set_decode_mode(DecodeMode mode) noexcept {
     state_->decode_mode = mode;
 }

@@ -109,6 +109,10 @@ public:
     void set_decode_mode(DecodeMode mode) noexcept;
     const DecodeGraphStats &decode_graph_stats() const noexcept;
 
+    // Whether products on block-quantized weights may round the activations to 8 bits where
+    // the backend takes PAGODA_MATMUL_QUANTIZE_X; off (exact) by default.
+    void set_quantized_activations(bool allow) noexcept;
+
 private:
     struct State;
     std::unique_ptr<State> state_;

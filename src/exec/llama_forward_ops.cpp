@@ -150,6 +150,7 @@ void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias
                                  int64_t m, void *y, pagoda_dtype_t y_dtype, int64_t ldy) {
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
+    if (quantized_activations && w.quantize_x) a.flags = PAGODA_MATMUL_QUANTIZE_X;
     a.x_dtype = act;
     a.w_dtype = w.dtype;
     a.y_dtype = y_dtype == PAGODA_DTYPE_INVALID ? act : y_dtype;

@@ -122,6 +122,7 @@ struct LlamaForward::State {
     // in flight uses: F32 in a pipeline stage, whose hidden states cross as f32.
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_F32;
     pagoda_dtype_t act = PAGODA_DTYPE_F32;
+    bool quantized_activations = false;  // set_quantized_activations
     kv::KvGeometry kv_checked_geometry;
     pagoda_dtype_t kv_checked_act = PAGODA_DTYPE_F32;
 };

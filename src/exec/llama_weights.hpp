@@ -27,6 +27,8 @@ struct DeviceTensor {
     int64_t cols = 0;
     int64_t ld = 0;  // values between rows; 0 = cols (a column slice keeps the full row's)
     const std::string *name = nullptr;  // the canonical name, for messages
+    // A block-quantized matrix whose backend takes PAGODA_MATMUL_QUANTIZE_X (ABI 1.4).
+    bool quantize_x = false;
 
     uint64_t bytes() const noexcept;
 

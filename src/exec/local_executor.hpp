@@ -20,6 +20,7 @@ public:
     void set_activation_dtype(pagoda_dtype_t dtype) override { forward_.set_activation_dtype(dtype); }
     pagoda_dtype_t weight_dtype() const override { return forward_.weight_dtype(); }
     void set_decode_mode(DecodeMode mode) override { forward_.set_decode_mode(mode); }
+    void set_quantized_activations(bool allow) override { forward_.set_quantized_activations(allow); }
     int64_t graph_launches() const override { return forward_.decode_graph_stats().graph_launches; }
     bool devices_apart_from_host() const override { return !stream_.device().host_accessible(); }
     size_t device_count() const override { return 1; }

@@ -176,6 +176,9 @@ void MeshExecutor::execute(Worker &w, Command command) {
         case Command::join_groups: join_groups(w); break;
         case Command::run: run_units(w); break;
         case Command::set_decode_mode: w.forward->set_decode_mode(decode_mode_); break;
+        case Command::set_quantized_activations:
+            w.forward->set_quantized_activations(quantized_activations_);
+            break;
         case Command::stop: break;
     }
 }
@@ -291,6 +294,11 @@ void MeshExecutor::set_activation_dtype(pagoda_dtype_t dtype) {
 }
 
 pagoda_dtype_t MeshExecutor::weight_dtype() const { return workers_.front()->forward->weight_dtype(); }
+
+void MeshExecutor::set_quantized_activations(bool allow) {
+    quantized_activations_ = allow;
+    dispatch(Command::set_quantized_activations);
+}
 
 void MeshExecutor::set_decode_mode(DecodeMode mode) {
     decode_mode_ = mode;

@@ -40,6 +40,7 @@ public:
     void set_activation_dtype(pagoda_dtype_t dtype) override;
     pagoda_dtype_t weight_dtype() const override;
     void set_decode_mode(DecodeMode mode) override;
+    void set_quantized_activations(bool allow) override;
     int64_t graph_launches() const override { return 0; }
     bool devices_apart_from_host() const override;
     size_t device_count() const override { return workers_.size(); }
@@ -47,7 +48,7 @@ public:
 
 private:
     struct Worker;
-    enum class Command { setup, join_groups, run, set_decode_mode, stop };
+    enum class Command { setup, join_groups, run, set_decode_mode, set_quantized_activations, stop };
 
     void worker_main(Worker &w);
     void execute(Worker &w, Command command);
@@ -79,6 +80,7 @@ private:
     const ForwardBatch *whole_ = nullptr;  // or, with one stage, the step itself
     float *logits_ = nullptr;
     DecodeMode decode_mode_ = DecodeMode::OpByOp;
+    bool quantized_activations_ = false;
     pagoda_comm_unique_id_t pipeline_id_{};
     // Per stage: the ids of its tensor-parallel groups (one per kvp rank) and of its
     // cache-parallel groups (one per tp rank).

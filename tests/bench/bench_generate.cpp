@@ -77,6 +77,7 @@ struct Options {
     // --decode-graphs: decode steps as recorded graphs (on), op by op (off), or both side by
     // side with a second engine on the same model, so their ratio comes from one run.
     std::string decode_graphs = "on";
+    bool exact_matmul = false;  // --quantized-matmul exact
     uint64_t seed = 1;
     size_t probe_bytes = size_t(512) << 20;
     std::string write_model;  // --write-model: write the random model there and stop
@@ -100,6 +101,8 @@ void usage(FILE *to) {
                  "  --decode-graphs M    on (default): decode steps launched as recorded graphs where\n"
                  "                       the backend records them; off: op by op; compare: both, each\n"
                  "                       decode repeat run once per mode, and their ratio reported\n"
+                 "  --quantized-matmul M auto (default): block-quantized weights may meet 8-bit\n"
+                 "                       activations where the backend takes them; exact: f32\n"
                  "  --plugin-dir DIR     folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --seed S             seed of the random weights and prompts (default 1)\n"
                  "  --write-model PATH   write the --random-model to PATH as GGUF and stop (e.g. to\n"
@@ -182,6 +185,12 @@ bool parse_options(int argc, char **argv, Options &o) {
             ok = o.decode_graphs == "on" || o.decode_graphs == "off" || o.decode_graphs == "compare";
             if (!ok)
                 std::fprintf(stderr, "pagoda-bench-generate: --decode-graphs wants on, off or compare, not '%s'\n", v);
+        } else if (arg == "--quantized-matmul") {
+            const std::string m = v;
+            ok = m == "auto" || m == "exact";
+            o.exact_matmul = m == "exact";
+            if (!ok)
+                std::fprintf(stderr, "pagoda-bench-generate: --quantized-matmul wants auto or exact, not '%s'\n", v);
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
         } else if (arg == "--write-model") {
@@ -841,6 +850,7 @@ int run(const Options &o) {
         pagoda_engine_options_default(&eo);
         eo.max_num_seqs = std::max(eo.max_num_seqs, o.batch);
         eo.decode_graphs = graphs ? PAGODA_DECODE_GRAPHS_ON : PAGODA_DECODE_GRAPHS_OFF;
+        if (o.exact_matmul) eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
         check(pagoda_engine_create(h.model, h.mesh, nullptr, server.cache, &eo, &server.engine),
               "pagoda_engine_create");
     };

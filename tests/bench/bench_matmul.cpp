@@ -27,9 +27,10 @@ const std::vector<Shape> kQuickShapes = {{1024, 1024}};
 
 // One matmul measurement; `rotate` cycles W among copies larger than the LLC together.
 void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t w_dtype,
-              bool rotate) {
+              bool rotate, uint32_t flags = 0) {
     pagoda_op_matmul_t op{};
     op.struct_size = sizeof op;
+    op.flags = flags;
     op.x_dtype = op.y_dtype = PAGODA_DTYPE_F32;
     op.w_dtype = w_dtype;
     op.m = m;
@@ -126,6 +127,17 @@ void bench_matmul(Bench &bench) {
         for (pagoda_dtype_t d : gemv_types)
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
+    }
+    // The block types again on activations rounded to 8 bits (PAGODA_MATMUL_QUANTIZE_X).
+    if (wanted(o, "gemv_q8x")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
+                                                : std::vector<int64_t>{1, 2, 3, 4};
+        for (pagoda_dtype_t d : gemv_types) {
+            if (row_bytes(d, 256) == 256 * pagoda_dtype_size(d)) continue;  // a plain type
+            for (const Shape &s : shapes)
+                for (int64_t m : ms)
+                    run_case(bench, "gemv_q8x", m, s, d, true, PAGODA_MATMUL_QUANTIZE_X);
+        }
     }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{32}

@@ -40,6 +40,7 @@ typedef struct serving {
     int32_t block_size;
     int32_t max_batched;
     int32_t preemption;
+    int32_t quantized_matmul; /* a pagoda_quantized_matmul_t */
 } serving_t;
 
 /* A prompt of `len` ids below `vocab`, from a small generator, sharing its first `shared`
@@ -127,6 +128,7 @@ static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan
     /* Steps this small are not cut by default (decode is bound by reading the weights); cut
      * them into three micro-batches so that pipelines run several units per step. */
     eo.pipeline_micro_batches = 3;
+    eo.quantized_matmul = how->quantized_matmul;
     pagoda_engine_t *engine = NULL;
     TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
     r->n_requests = submit_workload(engine, (int32_t)info.vocab_size);
@@ -218,8 +220,8 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
 }
 
 /* A small cache (preemption), a small step budget (chunked prefill), 4-token blocks. */
-static const serving_t kTight = {48, 4, 40, PAGODA_PREEMPT_RECOMPUTE};
-static const serving_t kTightSwap = {48, 4, 40, PAGODA_PREEMPT_SWAP};
+static const serving_t kTight = {48, 4, 40, PAGODA_PREEMPT_RECOMPUTE, PAGODA_QUANTIZED_MATMUL_AUTO};
+static const serving_t kTightSwap = {48, 4, 40, PAGODA_PREEMPT_SWAP, PAGODA_QUANTIZED_MATMUL_AUTO};
 
 static void test_stories_layouts(void **state) {
     (void)state;
@@ -244,20 +246,101 @@ static void test_mqa_layouts(void **state) {
     layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4);
 }
 
-/* The Q4_K_M mix on every layout. One device keeps every weight quantized; a shard whose
- * columns are not whole blocks is widened to f32 (tp=2 cuts o_proj's 256-value Q4_K blocks in
- * half, tp=4 also ffn_down's), the others stay quantized: tokens and log-probabilities match. */
-static void test_quantized_layouts(void **state) {
-    (void)state;
-    char dir[] = "/tmp/pagoda_mesh_quant_XXXXXX";
+/* Quantizes the width-256 test model to Q4_K_M at `path` (in a fresh folder `dir`). */
+static void quantize_q256(char *dir, char *path, size_t path_size) {
     assert_non_null(mkdtemp(dir));
-    char path[sizeof dir + 16];
-    snprintf(path, sizeof path, "%s/q4_k_m.gguf", dir);
+    snprintf(path, path_size, "%s/q4_k_m.gguf", dir);
     pagoda_quantize_options_t o;
     pagoda_quantize_options_default(&o);
     o.type = PAGODA_QUANT_Q4_K_M;
     TEST_ASSERT_OK(pagoda_model_quantize(PAGODA_MESH_MODELS_DIR "/q256/model.gguf", path, &o, NULL));
-    layouts_match_one_device(path, &kTight, 4);
+}
+
+/* The Q4_K_M mix on every layout. One device keeps every weight quantized; a shard whose
+ * columns are not whole blocks is widened to f32 (tp=2 cuts o_proj's 256-value Q4_K blocks in
+ * half, tp=4 also ffn_down's), the others stay quantized: tokens and log-probabilities match.
+ * Exact products: a widened shard never rounds its activations to 8 bits, so under AUTO the
+ * layouts would differ by that rounding (about 1e-2 in log-probability here). */
+static void test_quantized_layouts(void **state) {
+    (void)state;
+    char dir[] = "/tmp/pagoda_mesh_quant_XXXXXX";
+    char path[sizeof dir + 16];
+    quantize_q256(dir, path, sizeof path);
+    serving_t exact = kTight;
+    exact.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+    layouts_match_one_device(path, &exact, 4);
+    assert_int_equal(remove(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* One greedy request's tokens and log-probabilities under `mode`. */
+static size_t greedy_run(pagoda_model_t *model, int32_t mode, int32_t *tokens, float *logprobs) {
+    pagoda_mesh_t *mesh = test_mesh("cpu:0", NULL);
+    pagoda_kv_cache_options_t ko;
+    pagoda_kv_cache_options_default(&ko);
+    ko.num_blocks = 16;
+    pagoda_kv_cache_t *cache = NULL;
+    TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache));
+    pagoda_engine_options_t eo;
+    pagoda_engine_options_default(&eo);
+    eo.quantized_matmul = mode;
+    pagoda_engine_t *engine = NULL;
+    TEST_ASSERT_OK(pagoda_engine_create(model, mesh, NULL, cache, &eo, &engine));
+    pagoda_request_options_t ro;
+    pagoda_request_options_default(&ro);
+    ro.temperature = 0.0f;
+    ro.logprobs = 0;
+    ro.max_tokens = 24;
+    ro.flags = PAGODA_REQUEST_IGNORE_EOS;
+    int32_t prompt[12];
+    make_prompt(prompt, 12, 0, 7, 1, 128);  /* q256: a vocabulary of 128 */
+    uint64_t id;
+    TEST_ASSERT_OK(pagoda_engine_submit_tokens(engine, prompt, 12, &ro, &id));
+    size_t n = 0;
+    while (pagoda_engine_has_work(engine)) {
+        TEST_ASSERT_OK(pagoda_engine_step(engine));
+        pagoda_output_t out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = sizeof out;
+        while (pagoda_engine_poll(engine, &out) == PAGODA_OK)
+            for (size_t i = 0; i < out.n_tokens && n < 24; ++i, ++n) {
+                tokens[n] = out.token_ids[i];
+                logprobs[n] = out.logprobs[i];
+            }
+    }
+    pagoda_engine_destroy(engine);
+    pagoda_kv_cache_destroy(cache);
+    pagoda_mesh_destroy(mesh);
+    return n;
+}
+
+/* PAGODA_QUANTIZED_MATMUL_AUTO (the default) rounds the activations of one-row products to 8
+ * bits on the CPU backend (the decode steps, and the LM head of the prefill's last row), EXACT
+ * does not: the log-probabilities move, by far less than the weights' own quantization moves
+ * them, while the greedy tokens agree. */
+static void test_quantized_activations(void **state) {
+    (void)state;
+    char dir[] = "/tmp/pagoda_mesh_q8x_XXXXXX";
+    char path[sizeof dir + 16];
+    quantize_q256(dir, path, sizeof path);
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
+    int32_t exact_tokens[24], auto_tokens[24];
+    float exact_lp[24], auto_lp[24];
+    assert_int_equal(greedy_run(model, PAGODA_QUANTIZED_MATMUL_EXACT, exact_tokens, exact_lp), 24);
+    assert_int_equal(greedy_run(model, PAGODA_QUANTIZED_MATMUL_AUTO, auto_tokens, auto_lp), 24);
+    float worst = 0.0f;
+    size_t i = 0;
+    for (; i < 24 && exact_tokens[i] == auto_tokens[i]; ++i) {
+        const float d = fabsf(exact_lp[i] - auto_lp[i]);
+        if (d > worst) worst = d;
+    }
+    printf("  8-bit activations: the first %zu tokens agree, worst |d logprob| %.2e\n", i,
+           (double)worst);
+    assert_true(i >= 4);  /* random weights: near-flat distributions, so ties break apart soon */
+    assert_true(worst > 0.0f);
+    assert_true(worst < 0.05f);
+    pagoda_model_destroy(model);
     assert_int_equal(remove(path), 0);
     assert_int_equal(rmdir(dir), 0);
 }
@@ -267,7 +350,7 @@ static void test_memory_per_device(void **state) {
     (void)state;
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(PAGODA_MESH_MODELS_DIR "/gqa/hf", NULL, &model));
-    const serving_t how = {64, 16, 256, PAGODA_PREEMPT_AUTO};
+    const serving_t how = {64, 16, 256, PAGODA_PREEMPT_AUTO, PAGODA_QUANTIZED_MATMUL_AUTO};
     const char *axes[] = {NULL, "tp=2", "pp=2"};
     const char *devices[] = {"cpu:0", "cpu:0-1", "cpu:0-1"};
     pagoda_device_stats_t whole;
@@ -421,7 +504,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stories_layouts),  cmocka_unit_test(test_stories_layouts_swap),
         cmocka_unit_test(test_gqa_layouts),      cmocka_unit_test(test_mqa_layouts),
-        cmocka_unit_test(test_quantized_layouts),
+        cmocka_unit_test(test_quantized_layouts), cmocka_unit_test(test_quantized_activations),
         cmocka_unit_test(test_memory_per_device), cmocka_unit_test(test_plan_mismatches),
         cmocka_unit_test(test_plan_from_json_runs),
     };

@@ -36,7 +36,7 @@ from .log import LogLevel, get_log_level, set_log_callback, set_log_level
 from .mesh import Mesh
 from .model import Model, ModelInfo, ModelLoader
 from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption,
-                      RequestOptions)
+                      QuantizedMatmul, RequestOptions)
 from .output import FinishReason, Output, TokenLogprob
 from .placement import SimulateOptions, search_placement, simulate_placement
 from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
@@ -75,7 +75,7 @@ __all__ = [
     "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model", "ModelInfo", "ModelLoader",
     "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output", "PagodaError",
     "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",
-    "Preemption", "Prompt", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
+    "Preemption", "Prompt", "QuantizedMatmul", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
     "Stream", "TokenLogprob", "Tokenizer", "TokenizerInfo", "UnsupportedError", "backends",
     "discover", "dtype_name", "dtype_size", "find", "get_log_level", "last_error_message", "load",
     "search_placement", "set_log_callback", "set_log_level", "simulate_placement", "skipped",

@@ -187,7 +187,7 @@ class EngineOptions(_Struct):
                 ("on_output_user", c_void_p), ("preemption", c_int32),
                 ("kv_reservation", c_int32), ("decode_graphs", c_int32),
                 ("device_sampling", c_int32), ("activation_dtype", c_int32),
-                ("pipeline_micro_batches", c_int64)]
+                ("pipeline_micro_batches", c_int64), ("quantized_matmul", c_int32)]
 
 
 class EngineStats(_Struct):

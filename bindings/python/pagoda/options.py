@@ -48,6 +48,13 @@ class DeviceSampling(enum.IntEnum):
     OFF = 2
 
 
+class QuantizedMatmul(enum.IntEnum):
+    """``pagoda_quantized_matmul_t``: whether products on block-quantized weights may round the
+    activations to 8 bits."""
+    AUTO = 0
+    EXACT = 1
+
+
 @dataclasses.dataclass
 class RequestOptions:
     """A request's sampling and stopping (``pagoda_request_options_t``). ``None`` keeps the
@@ -118,7 +125,8 @@ class RequestOptions:
 class EngineOptions:
     """How the engine batches (``pagoda_engine_options_t``); ``None`` keeps the library's
     default: 256 sequences and 2048 tokens per step, AUTO preemption, paged KV, AUTO graphs
-    and device sampling, activations chosen per device, micro-batches per stage."""
+    and device sampling, activations chosen per device, micro-batches per stage, 8-bit
+    activations on block-quantized weights where the backend takes them (AUTO)."""
     max_num_seqs: Optional[int] = None
     max_num_batched_tokens: Optional[int] = None
     preemption: Optional[Preemption] = None
@@ -127,6 +135,7 @@ class EngineOptions:
     device_sampling: Optional[DeviceSampling] = None
     activation_dtype: Optional[int] = None  #: a DType: F32, BF16 or F16
     pipeline_micro_batches: Optional[int] = None
+    quantized_matmul: Optional[QuantizedMatmul] = None
 
     def to_c(self) -> S.EngineOptions:
         return S.options(S.EngineOptions, lib.pagoda_engine_options_init,

@@ -4,7 +4,12 @@
 // f32 rounding: on the GEMV (every m it tiles, k over several decode chunks, strided W) and on
 // sgemm (m past the switch, widened panels), with bias, accumulation and half activations. The
 // blocks are random bytes with random finite f16 scales, so every bit pattern of the values
-// occurs. Runs again with isa=portable (the reference decoders inside the kernels).
+// occurs. With PAGODA_MATMUL_QUANTIZE_X (ABI 1.4) the GEMV computes from x rounded to 8 bits as
+// ops.h specifies: its results match the double product of the reference weights and that
+// rounded x (and differ from the exact product by far more than the tolerance, so the test
+// sees which route ran) where the backend takes the leave (m ≤ 2), and larger m compute exactly. Runs again with isa=portable (the
+// reference decoders and the int8 route's portable build inside the kernels).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -95,7 +100,24 @@ struct Case {
     pagoda_dtype_t w;
     bool strided = false, bias = false, accumulate = false;
     pagoda_dtype_t x = PAGODA_DTYPE_F32, y = PAGODA_DTYPE_F32;
+    bool quantize_x = false;
 };
+
+// The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for one or two x rows (gemv_q8x.hpp).
+constexpr int64_t kQ8xMaxM = 2;
+
+// x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of 32 of each row of k,
+// d = max|x| / 127 and q = x / d to nearest even, in f32; the value kept is d · q.
+void round_to_q8(std::vector<double> &x, int64_t k) {
+    for (size_t r0 = 0; r0 < x.size(); r0 += 32) {
+        float amax = 0.0f;
+        for (size_t c = r0; c < r0 + 32; ++c) amax = std::max(amax, std::fabs(float(x[c])));
+        const float d = amax / 127.0f;
+        for (size_t c = r0; c < r0 + 32; ++c)
+            x[c] = d == 0.0f ? 0.0 : double(d) * double(std::nearbyint(float(x[c]) / d));
+    }
+    (void)k;  // rows are whole runs: k is a multiple of every block
+}
 
 void run_case(test_rng_t *rng, const Case &c) {
     const int64_t block = pagoda::plugin::block_shape(c.w).elements;
@@ -107,6 +129,7 @@ void run_case(test_rng_t *rng, const Case &c) {
     std::vector<unsigned char> y = random_act(rng, c.y, c.m * c.n, yv);
     std::vector<float> bias(size_t(c.n));
     test_fill_uniform(rng, bias.data(), bias.size(), -1.0f, 1.0f);
+    if (c.quantize_x && c.m <= kQ8xMaxM) round_to_q8(xv, c.k);
 
     std::vector<double> want(size_t(c.m * c.n));
     double scale = 1e-30;
@@ -125,7 +148,8 @@ void run_case(test_rng_t *rng, const Case &c) {
 
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
-    a.flags = c.accumulate ? PAGODA_MATMUL_ACCUMULATE : 0u;
+    a.flags = (c.accumulate ? PAGODA_MATMUL_ACCUMULATE : 0u) |
+              (c.quantize_x ? PAGODA_MATMUL_QUANTIZE_X : 0u);
     a.x_dtype = c.x;
     a.w_dtype = c.w;
     a.y_dtype = c.y;
@@ -144,10 +168,10 @@ void run_case(test_rng_t *rng, const Case &c) {
     for (int64_t i = 0; i < c.m * c.n; ++i) {
         const double got = load(c.y, y.data(), i), w_ = want[size_t(i)];
         if (!(std::fabs(got - w_) <= u * std::fabs(w_) + kTol * scale))
-            fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d x=%s y=%s: "
-                     "y[%lld] = %.9g, want %.9g",
+            fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d q8x=%d x=%s "
+                     "y=%s: y[%lld] = %.9g, want %.9g",
                      pagoda_dtype_name(c.w), (long long)c.m, (long long)c.n, (long long)c.k,
-                     c.strided, c.bias, c.accumulate, pagoda_dtype_name(c.x),
+                     c.strided, c.bias, c.accumulate, c.quantize_x, pagoda_dtype_name(c.x),
                      pagoda_dtype_name(c.y), (long long)i, got, w_);
     }
 }
@@ -201,7 +225,12 @@ void matmul_gemv_shapes(void **) {
         const int64_t b = pagoda::plugin::block_shape(t).elements;
         for (int64_t m : {1, 2, 3, 4, 5, 9})
             for (int64_t n : {1, 5, 13})
-                for (int64_t k : {b, 3 * b, 1024 + b, 2048 + 4 * b}) run_case(&rng, {m, n, k, t});
+                for (int64_t k : {b, 3 * b, 1024 + b, 2048 + 4 * b})
+                    for (bool q8x : {false, true}) {
+                        Case c{m, n, k, t};
+                        c.quantize_x = q8x;
+                        run_case(&rng, c);
+                    }
     }
 }
 
@@ -214,11 +243,12 @@ void matmul_options_and_sgemm(void **) {
     for (pagoda_dtype_t t : kBlockTypes) {
         const int64_t b = pagoda::plugin::block_shape(t).elements;
         for (int64_t m : {1, 7, 40})
-            for (int flags = 0; flags < 8; ++flags, ++turn) {
+            for (int flags = 0; flags < 16; ++flags, ++turn) {
                 Case c{m, 37, 1024 + 2 * b, t};
                 c.strided = flags & 1;
                 c.bias = (flags >> 1) & 1;
                 c.accumulate = (flags >> 2) & 1;
+                c.quantize_x = (flags >> 3) & 1;
                 c.x = acts[turn % 3];
                 c.y = acts[(turn / 3) % 3];
                 run_case(&rng, c);
@@ -230,10 +260,60 @@ void matmul_options_and_sgemm(void **) {
 void matmul_large(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 14);
+    for (pagoda_dtype_t t : kBlockTypes)
+        for (bool q8x : {false, true}) {
+            Case c{2, 1031, 2048, t};
+            c.bias = true;
+            c.quantize_x = q8x;
+            run_case(&rng, c);
+        }
+}
+
+// Rounded x the kernel meets at its extremes: a run of zeros (scale 0), a run holding one
+// large value among tiny ones, exact ties (x / d = n + 0.5) and values at ±max.
+void matmul_q8x_edges(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 15);
     for (pagoda_dtype_t t : kBlockTypes) {
-        Case c{2, 1031, 2048, t};
-        c.bias = true;
-        run_case(&rng, c);
+        const int64_t k = pagoda::plugin::block_shape(t).elements * (t == PAGODA_DTYPE_Q8_0 ? 8 : 1);
+        const int64_t n = 9;
+        const std::vector<unsigned char> w = random_blocks(&rng, t, n, k);
+        const std::vector<float> wv = decoded(t, w);
+        std::vector<float> x(static_cast<size_t>(k));
+        for (int64_t c = 0; c < k; ++c) {
+            const int64_t run = c / 32, at = c % 32;
+            switch (run % 4) {
+                case 0: x[size_t(c)] = 0.0f; break;
+                case 1: x[size_t(c)] = at == 5 ? -300.0f : 1e-6f * float(at); break;
+                case 2: x[size_t(c)] = at == 0 ? 127.0f : float(at) + 0.5f - 16.0f; break;
+                default: x[size_t(c)] = at % 2 ? 3.25f : -3.25f; break;
+            }
+        }
+        std::vector<double> xv(x.begin(), x.end());
+        round_to_q8(xv, k);
+        std::vector<float> y(static_cast<size_t>(n));
+        pagoda_op_matmul_t a{};
+        a.struct_size = sizeof a;
+        a.flags = PAGODA_MATMUL_QUANTIZE_X;
+        a.x_dtype = a.y_dtype = PAGODA_DTYPE_F32;
+        a.w_dtype = t;
+        a.m = 1;
+        a.n = n;
+        a.k = k;
+        a.x = x.data();
+        a.w = w.data();
+        a.y = y.data();
+        TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_MATMUL, &a));
+        for (int64_t j = 0; j < n; ++j) {
+            double want = 0, mag = 1e-30;
+            for (int64_t c = 0; c < k; ++c) {
+                want += xv[size_t(c)] * double(wv[size_t(j * k + c)]);
+                mag += std::fabs(xv[size_t(c)] * double(wv[size_t(j * k + c)]));
+            }
+            if (!(std::fabs(double(y[size_t(j)]) - want) <= kTol * mag))
+                fail_msg("q8x edges %s: y[%lld] = %.9g, want %.9g", pagoda_dtype_name(t),
+                         (long long)j, double(y[size_t(j)]), want);
+        }
     }
 }
 
@@ -258,6 +338,11 @@ void rejects_partial_blocks(void **) {
         test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT,
                                  pagoda_dtype_name(t));
         a.ldw = 0;
+        a.flags = PAGODA_MATMUL_QUANTIZE_X;
+        TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+        a.flags = 4u;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "flags");
+        a.flags = 0;
         a.x_dtype = t;
         test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "x_dtype");
 
@@ -272,6 +357,21 @@ void rejects_partial_blocks(void **) {
     }
 }
 
+// PAGODA_MATMUL_QUANTIZE_X on plain weights is a descriptor error.
+void quantize_x_needs_block_weights(void **) {
+    for (pagoda_dtype_t t : {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16}) {
+        pagoda_op_matmul_t a{};
+        a.struct_size = sizeof a;
+        a.flags = PAGODA_MATMUL_QUANTIZE_X;
+        a.x_dtype = a.y_dtype = PAGODA_DTYPE_F32;
+        a.w_dtype = t;
+        a.m = a.n = 1;
+        a.k = 64;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                                 "block-quantized");
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -280,6 +380,8 @@ int main() {
         cmocka_unit_test(matmul_gemv_shapes),
         cmocka_unit_test(matmul_options_and_sgemm),
         cmocka_unit_test(matmul_large),
+        cmocka_unit_test(matmul_q8x_edges),
+        cmocka_unit_test(quantize_x_needs_block_weights),
         cmocka_unit_test(rejects_partial_blocks),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

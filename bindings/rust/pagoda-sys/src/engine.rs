@@ -25,6 +25,11 @@ pub const PAGODA_DEVICE_SAMPLING_AUTO: pagoda_device_sampling_t = 0;
 pub const PAGODA_DEVICE_SAMPLING_ON: pagoda_device_sampling_t = 1;
 pub const PAGODA_DEVICE_SAMPLING_OFF: pagoda_device_sampling_t = 2;
 
+/// `pagoda_quantized_matmul_t`.
+pub type pagoda_quantized_matmul_t = i32;
+pub const PAGODA_QUANTIZED_MATMUL_AUTO: pagoda_quantized_matmul_t = 0;
+pub const PAGODA_QUANTIZED_MATMUL_EXACT: pagoda_quantized_matmul_t = 1;
+
 /// `pagoda_decode_graphs_t`.
 pub type pagoda_decode_graphs_t = i32;
 pub const PAGODA_DECODE_GRAPHS_AUTO: pagoda_decode_graphs_t = 0;
@@ -134,6 +139,8 @@ pub struct pagoda_engine_options_t {
     /// A `pagoda_dtype_t` (0: the engine picks).
     pub activation_dtype: i32,
     pub pipeline_micro_batches: i64,
+    /// A `pagoda_quantized_matmul_t`.
+    pub quantized_matmul: i32,
 }
 
 /// `pagoda_engine_stats_t`; the caller sets `struct_size`.

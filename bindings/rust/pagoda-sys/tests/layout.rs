@@ -258,6 +258,7 @@ fn declared() -> Vec<Layout> {
             device_sampling,
             activation_dtype,
             pipeline_micro_batches,
+            quantized_matmul,
         }),
         layout!(pagoda_engine_stats_t {
             struct_size,

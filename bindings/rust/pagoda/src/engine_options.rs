@@ -45,6 +45,16 @@ c_enum!(
     }
 );
 
+c_enum!(
+    /// Whether products on block-quantized weights may round the activations to 8 bits.
+    QuantizedMatmul {
+        /// Where the backend takes the leave (llama.cpp's and vLLM's arithmetic).
+        Auto = sys::PAGODA_QUANTIZED_MATMUL_AUTO,
+        /// Activations as they are, in f32.
+        Exact = sys::PAGODA_QUANTIZED_MATMUL_EXACT,
+    }
+);
+
 c_struct! {
     /// How the engine batches. `Default` gives the library's defaults. Outputs are always queued
     /// for polling: this binding streams through [`crate::Engine::poll`] and
@@ -64,5 +74,7 @@ c_struct! {
         pub activation_dtype: Option<Dtype>,
         /// Micro-batches per step on a pipeline of several stages; 0 = the engine picks.
         pub pipeline_micro_batches: i64,
+        /// 8-bit activations on block-quantized weights (`Auto`) or not.
+        pub quantized_matmul: QuantizedMatmul,
     }
 }

@@ -49,7 +49,9 @@ mod version;
 pub use backend::{Backend, DeviceInfo, DeviceKind, SkippedBackend};
 pub use dtype::Dtype;
 pub use engine::Engine;
-pub use engine_options::{DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption};
+pub use engine_options::{
+    DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption, QuantizedMatmul,
+};
 pub use error::{Error, Result, Status};
 pub use kv_cache::{KvCache, KvCacheOptions, KvCacheStats};
 pub use log::{clear_log_callback, log_level, set_log_callback, set_log_level, LogLevel};
