@@ -11,8 +11,9 @@
 /**
  * \defgroup mesh Meshes
  * \brief Devices are named `<backend>:<index>` (`cpu:0`, `cuda:3`); a list joins them with
- *        commas and ranges (`cuda:0-3,cuda:6`). Backends are discovered on first use when none
- *        is loaded. A mesh of several devices runs a model in pipeline stages, each
+ *        commas and ranges (`cuda:0-3,cuda:6`). A backend the list names that is not loaded
+ *        is looked for on the default search path (pagoda_backends_discover()), and only the
+ *        backends named are loaded. A mesh of several devices runs a model in pipeline stages, each
  *        tensor-parallel over its devices, as a plan says (plan.h); its axes, when named, fix
  *        the layout: `pp` stages of `tp` devices each, repeated `kvp` times for cache
  *        parallelism (every KV block split into `kvp` runs of tokens, one per copy, their
@@ -57,8 +58,9 @@ PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t 
  * \param[in] options NULL for the defaults.
  * \param[out] out the mesh; release with pagoda_mesh_destroy().
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a malformed list or axes whose product
- *         is not the device count; ::PAGODA_ERR_NOT_FOUND for a backend that is not loaded (the
- *         message lists those that are) or a device it does not have.
+ *         is not the device count; ::PAGODA_ERR_NOT_FOUND for a backend that neither is loaded
+ *         nor loads from the search path (the message lists those loaded) or a device it does
+ *         not have.
  * \par Thread safety
  * Safe from any thread.
  * \since 0.1

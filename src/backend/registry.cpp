@@ -109,7 +109,7 @@ pagoda_backend *BackendRegistry::load_locked(const std::string &path, const char
     return backends_.back().get();
 }
 
-size_t BackendRegistry::discover(const std::string &search_path) {
+size_t BackendRegistry::discover(const std::string &search_path, const std::string &only) {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     size_t loaded = 0;
     for (const std::string &folder : split_path(search_path)) {
@@ -126,6 +126,7 @@ size_t BackendRegistry::discover(const std::string &search_path) {
         std::sort(files.begin(), files.end());  // a stable order, whatever the file system's
         for (const std::string &file : files) {
             std::string name = plugin_name_of(file);
+            if (!only.empty() && name != only) continue;
             std::string full = (fs::path(folder) / file).string();
             if (pagoda_backend *b = find(name)) {
                 std::error_code same_ec;

@@ -25,8 +25,9 @@ public:
     pagoda_backend *load(const std::string &path, const char *config);
 
     // Loads every libpagoda-backend-<name>.so in the folders of `search_path` (colon-separated),
-    // skipping names already loaded. Returns how many were loaded.
-    size_t discover(const std::string &search_path);
+    // or only those of backend `only` when it is given, skipping names already loaded. Returns
+    // how many were loaded.
+    size_t discover(const std::string &search_path, const std::string &only = "");
 
     size_t count();
     pagoda_backend *at(size_t index);  // NULL when out of range

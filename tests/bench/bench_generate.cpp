@@ -779,10 +779,10 @@ int run(const Options &o) {
                     pagoda_dtype_name(o.dtype));
         return 0;
     }
-    // The CPU backend first, with our thread count: the mesh uses loaded backends and discovers
-    // only when none is. So another device's backend is loaded here too, from the same folder
-    // (with no configuration: only the CPU backend takes a thread count, and the others refuse
-    // keys they do not know).
+    // The CPU backend first, with our thread count: the mesh uses loaded backends and looks
+    // only on the default search path for the others. So another device's backend is loaded
+    // here too, from the same folder (with no configuration: only the CPU backend takes a
+    // thread count, and the others refuse keys they do not know).
     const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
     const std::string config = "threads=" + std::to_string(o.threads);
     pagoda_backend_t *backend = nullptr;

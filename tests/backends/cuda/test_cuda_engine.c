@@ -34,7 +34,7 @@ static int g_no_device = 0;
 static void require_cuda(void) {
     static int loaded = 0;
     if (!loaded && !g_no_device) {
-        /* The CPU backend too (a mesh discovers plugins only while none is loaded). */
+        /* The CPU backend too, from the default search path. */
         TEST_ASSERT_OK(pagoda_backends_discover(NULL, NULL));
         pagoda_backend_t *backend = NULL;
         pagoda_status_t s = pagoda_backend_load(CUDA_PLUGIN, NULL, &backend);
