@@ -70,6 +70,22 @@ plan::PlanRequest plan_request(const pagoda_plan_options_t *options, size_t devi
     return r;
 }
 
+// Bytes per weight of `m`'s matrices as the `device` preset serves them: as stored on the CPU
+// (whose kernels read f16, bf16 and quantized blocks as they are), 0 (the preset's bf16) for a
+// GPU preset.
+double served_weight_bytes(const pagoda::model::Model &m, const std::string &device) {
+    if (device != "cpu") return 0;
+    double bytes = 0, weights = 0;
+    for (const auto &[name, t] : m.tensors().all()) {
+        if (t.shape.size() < 2) continue;
+        double n = 1;
+        for (int64_t d : t.shape) n *= double(d);
+        weights += n;
+        bytes += double(t.bytes);
+    }
+    return weights > 0 ? bytes / weights : 0;
+}
+
 pagoda_status_t hand_out(plan::Plan p, pagoda_plan_t **out) {
     auto handle = std::make_unique<pagoda_plan>();
     handle->impl = std::move(p);
@@ -105,7 +121,8 @@ PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const
         size_t devices = 0;
         if (mesh != nullptr)
             devices = pagoda::require_handle(const_cast<pagoda_mesh_t *>(mesh), "mesh")->impl->devices().size();
-        const plan::PlanRequest request = plan_request(options, devices);
+        plan::PlanRequest request = plan_request(options, devices);
+        request.weight_bytes = served_weight_bytes(*m->impl, request.device);
         return hand_out(plan::make_plan(plan::model_shape(m->impl->config()), request), out);
     });
 }

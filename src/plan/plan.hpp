@@ -21,6 +21,7 @@ struct PlanRequest {
     MeshShape mesh;
     std::string device = "cpu";      // a device preset; ignored when cost_file is set
     std::string cost_file;           // measured layer costs (measured_costs.hpp); "" = analytic
+    double weight_bytes = 0;         // bytes per weight as served; 0 = the preset's
     PartitionOptions partition;
     ServingWorkload workload;        // sizes stage costs and memory
     int64_t prompt_tokens = 0;       // > 0: also slice a prompt of this length (TeraPipe)
