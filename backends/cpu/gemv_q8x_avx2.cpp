@@ -19,8 +19,13 @@ namespace pagoda::cpu {
 namespace {
 
 // The 8 int32 sums of products of the runs at `w` and `x`, as f32 (see the top of the file).
+// `maddubs` takes its first operand unsigned: w's magnitudes, with w's signs moved onto x,
+// unless w is known not to be negative (Q4_K and Q5_K: 0..31; 2·31·127 cannot saturate).
+template <bool kUnsignedW>
 inline __m256 run_products(__m256i w, __m256i x) {
-    const __m256i products = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+    const __m256i products = kUnsignedW ? _mm256_maddubs_epi16(w, x)
+                                        : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w),
+                                                               _mm256_sign_epi8(x, w));
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
 }
 
@@ -36,7 +41,7 @@ inline __m256 half_scales(const float *s) {
 // `scales` gives a block's two scales per run and its mins, `run` the run's 32 q.
 struct Q8_0 {
     static constexpr int64_t kValues = 32, kBytes = 34, kRuns = 1;
-    static constexpr bool kMins = false, kScalePer16 = false;
+    static constexpr bool kMins = false, kScalePer16 = false, kUnsigned = false;
     static void scales(const unsigned char *b, float *s, float *) { s[0] = s[1] = half_at(b); }
     static __m256i run(const unsigned char *b, int) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 2));
@@ -45,7 +50,7 @@ struct Q8_0 {
 
 struct Q4_0 {
     static constexpr int64_t kValues = 32, kBytes = 18, kRuns = 1;
-    static constexpr bool kMins = false, kScalePer16 = false;
+    static constexpr bool kMins = false, kScalePer16 = false, kUnsigned = false;
     static void scales(const unsigned char *b, float *s, float *) { s[0] = s[1] = half_at(b); }
     // Low nibbles are values 0-15, high nibbles 16-31; minus 8.
     static __m256i run(const unsigned char *b, int) {
@@ -77,14 +82,14 @@ inline __m256i nibble_run(const unsigned char *qs, int t) {
 
 struct Q4_K {
     static constexpr int64_t kValues = 256, kBytes = 144, kRuns = 8;
-    static constexpr bool kMins = true, kScalePer16 = false;
+    static constexpr bool kMins = true, kScalePer16 = false, kUnsigned = true;
     static void scales(const unsigned char *b, float *s, float *mins) { k_scales_mins(b, s, mins); }
     static __m256i run(const unsigned char *b, int t) { return nibble_run(b + 16, t); }
 };
 
 struct Q5_K {
     static constexpr int64_t kValues = 256, kBytes = 176, kRuns = 8;
-    static constexpr bool kMins = true, kScalePer16 = false;
+    static constexpr bool kMins = true, kScalePer16 = false, kUnsigned = true;
     static void scales(const unsigned char *b, float *s, float *mins) { k_scales_mins(b, s, mins); }
     // Bit t of qh[l] adds 16 to value l of run t.
     static __m256i run(const unsigned char *b, int t) {
@@ -99,7 +104,7 @@ struct Q5_K {
 // Q6_K: run t is quarter t % 4 of half t / 4 (block_formats.cpp's q0..q3), a scale per 16.
 struct Q6_K {
     static constexpr int64_t kValues = 256, kBytes = 210, kRuns = 8;
-    static constexpr bool kMins = false, kScalePer16 = true;
+    static constexpr bool kMins = false, kScalePer16 = true, kUnsigned = false;
     // Run t's scales are sc[2t] and sc[2t + 1] (sc[8·half + 2·quarter] and the next): the 16
     // scales in order, converted with vector stores that the runs' 8-byte loads forward from.
     static void scales(const unsigned char *b, float *s, float *) {
@@ -152,7 +157,7 @@ void direct_rows(const GemvProblem &p, const Q8Rows &x, int64_t i, int64_t j0) {
                 // One scale per run is broadcast (a scalar store forwards to a scalar load).
                 const __m256 ws = D::kScalePer16 ? half_scales(s[r] + 2 * t)
                                                  : _mm256_broadcast_ss(s[r] + 2 * t);
-                acc[r] = _mm256_fmadd_ps(run_products(wv, xv), _mm256_mul_ps(ws, dx), acc[r]);
+                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv), _mm256_mul_ps(ws, dx), acc[r]);
             }
         }
         if constexpr (D::kMins) {
