@@ -12,8 +12,6 @@ namespace pagoda::cpu {
 
 namespace {
 
-// Blocks as int8 runs: value = scale · q − min per run of 32, a scale per 16 values and a min
-// per run, computed as backends/common/block_formats.cpp's reference decoders compute them.
 inline float half_scale(const unsigned char *p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
@@ -31,6 +29,8 @@ inline void packed_scale_min(const unsigned char *packed, int sub, int *scale, i
     }
 }
 
+// Blocks as int8 runs: value = scale · q − min per run of 32, a scale per 16 values and a min
+// per run, computed as backends/common/block_formats.cpp's reference decoders compute them.
 inline void set_run_scale(float *scale, float *min, int64_t run, float s, float m) {
     scale[2 * run] = s;
     scale[2 * run + 1] = s;
@@ -164,8 +164,9 @@ void gemv_q8x_portable(const GemvProblem &p, const Q8Rows &x, int64_t row_begin,
                 for (int64_t t = 0; t < runs_per_block; ++t) {
                     const int64_t run = c0 / kQ8Run + t;
                     int lo = 0, hi = 0;
-                    for (int c = 0; c < 16; ++c) lo += int(q[t * kQ8Run + c]) * int(xq[run * kQ8Run + c]);
-                    for (int c = 16; c < 32; ++c) hi += int(q[t * kQ8Run + c]) * int(xq[run * kQ8Run + c]);
+                    const int8_t *wr = q + t * kQ8Run, *xr = xq + run * kQ8Run;
+                    for (int c = 0; c < 16; ++c) lo += int(wr[c]) * int(xr[c]);
+                    for (int c = 16; c < 32; ++c) hi += int(wr[c]) * int(xr[c]);
                     acc += xd[run] * (scale[2 * t] * float(lo) + scale[2 * t + 1] * float(hi));
                     acc -= min[t] * xs[run];
                 }

@@ -6,6 +6,7 @@
 // adds neighbours (16 int16, which cannot saturate: |w| ≤ 128, |x| ≤ 127), `madd` by ones adds
 // pairs to 8 int32 — lanes 0-3 hold the first 16 values' sums, lanes 4-7 the second's, matching
 // W's scale per 16 — and one FMA scales them into the row's f32 accumulator.
+//
 // Each block of a tile's rows is decoded in registers and used at once, per x row.
 #include <immintrin.h>
 
@@ -158,7 +159,8 @@ void direct_rows(const GemvProblem &p, const Q8Rows &x, int64_t i, int64_t j0) {
                 // One scale per run is broadcast (a scalar store forwards to a scalar load).
                 const __m256 ws = D::kScalePer16 ? half_scales(s[r] + 2 * t)
                                                  : _mm256_broadcast_ss(s[r] + 2 * t);
-                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv), _mm256_mul_ps(ws, dx), acc[r]);
+                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv),
+                                         _mm256_mul_ps(ws, dx), acc[r]);
             }
         }
         if constexpr (D::kMins) {
@@ -224,8 +226,10 @@ void quantize_rows_avx2(const float *x, int64_t ldx, int64_t m, int64_t k, int8_
             const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w16a, w16b),
                                                               _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
             _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), bytes);
-            const __m256i total32 = _mm256_add_epi32(_mm256_add_epi32(n[0], n[1]), _mm256_add_epi32(n[2], n[3]));
-            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(total32), _mm256_extracti128_si256(total32, 1));
+            const __m256i total32 =
+                _mm256_add_epi32(_mm256_add_epi32(n[0], n[1]), _mm256_add_epi32(n[2], n[3]));
+            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(total32),
+                                      _mm256_extracti128_si256(total32, 1));
             t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
             t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
             scale[i * runs + r] = d;

@@ -1,8 +1,9 @@
 // PAGODA_OP_MATMUL: y = x·Wᵀ (+bias) (+y), W in [out, in] layout.
 //
 // Two routes. Decode-sized m is bound by streaming W: our own GEMV (gemv.hpp) reads W once,
-// converting bf16/f16 on the fly (block types in registers or a chunk of each row at a time),
-// split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
+// converting bf16/f16 on the fly (block types in registers or a chunk of each row at a time;
+// for one or two rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations:
+// gemv_q8x.hpp), split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
 // sgemm, with bf16/f16 or block W widened to f32 a panel of rows at a time. sgemm runs on the
 // calling thread with OpenBLAS's own threads (as many as the pool has) while our workers sleep,
 // so the two never run on the cores at once.

@@ -13,10 +13,10 @@
  * \brief Devices are named `<backend>:<index>` (`cpu:0`, `cuda:3`); a list joins them with
  *        commas and ranges (`cuda:0-3,cuda:6`). A backend the list names that is not loaded
  *        is looked for on the default search path (pagoda_backends_discover()), and only the
- *        backends named are loaded. A mesh of several devices runs a model in pipeline stages, each
- *        tensor-parallel over its devices, as a plan says (plan.h); its axes, when named, fix
- *        the layout: `pp` stages of `tp` devices each, repeated `kvp` times for cache
- *        parallelism (every KV block split into `kvp` runs of tokens, one per copy, their
+ *        backends named are loaded. A mesh of several devices runs a model in pipeline
+ *        stages, each tensor-parallel over its devices, as a plan says (plan.h); its axes, when
+ *        named, fix the layout: `pp` stages of `tp` devices each, repeated `kvp` times for
+ *        cache parallelism (every KV block split into `kvp` runs of tokens, one per copy, their
  *        attention merged by log-sum-exp), device `i` of the list at the row-major coordinates
  *        of the axes in the order given (the last varies fastest). `dp` larger than 1 is
  *        refused for now. The CPU backend offers several logical devices

@@ -237,6 +237,33 @@ static void test_default_search_path(void **state) {
     TEST_ASSERT_OK(pagoda_backend_find("cpu", &cpu));
 }
 
+static pagoda_mesh_t *mesh_on(const char *devices) {
+    pagoda_mesh_options_t o;
+    pagoda_mesh_options_default(&o);
+    o.devices = devices;
+    pagoda_mesh_t *mesh = NULL;
+    TEST_ASSERT_OK(pagoda_mesh_create(&o, &mesh));
+    return mesh;
+}
+
+/* A mesh loads the plugins of the backends it names and no other (another backend's plugin
+ * costs memory even unused), and a later mesh finds the plugin of a backend not loaded yet. */
+static void test_mesh_loads_what_it_names(void **state) {
+    (void)state;
+    setenv("PAGODA_BACKEND_PATH", MOCK_DIR, 1);
+    pagoda_mesh_t *cpu = mesh_on("cpu:0");
+    assert_int_equal(pagoda_backend_count(), 1);
+    assert_int_equal(pagoda_backend_skipped_count(), 0);
+    pagoda_backend_t *b = NULL;
+    assert_int_equal(pagoda_backend_find("mock", &b), PAGODA_ERR_NOT_FOUND);
+    pagoda_mesh_t *mock = mesh_on("mock:0");
+    unsetenv("PAGODA_BACKEND_PATH");
+    assert_int_equal(pagoda_backend_count(), 2);
+    TEST_ASSERT_OK(pagoda_backend_find("mock", &b));
+    pagoda_mesh_destroy(mock);
+    pagoda_mesh_destroy(cpu);
+}
+
 static void test_cpu_backend_config(void **state) {
     (void)state;
     const char *path = PAGODA_TEST_BACKEND_DIR "/libpagoda-backend-cpu.so";
@@ -317,6 +344,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_bad_arguments, teardown),
         cmocka_unit_test_teardown(test_discovery_skips_broken_plugins, teardown),
         cmocka_unit_test_teardown(test_default_search_path, teardown),
+        cmocka_unit_test_teardown(test_mesh_loads_what_it_names, teardown),
         cmocka_unit_test_teardown(test_cpu_backend_config, teardown),
         cmocka_unit_test_teardown(test_config_from_environment, teardown),
     };

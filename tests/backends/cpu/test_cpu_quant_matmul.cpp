@@ -7,8 +7,9 @@
 // occurs. With PAGODA_MATMUL_QUANTIZE_X (ABI 1.4) the GEMV computes from x rounded to 8 bits as
 // ops.h specifies: its results match the double product of the reference weights and that
 // rounded x (and differ from the exact product by far more than the tolerance, so the test
-// sees which route ran) where the backend takes the leave (m ≤ 2), and larger m compute exactly. Runs again with isa=portable (the
-// reference decoders and the int8 route's portable build inside the kernels).
+// sees which route ran) where the backend takes the leave (m ≤ 2); larger m compute exactly.
+// Runs again with isa=portable (the reference decoders and the int8 route's portable build
+// inside the kernels).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
