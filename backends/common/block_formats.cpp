@@ -36,19 +36,6 @@ void decode_q8_0(const unsigned char *block, float *out) {
     for (int j = 0; j < 32; ++j) out[j] = float(qs[j]) * d;
 }
 
-// Q4_K and Q5_K pack 8 six-bit scales and 8 six-bit mins in 12 bytes: sub-blocks 0-3 in the
-// low 6 bits of bytes 0-3 (scales) and 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11,
-// with their top 2 bits in the spare high bits of bytes 0-3 (scales) and 4-7 (mins).
-void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
-    if (sub < 4) {
-        *scale = float(packed[sub] & 63);
-        *min = float(packed[sub + 4] & 63);
-    } else {
-        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
-        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
-    }
-}
-
 // Q4_K: f16 d and dmin, 12 bytes of packed scales/mins, 128 bytes of 4-bit values. Each 64
 // values share 32 bytes: low nibbles are the first sub-block, high nibbles the second; value =
 // d·scale · q - dmin·min.
@@ -122,6 +109,19 @@ BlockDecoder decoder_of(pagoda_dtype_t dtype) {
 }
 
 }  // namespace
+
+// Q4_K and Q5_K pack 8 six-bit scales and 8 six-bit mins in 12 bytes: sub-blocks 0-3 in the
+// low 6 bits of bytes 0-3 (scales) and 4-7 (mins); sub-blocks 4-7 in the nibbles of bytes 8-11,
+// with their top 2 bits in the spare high bits of bytes 0-3 (scales) and 4-7 (mins).
+void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
+    if (sub < 4) {
+        *scale = float(packed[sub] & 63);
+        *min = float(packed[sub + 4] & 63);
+    } else {
+        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
+        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
+    }
+}
 
 BlockShape block_shape(pagoda_dtype_t dtype) {
     switch (dtype) {

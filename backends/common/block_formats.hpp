@@ -32,6 +32,9 @@ inline int64_t row_bytes(pagoda_dtype_t dtype, int64_t elements) {
 // IEEE binary16 bits to float, exactly (the blocks' scales are f16).
 float half_bits_to_float(uint16_t h);
 
+// Q4_K's and Q5_K's 6-bit scale and min of sub-block `sub` (0-7) from their 12 packed bytes.
+void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min);
+
 // Decodes `blocks` whole blocks of the quantized type `dtype` from `src` into
 // blocks × block_shape(dtype).elements floats at `dst`. Nothing for a type that is not quantized.
 void decode_blocks(pagoda_dtype_t dtype, const void *src, int64_t blocks, float *dst);

@@ -18,17 +18,6 @@ inline float half_scale(const unsigned char *p) {
     return plugin::half_bits_to_float(h);
 }
 
-// Q4_K/Q5_K's 6-bit scale and min of sub-block `sub` (block_formats.cpp's packing).
-inline void packed_scale_min(const unsigned char *packed, int sub, int *scale, int *min) {
-    if (sub < 4) {
-        *scale = packed[sub] & 63;
-        *min = packed[sub + 4] & 63;
-    } else {
-        *scale = (packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4);
-        *min = (packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4);
-    }
-}
-
 // Blocks as int8 runs: value = scale · q − min per run of 32, a scale per 16 values and a min
 // per run, computed as backends/common/block_formats.cpp's reference decoders compute them.
 inline void set_run_scale(float *scale, float *min, int64_t run, float s, float m) {
@@ -69,9 +58,9 @@ void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const un
             }
         }
         for (int half = 0; half < 2; ++half) {
-            int sc, mn;
-            packed_scale_min(packed, 2 * pair + half, &sc, &mn);
-            set_run_scale(scale, min, 2 * pair + half, d * float(sc), dmin * float(mn));
+            float sc, mn;
+            plugin::scale_and_min(packed, 2 * pair + half, &sc, &mn);
+            set_run_scale(scale, min, 2 * pair + half, d * sc, dmin * mn);
         }
     }
 }

@@ -59,18 +59,20 @@ constexpr int64_t kBlasMax = INT_MAX;
 
 int64_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 
-void run_gemv(CpuBackend &cpu, const GemvProblem &p) {
+// W's rows split over the pool in whole tiles: `rows(row_begin, row_end)` per chunk.
+template <typename Rows>
+void split_rows(CpuBackend &cpu, const GemvProblem &p, Rows rows) {
     const int64_t tiles = (p.n + kGemvTileRows - 1) / kGemvTileRows;
     const int64_t macs_per_tile = kGemvTileRows * p.k * p.m;
     const int64_t grain = std::max<int64_t>(1, kMinMacsPerChunk / macs_per_tile);
-    const bool avx2 = cpu.features().avx2_fma_f16c;
     cpu.pool().parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
-        const int64_t rb = begin * kGemvTileRows, re = std::min(p.n, end * kGemvTileRows);
-        if (avx2)
-            gemv_avx2(p, rb, re);
-        else
-            gemv_portable(p, rb, re);
+        rows(begin * kGemvTileRows, std::min(p.n, end * kGemvTileRows));
     });
+}
+
+void run_gemv(CpuBackend &cpu, const GemvProblem &p) {
+    const GemvRowsFn rows = cpu.features().avx2_fma_f16c ? gemv_avx2 : gemv_portable;
+    split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, begin, end); });
 }
 
 bool blas_can_run(const GemvProblem &p) {
@@ -142,7 +144,7 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
 }
 
 // The GEMV on x rounded to int8 (gemv_q8x.hpp): x is quantized once on the calling thread
-// (m·k values against W's n·k), then the pool splits W's rows as run_gemv does.
+// (m·k values against W's n·k), then the pool splits W's rows as for run_gemv.
 pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     const int64_t runs = p.k / kQ8Run;
     int8_t *q = nullptr;
@@ -164,15 +166,8 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     else
         quantize_rows_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
     const Q8Rows x{p.m, p.k, q, scale, sum};
-    const int64_t tiles = (p.n + kGemvTileRows - 1) / kGemvTileRows;
-    const int64_t grain = std::max<int64_t>(1, kMinMacsPerChunk / (kGemvTileRows * p.k * p.m));
-    cpu.pool().parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
-        const int64_t rb = begin * kGemvTileRows, re = std::min(p.n, end * kGemvTileRows);
-        if (avx2)
-            gemv_q8x_avx2(p, x, rb, re);
-        else
-            gemv_q8x_portable(p, x, rb, re);
-    });
+    const auto rows = avx2 ? gemv_q8x_avx2 : gemv_q8x_portable;
+    split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
     return PAGODA_OK;
 }
 

@@ -70,20 +70,12 @@ plan::PlanRequest plan_request(const pagoda_plan_options_t *options, size_t devi
     return r;
 }
 
-// Bytes per weight of `m`'s matrices as the `device` preset serves them: as stored on the CPU
-// (whose kernels read f16, bf16 and quantized blocks as they are), 0 (the preset's bf16) for a
-// GPU preset.
+// Bytes per weight of `m` as the `device` preset serves them: as stored on the CPU (whose
+// kernels read f16, bf16 and quantized blocks as they are), 0 (the preset's bf16) for a GPU
+// preset.
 double served_weight_bytes(const pagoda::model::Model &m, const std::string &device) {
-    if (device != "cpu") return 0;
-    double bytes = 0, weights = 0;
-    for (const auto &[name, t] : m.tensors().all()) {
-        if (t.shape.size() < 2) continue;
-        double n = 1;
-        for (int64_t d : t.shape) n *= double(d);
-        weights += n;
-        bytes += double(t.bytes);
-    }
-    return weights > 0 ? bytes / weights : 0;
+    if (device != "cpu" || m.parameter_count() == 0) return 0;
+    return double(m.weight_bytes()) / double(m.parameter_count());
 }
 
 pagoda_status_t hand_out(plan::Plan p, pagoda_plan_t **out) {

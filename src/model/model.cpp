@@ -117,9 +117,10 @@ public:
         format_ = format;
         config_ = config;
     }
-    void set_weights(TensorTable tensors, uint64_t parameters) {
+    void set_weights(TensorTable tensors, uint64_t parameters, uint64_t bytes) {
         tensors_ = std::move(tensors);
         parameter_count_ = parameters;
+        weight_bytes_ = bytes;
     }
 };
 
@@ -153,7 +154,7 @@ void finish_opening(LoadedModel &model, const TensorTable &loaded, OpeningProgre
     }
     const double begin = kMetadataShare + kCheckingShare;
     page_in(loaded, progress, begin, 1.0 - begin, bytes);
-    model.set_weights(loaded, parameters);
+    model.set_weights(loaded, parameters, bytes);
     progress.report(1.0, kPagingIn);
 }
 

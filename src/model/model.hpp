@@ -28,9 +28,11 @@ public:
     const std::string &source() const noexcept { return source_; }
     SourceFormat format() const noexcept { return format_; }
     const ModelConfig &config() const noexcept { return config_; }
-    // Every tensor is F32, F16 or BF16 here (block-quantized ones were widened at open).
+    // Tensors as the file stores them: F32, F16, BF16 or a quantized block type.
     const TensorTable &tensors() const noexcept { return tensors_; }
     uint64_t parameter_count() const noexcept { return parameter_count_; }
+    // Bytes of all tensors as stored.
+    uint64_t weight_bytes() const noexcept { return weight_bytes_; }
     // The vocabulary a GGUF file carries, for building its tokenizer; NULL for other formats.
     virtual const GgufVocabulary *gguf_vocabulary() const noexcept { return nullptr; }
 
@@ -41,6 +43,7 @@ protected:
     ModelConfig config_;
     TensorTable tensors_;
     uint64_t parameter_count_ = 0;
+    uint64_t weight_bytes_ = 0;
 };
 
 // Opens a GGUF file or a Hugging Face folder. Reports progress through `progress` (may be

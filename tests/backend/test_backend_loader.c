@@ -237,26 +237,17 @@ static void test_default_search_path(void **state) {
     TEST_ASSERT_OK(pagoda_backend_find("cpu", &cpu));
 }
 
-static pagoda_mesh_t *mesh_on(const char *devices) {
-    pagoda_mesh_options_t o;
-    pagoda_mesh_options_default(&o);
-    o.devices = devices;
-    pagoda_mesh_t *mesh = NULL;
-    TEST_ASSERT_OK(pagoda_mesh_create(&o, &mesh));
-    return mesh;
-}
-
 /* A mesh loads the plugins of the backends it names and no other (another backend's plugin
  * costs memory even unused), and a later mesh finds the plugin of a backend not loaded yet. */
 static void test_mesh_loads_what_it_names(void **state) {
     (void)state;
     setenv("PAGODA_BACKEND_PATH", MOCK_DIR, 1);
-    pagoda_mesh_t *cpu = mesh_on("cpu:0");
+    pagoda_mesh_t *cpu = test_mesh("cpu:0", NULL);
     assert_int_equal(pagoda_backend_count(), 1);
     assert_int_equal(pagoda_backend_skipped_count(), 0);
     pagoda_backend_t *b = NULL;
     assert_int_equal(pagoda_backend_find("mock", &b), PAGODA_ERR_NOT_FOUND);
-    pagoda_mesh_t *mock = mesh_on("mock:0");
+    pagoda_mesh_t *mock = test_mesh("mock:0", NULL);
     unsetenv("PAGODA_BACKEND_PATH");
     assert_int_equal(pagoda_backend_count(), 2);
     TEST_ASSERT_OK(pagoda_backend_find("mock", &b));

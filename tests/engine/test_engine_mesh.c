@@ -106,10 +106,13 @@ static void collect(run_result_t *r, const pagoda_output_t *o) {
             r->prompt_logprobs[req][r->n_prompt_logprobs[req]++] = o->prompt_logprobs[i];
 }
 
-/* Serves the workload on `mesh` (with `plan`, or the planner's) and checks that the cache
- * lends no block once it is done. */
+/* What a run submits: requests for a model of `vocab` tokens; returns how many. */
+typedef size_t (*workload_fn)(pagoda_engine_t *engine, int32_t vocab);
+
+/* Serves what `submit` submits on `mesh` (with `plan`, or the planner's) and checks that the
+ * cache lends no block once it is done. */
 static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
-                   const serving_t *how, run_result_t *r) {
+                   const serving_t *how, workload_fn submit, run_result_t *r) {
     memset(r, 0, sizeof *r);
     pagoda_model_info_t info;
     memset(&info, 0, sizeof info);
@@ -131,7 +134,7 @@ static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan
     eo.quantized_matmul = how->quantized_matmul;
     pagoda_engine_t *engine = NULL;
     TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
-    r->n_requests = submit_workload(engine, (int32_t)info.vocab_size);
+    r->n_requests = submit(engine, (int32_t)info.vocab_size);
     int steps = 0;
     while (pagoda_engine_has_work(engine)) {
         TEST_ASSERT_OK(pagoda_engine_step(engine));
@@ -194,7 +197,7 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
     TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
     run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
     pagoda_mesh_t *one = test_mesh("cpu:0", NULL);
-    run_on(model, one, NULL, how, alone);
+    run_on(model, one, NULL, how, submit_workload, alone);
     pagoda_mesh_destroy(one);
     /* The workload exercises what it should: preemption, prefix-cache hits, chunked prompts. */
     assert_true(how->preemption == PAGODA_PREEMPT_SWAP ? alone->stats.preemptions_swap > 0
@@ -208,7 +211,7 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
          * cache's blocks, and so the schedule (chunks, preemptions), what the device's was. */
         serving_t same = *how;
         if (strstr(kLayouts[i].axes, "kvp=2")) same.block_size = how->block_size / 2;
-        run_on(model, mesh, NULL, &same, meshed);
+        run_on(model, mesh, NULL, &same, submit_workload, meshed);
         char what[96];
         snprintf(what, sizeof what, "%s %s", kLayouts[i].axes, how->preemption == PAGODA_PREEMPT_SWAP ? "(swap)" : "");
         expect_same(alone, meshed, what);
@@ -273,19 +276,8 @@ static void test_quantized_layouts(void **state) {
     assert_int_equal(rmdir(dir), 0);
 }
 
-/* One greedy request's tokens and log-probabilities under `mode`. */
-static size_t greedy_run(pagoda_model_t *model, int32_t mode, int32_t *tokens, float *logprobs) {
-    pagoda_mesh_t *mesh = test_mesh("cpu:0", NULL);
-    pagoda_kv_cache_options_t ko;
-    pagoda_kv_cache_options_default(&ko);
-    ko.num_blocks = 16;
-    pagoda_kv_cache_t *cache = NULL;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache));
-    pagoda_engine_options_t eo;
-    pagoda_engine_options_default(&eo);
-    eo.quantized_matmul = mode;
-    pagoda_engine_t *engine = NULL;
-    TEST_ASSERT_OK(pagoda_engine_create(model, mesh, NULL, cache, &eo, &engine));
+/* One greedy request of a 12-token prompt, 24 tokens with their log-probabilities. */
+static size_t submit_one_greedy(pagoda_engine_t *engine, int32_t vocab) {
     pagoda_request_options_t ro;
     pagoda_request_options_default(&ro);
     ro.temperature = 0.0f;
@@ -293,25 +285,10 @@ static size_t greedy_run(pagoda_model_t *model, int32_t mode, int32_t *tokens, f
     ro.max_tokens = 24;
     ro.flags = PAGODA_REQUEST_IGNORE_EOS;
     int32_t prompt[12];
-    make_prompt(prompt, 12, 0, 7, 1, 128);  /* q256: a vocabulary of 128 */
+    make_prompt(prompt, 12, 0, 7, 1, vocab);
     uint64_t id;
     TEST_ASSERT_OK(pagoda_engine_submit_tokens(engine, prompt, 12, &ro, &id));
-    size_t n = 0;
-    while (pagoda_engine_has_work(engine)) {
-        TEST_ASSERT_OK(pagoda_engine_step(engine));
-        pagoda_output_t out;
-        memset(&out, 0, sizeof out);
-        out.struct_size = sizeof out;
-        while (pagoda_engine_poll(engine, &out) == PAGODA_OK)
-            for (size_t i = 0; i < out.n_tokens && n < 24; ++i, ++n) {
-                tokens[n] = out.token_ids[i];
-                logprobs[n] = out.logprobs[i];
-            }
-    }
-    pagoda_engine_destroy(engine);
-    pagoda_kv_cache_destroy(cache);
-    pagoda_mesh_destroy(mesh);
-    return n;
+    return 1;
 }
 
 /* PAGODA_QUANTIZED_MATMUL_AUTO (the default) rounds the activations of one-row products to 8
@@ -325,14 +302,20 @@ static void test_quantized_activations(void **state) {
     quantize_q256(dir, path, sizeof path);
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
-    int32_t exact_tokens[24], auto_tokens[24];
-    float exact_lp[24], auto_lp[24];
-    assert_int_equal(greedy_run(model, PAGODA_QUANTIZED_MATMUL_EXACT, exact_tokens, exact_lp), 24);
-    assert_int_equal(greedy_run(model, PAGODA_QUANTIZED_MATMUL_AUTO, auto_tokens, auto_lp), 24);
+    run_result_t *exact = test_xcalloc(1, sizeof *exact), *q8x = test_xcalloc(1, sizeof *q8x);
+    pagoda_mesh_t *one = test_mesh("cpu:0", NULL);
+    serving_t how = kTight;
+    how.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+    run_on(model, one, NULL, &how, submit_one_greedy, exact);
+    how.quantized_matmul = PAGODA_QUANTIZED_MATMUL_AUTO;
+    run_on(model, one, NULL, &how, submit_one_greedy, q8x);
+    const sequence_result_t *a = &exact->seqs[0][0], *b = &q8x->seqs[0][0];
+    assert_int_equal(a->n, 24);
+    assert_int_equal(b->n, 24);
     float worst = 0.0f;
     size_t i = 0;
-    for (; i < 24 && exact_tokens[i] == auto_tokens[i]; ++i) {
-        const float d = fabsf(exact_lp[i] - auto_lp[i]);
+    for (; i < 24 && a->tokens[i] == b->tokens[i]; ++i) {
+        const float d = fabsf(a->logprobs[i] - b->logprobs[i]);
         if (d > worst) worst = d;
     }
     printf("  8-bit activations: the first %zu tokens agree, worst |d logprob| %.2e\n", i,
@@ -340,6 +323,9 @@ static void test_quantized_activations(void **state) {
     assert_true(i >= 4);  /* random weights: near-flat distributions, so ties break apart soon */
     assert_true(worst > 0.0f);
     assert_true(worst < 0.05f);
+    pagoda_mesh_destroy(one);
+    free(exact);
+    free(q8x);
     pagoda_model_destroy(model);
     assert_int_equal(remove(path), 0);
     assert_int_equal(rmdir(dir), 0);
@@ -486,8 +472,8 @@ static void test_plan_from_json_runs(void **state) {
     pagoda_free(json);
     run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
     pagoda_mesh_t *one = test_mesh("cpu:0", NULL);
-    run_on(model, one, NULL, &kTight, alone);
-    run_on(model, mesh, read, &kTight, meshed);
+    run_on(model, one, NULL, &kTight, submit_workload, alone);
+    run_on(model, mesh, read, &kTight, submit_workload, meshed);
     expect_same(alone, meshed, "pp=2 from JSON, sliced prefill");
     free(alone);
     free(meshed);

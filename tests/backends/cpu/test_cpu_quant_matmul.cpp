@@ -107,9 +107,10 @@ struct Case {
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for one or two x rows (gemv_q8x.hpp).
 constexpr int64_t kQ8xMaxM = 2;
 
-// x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of 32 of each row of k,
-// d = max|x| / 127 and q = x / d to nearest even, in f32; the value kept is d · q.
-void round_to_q8(std::vector<double> &x, int64_t k) {
+// x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of 32 (rows are whole
+// runs: k is a multiple of every block), d = max|x| / 127 and q = x / d to nearest even, in f32;
+// the value kept is d · q.
+void round_to_q8(std::vector<double> &x) {
     for (size_t r0 = 0; r0 < x.size(); r0 += 32) {
         float amax = 0.0f;
         for (size_t c = r0; c < r0 + 32; ++c) amax = std::max(amax, std::fabs(float(x[c])));
@@ -117,7 +118,6 @@ void round_to_q8(std::vector<double> &x, int64_t k) {
         for (size_t c = r0; c < r0 + 32; ++c)
             x[c] = d == 0.0f ? 0.0 : double(d) * double(std::nearbyint(float(x[c]) / d));
     }
-    (void)k;  // rows are whole runs: k is a multiple of every block
 }
 
 void run_case(test_rng_t *rng, const Case &c) {
@@ -130,7 +130,7 @@ void run_case(test_rng_t *rng, const Case &c) {
     std::vector<unsigned char> y = random_act(rng, c.y, c.m * c.n, yv);
     std::vector<float> bias(size_t(c.n));
     test_fill_uniform(rng, bias.data(), bias.size(), -1.0f, 1.0f);
-    if (c.quantize_x && c.m <= kQ8xMaxM) round_to_q8(xv, c.k);
+    if (c.quantize_x && c.m <= kQ8xMaxM) round_to_q8(xv);
 
     std::vector<double> want(size_t(c.m * c.n));
     double scale = 1e-30;
@@ -291,7 +291,7 @@ void matmul_q8x_edges(void **) {
             }
         }
         std::vector<double> xv(x.begin(), x.end());
-        round_to_q8(xv, k);
+        round_to_q8(xv);
         std::vector<float> y(static_cast<size_t>(n));
         pagoda_op_matmul_t a{};
         a.struct_size = sizeof a;
