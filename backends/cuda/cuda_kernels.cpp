@@ -4,7 +4,6 @@
 
 #include "cuda_iface.hpp"
 #include "cuda_kernels.hpp"
-#include "block_formats.hpp"
 #include "names.hpp"
 #include "op_args.hpp"
 #include "op_checks.hpp"
@@ -37,28 +36,9 @@ pagoda_status_t shared_check(CudaBackend &cuda, const T &a) {
     return Shared(cuda, a);
 }
 
-// Quantized block weights (ABI 1.3) pass the shared checks; this backend has no decoding
-// kernels yet, so it refuses them and the core widens such weights before placing them here.
-pagoda_status_t refuse_blocks(CudaBackend &cuda, const char *op, const char *field,
-                              pagoda_dtype_t dtype) {
-    if (!plugin::is_block_dtype(dtype)) return PAGODA_OK;
-    return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string(op) + ": " + field + " = " +
-                                                 plugin::dtype_name(dtype) +
-                                                 ": the CUDA backend has no quantized kernels yet");
-}
-
 pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
-    if (pagoda_status_t s = plugin::check_matmul(cuda, a);
-        s != PAGODA_OK)
-        return s;
-    if (pagoda_status_t s = refuse_blocks(cuda, "matmul", "w_dtype", a.w_dtype); s != PAGODA_OK)
-        return s;
+    if (pagoda_status_t s = plugin::check_matmul(cuda, a); s != PAGODA_OK) return s;
     return check_matmul_limits(cuda, a);
-}
-
-pagoda_status_t check_embedding(CudaBackend &cuda, const pagoda_op_embedding_t &a) {
-    if (pagoda_status_t s = plugin::check_embedding(cuda, a); s != PAGODA_OK) return s;
-    return refuse_blocks(cuda, "embedding", "table_dtype", a.table_dtype);
 }
 
 // Cache parallelism (ABI 1.2): the kernels attend over a whole sequence and keep no
@@ -83,7 +63,8 @@ pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, 
             return dispatch<pagoda_op_matmul_t>(cuda, stream, op, args, check_matmul, run_matmul);
         case PAGODA_OP_EMBEDDING:
             return dispatch<pagoda_op_embedding_t>(
-                cuda, stream, op, args, pagoda::cuda::check_embedding, run_embedding);
+                cuda, stream, op, args, shared_check<pagoda_op_embedding_t, check_embedding>,
+                run_embedding);
         case PAGODA_OP_RMSNORM:
             return dispatch<pagoda_op_rmsnorm_t>(
                 cuda, stream, op, args, shared_check<pagoda_op_rmsnorm_t, check_rmsnorm>,

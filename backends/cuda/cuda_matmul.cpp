@@ -1,12 +1,15 @@
 // PAGODA_OP_MATMUL: y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias) (+ y), W in Hugging Face's [out, in]
-// layout; x, W and y each f32, bf16 or f16 (ops.h), the bias f32. Five routes, by types and m:
-//   bf16/f16 W, m ≤ kGemvMaxM, any x and y
+// layout; x, W and y each f32, bf16 or f16 (ops.h), W also a quantized block type (Q8_0, Q4_0,
+// Q4_K, Q5_K, Q6_K), the bias f32. Five routes, by types and m:
+//   bf16/f16 or block W, m ≤ kGemvMaxM, any x and y
 //                           our GEMV (gemv_kernel.cu): decode is bound by streaming W once;
+//                           blocks are decoded in registers;
 //   f32 x, f32 W, f32 y     cuBLASLt GEMM, f32 compute, bias fused as the epilogue;
-//   f32 x, bf16/f16 W, f32 y, larger m
-//                           W widened to f32 a panel of rows at a time into per-device scratch
-//                           (widen_kernel.cu), then the f32 GEMM on each panel: ops.h promises
-//                           f32 compute, so x must not be rounded to W's type;
+//   f32 x, bf16/f16 or block W, f32 y, larger m
+//                           W widened (blocks decoded exactly) to f32 a panel of rows at a time
+//                           into per-device scratch (widen_kernel.cu), then the f32 GEMM on each
+//                           panel: ops.h promises f32 compute, so x must not be rounded to W's
+//                           type;
 //   x and W of one half type, y f32 (or y of that type too and no bias)
 //                           cuBLASLt GEMM on tensor cores straight on x and W with f32 compute
 //                           and output in y's type (the f32 bias epilogue needs an f32 D:
@@ -36,6 +39,7 @@
 #include <vector>
 
 #include "bias_kernel.hpp"
+#include "block_formats.hpp"
 #include "cuda_kernels.hpp"
 #include "gemv_kernel.hpp"
 #include "names.hpp"
@@ -47,7 +51,7 @@ namespace {
 
 constexpr const char *kOp = "matmul";
 
-// Up to this m, bf16/f16 W runs our GEMV rather than a GEMM. A first guess from the GEMV
+// Up to this m, bf16/f16 or block W runs our GEMV rather than a GEMM. A first guess from the GEMV
 // reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra bytes per weight:
 // to be measured on the H100 (k = n = 4096 and the Llama FFN shapes), also against the tensor-
 // core GEMM that half x with W of its type would take instead.
@@ -66,13 +70,22 @@ constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 // Cached cuBLASLt algorithm choices; m changes every step in serving, so bound the map.
 constexpr size_t kMaxPlans = 4096;
 
-enum class Route { Gemv, F32Gemm, HalfWeightWiden, HalfGemm, Staged };
+enum class Route { Gemv, F32Gemm, WidenedWeight, HalfGemm, Staged };
 
 int64_t packed_or(int64_t ld, int64_t row_len) { return ld == 0 ? row_len : ld; }
 
 size_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 
 bool is_half(pagoda_dtype_t d) { return d == PAGODA_DTYPE_BF16 || d == PAGODA_DTYPE_F16; }
+
+// W types our GEMV and the widening read: bf16/f16 and the quantized block types.
+bool is_narrow_weight(pagoda_dtype_t d) { return is_half(d) || plugin::is_block_dtype(d); }
+
+// Bytes of `values` values of `d` (whole blocks for a block type).
+uint64_t bytes_of(pagoda_dtype_t d, int64_t values) {
+    return plugin::is_block_dtype(d) ? uint64_t(plugin::row_bytes(d, values))
+                                     : uint64_t(values) * elem_bytes(d);
+}
 
 // A checked matmul with its strides resolved (never 0); also one block of the staged route.
 struct Operands {
@@ -93,7 +106,7 @@ struct Operands {
 // The GEMM route that runs these types as they are, if any (not the GEMV, not staged).
 bool direct_gemm(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y, bool bias, Route &out) {
     if (x == PAGODA_DTYPE_F32 && y == PAGODA_DTYPE_F32) {
-        out = w == PAGODA_DTYPE_F32 ? Route::F32Gemm : Route::HalfWeightWiden;
+        out = w == PAGODA_DTYPE_F32 ? Route::F32Gemm : Route::WidenedWeight;
         return true;
     }
     if (is_half(x) && w == x && (y == PAGODA_DTYPE_F32 || (y == x && !bias))) {
@@ -116,7 +129,7 @@ int64_t staged_row_elems(const pagoda_op_matmul_t &a) {
 // The route of a descriptor that passed the shared check (so each dtype is f32, bf16 or f16).
 Route route_of(const pagoda_op_matmul_t &a) {
     // A row too long for the panel leaves only the GEMV (in several passes over W).
-    if (is_half(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems)) return Route::Gemv;
+    if (is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems)) return Route::Gemv;
     Route direct;
     if (direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, a.bias != nullptr, direct)) return direct;
     return Route::Staged;
@@ -131,8 +144,8 @@ cudaDataType_t cuda_type(pagoda_dtype_t d) {
 }
 
 // Bytes from the first to one past the last element of a [rows, ld] matrix with `cols` used.
-uint64_t span_bytes(int64_t rows, int64_t cols, int64_t ld, size_t elem) {
-    return uint64_t((rows - 1) * ld + cols) * elem;
+uint64_t span_bytes(int64_t rows, int64_t cols, int64_t ld, pagoda_dtype_t dtype) {
+    return bytes_of(dtype, (rows - 1) * ld + cols);
 }
 
 bool overlaps(const void *a, uint64_t a_bytes, const void *b, uint64_t b_bytes) {
@@ -511,10 +524,10 @@ cublasComputeType_t f32_compute(const CudaBackend &cuda) {
 
 // Row `i` of an array of `dtype` with row stride `ld`.
 const void *row_at(const void *base, pagoda_dtype_t dtype, int64_t ld, int64_t i) {
-    return static_cast<const char *>(base) + size_t(i * ld) * elem_bytes(dtype);
+    return static_cast<const char *>(base) + bytes_of(dtype, i * ld);
 }
 void *row_at(void *base, pagoda_dtype_t dtype, int64_t ld, int64_t i) {
-    return static_cast<char *>(base) + size_t(i * ld) * elem_bytes(dtype);
+    return static_cast<char *>(base) + bytes_of(dtype, i * ld);
 }
 
 pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream, const Operands &o) {
@@ -542,7 +555,7 @@ pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream, con
     return PAGODA_OK;
 }
 
-// The direct GEMM routes, run with the scratch held (with_scratch). HalfWeightWiden: `o` has
+// The direct GEMM routes, run with the scratch held (with_scratch). WidenedWeight: `o` has
 // f32 x and y and half W.
 pagoda_status_t widened_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
                              pagoda_backend_stream_t &stream, const Operands &o) {
@@ -606,7 +619,7 @@ pagoda_status_t plain_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &
 
 pagoda_status_t direct_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
                             pagoda_backend_stream_t &stream, const Operands &o, Route route) {
-    if (route == Route::HalfWeightWiden) return widened_gemm(cuda, blas, s, stream, o);
+    if (route == Route::WidenedWeight) return widened_gemm(cuda, blas, s, stream, o);
     return plain_gemm(cuda, blas, s, stream, o);
 }
 
@@ -699,7 +712,7 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
                                                          " exceeds cuBLAS's 32-bit limit");
     // Whether the route stages depends on the bias (NULL in a supports query): assume one.
     Route direct;
-    const bool gemv = is_half(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
+    const bool gemv = is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
     if (!gemv && !direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, true, direct) &&
         staged_row_elems(a) > kStageElems)
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
@@ -733,10 +746,17 @@ pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                      a.y_dtype,
                      packed_or(a.ldy, a.n),
                      (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0};
-    const uint64_t y_bytes = span_bytes(o.m, o.n, o.ldy, elem_bytes(o.y_dtype));
-    if (overlaps(o.y, y_bytes, o.x, span_bytes(o.m, o.k, o.ldx, elem_bytes(o.x_dtype))) ||
-        overlaps(o.y, y_bytes, o.w, span_bytes(o.n, o.k, o.ldw, elem_bytes(o.w_dtype))))
+    const uint64_t y_bytes = span_bytes(o.m, o.n, o.ldy, o.y_dtype);
+    if (overlaps(o.y, y_bytes, o.x, span_bytes(o.m, o.k, o.ldx, o.x_dtype)) ||
+        overlaps(o.y, y_bytes, o.w, span_bytes(o.n, o.k, o.ldw, o.w_dtype)))
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(kOp) + ": y overlaps x or w");
+    // The block decoders load 2 or 8 bytes at a time (block_decode.cuh); weights placed in
+    // device memory (cudaMalloc's 256-byte alignment, whole-block offsets) always qualify.
+    if (plugin::is_block_dtype(o.w_dtype) && !gemv_takes(o.w_dtype, o.w))
+        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                         std::string(kOp) + ": " + plugin::dtype_name(o.w_dtype) +
+                             " weights at a misaligned address (the CUDA backend reads Q4_K and "
+                             "Q5_K blocks 8 bytes at a time, the others 2)");
 
     const Route route = route_of(a);
     if (route == Route::Gemv) return run_gemv(cuda, stream, o);

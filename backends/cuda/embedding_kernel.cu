@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "block_decode.cuh"
 #include "embedding_kernel.hpp"
 #include "half_load.cuh"
 #include "launch_shape.hpp"
@@ -74,12 +75,64 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// A table of quantized blocks: as gather_kernel, a unit being 8 values decoded from a row of
+// blocks (block_decode.cuh), each rounded once to O.
+template <pagoda_dtype_t DT, typename O>
+__global__ void __launch_bounds__(kThreads)
+    gather_blocks_kernel(const unsigned char *table, int64_t dim, const int32_t *ids,
+                         int64_t n_tokens, O *out, int64_t ldo, const DeviceError *error) {
+    if (failed(error)) return;
+    const int64_t units = dim / 8, row_bytes = block_row_bytes(DT, dim);
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
+        const unsigned char *row = table + int64_t(ids[t]) * row_bytes;
+        O *o = out + t * ldo;
+        for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += step) {
+            float v[8];
+            decode8<DT>(row, u * 8, v);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) store_from_float(o + u * 8 + i, v[i]);
+        }
+    }
+}
+
+// Queues the id check, then `gather(grid)`: what every table type shares.
+template <typename Gather>
+cudaError_t check_then_gather(const int32_t *ids, int64_t n_tokens, int64_t vocab_size,
+                              int64_t units, DeviceError *error, cudaStream_t stream,
+                              Gather &&gather) {
+    // Empty the thread's last-error slot so that what we read back belongs to these launches.
+    (void)cudaGetLastError();
+    check_ids_kernel<<<grid_blocks(n_tokens, kThreads), kThreads, 0, stream>>>(ids, n_tokens,
+                                                                               vocab_size, error);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    gather(dim3(grid_blocks(units, kThreads), grid_blocks(n_tokens, 1)));
+    return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int64_t vocab_size,
                              int64_t dim, const int32_t *ids, int64_t n_tokens, void *out,
                              pagoda_dtype_t out_dtype, int64_t ldo, DeviceError *error,
                              cudaStream_t stream) {
+    if (block_layout(table_dtype).elements != 0) {
+        if (reinterpret_cast<uintptr_t>(table) % block_alignment(table_dtype) != 0)
+            return cudaErrorInvalidValue;
+        return with_block_type(table_dtype, [&](auto table_tag) {
+            constexpr pagoda_dtype_t DT = decltype(table_tag)::value;
+            return with_storage_type(out_dtype, [&](auto out_tag) {
+                using O = typename decltype(out_tag)::type;
+                auto *typed_out = static_cast<O *>(out);
+                const auto *blocks = static_cast<const unsigned char *>(table);
+                return check_then_gather(
+                    ids, n_tokens, vocab_size, dim / 8, error, stream, [&](dim3 grid) {
+                        gather_blocks_kernel<DT, O><<<grid, kThreads, 0, stream>>>(
+                            blocks, dim, ids, n_tokens, typed_out, ldo, error);
+                    });
+            });
+        });
+    }
     return with_storage_type(table_dtype, [&](auto table_tag) {
         using T = typename decltype(table_tag)::type;
         return with_storage_type(out_dtype, [&](auto out_tag) {
@@ -94,22 +147,16 @@ cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int6
                              is_aligned(out, size_t(kOutBytes)) &&
                              (ldo * int64_t(sizeof(O))) % kOutBytes == 0;
             const int64_t units = vec ? dim / kVecElems : dim;
-            const dim3 gather_grid(grid_blocks(units, kThreads), grid_blocks(n_tokens, 1));
             const auto *typed = static_cast<const T *>(table);
             auto *typed_out = static_cast<O *>(out);
-            // Empty the thread's last-error slot so that what we read back belongs to these
-            // launches.
-            (void)cudaGetLastError();
-            check_ids_kernel<<<grid_blocks(n_tokens, kThreads), kThreads, 0, stream>>>(
-                ids, n_tokens, vocab_size, error);
-            if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-            if (vec)
-                gather_kernel<T, O, true><<<gather_grid, kThreads, 0, stream>>>(
-                    typed, dim, ids, n_tokens, typed_out, ldo, error);
-            else
-                gather_kernel<T, O, false><<<gather_grid, kThreads, 0, stream>>>(
-                    typed, dim, ids, n_tokens, typed_out, ldo, error);
-            return cudaGetLastError();
+            return check_then_gather(ids, n_tokens, vocab_size, units, error, stream, [&](dim3 grid) {
+                if (vec)
+                    gather_kernel<T, O, true><<<grid, kThreads, 0, stream>>>(
+                        typed, dim, ids, n_tokens, typed_out, ldo, error);
+                else
+                    gather_kernel<T, O, false><<<grid, kThreads, 0, stream>>>(
+                        typed, dim, ids, n_tokens, typed_out, ldo, error);
+            });
         });
     });
 }

@@ -1,5 +1,5 @@
-// EMBEDDING: rows of a f32/bf16/f16 table gathered by token id into f32, bf16 or f16;
-// embedding_kernel.cu.
+// EMBEDDING: rows of a f32/bf16/f16 or quantized block table gathered by token id into f32,
+// bf16 or f16; embedding_kernel.cu.
 // Plain C++ so both nvcc and the host compiler read it.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace pagoda::cuda {
 
 // out[i, :] = table[ids[i], :] for i < n_tokens; `table` is [vocab_size, dim] of `table_dtype`
-// (F32, BF16 or F16), `out` rows of `out_dtype` (F32, BF16 or F16) are `ldo` apart: a row of the
+// (F32, BF16, F16, or a block type aligned as block_decode.cuh needs), `out` rows of `out_dtype` (F32, BF16 or F16) are `ldo` apart: a row of the
 // table's own type is copied as it is, others are widened and rounded once. Two kernels on `stream`: the
 // first checks every id and records the first one outside [0, vocab_size) in `error`
 // (DeviceErrorField::EmbeddingId); the second gathers unless `error` holds a record, so a bad

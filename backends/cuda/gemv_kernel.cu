@@ -1,5 +1,6 @@
-// Each warp owns kRowsPerWarp rows of W and walks them along k with 16-byte loads (8 weights a
-// lane), converting to f32 in registers. x is staged a tile of kTileK columns at a time in
+// Each warp owns kRowsPerWarp rows of W and walks them along k eight weights a lane at a time
+// (one 16-byte load of bf16/f16, or eight values decoded from a quantized block, block_decode.cuh),
+// converting to f32 in registers. x is staged a tile of kTileK columns at a time in
 // shared memory, all m rows of it, so every x value loaded from global memory serves the
 // block's kRowsPerBlock W rows; it cannot be held whole, since m·k floats outgrow shared memory
 // at the k of a Llama FFN. Each lane keeps m × kRowsPerWarp partial sums in f32 registers; a
@@ -9,6 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "block_decode.cuh"
 #include "gemv_kernel.hpp"
 #include "half_load.cuh"
 
@@ -53,10 +55,44 @@ __device__ inline void widen8(const uint4 &bits, float (&out)[kVec]) {
     }
 }
 
+// How the kernel reads W: row(j) is where row j starts; load8 gives the 8 weights from column c
+// (a multiple of 8) when whole_vectors(); load1 one weight, for the rest of a tile.
+// bf16/f16 W: 16-byte streaming loads when W's base is 16-byte aligned and ldw a multiple of 8
+// (W is read once per launch, so it is kept out of x's way in the caches), else element loads.
+template <bool BF16>
+struct HalfRows {
+    const uint16_t *w;
+    int64_t ldw;
+    bool vectors;
+    __device__ const uint16_t *row(int64_t j) const { return w + j * ldw; }
+    __device__ int vector_end(int tile) const { return vectors ? tile / kVec * kVec : 0; }
+    __device__ void load8(const uint16_t *r, int64_t c, float (&out)[kVec]) const {
+        widen8<BF16>(__ldcs(reinterpret_cast<const uint4 *>(r + c)), out);
+    }
+    __device__ float load1(const uint16_t *r, int64_t c) const { return to_f32<BF16>(r[c]); }
+};
+
+// Quantized W: rows of whole blocks, so every tile (a multiple of 32 columns) is whole groups
+// of 8, and the launcher checked the alignment decode8 needs.
+template <pagoda_dtype_t DT>
+struct BlockRows {
+    const unsigned char *w;
+    int64_t row_bytes;
+    __device__ const unsigned char *row(int64_t j) const { return w + j * row_bytes; }
+    __device__ int vector_end(int tile) const { return tile; }
+    __device__ void load8(const unsigned char *r, int64_t c, float (&out)[kVec]) const {
+        decode8<DT>(r, c, out);
+    }
+    __device__ float load1(const unsigned char *r, int64_t c) const {  // never reached
+        float v[kVec];
+        decode8<DT>(r, c / kVec * kVec, v);
+        return v[c % kVec];
+    }
+};
+
 // M: the x rows this instantiation holds sums for (a.m ≤ M; rows past a.m are skipped).
-// `vectors`: W's base is 16-byte aligned and ldw a multiple of 8, so 16-byte loads line up.
-template <bool BF16, int M>
-__global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors) {
+template <typename Rows, int M>
+__global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, Rows rows) {
     extern __shared__ float4 x_tile_storage[];
     float *x_tile = reinterpret_cast<float *>(x_tile_storage);  // [M][kTileK]
 
@@ -66,7 +102,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
 
     const int warp = int(threadIdx.x) / kWarpSize, lane = int(threadIdx.x) % kWarpSize;
     const int m = int(a.m);
-    const auto *w = static_cast<const uint16_t *>(a.w);
+    using RowPtr = decltype(rows.row(0));
 
     // Grid-stride over groups of kRowsPerBlock W rows; the bound is the same for the whole
     // block, so all its threads reach the same __syncthreads.
@@ -74,12 +110,12 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
          block_row += int64_t(gridDim.x) * kRowsPerBlock) {
         const int64_t row0 = block_row + int64_t(warp) * kRowsPerWarp;
         const bool warp_has_rows = row0 < a.n;
-        const uint16_t *w_row[kRowsPerWarp];
+        RowPtr w_row[kRowsPerWarp];
         bool row_ok[kRowsPerWarp];
 #pragma unroll
         for (int r = 0; r < kRowsPerWarp; ++r) {
             row_ok[r] = row0 + r < a.n;
-            w_row[r] = w + (row_ok[r] ? row0 + r : 0) * a.ldw;  // rows past n are never read
+            w_row[r] = rows.row(row_ok[r] ? row0 + r : 0);  // rows past n are never read
         }
         float acc[M][kRowsPerWarp];
 #pragma unroll
@@ -97,17 +133,14 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
             __syncthreads();
             if (!warp_has_rows) continue;
 
-            const int vec_end = vectors ? tile / kVec * kVec : 0;
+            const int vec_end = rows.vector_end(tile);
 #pragma unroll 2
             for (int c = lane * kVec; c < vec_end; c += kWarpSize * kVec) {
                 float wv[kRowsPerWarp][kVec];
 #pragma unroll
                 for (int r = 0; r < kRowsPerWarp; ++r) {
                     if (row_ok[r]) {
-                        // Streaming load: W is read once per launch, so keep it out of x's way
-                        // in the caches.
-                        widen8<BF16>(__ldcs(reinterpret_cast<const uint4 *>(w_row[r] + c0 + c)),
-                                     wv[r]);
+                        rows.load8(w_row[r], c0 + c, wv[r]);
                     } else {
 #pragma unroll
                         for (int q = 0; q < kVec; ++q) wv[r][q] = 0.0f;
@@ -131,7 +164,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
                 float wv[kRowsPerWarp];
 #pragma unroll
                 for (int r = 0; r < kRowsPerWarp; ++r)
-                    wv[r] = row_ok[r] ? to_f32<BF16>(w_row[r][c0 + c]) : 0.0f;
+                    wv[r] = row_ok[r] ? rows.load1(w_row[r], c0 + c) : 0.0f;
 #pragma unroll
                 for (int i = 0; i < M; ++i) {
                     if (i >= m) break;
@@ -170,46 +203,70 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, bool vectors
 
 static_assert(8 * kRowsPerWarp <= kWarpSize, "one lane per output of a warp's row group");
 
-template <bool BF16>
-cudaError_t launch_pass(const GemvArgs &a, bool vectors, unsigned blocks, cudaStream_t stream) {
+template <typename Rows>
+cudaError_t launch_pass(const GemvArgs &a, const Rows &rows, unsigned blocks, cudaStream_t stream) {
     // The smallest instantiation that holds a.m rows of sums.
-    const auto shared = [](int rows) { return size_t(rows) * kTileK * sizeof(float); };
+    const auto shared = [](int m) { return size_t(m) * kTileK * sizeof(float); };
     if (a.m <= 1)
-        gemv_kernel<BF16, 1><<<blocks, kThreads, shared(1), stream>>>(a, vectors);
+        gemv_kernel<Rows, 1><<<blocks, kThreads, shared(1), stream>>>(a, rows);
     else if (a.m <= 2)
-        gemv_kernel<BF16, 2><<<blocks, kThreads, shared(2), stream>>>(a, vectors);
+        gemv_kernel<Rows, 2><<<blocks, kThreads, shared(2), stream>>>(a, rows);
     else if (a.m <= 4)
-        gemv_kernel<BF16, 4><<<blocks, kThreads, shared(4), stream>>>(a, vectors);
+        gemv_kernel<Rows, 4><<<blocks, kThreads, shared(4), stream>>>(a, rows);
     else
-        gemv_kernel<BF16, 8><<<blocks, kThreads, shared(8), stream>>>(a, vectors);
+        gemv_kernel<Rows, 8><<<blocks, kThreads, shared(8), stream>>>(a, rows);
     return cudaGetLastError();
+}
+
+// Runs `pass` (a GemvArgs → cudaError_t) over every kGemvRowsPerPass rows of x.
+template <typename Pass>
+cudaError_t in_passes(const GemvArgs &args, Pass &&pass) {
+    const int64_t x_bytes = activation_bytes(args.x_dtype), y_bytes = activation_bytes(args.y_dtype);
+    for (int64_t i0 = 0; i0 < args.m; i0 += kGemvRowsPerPass) {
+        GemvArgs p = args;
+        p.m = args.m - i0 < kGemvRowsPerPass ? args.m - i0 : kGemvRowsPerPass;
+        p.x = static_cast<const char *>(args.x) + i0 * args.ldx * x_bytes;
+        p.y = static_cast<char *>(args.y) + i0 * args.ldy * y_bytes;
+        if (const cudaError_t e = pass(p); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
 }
 
 }  // namespace
 
+bool gemv_takes(pagoda_dtype_t w_dtype, const void *w) {
+    if (w_dtype == PAGODA_DTYPE_BF16 || w_dtype == PAGODA_DTYPE_F16) return true;
+    return block_layout(w_dtype).elements != 0 &&
+           reinterpret_cast<uintptr_t>(w) % block_alignment(w_dtype) == 0;
+}
+
 cudaError_t launch_gemv(const GemvArgs &args, cudaStream_t stream) {
-    if (args.w_dtype != PAGODA_DTYPE_BF16 && args.w_dtype != PAGODA_DTYPE_F16)
+    if (!gemv_takes(args.w_dtype, args.w)) return cudaErrorInvalidValue;
+    if (activation_bytes(args.x_dtype) == 0 || activation_bytes(args.y_dtype) == 0)
         return cudaErrorInvalidValue;
-    const int64_t x_bytes = activation_bytes(args.x_dtype), y_bytes = activation_bytes(args.y_dtype);
-    if (x_bytes == 0 || y_bytes == 0) return cudaErrorInvalidValue;
     if (args.m <= 0 || args.n <= 0) return cudaSuccess;
-    const bool vectors = reinterpret_cast<uintptr_t>(args.w) % 16 == 0 && args.ldw % kVec == 0;
     const int64_t wanted = (args.n + kRowsPerBlock - 1) / kRowsPerBlock;
     const unsigned blocks = unsigned(wanted < kMaxBlocks ? wanted : kMaxBlocks);
     // A <<<>>> launch reports its error only through the thread's last-error slot: empty the
     // slot first so that what we read back belongs to this launch.
     (void)cudaGetLastError();
-    for (int64_t i0 = 0; i0 < args.m; i0 += kGemvRowsPerPass) {
-        GemvArgs pass = args;
-        pass.m = args.m - i0 < kGemvRowsPerPass ? args.m - i0 : kGemvRowsPerPass;
-        pass.x = static_cast<const char *>(args.x) + i0 * args.ldx * x_bytes;
-        pass.y = static_cast<char *>(args.y) + i0 * args.ldy * y_bytes;
-        const cudaError_t e = args.w_dtype == PAGODA_DTYPE_BF16
-                                  ? launch_pass<true>(pass, vectors, blocks, stream)
-                                  : launch_pass<false>(pass, vectors, blocks, stream);
-        if (e != cudaSuccess) return e;
+    if (args.w_dtype == PAGODA_DTYPE_BF16 || args.w_dtype == PAGODA_DTYPE_F16) {
+        const bool vectors = reinterpret_cast<uintptr_t>(args.w) % 16 == 0 && args.ldw % kVec == 0;
+        const auto *w = static_cast<const uint16_t *>(args.w);
+        if (args.w_dtype == PAGODA_DTYPE_BF16)
+            return in_passes(args, [&](const GemvArgs &p) {
+                return launch_pass(p, HalfRows<true>{w, args.ldw, vectors}, blocks, stream);
+            });
+        return in_passes(args, [&](const GemvArgs &p) {
+            return launch_pass(p, HalfRows<false>{w, args.ldw, vectors}, blocks, stream);
+        });
     }
-    return cudaSuccess;
+    return with_block_type(args.w_dtype, [&](auto tag) {
+        constexpr pagoda_dtype_t DT = decltype(tag)::value;
+        const BlockRows<DT> rows{static_cast<const unsigned char *>(args.w),
+                                 block_row_bytes(DT, args.ldw)};
+        return in_passes(args, [&](const GemvArgs &p) { return launch_pass(p, rows, blocks, stream); });
+    });
 }
 
 }  // namespace pagoda::cuda

@@ -1,7 +1,7 @@
-// The decode-sized product y = x·Wᵀ (+bias) (+y) with bf16/f16 W, where the cost is streaming W
-// from memory once; x and y may be f32, bf16 or f16 (widened on load, rounded once on store),
-// the bias is f32; gemv_kernel.cu. Plain C++ so both nvcc and the host
-// compiler read it.
+// The decode-sized product y = x·Wᵀ (+bias) (+y) with bf16/f16 or quantized block W (Q8_0, Q4_0,
+// Q4_K, Q5_K, Q6_K, decoded in registers), where the cost is streaming W from memory once; x and
+// y may be f32, bf16 or f16 (widened on load, rounded once on store), the bias is f32, and every
+// product and sum is f32; gemv_kernel.cu. Plain C++ so both nvcc and the host compiler read it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,9 +19,9 @@ struct GemvArgs {
     const void *x;  // F32, BF16 or F16, as x_dtype says
     pagoda_dtype_t x_dtype;
     int64_t ldx;
-    const void *w;  // BF16 or F16, as w_dtype says
+    const void *w;  // BF16, F16 or a block type, as w_dtype says
     pagoda_dtype_t w_dtype;
-    int64_t ldw;
+    int64_t ldw;  // in values (a whole number of blocks for a block type)
     const float *bias;  // [n], or nullptr
     void *y;  // F32, BF16 or F16, as y_dtype says
     pagoda_dtype_t y_dtype;
@@ -36,8 +36,12 @@ struct GemvArgs {
 // each further pass reads W again, so larger m belongs to a GEMM.
 inline constexpr int64_t kGemvRowsPerPass = 8;
 
-// Queues the product on `stream`. Returns the first launch error (cudaErrorInvalidValue for a
-// w_dtype other than BF16 or F16, or an x_dtype or y_dtype other than F32, BF16 or F16).
+// Whether launch_gemv takes W of `w_dtype` at `w`: bf16/f16 anywhere, block types whose data is
+// aligned as their decoder loads it (block_decode.cuh: 2 bytes, 8 for Q4_K and Q5_K).
+bool gemv_takes(pagoda_dtype_t w_dtype, const void *w);
+
+// Queues the product on `stream`. Returns the first launch error (cudaErrorInvalidValue where
+// gemv_takes says no, or for an x_dtype or y_dtype other than F32, BF16 or F16).
 cudaError_t launch_gemv(const GemvArgs &args, cudaStream_t stream);
 
 }  // namespace pagoda::cuda

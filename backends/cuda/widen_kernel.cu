@@ -1,6 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "block_decode.cuh"
 #include "half_load.cuh"
 #include "widen_kernel.hpp"
 
@@ -52,6 +53,24 @@ __global__ void widen_elements(const uint16_t *__restrict__ src, bool bf16, int6
     }
 }
 
+// Quantized blocks: 8 values decoded (block_decode.cuh) and two 16-byte stores per step of a
+// grid-stride loop over rows × cols/8 groups; cols is a whole number of blocks, so of groups.
+template <pagoda_dtype_t DT>
+__global__ void widen_blocks(const unsigned char *__restrict__ src, int64_t row_bytes,
+                             int64_t rows, int64_t cols, float *__restrict__ dst) {
+    const int64_t per_row = cols / kVec;
+    const int64_t total = rows * per_row;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        const int64_t r = e / per_row, c = (e - r * per_row) * kVec;
+        float out[kVec];
+        decode8<DT>(src + r * row_bytes, c, out);
+        float4 *d = reinterpret_cast<float4 *>(dst + r * cols + c);
+        d[0] = make_float4(out[0], out[1], out[2], out[3]);
+        d[1] = make_float4(out[4], out[5], out[6], out[7]);
+    }
+}
+
 // One element per step, like widen_elements; the f32 rows are packed, so reads coalesce.
 template <typename T>
 __global__ void narrow_elements(const float *__restrict__ src, int64_t rows, int64_t cols,
@@ -73,6 +92,21 @@ unsigned blocks_for(int64_t items) {
 
 cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, int64_t rows,
                          int64_t cols, float *dst, cudaStream_t stream) {
+    const int64_t block = block_layout(dtype).elements;
+    if (block != 0) {
+        if (reinterpret_cast<uintptr_t>(src) % block_alignment(dtype) != 0 ||
+            reinterpret_cast<uintptr_t>(dst) % 16 != 0 || cols % block != 0 || ld_src % block != 0)
+            return cudaErrorInvalidValue;
+        if (rows <= 0 || cols <= 0) return cudaSuccess;
+        (void)cudaGetLastError();  // as below
+        return with_block_type(dtype, [&](auto tag) {
+            constexpr pagoda_dtype_t DT = decltype(tag)::value;
+            widen_blocks<DT><<<blocks_for(rows * (cols / kVec)), kThreads, 0, stream>>>(
+                static_cast<const unsigned char *>(src), block_row_bytes(DT, ld_src), rows, cols,
+                dst);
+            return cudaGetLastError();
+        });
+    }
     if (dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16) return cudaErrorInvalidValue;
     if (rows <= 0 || cols <= 0) return cudaSuccess;
     const bool bf16 = dtype == PAGODA_DTYPE_BF16;

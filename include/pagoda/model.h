@@ -14,7 +14,9 @@
  *        copied when a backend can use host memory as is), checks every tensor against the
  *        config, and pages the weights in. Nothing is placed on a device until an engine is made.
  *
- * Supported: GGUF v2/v3 (`llama`, `qwen2` architectures; F32, F16 and BF16 tensors, and Q4_0, Q8_0, Q4_K, Q5_K and Q6_K ones, widened to F32 as they load) and
+ * Supported: GGUF v2/v3 (`llama`, `qwen2` architectures; F32, F16 and BF16 tensors, and Q4_0,
+ * Q8_0, Q4_K, Q5_K and Q6_K ones, kept as stored where the backend decodes them (CPU, CUDA) and
+ * widened to F32 for one that does not) and
  * Hugging Face folders (`config.json`, `model.safetensors` or shards with
  * `model.safetensors.index.json`, `tokenizer.json`, `generation_config.json`) of
  * LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM. An open model is immutable: every

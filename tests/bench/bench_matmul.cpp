@@ -70,7 +70,12 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
     bench.release(x);
     bench.release(y);
 #ifdef PAGODA_BENCH_WITH_CUBLAS
-    if (!bench.host_memory()) {
+    if (!bench.host_memory() && pagoda_dtype_size(w_dtype) == 0) {
+        // cuBLAS has no GGUF block types: a decode of them is judged by the bytes it streams.
+        if (bench.bandwidth > 0)
+            add_goal(line, "fraction_of_copy_bandwidth", bytes / t.best_seconds / bench.bandwidth,
+                     0.85);
+    } else if (!bench.host_memory()) {
         const double cublas = cublas_matmul_seconds(bench, m, s.n, s.k, w_dtype);
         line.add("cublas_best_seconds", cublas);
         add_goal(line, "cublas_time_over_ours", cublas / t.best_seconds, 1.0);
@@ -84,19 +89,23 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
 const std::vector<Shape> kDeviceShapes = {
     {6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}, {128256, 4096}};
 
-// The GPU's list: decode sizes (where our own GEMV may beat cuBLAS) and prefill sizes.
+// The GPU's list: decode sizes (where our own GEMV may beat cuBLAS) and prefill sizes, for the
+// plain types and GGUF's block types (decoded in the kernels).
 void device_matmuls(Bench &bench) {
     const Options &o = bench.options();
     const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kDeviceShapes;
     if (wanted(o, "gemv")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 4, 16};
-        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16, PAGODA_DTYPE_F32})
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16, PAGODA_DTYPE_F32,
+                                 PAGODA_DTYPE_Q8_0, PAGODA_DTYPE_Q4_0, PAGODA_DTYPE_Q4_K,
+                                 PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
     }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{256} : std::vector<int64_t>{512, 4096};
-        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32})
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32, PAGODA_DTYPE_Q8_0,
+                                 PAGODA_DTYPE_Q4_K})
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "matmul", m, s, d, false);
     }

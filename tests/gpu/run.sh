@@ -16,15 +16,25 @@
 #      benchmark's figure, its goal and the share of the goal reached;
 #   5. pagoda-bench-generate --random-model 1b --dtype bf16 --device cuda:0: end-to-end prefill
 #      and decode of a random-weight Llama-3.2-1B through the public API at batch 1 and
-#      $GENERATE_BATCH, decode with graphs and op by op side by side; each decode's fraction of the roofline (weight + KV bytes per step at the
-#      device's copy bandwidth) joins the summary as PASS (at or above its goal) or BELOW.
+#      $GENERATE_BATCH, decode with graphs and op by op side by side; each decode's fraction of
+#      the roofline (weight + KV bytes per step at the device's copy bandwidth) joins the
+#      summary as PASS (at or above its goal) or BELOW;
+#   6. the same shape in F16 quantized by `pagoda quantize` to each of $QUANT_TYPES (default
+#      "q8_0 q4_k_m"; empty skips the step), each served on cuda:0 as in step 5.
 # Exits non-zero if any step failed. Benchmarks below their goals are reported, not failed.
 #
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default native), JOBS (build jobs, default
-# every core), BENCH_ARGS (extra arguments for the benchmark, e.g. "--quick"), SANITIZE_ALSO
-# (extra ctest regex of tests to run under the sanitizers, e.g. "test_backend_conformance$"),
-# GENERATE_BATCH (the decode benchmark's larger batch, default 64), GENERATE_ARGS (extra
-# arguments for it, e.g. "--quick" or "--repeats 5").
+# every core), STEPS (the steps to run, default "build test sanitize kernels generate
+# quantized"; without build, BUILD_DIR is used as it is, e.g. a build packed by
+# tests/gpu/pack.sh), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS (a ctest
+# regex of the tests to sanitize; default every test labelled cuda), TEST_TIMEOUT (seconds a
+# test may take, 120), SANITIZE_TIMEOUT (the same under a sanitizer, default 4 × TEST_TIMEOUT),
+# BENCH_TIMEOUT (seconds each benchmark may take, 300), LOGS (the logs folder, default
+# BUILD_DIR/gpu-validation), BENCH_ARGS (extra arguments for the kernels benchmark, e.g.
+# "--quick"), SANITIZE_ALSO (extra ctest regex of tests to run under the sanitizers, e.g.
+# "test_backend_conformance$"), GENERATE_BATCH (the decode benchmark's larger batch, default
+# 64), GENERATE_ARGS (extra arguments for it, e.g. "--quick" or "--repeats 5"), QUANT_TYPES
+# (step 6).
 set -u -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -34,11 +44,18 @@ JOBS="${JOBS:-$(nproc 2>/dev/null || echo 4)}"
 BENCH_ARGS="${BENCH_ARGS:-}"
 GENERATE_BATCH="${GENERATE_BATCH:-64}"
 GENERATE_ARGS="${GENERATE_ARGS:-}"
-LOGS="$BUILD/gpu-validation"
+QUANT_TYPES="${QUANT_TYPES-q8_0 q4_k_m}"
+STEPS="${STEPS:-build test sanitize kernels generate quantized}"
+SANITIZE_TOOLS="${SANITIZE_TOOLS:-memcheck racecheck}"
+SANITIZE_TESTS="${SANITIZE_TESTS:-}"
+TEST_TIMEOUT="${TEST_TIMEOUT:-120}"
+SANITIZE_TIMEOUT="${SANITIZE_TIMEOUT:-$((TEST_TIMEOUT * 4))}"
+LOGS="${LOGS:-$BUILD/gpu-validation}"
 
 declare -a SUMMARY=()
 FAILED=0
 
+wanted_step() { [[ " $STEPS " == *" $1 "* ]]; }
 note() { printf '\n=== %s\n' "$*"; }
 record() { # record STEP STATUS [DETAIL]
     SUMMARY+=("$(printf '%-34s %-5s %s' "$1" "$2" "${3:-}")")
@@ -46,6 +63,9 @@ record() { # record STEP STATUS [DETAIL]
 }
 
 # --- 1. configure and build ---------------------------------------------------------------------
+if ! wanted_step build; then
+    record "configure and build" SKIP "STEPS: using $BUILD as it is"
+else
 note "configure and build ($BUILD, CUDA architectures: $CUDA_ARCHS)"
 GENERATOR=()
 if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
@@ -62,6 +82,7 @@ if ! cmake --build "$BUILD" -j "$JOBS"; then
     exit 1
 fi
 record "configure and build" PASS
+fi
 mkdir -p "$LOGS"
 
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -70,23 +91,26 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 
 # --- 2. tests -----------------------------------------------------------------------------------
-note "ctest -L 'cuda|conformance'"
-export PAGODA_CONFORMANCE_REQUIRE_CUDA=1
-if ctest --test-dir "$BUILD" -L 'cuda|conformance' --output-on-failure 2>&1 | tee "$LOGS/ctest.log"; then
-    # A CUDA test that skips itself (no device, exit code 77) has proven nothing on a GPU machine.
-    if grep -q -E '\*\*\*Skipped|Not Run' "$LOGS/ctest.log"; then
-        record "ctest cuda|conformance" FAIL "some tests skipped themselves (see $LOGS/ctest.log)"
+if wanted_step test; then
+    note "ctest -L 'cuda|conformance'"
+    export PAGODA_CONFORMANCE_REQUIRE_CUDA=1
+    if ctest --test-dir "$BUILD" -L 'cuda|conformance' --timeout "$TEST_TIMEOUT" --output-on-failure 2>&1 | tee "$LOGS/ctest.log"; then
+        # A CUDA test that skips itself (no device, exit code 77) has proven nothing on a GPU machine.
+        if grep -q -E '\*\*\*Skipped|Not Run' "$LOGS/ctest.log"; then
+            record "ctest cuda|conformance" FAIL "some tests skipped themselves (see $LOGS/ctest.log)"
+        else
+            record "ctest cuda|conformance" PASS
+        fi
     else
-        record "ctest cuda|conformance" PASS
+        record "ctest cuda|conformance" FAIL "see $LOGS/ctest.log"
     fi
-else
-    record "ctest cuda|conformance" FAIL "see $LOGS/ctest.log"
 fi
 
 # --- 3. compute-sanitizer -----------------------------------------------------------------------
 # The commands of the tests to sanitize, one per line, taken from CTest itself.
 sanitized_commands() {
     local regex_args=(-L cuda)
+    if [ -n "$SANITIZE_TESTS" ]; then regex_args=(-R "$SANITIZE_TESTS"); fi
     ctest --test-dir "$BUILD" "${regex_args[@]}" --show-only=json-v1 > "$LOGS/cuda-tests.json"
     if [ -n "${SANITIZE_ALSO:-}" ]; then
         ctest --test-dir "$BUILD" -R "$SANITIZE_ALSO" --show-only=json-v1 > "$LOGS/also-tests.json"
@@ -111,7 +135,9 @@ SANITIZER="$(command -v compute-sanitizer || true)"
 if [ -z "$SANITIZER" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
     SANITIZER=/usr/local/cuda/bin/compute-sanitizer
 fi
-if [ -z "$SANITIZER" ]; then
+if ! wanted_step sanitize; then
+    :
+elif [ -z "$SANITIZER" ]; then
     echo "skipping compute-sanitizer: not installed (looked on PATH and in /usr/local/cuda/bin)"
     record "compute-sanitizer" SKIP "not installed"
 elif ! command -v python3 >/dev/null 2>&1; then
@@ -119,7 +145,7 @@ elif ! command -v python3 >/dev/null 2>&1; then
     record "compute-sanitizer" SKIP "no python3"
 else
     mapfile -t TESTS < <(sanitized_commands)
-    for tool in memcheck racecheck; do
+    for tool in $SANITIZE_TOOLS; do
         note "compute-sanitizer --tool $tool over ${#TESTS[@]} test(s)"
         for entry in "${TESTS[@]}"; do
             name="${entry%%$'\t'*}"
@@ -130,7 +156,7 @@ else
                 continue
             fi
             # The environment CTest would give the test; exit code 77 is a test skipping itself.
-            eval "env PAGODA_BACKEND_PATH= PAGODA_LOG_LEVEL=error \"$SANITIZER\" --tool $tool \
+            eval "env PAGODA_BACKEND_PATH= PAGODA_LOG_LEVEL=error timeout $SANITIZE_TIMEOUT \"$SANITIZER\" --tool $tool \
                 --error-exitcode 99 $command" > "$log" 2>&1
             rc=$?
             if [ $rc -eq 0 ]; then
@@ -146,17 +172,18 @@ else
 fi
 
 # --- 4. benchmarks ------------------------------------------------------------------------------
-note "pagoda-bench-kernels --backend cuda $BENCH_ARGS"
-BENCH="$BUILD/bin/pagoda-bench-kernels"
-# shellcheck disable=SC2086  # BENCH_ARGS is a list of words
-if "$BENCH" --backend cuda $BENCH_ARGS > "$LOGS/bench.jsonl" 2> "$LOGS/bench.err"; then
-    record "pagoda-bench-kernels" PASS "$LOGS/bench.jsonl"
-else
-    record "pagoda-bench-kernels" FAIL "see $LOGS/bench.err"
-    tail -n 20 "$LOGS/bench.err"
-fi
-if [ -s "$LOGS/bench.jsonl" ] && command -v python3 >/dev/null 2>&1; then
-    python3 - "$LOGS/bench.jsonl" <<'PY'
+if wanted_step kernels; then
+    note "pagoda-bench-kernels --backend cuda $BENCH_ARGS"
+    BENCH="$BUILD/bin/pagoda-bench-kernels"
+    # shellcheck disable=SC2086  # BENCH_ARGS is a list of words
+    if timeout "${BENCH_TIMEOUT:-300}" "$BENCH" --backend cuda $BENCH_ARGS > "$LOGS/bench.jsonl" 2> "$LOGS/bench.err"; then
+        record "pagoda-bench-kernels" PASS "$LOGS/bench.jsonl"
+    else
+        record "pagoda-bench-kernels" FAIL "see $LOGS/bench.err"
+        tail -n 20 "$LOGS/bench.err"
+    fi
+    if [ -s "$LOGS/bench.jsonl" ] && command -v python3 >/dev/null 2>&1; then
+        python3 - "$LOGS/bench.jsonl" <<'PY'
 import json, sys
 lines = []
 for raw in open(sys.argv[1]):
@@ -188,6 +215,7 @@ print("\n%d measurement(s) below their goal. Figures: decode attention as a frac
 print("device-to-device copy bandwidth (goal 0.85), prefill attention as a fraction of cuBLAS's bf16")
 print("GEMM peak (goal 0.6), matmuls as cuBLAS time / ours (goal 1: as fast as plain cuBLAS).")
 PY
+    fi
 fi
 
 # --- 5. end-to-end decode ----------------------------------------------------------------------
@@ -195,21 +223,25 @@ fi
 # batch whose matmuls still read each weight once per step (64 rows stay far below the GPU's
 # FLOP/byte ridge), so both are judged against the same bandwidth roofline.
 GENERATE="$BUILD/bin/pagoda-bench-generate"
-GENERATE_CMD=("$GENERATE" --random-model 1b --dtype bf16 --device cuda:0 --batch "$GENERATE_BATCH"
-    --prompt-tokens 128 --gen-tokens 128 --repeats 3 --decode-graphs compare)
-note "${GENERATE_CMD[*]} $GENERATE_ARGS"
-# shellcheck disable=SC2086  # GENERATE_ARGS is a list of words
-if "${GENERATE_CMD[@]}" $GENERATE_ARGS > "$LOGS/generate.jsonl" 2> "$LOGS/generate.err"; then
-    record "pagoda-bench-generate" PASS "$LOGS/generate.jsonl"
-    cat "$LOGS/generate.err"
-else
-    record "pagoda-bench-generate" FAIL "see $LOGS/generate.err"
-    tail -n 20 "$LOGS/generate.err"
-fi
-if [ -s "$LOGS/generate.jsonl" ] && command -v python3 >/dev/null 2>&1; then
-    # Prints the table; writes one summary row per decode line to generate-summary.tsv
-    # (step, status, detail).
-    python3 - "$LOGS/generate.jsonl" "$LOGS/generate-summary.tsv" <<'PY'
+
+# generate_step NAME COMMAND...: runs a pagoda-bench-generate command into $LOGS/NAME.jsonl
+# (stderr NAME.err), prints its table and records one summary row per decode measurement.
+generate_step() {
+    local name=$1
+    shift
+    note "$* $GENERATE_ARGS"
+    # shellcheck disable=SC2086  # GENERATE_ARGS is a list of words
+    if timeout "${BENCH_TIMEOUT:-300}" "$@" $GENERATE_ARGS > "$LOGS/$name.jsonl" 2> "$LOGS/$name.err"; then
+        record "$name" PASS "$LOGS/$name.jsonl"
+        cat "$LOGS/$name.err"
+    else
+        record "$name" FAIL "see $LOGS/$name.err"
+        tail -n 20 "$LOGS/$name.err"
+    fi
+    [ -s "$LOGS/$name.jsonl" ] && command -v python3 >/dev/null 2>&1 || return 0
+    # Prints the table; writes one summary row per decode line to NAME-summary.tsv (step,
+    # status, detail).
+    python3 - "$LOGS/$name.jsonl" "$LOGS/$name-summary.tsv" <<'PY'
 import json, sys
 lines = []
 for raw in open(sys.argv[1]):
@@ -251,11 +283,41 @@ print("\nroofline: (weights + KV bytes each decode step reads) / step time / the
 with open(sys.argv[2], "w") as out:
     out.write("".join(r + "\n" for r in rows))
 PY
-    if [ -s "$LOGS/generate-summary.tsv" ]; then
+    if [ -s "$LOGS/$name-summary.tsv" ]; then
         while IFS=$'\t' read -r step status detail; do
             record "$step" "$status" "$detail"
-        done < "$LOGS/generate-summary.tsv"
+        done < "$LOGS/$name-summary.tsv"
     fi
+}
+
+if wanted_step generate; then
+    generate_step generate "$GENERATE" --random-model 1b --dtype bf16 --device cuda:0 \
+        --batch "$GENERATE_BATCH" --prompt-tokens 128 --gen-tokens 128 --repeats 3 \
+        --decode-graphs compare
+fi
+
+# --- 6. quantized models end to end ---------------------------------------------------------
+# The same random 1B shape written as F16, quantized by `pagoda quantize` to each of
+# $QUANT_TYPES, then served on cuda:0 (block GEMVs for decode, decoded panels for prefill).
+if wanted_step quantized && [ -n "$QUANT_TYPES" ]; then
+    models=$(mktemp -d)
+    if timeout "${BENCH_TIMEOUT:-300}" "$GENERATE" --random-model 1b --dtype f16 \
+            --write-model "$models/f16.gguf" > "$LOGS/quantize.log" 2>&1; then
+        for type in $QUANT_TYPES; do
+            if ! timeout "${BENCH_TIMEOUT:-300}" "$BUILD/bin/pagoda" quantize "$models/f16.gguf" \
+                    "$models/$type.gguf" --type "$type" --quiet >> "$LOGS/quantize.log" 2>&1; then
+                record "pagoda quantize $type" FAIL "see $LOGS/quantize.log"
+                continue
+            fi
+            generate_step "generate-$type" "$GENERATE" --model "$models/$type.gguf" \
+                --device cuda:0 --batch "$GENERATE_BATCH" --prompt-tokens 128 --gen-tokens 128 \
+                --repeats 3
+            rm -f "$models/$type.gguf"
+        done
+    else
+        record "random 1b f16 model" FAIL "see $LOGS/quantize.log"
+    fi
+    rm -rf "$models"
 fi
 
 # --- summary ------------------------------------------------------------------------------------

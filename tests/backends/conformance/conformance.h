@@ -266,6 +266,7 @@ void conf_cases_paged_attention_odd(conf_tally_t *tally); /* gen_paged.c: unusua
 void conf_cases_copy_blocks(conf_tally_t *tally);     /* gen_copy_blocks.c: copy and swap */
 void conf_cases_descriptors(conf_tally_t *tally);     /* gen_descriptors.c: supports agreement */
 void conf_cases_sample(conf_tally_t *tally);          /* gen_sample.c */
+void conf_cases_quantized(conf_tally_t *tally);       /* gen_quant.c: block-type weights */
 /* gen_attention_shards.c: PAGED_ATTENTION over a KV shard with lse, ATTENTION_MERGE */
 void conf_cases_attention_shards(conf_tally_t *tally);
 

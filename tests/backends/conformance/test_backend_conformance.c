@@ -36,6 +36,8 @@ CONFORMANCE_TEST(test_paged_attention_odd_shapes, conf_cases_paged_attention_odd
 CONFORMANCE_TEST(test_copy_swap_blocks, conf_cases_copy_blocks, "copy_blocks, swap_blocks")
 CONFORMANCE_TEST(test_descriptor_agreement, conf_cases_descriptors, "supports agreement")
 CONFORMANCE_TEST(test_sample, conf_cases_sample, "sample")
+CONFORMANCE_TEST(test_quantized_weights, conf_cases_quantized,
+                 "matmul and embedding with quantized block weights")
 CONFORMANCE_TEST(test_attention_shards, conf_cases_attention_shards,
                  "paged_attention over a KV shard, attention_merge")
 
@@ -101,6 +103,7 @@ int main(void) {
         cmocka_unit_test(test_paged_attention_odd_shapes),
         cmocka_unit_test(test_copy_swap_blocks),
         cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_quantized_weights),
         cmocka_unit_test(test_attention_shards),
     };
     return cmocka_run_group_tests(tests, NULL, release_backends);

@@ -1,13 +1,15 @@
 /* The engine end to end on cuda:0 against the same engine on cpu:0, through the public API, on
  * the bundled stories260K: greedy tokens and their log-probabilities with the GPU's defaults
  * (decode steps as CUDA graphs, tokens picked on the device), then with bf16 activations, then
- * seeded draws on the device. The op-level conformance test compares every kernel; this one
+ * the model quantized to Q8_0 and Q4_0, then seeded draws on the device. The op-level conformance test compares every kernel; this one
  * catches what only the whole step shows (graph replay over changing contexts, the device
  * sampler's plumbing, activation types between ops). Skipped without a CUDA device. */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -51,15 +53,18 @@ static void require_cuda(void) {
     if (g_no_device) skip();
 }
 
-/* Runs every prompt at once on `device` with the request options `ro` (seed offset by the
- * prompt's index when `vary_seed`) and the engine options `eo`, to N_TOKENS tokens each. */
-static void generate(const char *device, const pagoda_engine_options_t *eo,
-                     pagoda_request_options_t ro, int vary_seed, run_t *out) {
+/* Runs every prompt at once with the model at `path` on `device` with the request options `ro`
+ * (seed offset by the prompt's index when `vary_seed`), the engine options `eo` and a KV cache
+ * of `cache_dtype` (PAGODA_DTYPE_INVALID: the device's default, f16 on a GPU), to N_TOKENS
+ * tokens each. */
+static void generate_with(const char *path, const char *device, const pagoda_engine_options_t *eo,
+                          pagoda_request_options_t ro, int vary_seed, pagoda_dtype_t cache_dtype,
+                          run_t *out) {
     pagoda_model_t *model = NULL;
     pagoda_mesh_t *mesh = NULL;
     pagoda_kv_cache_t *cache = NULL;
     pagoda_engine_t *engine = NULL;
-    TEST_ASSERT_OK(pagoda_model_open(MODEL_PATH, NULL, &model));
+    TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
     pagoda_mesh_options_t mo;
     pagoda_mesh_options_default(&mo);
     mo.devices = device;
@@ -68,6 +73,7 @@ static void generate(const char *device, const pagoda_engine_options_t *eo,
     pagoda_kv_cache_options_default(&ko);
     ko.num_blocks = 256;
     ko.block_size = 16;
+    ko.dtype = cache_dtype;
     TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, NULL, &ko, &cache));
     TEST_ASSERT_OK(pagoda_engine_create(model, mesh, NULL, cache, eo, &engine));
 
@@ -114,6 +120,13 @@ static void generate(const char *device, const pagoda_engine_options_t *eo,
     pagoda_model_destroy(model);
 }
 
+/* generate_with on the bundled stories260K. */
+static void generate(const char *device, const pagoda_engine_options_t *eo,
+                     pagoda_request_options_t ro, int vary_seed, pagoda_dtype_t cache_dtype,
+                     run_t *out) {
+    generate_with(MODEL_PATH, device, eo, ro, vary_seed, cache_dtype, out);
+}
+
 /* Tokens equal to the CPU's and log-probabilities within `tolerance`, counted; fails below
  * `min_share` equal tokens. A sequence whose token differs may drift afterwards. */
 static void compare(const char *what, const run_t *gpu, const run_t *cpu, double min_share,
@@ -146,16 +159,50 @@ static void test_greedy_matches_cpu(void **state) {
     static run_t cpu, gpu, bf16;
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
-    generate("cpu:0", &eo, greedy(), 0, &cpu);
-    generate("cuda:0", &eo, greedy(), 0, &gpu);
+    /* f32 throughout, caches too (a GPU's default f16 cache moves log-probabilities by ~4e-3 on
+     * this model, measured on an H200), so the tolerance measures the kernels alone. */
+    generate("cpu:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &cpu);
+    generate("cuda:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &gpu);
     /* The GPU's defaults took effect: graphs replayed, every token picked on the device. */
     assert_true(gpu.stats.graph_steps > 0);
     assert_int_equal(gpu.stats.device_sampled_tokens, gpu.stats.generated_tokens);
     compare("f32 activations", &gpu, &cpu, 0.95, 1e-3);
 
     eo.activation_dtype = PAGODA_DTYPE_BF16;
-    generate("cuda:0", &eo, greedy(), 0, &bf16);
+    generate("cuda:0", &eo, greedy(), 0, PAGODA_DTYPE_INVALID, &bf16);
     compare("bf16 activations", &bf16, &cpu, 0.8, 0.1);
+}
+
+/* stories260K quantized by the public API to Q8_0 and to Q4_0 (its 64-wide rows take 32-value
+ * blocks; the K types' 256 do not fit, so Q4_0's Q6_K output stays f32): the CUDA backend's
+ * block GEMV, panel decoding and block embedding rows against the CPU's exact f32 products
+ * (PAGODA_QUANTIZED_MATMUL_EXACT: no 8-bit activations), caches f32 on both. */
+static void test_quantized_matches_cpu(void **state) {
+    (void)state;
+    require_cuda();
+    static const struct {
+        pagoda_quant_type_t type;
+        const char *name;
+    } kTypes[] = {{PAGODA_QUANT_Q8_0, "q8_0"}, {PAGODA_QUANT_Q4_0, "q4_0"}};
+    char dir[] = "/tmp/pagoda_cuda_quant_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof kTypes / sizeof kTypes[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.gguf", dir, kTypes[i].name);
+        pagoda_quantize_options_t qo;
+        pagoda_quantize_options_default(&qo);
+        qo.type = kTypes[i].type;
+        TEST_ASSERT_OK(pagoda_model_quantize(MODEL_PATH, path, &qo, NULL));
+        static run_t cpu, gpu;
+        pagoda_engine_options_t eo;
+        pagoda_engine_options_default(&eo);
+        eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+        generate_with(path, "cpu:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &cpu);
+        generate_with(path, "cuda:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &gpu);
+        compare(kTypes[i].name, &gpu, &cpu, 0.95, 1e-3);
+        assert_int_equal(unlink(path), 0);
+    }
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_seeded_draws_repeat(void **state) {
@@ -170,8 +217,8 @@ static void test_seeded_draws_repeat(void **state) {
     ro.top_k = 40;
     ro.top_p = 0.95f;
     ro.seed = 77;
-    generate("cuda:0", &eo, ro, 1, &a);
-    generate("cuda:0", &eo, ro, 1, &b);
+    generate("cuda:0", &eo, ro, 1, PAGODA_DTYPE_INVALID, &a);
+    generate("cuda:0", &eo, ro, 1, PAGODA_DTYPE_INVALID, &b);
     assert_memory_equal(a.tokens, b.tokens, sizeof a.tokens);
     assert_int_equal(a.stats.device_sampled_tokens, a.stats.generated_tokens);
 }
@@ -179,6 +226,7 @@ static void test_seeded_draws_repeat(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_greedy_matches_cpu),
+        cmocka_unit_test(test_quantized_matches_cpu),
         cmocka_unit_test(test_seeded_draws_repeat),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
