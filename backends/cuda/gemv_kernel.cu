@@ -1,8 +1,9 @@
 // Each warp owns kRowsPerWarp rows of W and walks them along k eight weights a lane at a time
-// (one 16-byte load of bf16/f16, or eight values decoded from a quantized block, block_decode.cuh),
-// converting to f32 in registers. x is staged a tile of kTileK columns at a time in
-// shared memory, all m rows of it, so every x value loaded from global memory serves the
-// block's kRowsPerBlock W rows; it cannot be held whole, since m·k floats outgrow shared memory
+// (one 16-byte load of bf16/f16, or eight values decoded from a quantized block, block_decode.cuh,
+// whose scale and min are applied once per eight), converting to f32 in registers. x is staged
+// in shared memory, all m rows of it, as many columns at a time as 48 KiB holds (a whole k for
+// one row at Llama's sizes), so every x value loaded from global memory serves the block's
+// kRowsPerBlock W rows; it cannot always be held whole, since m·k floats outgrow shared memory
 // at the k of a Llama FFN. Each lane keeps m × kRowsPerWarp partial sums in f32 registers; a
 // warp-shuffle butterfly adds them up at the end of the row group. x of any activation type is
 // widened to f32 as it is staged (a small share of the traffic next to W's), and each output is
@@ -25,15 +26,21 @@ constexpr int kThreads = kWarpsPerBlock * kWarpSize;
 // shared-memory traffic at m = 8 within what an SM serves while W streams at full bandwidth.
 constexpr int kRowsPerWarp = 4;
 constexpr int64_t kRowsPerBlock = kWarpsPerBlock * kRowsPerWarp;
-// Columns of x per shared-memory tile: 8 rows × 1024 floats = 32 KiB, under the 48 KiB a block
-// gets without opting in. A multiple of kVec · kWarpSize so every tile but the last is whole
-// vectors.
-constexpr int kTileK = 1024;
+// Shared memory for the x tile: the 48 KiB a block gets without opting in. An instantiation for
+// M rows of x stages kSharedFloats / M columns at a time (12288 for one row: a whole Llama
+// projection's k, so one synchronisation per row group), rounded down to whole warp-wide
+// vector steps.
+constexpr int kSharedFloats = 48 * 1024 / int(sizeof(float));
+constexpr int kTileStep = 256;  // kVec · kWarpSize
 constexpr int kVec = 8;  // 16-bit weights per 16-byte load
 constexpr int64_t kMaxBlocks = 65535;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
-static_assert(kTileK % (kVec * kWarpSize) == 0, "a tile must be whole warp-wide vector steps");
+static_assert(kTileStep == kVec * kWarpSize, "a tile is whole warp-wide vector steps");
+
+// Columns of x one tile holds in an instantiation for M rows.
+template <int M>
+inline constexpr int kTileColumns = kSharedFloats / M / kTileStep * kTileStep;
 static_assert(kGemvRowsPerPass == 8, "the launch below instantiates 1, 2, 4 and 8 x rows");
 
 template <bool BF16>
@@ -61,6 +68,7 @@ __device__ inline void widen8(const uint4 &bits, float (&out)[kVec]) {
 // (W is read once per launch, so it is kept out of x's way in the caches), else element loads.
 template <bool BF16>
 struct HalfRows {
+    static constexpr bool kFactored = false;
     const uint16_t *w;
     int64_t ldw;
     bool vectors;
@@ -73,13 +81,20 @@ struct HalfRows {
 };
 
 // Quantized W: rows of whole blocks, so every tile (a multiple of 32 columns) is whole groups
-// of 8, and the launcher checked the alignment decode8 needs.
+// of 8, and the launcher checked the alignment the decoder needs. The kernel takes each group
+// factored (load_group: integers, a scale and a min), multiplying x by the integers and applying
+// the scale, and the min times the sum of x, once per group.
 template <pagoda_dtype_t DT>
 struct BlockRows {
+    static constexpr bool kFactored = true;
+    static constexpr bool kHasMin = block_has_min(DT);
     const unsigned char *w;
     int64_t row_bytes;
     __device__ const unsigned char *row(int64_t j) const { return w + j * row_bytes; }
     __device__ int vector_end(int tile) const { return tile; }
+    __device__ Group8 load_group(const unsigned char *r, int64_t c) const {
+        return decode_group8<DT>(r, c);
+    }
     __device__ void load8(const unsigned char *r, int64_t c, float (&out)[kVec]) const {
         decode8<DT>(r, c, out);
     }
@@ -90,11 +105,64 @@ struct BlockRows {
     }
 };
 
+// The 8 staged x values at `x` (16-byte aligned).
+__device__ __forceinline__ void x_at(const float *x, float (&out)[kVec]) {
+    const float4 lo = *reinterpret_cast<const float4 *>(x);
+    const float4 hi = *reinterpret_cast<const float4 *>(x + 4);
+    out[0] = lo.x, out[1] = lo.y, out[2] = lo.z, out[3] = lo.w;
+    out[4] = hi.x, out[5] = hi.y, out[6] = hi.z, out[7] = hi.w;
+}
+
+// One group of 8 columns from `col` of each of the warp's rows, factored (BlockRows), against
+// the staged x at `x` (row i at x + i·x_stride): acc += scale·Σ q·x - min·Σ x.
+template <int M, typename Rows, typename RowPtr>
+__device__ __forceinline__ void accumulate_groups(const Rows &rows,
+                                                  const RowPtr (&w_row)[kRowsPerWarp],
+                                                  const bool (&row_ok)[kRowsPerWarp], int64_t col,
+                                                  const float *x, int x_stride, int m,
+                                                  float (&acc)[M][kRowsPerWarp]) {
+    Group8 g[kRowsPerWarp];
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+        if (row_ok[r]) {
+            g[r] = rows.load_group(w_row[r], col);
+        } else {
+            g[r].scale = g[r].min = 0.0f;
+#pragma unroll
+            for (int q = 0; q < kVec; ++q) g[r].q[q] = 0.0f;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+        if (i >= m) break;
+        float xv[kVec];
+        x_at(x + i * x_stride, xv);
+        float x_sum = 0.0f;
+        if constexpr (Rows::kHasMin) {
+#pragma unroll
+            for (int q = 0; q < kVec; ++q) x_sum += xv[q];
+        }
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) {
+            float s = 0.0f;
+#pragma unroll
+            for (int q = 0; q < kVec; ++q) s = fmaf(g[r].q[q], xv[q], s);
+            acc[i][r] = fmaf(g[r].scale, s, acc[i][r]);
+            if constexpr (Rows::kHasMin) acc[i][r] = fmaf(-g[r].min, x_sum, acc[i][r]);
+        }
+    }
+}
+
 // M: the x rows this instantiation holds sums for (a.m ≤ M; rows past a.m are skipped).
 template <typename Rows, int M>
 __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, Rows rows) {
     extern __shared__ float4 x_tile_storage[];
-    float *x_tile = reinterpret_cast<float *>(x_tile_storage);  // [M][kTileK]
+    // [M][x_stride]: a tile's columns, or k rounded up to a vector step when that is less (the
+    // launcher allocates exactly this).
+    float *x_tile = reinterpret_cast<float *>(x_tile_storage);
+    constexpr int tile_k = kTileColumns<M>;
+    const int64_t k_steps = (a.k + kTileStep - 1) / kTileStep * kTileStep;
+    const int x_stride = int(k_steps < tile_k ? k_steps : tile_k);
 
     // The record only changes between launches on this stream, so every thread agrees; the
     // block-wide vote makes that explicit before any __syncthreads below.
@@ -123,12 +191,12 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, Rows rows) {
 #pragma unroll
             for (int r = 0; r < kRowsPerWarp; ++r) acc[i][r] = 0.0f;
 
-        for (int64_t c0 = 0; c0 < a.k; c0 += kTileK) {
-            const int tile = int(a.k - c0 < kTileK ? a.k - c0 : kTileK);
+        for (int64_t c0 = 0; c0 < a.k; c0 += tile_k) {
+            const int tile = int(a.k - c0 < tile_k ? a.k - c0 : tile_k);
             __syncthreads();  // every warp is done with the previous tile
             for (int e = int(threadIdx.x); e < m * tile; e += kThreads) {
                 const int i = e / tile, c = e - i * tile;
-                x_tile[i * kTileK + c] = load_as_float(a.x, a.x_dtype, int64_t(i) * a.ldx + c0 + c);
+                x_tile[i * x_stride + c] = load_as_float(a.x, a.x_dtype, int64_t(i) * a.ldx + c0 + c);
             }
             __syncthreads();
             if (!warp_has_rows) continue;
@@ -136,27 +204,30 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, Rows rows) {
             const int vec_end = rows.vector_end(tile);
 #pragma unroll 2
             for (int c = lane * kVec; c < vec_end; c += kWarpSize * kVec) {
-                float wv[kRowsPerWarp][kVec];
+                if constexpr (Rows::kFactored) {
+                    accumulate_groups<M>(rows, w_row, row_ok, c0 + c, x_tile + c, x_stride, m, acc);
+                } else {
+                    float wv[kRowsPerWarp][kVec];
 #pragma unroll
-                for (int r = 0; r < kRowsPerWarp; ++r) {
-                    if (row_ok[r]) {
-                        rows.load8(w_row[r], c0 + c, wv[r]);
-                    } else {
+                    for (int r = 0; r < kRowsPerWarp; ++r) {
+                        if (row_ok[r]) {
+                            rows.load8(w_row[r], c0 + c, wv[r]);
+                        } else {
 #pragma unroll
-                        for (int q = 0; q < kVec; ++q) wv[r][q] = 0.0f;
+                            for (int q = 0; q < kVec; ++q) wv[r][q] = 0.0f;
+                        }
                     }
-                }
 #pragma unroll
-                for (int i = 0; i < M; ++i) {
-                    if (i >= m) break;
-                    const float4 lo = *reinterpret_cast<const float4 *>(x_tile + i * kTileK + c);
-                    const float4 hi =
-                        *reinterpret_cast<const float4 *>(x_tile + i * kTileK + c + 4);
-                    const float xv[kVec] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                    for (int i = 0; i < M; ++i) {
+                        if (i >= m) break;
+                        float xv[kVec];
+                        x_at(x_tile + i * x_stride + c, xv);
 #pragma unroll
-                    for (int r = 0; r < kRowsPerWarp; ++r)
+                        for (int r = 0; r < kRowsPerWarp; ++r)
 #pragma unroll
-                        for (int q = 0; q < kVec; ++q) acc[i][r] = fmaf(wv[r][q], xv[q], acc[i][r]);
+                            for (int q = 0; q < kVec; ++q)
+                                acc[i][r] = fmaf(wv[r][q], xv[q], acc[i][r]);
+                    }
                 }
             }
             // The tile's tail past the last whole vector, or all of it when W is not aligned.
@@ -168,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a, Rows rows) {
 #pragma unroll
                 for (int i = 0; i < M; ++i) {
                     if (i >= m) break;
-                    const float xv = x_tile[i * kTileK + c];
+                    const float xv = x_tile[i * x_stride + c];
 #pragma unroll
                     for (int r = 0; r < kRowsPerWarp; ++r) acc[i][r] = fmaf(wv[r], xv, acc[i][r]);
                 }
@@ -206,15 +277,19 @@ static_assert(8 * kRowsPerWarp <= kWarpSize, "one lane per output of a warp's ro
 template <typename Rows>
 cudaError_t launch_pass(const GemvArgs &a, const Rows &rows, unsigned blocks, cudaStream_t stream) {
     // The smallest instantiation that holds a.m rows of sums.
-    const auto shared = [](int m) { return size_t(m) * kTileK * sizeof(float); };
+    // A tile's floats, unless k is shorter: small products stage no more than they use.
+    const auto shared = [&](int m, int columns) {
+        const int64_t used = (a.k + kTileStep - 1) / kTileStep * kTileStep;
+        return size_t(m) * size_t(used < columns ? used : columns) * sizeof(float);
+    };
     if (a.m <= 1)
-        gemv_kernel<Rows, 1><<<blocks, kThreads, shared(1), stream>>>(a, rows);
+        gemv_kernel<Rows, 1><<<blocks, kThreads, shared(1, kTileColumns<1>), stream>>>(a, rows);
     else if (a.m <= 2)
-        gemv_kernel<Rows, 2><<<blocks, kThreads, shared(2), stream>>>(a, rows);
+        gemv_kernel<Rows, 2><<<blocks, kThreads, shared(2, kTileColumns<2>), stream>>>(a, rows);
     else if (a.m <= 4)
-        gemv_kernel<Rows, 4><<<blocks, kThreads, shared(4), stream>>>(a, rows);
+        gemv_kernel<Rows, 4><<<blocks, kThreads, shared(4, kTileColumns<4>), stream>>>(a, rows);
     else
-        gemv_kernel<Rows, 8><<<blocks, kThreads, shared(8), stream>>>(a, rows);
+        gemv_kernel<Rows, 8><<<blocks, kThreads, shared(8, kTileColumns<8>), stream>>>(a, rows);
     return cudaGetLastError();
 }
 
