@@ -24,7 +24,8 @@ pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t 
 }  // namespace
 
 pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
-    if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X)) != 0)
+    if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_ROUND_W)) !=
+        0)
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
                                                   ": flags = " + std::to_string(a.flags) +
                                                   " has bits this backend does not know");
@@ -40,6 +41,13 @@ pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X with w_dtype " +
                           dtype_name(a.w_dtype) + ": it applies to block-quantized weights only");
+    if ((a.flags & PAGODA_MATMUL_ROUND_W) != 0 &&
+        (!is_block_dtype(a.w_dtype) ||
+         (a.x_dtype != PAGODA_DTYPE_BF16 && a.x_dtype != PAGODA_DTYPE_F16)))
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(kOp) + ": PAGODA_MATMUL_ROUND_W with w_dtype " +
+                          dtype_name(a.w_dtype) + " and x_dtype " + dtype_name(a.x_dtype) +
+                          ": it applies to block-quantized weights and bf16/f16 activations only");
     // The dtypes passed, so each has a size (W's per block).
     const auto x_bytes = int64_t(dtype_size(a.x_dtype)), y_bytes = int64_t(dtype_size(a.y_dtype));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "x", a.m, packed_or(a.ldx, a.k), a.k, x_bytes));

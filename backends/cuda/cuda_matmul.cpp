@@ -13,7 +13,9 @@
 //   x and W of one half type, y f32 (or y of that type too and no bias)
 //                           cuBLASLt GEMM on tensor cores straight on x and W with f32 compute
 //                           and output in y's type (the f32 bias epilogue needs an f32 D:
-//                           cuBLASLt's bias has D's type outside FP8);
+//                           cuBLASLt's bias has D's type outside FP8). Block W with half x and
+//                           PAGODA_MATMUL_ROUND_W counts as x's type: each panel of rows is
+//                           decoded and rounded to it in scratch first (widen_kernel.cu);
 //   anything else, larger m ("staged")
 //                           a block of rows at a time: half x whose type W does not share
 //                           widened to f32, y computed in f32 by one of the routes above into
@@ -101,6 +103,7 @@ struct Operands {
     pagoda_dtype_t y_dtype;
     int64_t ldy;
     bool accumulate;
+    bool round_w;  // rounds_w() of the descriptor: block W decoded to x's half type
 };
 
 // The GEMM route that runs these types as they are, if any (not the GEMV, not staged).
@@ -116,6 +119,16 @@ bool direct_gemm(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y, bool bias
     return false;
 }
 
+// PAGODA_MATMUL_ROUND_W taken: block W with half x, decoded to x's type for the tensor cores.
+bool rounds_w(uint32_t flags, pagoda_dtype_t x, pagoda_dtype_t w) {
+    return (flags & PAGODA_MATMUL_ROUND_W) != 0 && is_half(x) && plugin::is_block_dtype(w);
+}
+
+// The type the GEMM routes see W as: x's half type where W is rounded to it.
+pagoda_dtype_t gemm_weight(const pagoda_op_matmul_t &a) {
+    return rounds_w(a.flags, a.x_dtype, a.w_dtype) ? a.x_dtype : a.w_dtype;
+}
+
 // What the staged route converts: half x whose type W does not share (the tensor cores take x
 // as it is otherwise), and half y, which is computed in f32 and rounded once.
 bool stages_x(pagoda_dtype_t x, pagoda_dtype_t w) { return is_half(x) && w != x; }
@@ -123,7 +136,7 @@ bool stages_y(pagoda_dtype_t y) { return is_half(y); }
 
 // f32 elements one staged row takes.
 int64_t staged_row_elems(const pagoda_op_matmul_t &a) {
-    return (stages_x(a.x_dtype, a.w_dtype) ? a.k : 0) + (stages_y(a.y_dtype) ? a.n : 0);
+    return (stages_x(a.x_dtype, gemm_weight(a)) ? a.k : 0) + (stages_y(a.y_dtype) ? a.n : 0);
 }
 
 // The route of a descriptor that passed the shared check (so each dtype is f32, bf16 or f16).
@@ -131,7 +144,7 @@ Route route_of(const pagoda_op_matmul_t &a) {
     // A row too long for the panel leaves only the GEMV (in several passes over W).
     if (is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems)) return Route::Gemv;
     Route direct;
-    if (direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, a.bias != nullptr, direct)) return direct;
+    if (direct_gemm(a.x_dtype, gemm_weight(a), a.y_dtype, a.bias != nullptr, direct)) return direct;
     return Route::Staged;
 }
 
@@ -617,9 +630,51 @@ pagoda_status_t plain_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &
     return gemm(cuda, blas, s, stream.stream, g, o.y_dtype);
 }
 
+// HalfGemm on block W rounded to x's half type (PAGODA_MATMUL_ROUND_W): W decoded a panel of rows
+// at a time into the per-device panel, as halves (widen_kernel.cu), then the tensor-core GEMM
+// on each panel, f32 accumulation.
+pagoda_status_t rounded_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
+                             pagoda_backend_stream_t &stream, const Operands &o) {
+    constexpr int64_t kHalvesPerFloat = 2;
+    if (pagoda_status_t st = ensure_area(cuda, s, stream, s.panel, (o.k + 1) / kHalvesPerFloat);
+        st != PAGODA_OK)
+        return st;
+    // Whole panels of 64 rows keep each panel's slice of y and bias aligned.
+    int64_t panel_rows = std::min(o.n, s.panel.elems * kHalvesPerFloat / o.k);
+    if (panel_rows > 64) panel_rows -= panel_rows % 64;
+    for (int64_t j0 = 0; j0 < o.n; j0 += panel_rows) {
+        const int64_t rows = std::min(panel_rows, o.n - j0);
+        if (cudaError_t e = round_blocks_to_half(row_at(o.w, o.w_dtype, o.ldw, j0), o.w_dtype,
+                                                 o.ldw, rows, o.k, s.panel.data, o.x_dtype,
+                                                 stream.stream);
+            e != cudaSuccess)
+            return cuda.fail_cuda(e, std::string(kOp) + ": block rounding kernel launch",
+                                  stream.device);
+        Gemm g{};
+        g.ab_type = cuda_type(o.x_dtype);
+        g.d_type = cuda_type(o.y_dtype);
+        g.compute = CUBLAS_COMPUTE_32F;  // half products are exact; sums stay f32
+        g.rows = rows;
+        g.cols = o.m;
+        g.k = o.k;
+        g.a = s.panel.data;
+        g.lda = o.k;
+        g.b = o.x;
+        g.ldb = o.ldx;
+        g.d = static_cast<char *>(o.y) + bytes_of(o.y_dtype, j0);
+        g.ldd = o.ldy;
+        g.bias = o.bias != nullptr ? o.bias + j0 : nullptr;
+        g.accumulate = o.accumulate;
+        if (pagoda_status_t st = gemm(cuda, blas, s, stream.stream, g, o.y_dtype); st != PAGODA_OK)
+            return st;
+    }
+    return PAGODA_OK;
+}
+
 pagoda_status_t direct_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
                             pagoda_backend_stream_t &stream, const Operands &o, Route route) {
     if (route == Route::WidenedWeight) return widened_gemm(cuda, blas, s, stream, o);
+    if (o.round_w) return rounded_gemm(cuda, blas, s, stream, o);
     return plain_gemm(cuda, blas, s, stream, o);
 }
 
@@ -627,7 +682,8 @@ pagoda_status_t direct_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState 
 // direct route on f32 y and, unless W shares x's half type, f32 x.
 pagoda_status_t staged_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
                             pagoda_backend_stream_t &stream, const Operands &o) {
-    const bool stage_x = stages_x(o.x_dtype, o.w_dtype), stage_y = stages_y(o.y_dtype);
+    const pagoda_dtype_t w_gemm = o.round_w ? o.x_dtype : o.w_dtype;
+    const bool stage_x = stages_x(o.x_dtype, w_gemm), stage_y = stages_y(o.y_dtype);
     const int64_t row_elems = (stage_x ? o.k : 0) + (stage_y ? o.n : 0);
     if (pagoda_status_t st = ensure_area(cuda, s, stream, s.stage, row_elems); st != PAGODA_OK)
         return st;
@@ -636,7 +692,7 @@ pagoda_status_t staged_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState 
     float *y_stage = s.stage.data + (stage_x ? block * o.k : 0);
     const pagoda_dtype_t inner_x = stage_x ? PAGODA_DTYPE_F32 : o.x_dtype;
     Route route;
-    if (!direct_gemm(inner_x, o.w_dtype, PAGODA_DTYPE_F32, o.bias != nullptr, route))
+    if (!direct_gemm(inner_x, w_gemm, PAGODA_DTYPE_F32, o.bias != nullptr, route))
         return cuda.fail(PAGODA_ERR_INTERNAL, std::string(kOp) + ": no route for a staged block");
     for (int64_t i0 = 0; i0 < o.m; i0 += block) {
         Operands b = o;
@@ -713,7 +769,7 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
     // Whether the route stages depends on the bias (NULL in a supports query): assume one.
     Route direct;
     const bool gemv = is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
-    if (!gemv && !direct_gemm(a.x_dtype, a.w_dtype, a.y_dtype, true, direct) &&
+    if (!gemv && !direct_gemm(a.x_dtype, gemm_weight(a), a.y_dtype, true, direct) &&
         staged_row_elems(a) > kStageElems)
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": " + shape_text(a) + " with x_dtype = " +
@@ -745,7 +801,8 @@ pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                      a.y,
                      a.y_dtype,
                      packed_or(a.ldy, a.n),
-                     (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0};
+                     (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0,
+                     rounds_w(a.flags, a.x_dtype, a.w_dtype)};
     const uint64_t y_bytes = span_bytes(o.m, o.n, o.ldy, o.y_dtype);
     if (overlaps(o.y, y_bytes, o.x, span_bytes(o.m, o.k, o.ldx, o.x_dtype)) ||
         overlaps(o.y, y_bytes, o.w, span_bytes(o.n, o.k, o.ldw, o.w_dtype)))

@@ -71,6 +71,22 @@ __global__ void widen_blocks(const unsigned char *__restrict__ src, int64_t row_
     }
 }
 
+// As widen_blocks, each value then rounded to nearest even to T (bf16 or f16): one 16-byte store
+// per group of 8.
+template <pagoda_dtype_t DT, typename T>
+__global__ void round_blocks(const unsigned char *__restrict__ src, int64_t row_bytes,
+                             int64_t rows, int64_t cols, T *__restrict__ dst) {
+    const int64_t per_row = cols / kVec;
+    const int64_t total = rows * per_row;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        const int64_t r = e / per_row, c = (e - r * per_row) * kVec;
+        float out[kVec];
+        decode8<DT>(src + r * row_bytes, c, out);
+        store_vec_from_float<kVec>(dst + r * cols + c, out);
+    }
+}
+
 // One element per step, like widen_elements; the f32 rows are packed, so reads coalesce.
 template <typename T>
 __global__ void narrow_elements(const float *__restrict__ src, int64_t rows, int64_t cols,
@@ -124,6 +140,31 @@ cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, 
         widen_elements<<<blocks_for(rows * cols), kThreads, 0, stream>>>(s, bf16, ld_src, rows,
                                                                          cols, dst);
     return cudaGetLastError();
+}
+
+cudaError_t round_blocks_to_half(const void *src, pagoda_dtype_t dtype, int64_t ld_src,
+                                 int64_t rows, int64_t cols, void *dst, pagoda_dtype_t dst_dtype,
+                                 cudaStream_t stream) {
+    const int64_t block = block_layout(dtype).elements;
+    if (block == 0 || (dst_dtype != PAGODA_DTYPE_BF16 && dst_dtype != PAGODA_DTYPE_F16) ||
+        reinterpret_cast<uintptr_t>(src) % block_alignment(dtype) != 0 ||
+        reinterpret_cast<uintptr_t>(dst) % 16 != 0 || cols % block != 0 || ld_src % block != 0)
+        return cudaErrorInvalidValue;
+    if (rows <= 0 || cols <= 0) return cudaSuccess;
+    (void)cudaGetLastError();  // as in widen_to_f32
+    return with_block_type(dtype, [&](auto tag) {
+        constexpr pagoda_dtype_t DT = decltype(tag)::value;
+        const auto *blocks = static_cast<const unsigned char *>(src);
+        const int64_t row_bytes = block_row_bytes(DT, ld_src);
+        const unsigned grid = blocks_for(rows * (cols / kVec));
+        if (dst_dtype == PAGODA_DTYPE_BF16)
+            round_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
+                                                            static_cast<__nv_bfloat16 *>(dst));
+        else
+            round_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
+                                                            static_cast<__half *>(dst));
+        return cudaGetLastError();
+    });
 }
 
 cudaError_t narrow_from_f32(const float *src, int64_t rows, int64_t cols, void *dst,

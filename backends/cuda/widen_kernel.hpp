@@ -21,6 +21,14 @@ namespace pagoda::cuda {
 cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, int64_t rows,
                          int64_t cols, float *dst, cudaStream_t stream);
 
+// dst[r * cols + c] = the decoded value of src[r, c] rounded to nearest even to `dst_dtype`
+// (BF16 or F16), for the block type `dtype`, with the same needs as widen_to_f32's block types
+// (`dst` packed, 16-byte aligned). Queued on `stream`; returns the launch's error
+// (cudaErrorInvalidValue for other types or those needs unmet).
+cudaError_t round_blocks_to_half(const void *src, pagoda_dtype_t dtype, int64_t ld_src,
+                                 int64_t rows, int64_t cols, void *dst, pagoda_dtype_t dst_dtype,
+                                 cudaStream_t stream);
+
 // dst[r * ld_dst + c] = src[r * cols + c] rounded to nearest even to `dtype` (BF16 or F16) for
 // r < rows, c < cols: `src` is packed f32. Queued on `stream`; returns the launch's error
 // (cudaErrorInvalidValue for another dtype; cudaSuccess when there is nothing to do).

@@ -71,7 +71,7 @@ const (
 )
 
 // QuantizedMatmul is a pagoda_quantized_matmul_t: whether products on block-quantized weights
-// may round the activations to 8 bits.
+// may round their operands (8-bit activations; on a GPU, f16 activations and weights).
 type QuantizedMatmul int32
 
 // The QuantizedMatmul values.

@@ -44,8 +44,10 @@ extern "C" {
  *   widens such weights for it.
  * - 1.4: ::PAGODA_MATMUL_QUANTIZE_X, leave to compute a product on block weights from 8-bit
  *   activations. An older backend refuses the unknown flag, so the host asks without it.
+ * - 1.5: ::PAGODA_MATMUL_ROUND_W, leave to round decoded block weights to the activations' half
+ *   type. Refused by older backends likewise.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 4u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 5u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

@@ -51,7 +51,8 @@ typedef struct pagoda_engine_options {
      * The type of the activations between kernels: ::PAGODA_DTYPE_F32, ::PAGODA_DTYPE_BF16 or
      * ::PAGODA_DTYPE_F16; compute stays f32, and the residual stream and the logits stay f32.
      * 0 (the default) picks: on a device apart from the host (a GPU), the weights' type when
-     * they are bf16 or f16 and the backend runs every op in it; f32 otherwise.
+     * they are bf16 or f16 and the backend runs every op in it, f16 for block-quantized
+     * weights unless `quantized_matmul` is ::PAGODA_QUANTIZED_MATMUL_EXACT; f32 otherwise.
      */
     int32_t activation_dtype;
     /**
@@ -75,19 +76,24 @@ typedef struct pagoda_engine_options {
 } pagoda_engine_options_t;
 
 /**
- * \brief Whether products on block-quantized weights may round the activations to 8 bits.
+ * \brief Whether products on block-quantized weights may round their operands.
  *
  * With the leave, a backend may round each run of 32 activations to int8 with a scale
  * (ops.h's ::PAGODA_MATMUL_QUANTIZE_X) and multiply bytes by bytes, as llama.cpp's and vLLM's
  * GGUF kernels do: each activation moves by at most 1/254 of its run's largest magnitude, far
- * less than the weights' own rounding, and a decode step on the CPU backend runs faster. Plain
- * (F32, BF16, F16) weights are never affected.
+ * less than the weights' own rounding, and a decode step on the CPU backend runs faster. With
+ * half activations it may also round the decoded weights to their type (ops.h's
+ * ::PAGODA_MATMUL_ROUND_W), which lets a GPU run batched products on its tensor cores; on a GPU
+ * the activations of such a model are f16 by default (see `activation_dtype`). Plain (F32,
+ * BF16, F16) weights are never affected.
  */
 typedef enum pagoda_quantized_matmul {
-    /** 8-bit activations where the backend takes the leave (the CPU backend: decode steps of
-     *  one or two sequences per product). */
+    /** Rounded operands where the backend takes the leave (the CPU backend: 8-bit activations
+     *  in decode steps of one or two sequences per product; the CUDA backend: f16 activations,
+     *  and weights rounded to f16 in products of more than 8 rows). */
     PAGODA_QUANTIZED_MATMUL_AUTO = 0,
-    /** Activations as they are, computed in f32 from the decoded weights. */
+    /** Activations as they are (f32 by default on every device), computed in f32 from the
+     *  decoded weights. */
     PAGODA_QUANTIZED_MATMUL_EXACT = 1
 } pagoda_quantized_matmul_t;
 

@@ -104,6 +104,21 @@ PAGODA_API const char *pagoda_op_name(pagoda_op_t op);
 #define PAGODA_MATMUL_QUANTIZE_X 2u
 
 /**
+ * \brief ::pagoda_op_matmul_t::flags (ABI 1.5): with a block-type `w_dtype` and an `x_dtype` of
+ *        BF16 or F16, the backend may round the decoded weights to `x_dtype`.
+ *
+ * The weights' reference values are then rounded to nearest even to x's type, and the product
+ * is computed from those, with f32 accumulation as usual (a product of two half values is exact
+ * in f32, which is what lets a GPU run it on its tensor cores). Each weight moves by at most half
+ * a unit in the last place of that type, 2^-9 (BF16) or 2^-12 (F16) of its magnitude: what
+ * vLLM's GGUF kernels do when they dequantize to the activations' type for a batched product.
+ * It is leave, not an order: a backend may compute exactly instead. Only for block-type weights
+ * and half activations (::PAGODA_ERR_INVALID_ARGUMENT otherwise); a backend of ABI 1.4 or older
+ * refuses the flag with ::PAGODA_ERR_UNSUPPORTED.
+ */
+#define PAGODA_MATMUL_ROUND_W 4u
+
+/**
  * \brief `y[m,n] = x[m,k] · W[n,k]ᵀ (+ bias[n]) (+ y when accumulating)`.
  *
  * `W` is in Hugging Face's `[out, in]` layout: row `j` of `W` holds the `k` input weights of

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "block_formats.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "engine/engine.hpp"
@@ -182,12 +183,15 @@ void Engine::run_batch(const Schedule &schedule) {
 
 // An explicit type must be runnable (the forward pass says why not); the default is the
 // weights' half type on a device apart from the host, if its backend runs the layer in it.
+// Block-quantized weights take F16 there (as llama.cpp's and vLLM's GGUF kernels do) unless the
+// host asked for exact products, which f32 activations keep exact end to end.
 void Engine::choose_activation_dtype() {
     if (config_.activation_dtype != PAGODA_DTYPE_INVALID) {
         executor_->set_activation_dtype(config_.activation_dtype);
         return;
     }
-    const pagoda_dtype_t weights = executor_->weight_dtype();
+    pagoda_dtype_t weights = executor_->weight_dtype();
+    if (plugin::is_block_dtype(weights) && config_.quantized_activations) weights = PAGODA_DTYPE_F16;
     if (!executor_->devices_apart_from_host() ||
         (weights != PAGODA_DTYPE_BF16 && weights != PAGODA_DTYPE_F16))
         return;

@@ -151,6 +151,9 @@ void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
     if (quantized_activations && w.quantize_x) a.flags = PAGODA_MATMUL_QUANTIZE_X;
+    if (quantized_activations && w.round_w &&
+        (act == PAGODA_DTYPE_BF16 || act == PAGODA_DTYPE_F16))
+        a.flags |= PAGODA_MATMUL_ROUND_W;
     a.x_dtype = act;
     a.w_dtype = w.dtype;
     a.y_dtype = y_dtype == PAGODA_DTYPE_INVALID ? act : y_dtype;

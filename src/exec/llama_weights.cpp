@@ -161,13 +161,19 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
     d.ld = column_slice ? all_cols : 0;
     // A block-quantized slice goes to the kernels as it is when its columns are whole blocks
     // and the backend decodes the type for this use; otherwise it is widened to F32 here.
-    // A kept matrix is asked once whether its products may round x to 8 bits.
+    // A kept matrix is asked once whether its products may round x to 8 bits, and (with half
+    // activations) W to x's type.
     if (plugin::is_block_dtype(d.dtype)) {
         if (!keeps_blocks(d, col_begin, use)) return widened(t, d, row_begin, col_begin);
         if (use == WeightUse::Matmul) {
             pagoda_op_matmul_t m = matmul_query(d, PAGODA_DTYPE_F32);
             m.flags = PAGODA_MATMUL_QUANTIZE_X;
             d.quantize_x = backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
+            m = matmul_query(d, PAGODA_DTYPE_F16);
+            m.flags = PAGODA_MATMUL_ROUND_W;
+            const bool f16 = backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
+            m.x_dtype = m.y_dtype = PAGODA_DTYPE_BF16;
+            d.round_w = f16 && backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
         }
     }
     const int64_t full_row_bytes = plugin::row_bytes(d.dtype, all_cols);

@@ -27,8 +27,10 @@ struct DeviceTensor {
     int64_t cols = 0;
     int64_t ld = 0;  // values between rows; 0 = cols (a column slice keeps the full row's)
     const std::string *name = nullptr;  // the canonical name, for messages
-    // A block-quantized matrix whose backend takes PAGODA_MATMUL_QUANTIZE_X (ABI 1.4).
+    // A block-quantized matrix whose backend takes PAGODA_MATMUL_QUANTIZE_X (ABI 1.4), and
+    // PAGODA_MATMUL_ROUND_W with half activations (ABI 1.5).
     bool quantize_x = false;
+    bool round_w = false;
 
     uint64_t bytes() const noexcept;
 

@@ -49,8 +49,8 @@ class DeviceSampling(enum.IntEnum):
 
 
 class QuantizedMatmul(enum.IntEnum):
-    """``pagoda_quantized_matmul_t``: whether products on block-quantized weights may round the
-    activations to 8 bits."""
+    """``pagoda_quantized_matmul_t``: whether products on block-quantized weights may round
+    their operands (8-bit activations; on a GPU, f16 activations and weights)."""
     AUTO = 0
     EXACT = 1
 
@@ -125,8 +125,8 @@ class RequestOptions:
 class EngineOptions:
     """How the engine batches (``pagoda_engine_options_t``); ``None`` keeps the library's
     default: 256 sequences and 2048 tokens per step, AUTO preemption, paged KV, AUTO graphs
-    and device sampling, activations chosen per device, micro-batches per stage, 8-bit
-    activations on block-quantized weights where the backend takes them (AUTO)."""
+    and device sampling, activations chosen per device, micro-batches per stage, rounded
+    operands on block-quantized weights where the backend takes them (AUTO)."""
     max_num_seqs: Optional[int] = None
     max_num_batched_tokens: Optional[int] = None
     preemption: Optional[Preemption] = None

@@ -3,7 +3,8 @@
  * accumulation, f32/bf16/f16 x and y; EMBEDDING from block tables into every activation type.
  * The blocks are random bytes with finite random scales, so every bit pattern of the values is
  * met. Both backends decode exactly and compute in f32 (no PAGODA_MATMUL_QUANTIZE_X here: that
- * leave lets backends differ), so the f32 tolerance holds. */
+ * leave lets backends differ), so the f32 tolerance holds; cases with PAGODA_MATMUL_ROUND_W
+ * (half x) allow a rounding of x's type, which a backend taking that leave adds to each weight. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,18 +71,19 @@ static conf_compare_t compare_of(pagoda_dtype_t act) {
 static void quant_matmul_case(test_rng_t *rng, int64_t m, int64_t n, int64_t k_blocks,
                               pagoda_dtype_t w_dtype, pagoda_dtype_t x_dtype,
                               pagoda_dtype_t y_dtype, int padded, int bias, int accumulate,
-                              conf_tally_t *tally) {
+                              int round_w, conf_tally_t *tally) {
     const int64_t block = block_values(w_dtype), k = k_blocks * block;
     const int64_t ldx = padded ? k + test_rng_int(rng, 1, 9) : k;
     const int64_t ldw = padded ? k + block * test_rng_int(rng, 1, 2) : k;
     const int64_t ldy = padded ? n + test_rng_int(rng, 1, 9) : n;
     conf_case_t c;
-    conf_case_init(&c, "matmul m=%lld n=%lld k=%lld x=%s w=%s y=%s%s%s%s", (long long)m,
+    conf_case_init(&c, "matmul m=%lld n=%lld k=%lld x=%s w=%s y=%s%s%s%s%s", (long long)m,
                    (long long)n, (long long)k, pagoda_dtype_name(x_dtype),
                    pagoda_dtype_name(w_dtype), pagoda_dtype_name(y_dtype),
-                   padded ? " strided" : "", bias ? " bias" : "", accumulate ? " accumulate" : "");
+                   padded ? " strided" : "", bias ? " bias" : "", accumulate ? " accumulate" : "",
+                   round_w ? " round_w" : "");
     pagoda_op_matmul_t *a = &conf_add_step(&c, PAGODA_OP_MATMUL)->matmul;
-    a->flags = accumulate ? PAGODA_MATMUL_ACCUMULATE : 0;
+    a->flags = (accumulate ? PAGODA_MATMUL_ACCUMULATE : 0) | (round_w ? PAGODA_MATMUL_ROUND_W : 0);
     a->x_dtype = x_dtype;
     a->w_dtype = w_dtype;
     a->y_dtype = y_dtype;
@@ -97,9 +99,12 @@ static void quant_matmul_case(test_rng_t *rng, int64_t m, int64_t n, int64_t k_b
                             nx * pagoda_dtype_size(x_dtype), CONF_DEVICE, CONF_INPUT, 0);
     int w = conf_add_tensor(&c, "w", random_blocks(rng, w_dtype, n * ldw),
                             block_bytes(w_dtype, n * ldw), CONF_DEVICE, CONF_INPUT, 0);
+    const double tolerance = round_w && conf_tolerance(x_dtype) > conf_tolerance(y_dtype)
+                                 ? conf_tolerance(x_dtype)
+                                 : conf_tolerance(y_dtype);
     int y = conf_add_tensor(&c, "y", conf_random_typed(rng, y_dtype, ny, -1.0f, 1.0f),
                             ny * pagoda_dtype_size(y_dtype), CONF_DEVICE, compare_of(y_dtype),
-                            conf_tolerance(y_dtype));
+                            tolerance);
     conf_bind(&c, 0, x, offsetof(pagoda_op_matmul_t, x));
     conf_bind(&c, 0, w, offsetof(pagoda_op_matmul_t, w));
     conf_bind(&c, 0, y, offsetof(pagoda_op_matmul_t, y));
@@ -157,19 +162,25 @@ void conf_cases_quantized(conf_tally_t *tally) {
             const int64_t m = prefill ? test_rng_int(&rng, 9, 70) : decode_m[i % 7];
             quant_matmul_case(&rng, m, test_rng_int(&rng, 1, 300),
                               test_rng_int(&rng, 1, 2048 / per_block), w, PAGODA_DTYPE_F32,
-                              PAGODA_DTYPE_F32, i % 2, (i / 2) % 2, (i / 3) % 2, tally);
+                              PAGODA_DTYPE_F32, i % 2, (i / 2) % 2, (i / 3) % 2, 0, tally);
         }
         /* Half x and y, decode and prefill. */
         for (int i = 0; i < 4; ++i)
             quant_matmul_case(&rng, i % 2 ? test_rng_int(&rng, 1, 8) : test_rng_int(&rng, 9, 40),
                               test_rng_int(&rng, 1, 200), test_rng_int(&rng, 1, 1024 / per_block),
                               w, kActTypes[1 + i % 2], kActTypes[(i + 1) % 3], i / 2, i % 2, 1,
-                              tally);
+                              0, tally);
         /* A model-sized row: several x tiles of the GEMV, a panel of the GEMM. */
         quant_matmul_case(&rng, 1, 512, 4096 / per_block, w, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32,
-                          0, 0, 0, tally);
+                          0, 0, 0, 0, tally);
         quant_matmul_case(&rng, 33, 256, 4096 / per_block, w, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32,
-                          0, 1, 0, tally);
+                          0, 1, 0, 0, tally);
+        /* Leave to round W to half x: GEMMs (where a GPU takes it), a GEMV, every y type. */
+        for (int i = 0; i < 4; ++i)
+            quant_matmul_case(&rng, i == 3 ? test_rng_int(&rng, 1, 8) : test_rng_int(&rng, 9, 70),
+                              test_rng_int(&rng, 1, 300), test_rng_int(&rng, 1, 2048 / per_block),
+                              w, kActTypes[1 + i % 2], kActTypes[i % 3], i % 2, i / 2, i == 1, 1,
+                              tally);
         /* Embedding rows into every activation type. */
         for (int i = 0; i < 3; ++i)
             quant_embedding_case(&rng, test_rng_int(&rng, 1, 300),

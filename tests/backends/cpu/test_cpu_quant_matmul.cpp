@@ -341,8 +341,14 @@ void rejects_partial_blocks(void **) {
         a.ldw = 0;
         a.flags = PAGODA_MATMUL_QUANTIZE_X;
         TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
-        a.flags = 4u;
+        a.flags = 8u;
         test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "flags");
+        // Rounding W is leave for half x only (the CPU computes exactly either way).
+        a.flags = PAGODA_MATMUL_ROUND_W;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT, "x_dtype f32");
+        a.x_dtype = PAGODA_DTYPE_BF16;
+        TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+        a.x_dtype = PAGODA_DTYPE_F32;
         a.flags = 0;
         a.x_dtype = t;
         test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "x_dtype");

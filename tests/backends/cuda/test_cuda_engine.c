@@ -176,7 +176,9 @@ static void test_greedy_matches_cpu(void **state) {
 /* stories260K quantized by the public API to Q8_0 and to Q4_0 (its 64-wide rows take 32-value
  * blocks; the K types' 256 do not fit, so Q4_0's Q6_K output stays f32): the CUDA backend's
  * block GEMV, panel decoding and block embedding rows against the CPU's exact f32 products
- * (PAGODA_QUANTIZED_MATMUL_EXACT: no 8-bit activations), caches f32 on both. */
+ * (PAGODA_QUANTIZED_MATMUL_EXACT: no 8-bit activations), caches f32 on both; then the GPU's
+ * defaults (f16 activations, weights rounded to f16 for batched products), within what f16
+ * activations allow. */
 static void test_quantized_matches_cpu(void **state) {
     (void)state;
     require_cuda();
@@ -200,6 +202,11 @@ static void test_quantized_matches_cpu(void **state) {
         generate_with(path, "cpu:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &cpu);
         generate_with(path, "cuda:0", &eo, greedy(), 0, PAGODA_DTYPE_F32, &gpu);
         compare(kTypes[i].name, &gpu, &cpu, 0.95, 1e-3);
+        pagoda_engine_options_t defaults;
+        pagoda_engine_options_default(&defaults);
+        generate_with(path, "cuda:0", &defaults, greedy(), 0, PAGODA_DTYPE_INVALID, &gpu);
+        assert_int_equal(gpu.stats.device_sampled_tokens, gpu.stats.generated_tokens);
+        compare("the GPU's defaults", &gpu, &cpu, 0.8, 0.1);
         assert_int_equal(unlink(path), 0);
     }
     assert_int_equal(rmdir(dir), 0);

@@ -46,7 +46,8 @@ c_enum!(
 );
 
 c_enum!(
-    /// Whether products on block-quantized weights may round the activations to 8 bits.
+    /// Whether products on block-quantized weights may round their operands (8-bit
+    /// activations; on a GPU, f16 activations and weights).
     QuantizedMatmul {
         /// Where the backend takes the leave (llama.cpp's and vLLM's arithmetic).
         Auto = sys::PAGODA_QUANTIZED_MATMUL_AUTO,
@@ -74,7 +75,7 @@ c_struct! {
         pub activation_dtype: Option<Dtype>,
         /// Micro-batches per step on a pipeline of several stages; 0 = the engine picks.
         pub pipeline_micro_batches: i64,
-        /// 8-bit activations on block-quantized weights (`Auto`) or not.
+        /// Rounded operands on block-quantized weights (`Auto`) or not.
         pub quantized_matmul: QuantizedMatmul,
     }
 }
