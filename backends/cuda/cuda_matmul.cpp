@@ -54,9 +54,10 @@ namespace {
 constexpr const char *kOp = "matmul";
 
 // Up to this m, bf16/f16 or block W runs our GEMV rather than a GEMM. A first guess from the GEMV
-// reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra bytes per weight:
-// to be measured on the H100 (k = n = 4096 and the Llama FFN shapes), also against the tensor-
-// core GEMM that half x with W of its type would take instead.
+// reading W once per kGemvRowsPerPass rows of x while widening costs 6 extra bytes per weight.
+// On an H200 (tests/gpu/NOTES.md) the widening route at m = 16 ran 10× slower than cuBLAS on
+// half x, and the GEMV at m = 4 at 0.4-0.6 of cuBLAS's speed: the switch point and the GEMV's
+// shape for 2-8 rows are still to be tuned against the tensor-core GEMM.
 constexpr int64_t kGemvMaxM = 8;
 static_assert(kGemvMaxM <= kGemvRowsPerPass, "the GEMV route must be one pass over W");
 
@@ -569,7 +570,7 @@ pagoda_status_t run_gemv(CudaBackend &cuda, pagoda_backend_stream_t &stream, con
 }
 
 // The direct GEMM routes, run with the scratch held (with_scratch). WidenedWeight: `o` has
-// f32 x and y and half W.
+// f32 x and y and half or block W.
 pagoda_status_t widened_gemm(CudaBackend &cuda, cublasHandle_t blas, MatmulState &s,
                              pagoda_backend_stream_t &stream, const Operands &o) {
     if (pagoda_status_t st = ensure_area(cuda, s, stream, s.panel, o.k); st != PAGODA_OK)

@@ -62,8 +62,8 @@ __device__ inline void widen8(const uint4 &bits, float (&out)[kVec]) {
     }
 }
 
-// How the kernel reads W: row(j) is where row j starts; load8 gives the 8 weights from column c
-// (a multiple of 8) when whole_vectors(); load1 one weight, for the rest of a tile.
+// How the kernel reads W: row(j) is where row j starts; below vector_end(tile), load8 gives the
+// 8 weights from column c (a multiple of 8); load1 one weight, for the rest of a tile.
 // bf16/f16 W: 16-byte streaming loads when W's base is 16-byte aligned and ldw a multiple of 8
 // (W is read once per launch, so it is kept out of x's way in the caches), else element loads.
 template <bool BF16>
@@ -94,9 +94,6 @@ struct BlockRows {
     __device__ int vector_end(int tile) const { return tile; }
     __device__ Group8 load_group(const unsigned char *r, int64_t c) const {
         return decode_group8<DT>(r, c);
-    }
-    __device__ void load8(const unsigned char *r, int64_t c, float (&out)[kVec]) const {
-        decode8<DT>(r, c, out);
     }
     __device__ float load1(const unsigned char *r, int64_t c) const {  // never reached
         float v[kVec];
