@@ -213,7 +213,8 @@ for l in lines:
           "%.4g" % figure if figure is not None else "null", "%.3g" % goal if goal else "-", share))
 print("\n%d measurement(s) below their goal. Figures: decode attention as a fraction of the measured" % below)
 print("device-to-device copy bandwidth (goal 0.85), prefill attention as a fraction of cuBLAS's bf16")
-print("GEMM peak (goal 0.6), matmuls as cuBLAS time / ours (goal 1: as fast as plain cuBLAS).")
+print("GEMM peak (goal 0.6), matmuls as cuBLAS time / ours (goal 1: as fast as plain cuBLAS),")
+print("matmuls on GGUF block weights (no cuBLAS equivalent) as a fraction of the copy bandwidth.")
 PY
     fi
 fi
