@@ -105,14 +105,14 @@ void unpack_blocks(pagoda_dtype_t dtype, const unsigned char *src, int64_t block
 
 }  // namespace
 
-bool q8x_serves(pagoda_dtype_t w_dtype) {
+int64_t q8x_max_rows(pagoda_dtype_t w_dtype) {
     switch (w_dtype) {
-        case PAGODA_DTYPE_Q8_0:
+        case PAGODA_DTYPE_Q8_0: return 8;
+        case PAGODA_DTYPE_Q6_K: return 4;
         case PAGODA_DTYPE_Q4_0:
         case PAGODA_DTYPE_Q4_K:
-        case PAGODA_DTYPE_Q5_K:
-        case PAGODA_DTYPE_Q6_K: return true;
-        default: return false;
+        case PAGODA_DTYPE_Q5_K: return 2;
+        default: return 0;
     }
 }
 
@@ -142,10 +142,11 @@ void gemv_q8x_portable(const GemvProblem &p, const Q8Rows &x, int64_t row_begin,
     const int64_t runs_per_block = b.elements / kQ8Run, x_runs = p.k / kQ8Run;
     int8_t q[256];
     float scale[2 * 8], min[8];
-    for (int64_t i = 0; i < p.m; ++i) {
-        const int8_t *xq = x.q + i * p.k;
-        const float *xd = x.scale + i * x_runs, *xs = x.sum + i * x_runs;
-        for (int64_t j = row_begin; j < row_end; ++j) {
+    // Each W row meets every x row while it is in cache (as the AVX2 build's tiles do).
+    for (int64_t j = row_begin; j < row_end; ++j) {
+        for (int64_t i = 0; i < p.m; ++i) {
+            const int8_t *xq = x.q + i * p.k;
+            const float *xd = x.scale + i * x_runs, *xs = x.sum + i * x_runs;
             const unsigned char *block = static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
             float acc = 0.0f;
             for (int64_t c0 = 0; c0 < p.k; c0 += b.elements, block += b.bytes) {

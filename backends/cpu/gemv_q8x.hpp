@@ -4,11 +4,16 @@
 // 32 activations in one integer multiply-add of bytes. The float route (gemv_blocks_avx2.cpp)
 // spends 4-6 instructions converting each 8 weights to f32; here a run of 32 costs about ten.
 //
-// The CPU backend takes the leave for one or two x rows (kQ8xMaxM), where decoding binds.
-// From three rows on, decoding a chunk once for every x row and multiplying in f32 (the
-// float route) was faster: the int8 product costs more per x row than f32 FMAs on decoded
-// values. Measured (pagoda-bench-kernels --bench gemv,gemv_q8x, 4096², 2 threads, ms):
-// Q8_0 m = 1, 2, 3 took 0.81, 1.18, 1.46 here against 1.83 (m = 1) and 2.43 (m = 4) there.
+// The CPU backend takes the leave for the few x rows where it pays (q8x_max_rows): each x row
+// costs the int8 route a pass of integer products over the tile (which stays in cache), the
+// float route only f32 FMAs on values it decoded once, so from some m on the float route wins,
+// the sooner the more a type's unpacking costs. Measured with the int8 route open to m = 8
+// (pagoda-bench-kernels --bench gemv,gemv_q8x --repeats 3 --min-time 0.15, 2 threads, two
+// rounds), float / int8 time, ranges over 4096², 4096 × 11008 and 11008 × 4096:
+//   Q8_0 1.95-2.37× at m = 1, 1.38-1.50× at m = 3-4, 1.03-1.13× at m = 8;
+//   Q6_K 1.37-1.65× at m = 1, 1.04-1.12× at m = 4, 0.77-0.84× at m = 8;
+//   Q4_0, Q4_K, Q5_K 1.18-1.47× at m = 2, 0.85-1.12× at m = 3.
+// So Q8_0 up to eight rows, Q6_K four, the others two.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +32,9 @@ struct Q8Rows {
     const float *sum;
 };
 
-// Up to this m the backend computes on int8 x when the flag allows it.
-inline constexpr int64_t kQ8xMaxM = 2;
-
-// Whether the route serves this W type (all five block types).
-bool q8x_serves(pagoda_dtype_t w_dtype);
+// Up to this m the backend computes on int8 x for W of this type when the flag allows it (0 for
+// the types the route does not serve).
+int64_t q8x_max_rows(pagoda_dtype_t w_dtype);
 
 // Rounds rows x[i·ldx .. +k) (k a multiple of 32) as ops.h specifies: d = max|x| / 127 per run,
 // q = x / d to nearest even (0 where d = 0). Both builds round bit for bit alike.

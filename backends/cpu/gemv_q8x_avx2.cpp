@@ -179,14 +179,16 @@ void direct_rows(const GemvProblem &p, const Q8Rows &x, int64_t i, int64_t j0) {
     }
 }
 
+// Every x row meets a tile of W rows before the next tile: the tile (a few KiB to a few tens)
+// stays in cache for the later x rows, so W streams from memory once whatever m is.
 template <class D>
 void direct(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int64_t row_end) {
     constexpr int kTile = int(kGemvTileRows);
-    for (int64_t i = 0; i < p.m; ++i) {
-        int64_t j = row_begin;
-        for (; j + kTile <= row_end; j += kTile) direct_rows<D, kTile>(p, x, i, j);
-        for (; j < row_end; ++j) direct_rows<D, 1>(p, x, i, j);
-    }
+    int64_t j = row_begin;
+    for (; j + kTile <= row_end; j += kTile)
+        for (int64_t i = 0; i < p.m; ++i) direct_rows<D, kTile>(p, x, i, j);
+    for (; j < row_end; ++j)
+        for (int64_t i = 0; i < p.m; ++i) direct_rows<D, 1>(p, x, i, j);
 }
 
 }  // namespace

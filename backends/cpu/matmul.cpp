@@ -2,8 +2,8 @@
 //
 // Two routes. Decode-sized m is bound by streaming W: our own GEMV (gemv.hpp) reads W once,
 // converting bf16/f16 on the fly (block types in registers or a chunk of each row at a time;
-// for one or two rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations:
-// gemv_q8x.hpp), split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
+// for a few rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations: gemv_q8x.hpp),
+// split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
 // sgemm, with bf16/f16 or block W widened to f32 a panel of rows at a time. sgemm runs on the
 // calling thread with OpenBLAS's own threads (as many as the pool has) while our workers sleep,
 // so the two never run on the cores at once.
@@ -175,7 +175,7 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
 // allows it and that pays, gemv_q8x.hpp), else sgemm.
 pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p) {
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
-        if (p.quantize_x && p.m <= kQ8xMaxM && q8x_serves(p.w_dtype)) return run_gemv_q8x(cpu, p);
+        if (p.quantize_x && p.m <= q8x_max_rows(p.w_dtype)) return run_gemv_q8x(cpu, p);
         run_gemv(cpu, p);
         return PAGODA_OK;
     }
