@@ -66,22 +66,22 @@ record() { # record STEP STATUS [DETAIL]
 if ! wanted_step build; then
     record "configure and build" SKIP "STEPS: using $BUILD as it is"
 else
-note "configure and build ($BUILD, CUDA architectures: $CUDA_ARCHS)"
-GENERATOR=()
-if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
-if ! cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DPAGODA_WITH_CUDA=ON -DPAGODA_BUILD_BENCH=ON -DPAGODA_BUILD_TESTS=ON \
-        -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"; then
-    record "configure" FAIL
-    printf '%s\n' "${SUMMARY[@]}"
-    exit 1
-fi
-if ! cmake --build "$BUILD" -j "$JOBS"; then
-    record "build" FAIL
-    printf '%s\n' "${SUMMARY[@]}"
-    exit 1
-fi
-record "configure and build" PASS
+    note "configure and build ($BUILD, CUDA architectures: $CUDA_ARCHS)"
+    GENERATOR=()
+    if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+    if ! cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release \
+            -DPAGODA_WITH_CUDA=ON -DPAGODA_BUILD_BENCH=ON -DPAGODA_BUILD_TESTS=ON \
+            -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"; then
+        record "configure" FAIL
+        printf '%s\n' "${SUMMARY[@]}"
+        exit 1
+    fi
+    if ! cmake --build "$BUILD" -j "$JOBS"; then
+        record "build" FAIL
+        printf '%s\n' "${SUMMARY[@]}"
+        exit 1
+    fi
+    record "configure and build" PASS
 fi
 mkdir -p "$LOGS"
 
