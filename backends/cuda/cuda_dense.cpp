@@ -38,12 +38,11 @@ pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "table", a.table));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "ids", a.ids));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
-    // The block decoders' loads need their blocks aligned (the GEMV's rule, matmul's message).
+    // The block decoders' loads need their blocks aligned (the GEMV's rule).
     if (plugin::is_block_dtype(a.table_dtype) && !gemv_takes(a.table_dtype, a.table))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": a " + plugin::dtype_name(a.table_dtype) +
-                             " table at a misaligned address (the CUDA backend reads Q4_K and "
-                             "Q5_K blocks 8 bytes at a time, the others 2)");
+                             " table at a misaligned address (" + kBlockAlignmentRule + ")");
     return launched(cuda, stream, kOp,
                     launch_embedding(a.table, a.table_dtype, a.vocab_size, a.dim, a.ids,
                                      a.n_tokens, a.out, act_dtype_of(a.out_dtype),

@@ -813,8 +813,7 @@ pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     if (plugin::is_block_dtype(o.w_dtype) && !gemv_takes(o.w_dtype, o.w))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": " + plugin::dtype_name(o.w_dtype) +
-                             " weights at a misaligned address (the CUDA backend reads Q4_K and "
-                             "Q5_K blocks 8 bytes at a time, the others 2)");
+                             " weights at a misaligned address (" + kBlockAlignmentRule + ")");
 
     const Route route = route_of(a);
     if (route == Route::Gemv) return run_gemv(cuda, stream, o);

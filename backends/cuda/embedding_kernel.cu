@@ -30,20 +30,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Stores the N f32 values at `v` as O at `p`, in accesses of at most 16 bytes (each aligned to
-// its size, which the caller's alignment of `p` to N·sizeof(O) or 16 bytes ensures).
-template <int N, typename O>
-__device__ __forceinline__ void store_unit(O *p, const float *v) {
-    constexpr int kPiece = N < kVec16Elems<O> ? N : kVec16Elems<O>;
-#pragma unroll
-    for (int j = 0; j < N; j += kPiece) {
-        float piece[kPiece];
-#pragma unroll
-        for (int k = 0; k < kPiece; ++k) piece[k] = v[j + k];
-        store_vec_from_float<kPiece>(p + j, piece);
-    }
-}
-
 // Tokens go along grid.y (grid-stride) and each row's units along grid.x. A unit is one 16-byte
 // load of the table (4 f32 or 8 bf16/f16) when kVec, else 1 element; a table of the output's
 // own type is copied unconverted, bit for bit.
@@ -67,7 +53,7 @@ __global__ void __launch_bounds__(kThreads)
             } else if constexpr (kVec) {
                 float v[kUnit];
                 load_vec_as_float<kUnit>(row + i, v);
-                store_unit<kUnit>(o + i, v);
+                store_floats<kUnit>(o + i, v);
             } else {
                 store_from_float(o + i, load_as_float(row + i));
             }
@@ -138,7 +124,7 @@ cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int6
         return with_storage_type(out_dtype, [&](auto out_tag) {
             using O = typename decltype(out_tag)::type;
             constexpr int kVecElems = kVec16Elems<T>;
-            // store_unit's accesses: a whole unit of O, or 16 bytes when that is larger.
+            // store_floats's accesses: a whole unit of O, or 16 bytes when that is larger.
             constexpr int64_t kOutBytes =
                 kVecElems * int64_t(sizeof(O)) < 16 ? kVecElems * int64_t(sizeof(O)) : 16;
             // Every table row starts on a 16-byte boundary when the base does and dim is a

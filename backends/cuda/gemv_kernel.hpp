@@ -40,6 +40,10 @@ inline constexpr int64_t kGemvRowsPerPass = 8;
 // aligned as their decoder loads it (block_decode.cuh: 2 bytes, 8 for Q4_K and Q5_K).
 bool gemv_takes(pagoda_dtype_t w_dtype, const void *w);
 
+// What a refusal of misaligned block data says (every kernel reading blocks has the rule).
+inline constexpr const char *kBlockAlignmentRule =
+    "the CUDA backend reads Q4_K and Q5_K blocks 8 bytes at a time, the others 2";
+
 // Queues the product on `stream`. Returns the first launch error (cudaErrorInvalidValue where
 // gemv_takes says no, or for an x_dtype or y_dtype other than F32, BF16 or F16).
 cudaError_t launch_gemv(const GemvArgs &args, cudaStream_t stream);

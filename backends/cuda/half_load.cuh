@@ -80,6 +80,20 @@ __device__ __forceinline__ void store_vec_from_float(T *p, const float (&in)[N])
     *reinterpret_cast<AlignedVec<T, N> *>(p) = raw;
 }
 
+// Stores the N f32 values at `v` as T at `p`, in accesses of at most 16 bytes (each aligned to
+// its size, which the caller's alignment of `p` to N·sizeof(T) or 16 bytes ensures).
+template <int N, typename T>
+__device__ __forceinline__ void store_floats(T *p, const float *v) {
+    constexpr int kPiece = N < kVec16Elems<T> ? N : kVec16Elems<T>;
+#pragma unroll
+    for (int j = 0; j < N; j += kPiece) {
+        float piece[kPiece];
+#pragma unroll
+        for (int k = 0; k < kPiece; ++k) piece[k] = v[j + k];
+        store_vec_from_float<kPiece>(p + j, piece);
+    }
+}
+
 // Names a storage type as a value, so a generic lambda can recover it:
 // `[&](auto tag) { using T = typename decltype(tag)::type; ... }`.
 template <typename T>

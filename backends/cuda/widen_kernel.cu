@@ -53,29 +53,12 @@ __global__ void widen_elements(const uint16_t *__restrict__ src, bool bf16, int6
     }
 }
 
-// Quantized blocks: 8 values decoded (block_decode.cuh) and two 16-byte stores per step of a
-// grid-stride loop over rows × cols/8 groups; cols is a whole number of blocks, so of groups.
-template <pagoda_dtype_t DT>
-__global__ void widen_blocks(const unsigned char *__restrict__ src, int64_t row_bytes,
-                             int64_t rows, int64_t cols, float *__restrict__ dst) {
-    const int64_t per_row = cols / kVec;
-    const int64_t total = rows * per_row;
-    const int64_t step = int64_t(gridDim.x) * blockDim.x;
-    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-        const int64_t r = e / per_row, c = (e - r * per_row) * kVec;
-        float out[kVec];
-        decode8<DT>(src + r * row_bytes, c, out);
-        float4 *d = reinterpret_cast<float4 *>(dst + r * cols + c);
-        d[0] = make_float4(out[0], out[1], out[2], out[3]);
-        d[1] = make_float4(out[4], out[5], out[6], out[7]);
-    }
-}
-
-// As widen_blocks, each value then rounded to nearest even to T (bf16 or f16): one 16-byte store
-// per group of 8.
+// Quantized blocks: 8 values decoded (block_decode.cuh) per step of a grid-stride loop over
+// rows × cols/8 groups (cols is a whole number of blocks, so of groups), stored as T: f32 in
+// two 16-byte stores, or rounded to nearest even to bf16/f16 in one.
 template <pagoda_dtype_t DT, typename T>
-__global__ void round_blocks(const unsigned char *__restrict__ src, int64_t row_bytes,
-                             int64_t rows, int64_t cols, T *__restrict__ dst) {
+__global__ void decode_blocks(const unsigned char *__restrict__ src, int64_t row_bytes,
+                              int64_t rows, int64_t cols, T *__restrict__ dst) {
     const int64_t per_row = cols / kVec;
     const int64_t total = rows * per_row;
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -83,7 +66,7 @@ __global__ void round_blocks(const unsigned char *__restrict__ src, int64_t row_
         const int64_t r = e / per_row, c = (e - r * per_row) * kVec;
         float out[kVec];
         decode8<DT>(src + r * row_bytes, c, out);
-        store_vec_from_float<kVec>(dst + r * cols + c, out);
+        store_floats<kVec>(dst + r * cols + c, out);
     }
 }
 
@@ -117,7 +100,7 @@ cudaError_t widen_to_f32(const void *src, pagoda_dtype_t dtype, int64_t ld_src, 
         (void)cudaGetLastError();  // as below
         return with_block_type(dtype, [&](auto tag) {
             constexpr pagoda_dtype_t DT = decltype(tag)::value;
-            widen_blocks<DT><<<blocks_for(rows * (cols / kVec)), kThreads, 0, stream>>>(
+            decode_blocks<DT, float><<<blocks_for(rows * (cols / kVec)), kThreads, 0, stream>>>(
                 static_cast<const unsigned char *>(src), block_row_bytes(DT, ld_src), rows, cols,
                 dst);
             return cudaGetLastError();
@@ -158,11 +141,11 @@ cudaError_t round_blocks_to_half(const void *src, pagoda_dtype_t dtype, int64_t 
         const int64_t row_bytes = block_row_bytes(DT, ld_src);
         const unsigned grid = blocks_for(rows * (cols / kVec));
         if (dst_dtype == PAGODA_DTYPE_BF16)
-            round_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
-                                                            static_cast<__nv_bfloat16 *>(dst));
+            decode_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
+                                                             static_cast<__nv_bfloat16 *>(dst));
         else
-            round_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
-                                                            static_cast<__half *>(dst));
+            decode_blocks<DT><<<grid, kThreads, 0, stream>>>(blocks, row_bytes, rows, cols,
+                                                             static_cast<__half *>(dst));
         return cudaGetLastError();
     });
 }
