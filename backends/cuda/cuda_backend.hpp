@@ -27,8 +27,8 @@ struct CudaOptions {
     int64_t nccl_timeout_ms = 600000;
 };
 
-// cuda_matmul.cpp's per-device state (cuBLASLt handle, plans, scratch); made on first use and
-// freed with the backend through the deleter, which cuda_matmul.cpp defines.
+// cuda_gemm.cpp's per-device state (cuBLASLt handle, plans, scratch); made on first use and
+// freed with the backend through the deleter, which cuda_gemm.cpp defines.
 struct MatmulState;
 struct MatmulStateDeleter {
     void operator()(MatmulState *state) const noexcept;
@@ -71,7 +71,7 @@ public:
     // binding a stream is handle-wide state that two threads would otherwise race on.
     template <typename Body>
     pagoda_status_t with_blas(int32_t device, cudaStream_t stream, Body &&body);
-    // with_blas, also handing `body` the device's matmul state (null until cuda_matmul.cpp
+    // with_blas, also handing `body` the device's matmul state (null until cuda_gemm.cpp
     // makes it): `body(handle, state)`, under the same lock.
     template <typename Body>
     pagoda_status_t with_matmul(int32_t device, cudaStream_t stream, Body &&body);
@@ -172,7 +172,7 @@ pagoda_status_t stream_scratch(CudaBackend &cuda, pagoda_backend_stream_t &strea
 pagoda_status_t refuse_during_capture(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                                       const std::string &what);
 // Runs `launch` (a graph launch on `stream`) ordered with the device's shared matmul scratch, as
-// each eager matmul is: recorded matmuls skip that ordering (cuda_matmul.cpp).
+// each eager matmul is: recorded matmuls skip that ordering (cuda_gemm.cpp).
 pagoda_status_t order_with_matmul_scratch(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                                           pagoda_status_t (*launch)(void *), void *context);
 }  // namespace pagoda::cuda
