@@ -27,6 +27,9 @@ inline constexpr size_t kOpArgsMinSize<pagoda_op_kv_write_t> =
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_paged_attention_t> =
     offsetof(pagoda_op_paged_attention_t, act_dtype);
+// ABI 1.6 appended MATMUL's variant (0 = the backend's own rules).
+template <>
+inline constexpr size_t kOpArgsMinSize<pagoda_op_matmul_t> = offsetof(pagoda_op_matmul_t, variant);
 // ABI 1.1 appended the activation types of the dense ops (0 = F32).
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_embedding_t> =

@@ -11,7 +11,12 @@
 
 namespace pagoda::plugin {
 
+// For a backend without MATMUL variants: a nonzero `variant` is refused as unsupported.
 pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a);
+// For one with `variants` of them (1..variants); whether a variant suits the descriptor is the
+// backend's own check.
+pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_t &a,
+                                      int32_t variants);
 pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a);
 pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a);
 pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);

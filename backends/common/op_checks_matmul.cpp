@@ -24,6 +24,20 @@ pagoda_status_t check_matmul_dtypes(const Reporter &r, const pagoda_op_matmul_t 
 }  // namespace
 
 pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a) {
+    return check_matmul_variants(r, a, 0);
+}
+
+pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_t &a,
+                                      int32_t variants) {
+    if (a.variant < 0)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(kOp) + ": variant = " + std::to_string(a.variant) +
+                          " is negative (0 is the backend's own choice, 1.. its variants)");
+    if (a.variant > variants)
+        return r.fail(PAGODA_ERR_UNSUPPORTED,
+                      std::string(kOp) + ": variant = " + std::to_string(a.variant) +
+                          ", but this backend has " + std::to_string(variants) +
+                          " matmul variants");
     if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_ROUND_W)) !=
         0)
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +

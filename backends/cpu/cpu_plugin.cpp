@@ -291,7 +291,13 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
     return guarded_dispatch(cpu, op, args, true);
 }
 
-const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch};
+const char *variant_name(void *self, int32_t device, pagoda_op_t op, int32_t variant) {
+    if (self_of(self).check_device(device) != PAGODA_OK || op != PAGODA_OP_MATMUL) return nullptr;
+    return matmul_variant_name(variant);
+}
+
+const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch,
+                                           variant_name};
 
 void destroy(void *self) { delete static_cast<Instance *>(self); }
 

@@ -33,7 +33,7 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
     using namespace plugin;
     switch (op) {
         case PAGODA_OP_MATMUL:
-            return dispatch<pagoda_op_matmul_t>(cpu, op, args, launch, check_matmul, run_matmul);
+            return dispatch<pagoda_op_matmul_t>(cpu, op, args, launch, check_cpu_matmul, run_matmul);
         case PAGODA_OP_EMBEDDING:
             return dispatch<pagoda_op_embedding_t>(cpu, op, args, launch, check_embedding,
                                                    run_embedding);

@@ -5,10 +5,15 @@
 
 #include "cpu_backend.hpp"
 #include "pagoda/ops.h"
+#include "reporter.hpp"
 
 namespace pagoda::cpu {
 
 pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a);      // matmul.cpp
+// MATMUL's kernel variants (ops.h's `variant`): the shared check, then whether the asked-for
+// variant can run the descriptor; and the variants' names (NULL outside 1..count).
+pagoda_status_t check_cpu_matmul(const plugin::Reporter &r, const pagoda_op_matmul_t &a);
+const char *matmul_variant_name(int32_t variant);
 pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a);  // embedding.cpp
 pagoda_status_t run_rmsnorm(CpuBackend &cpu, const pagoda_op_rmsnorm_t &a);    // rmsnorm.cpp
 pagoda_status_t run_rope(CpuBackend &cpu, const pagoda_op_rope_t &a);          // rope.cpp

@@ -8,6 +8,9 @@
 // calling thread with OpenBLAS's own threads (as many as the pool has) while our workers sleep,
 // so the two never run on the cores at once.
 //
+// A host may pin one route through ops.h's `variant` (kVariantNames, after measuring them on
+// its shapes); 0 keeps the rules of run_f32.
+//
 // bf16/f16 activations (x or y) are staged in f32 a block of rows at a time: x rows widened,
 // y computed in f32 (from its widened old value when accumulating) and rounded once, so both
 // routes run on f32 exactly as for f32 activations. Staging costs O(m·(k+n)) conversions
@@ -28,6 +31,7 @@
 #include "gemv.hpp"
 #include "gemv_q8x.hpp"
 #include "kernels.hpp"
+#include "op_checks.hpp"
 #include "scratch.hpp"
 #include "widen.hpp"
 
@@ -56,6 +60,11 @@ constexpr int64_t kStageElems = int64_t(1) << 23;
 
 // cblas takes int dimensions and strides.
 constexpr int64_t kBlasMax = INT_MAX;
+
+// ops.h's `variant` values, 1-based in kVariantNames' order; 0 = the rules of run_f32.
+enum Variant : int32_t { kRules = 0, kGemv = 1, kGemvInt8 = 2, kSgemm = 3 };
+constexpr const char *kVariantNames[] = {"gemv", "gemv_int8", "sgemm"};
+constexpr int32_t kVariants = int32_t(sizeof kVariantNames / sizeof kVariantNames[0]);
 
 int64_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 
@@ -171,9 +180,15 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     return PAGODA_OK;
 }
 
-// The f32 problem on f32 activations: the GEMV for decode-sized m (on int8 x where the flag
-// allows it and that pays, gemv_q8x.hpp), else sgemm.
-pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p) {
+// The f32 problem on f32 activations: the pinned variant, or by the rules the GEMV for
+// decode-sized m (on int8 x where the flag allows it and that pays, gemv_q8x.hpp), else sgemm.
+pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p, int32_t variant) {
+    switch (variant) {
+        case kGemv: run_gemv(cpu, p); return PAGODA_OK;
+        case kGemvInt8: return run_gemv_q8x(cpu, p);
+        case kSgemm: return run_blas(cpu, p);
+        default: break;
+    }
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
         if (p.quantize_x && p.m <= q8x_max_rows(p.w_dtype)) return run_gemv_q8x(cpu, p);
         run_gemv(cpu, p);
@@ -184,11 +199,13 @@ pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p) {
 
 // Half x or y: each block of rows is staged in f32 (see the top of the file) and run by run_f32.
 pagoda_status_t run_staged(CpuBackend &cpu, const pagoda_op_matmul_t &a, const GemvProblem &p) {
+    // A pinned GEMV takes a whole prefill's rows in one block; sgemm wants hundreds per block.
+    const int64_t min_block = a.variant == kGemv || a.variant == kGemvInt8 ? 1 : kGemvMaxM + 1;
     const bool half_x = a.x_dtype != PAGODA_DTYPE_F32, half_y = a.y_dtype != PAGODA_DTYPE_F32;
     const int64_t staged_row = (half_x ? p.k : 0) + (half_y ? p.n : 0);
     // Blocks past the GEMV's m, so a prefill's blocks stay on sgemm.
     const int64_t block =
-        std::min(p.m, std::max(kGemvMaxM + 1, kStageElems / std::max<int64_t>(1, staged_row)));
+        std::min(p.m, std::max(min_block, kStageElems / std::max<int64_t>(1, staged_row)));
     float *x_stage = nullptr, *y_stage = nullptr;
     try {
         if (half_x) x_stage = thread_scratch<struct MatmulXStage>(size_t(block * p.k));
@@ -227,7 +244,7 @@ pagoda_status_t run_staged(CpuBackend &cpu, const pagoda_op_matmul_t &a, const G
             q.y = y_stage;
             q.ldy = p.n;
         }
-        PAGODA_PLUGIN_CHECK(run_f32(cpu, q));
+        PAGODA_PLUGIN_CHECK(run_f32(cpu, q, a.variant));
         if (half_y)
             cpu.pool().parallel_for(rows, rows_per_chunk(p.n), [&](int64_t begin, int64_t end) {
                 for (int64_t r = begin; r < end; ++r)
@@ -239,6 +256,31 @@ pagoda_status_t run_staged(CpuBackend &cpu, const pagoda_op_matmul_t &a, const G
 }
 
 }  // namespace
+
+const char *matmul_variant_name(int32_t variant) {
+    return variant >= 1 && variant <= kVariants ? kVariantNames[variant - 1] : nullptr;
+}
+
+pagoda_status_t check_cpu_matmul(const plugin::Reporter &r, const pagoda_op_matmul_t &a) {
+    PAGODA_PLUGIN_CHECK(plugin::check_matmul_variants(r, a, kVariants));
+    if (a.variant == kGemvInt8 && (a.flags & PAGODA_MATMUL_QUANTIZE_X) == 0)
+        return r.fail(PAGODA_ERR_UNSUPPORTED,
+                      std::string(kOp) + ": variant gemv_int8 rounds x to int8, which needs "
+                                         "PAGODA_MATMUL_QUANTIZE_X (and block-quantized W)");
+    if (a.variant == kSgemm) {
+        // As blas_can_run, on the strides the route will see (half activations are staged
+        // packed).
+        const bool half_x = a.x_dtype != PAGODA_DTYPE_F32, half_y = a.y_dtype != PAGODA_DTYPE_F32;
+        const int64_t ldx = half_x ? a.k : plugin::packed_or(a.ldx, a.k);
+        const int64_t ldy = half_y ? a.n : plugin::packed_or(a.ldy, a.n);
+        const int64_t ldw = a.w_dtype == PAGODA_DTYPE_F32 ? plugin::packed_or(a.ldw, a.k) : a.k;
+        if (a.k > kBlasMax || ldx > kBlasMax || ldy > kBlasMax || ldw > kBlasMax)
+            return r.fail(PAGODA_ERR_UNSUPPORTED,
+                          std::string(kOp) + ": variant sgemm takes int-sized k and strides "
+                                             "(k = " + std::to_string(a.k) + ")");
+    }
+    return PAGODA_OK;
+}
 
 pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, kOp, "x", a.x));
@@ -264,7 +306,8 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
     p.quantize_x = (a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0;
 
-    if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32) return run_f32(cpu, p);
+    if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32)
+        return run_f32(cpu, p, a.variant);
     return run_staged(cpu, a, p);
 }
 

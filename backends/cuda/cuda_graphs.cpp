@@ -61,8 +61,9 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
 
 }  // namespace
 
+// No kernel variants yet: MATMUL's `variant` must be 0 (plugin::check_matmul).
 const pagoda_backend_kernels_t kGraphAwareKernels = {sizeof(pagoda_backend_kernels_t), supports,
-                                                     launch};
+                                                     launch, nullptr};
 
 pagoda_status_t refuse_during_capture(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                                       const std::string &what) {

@@ -133,6 +133,7 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
 
 }  // namespace
 
-const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch};
+const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch,
+                                           nullptr};
 
 }  // namespace pagoda::cuda

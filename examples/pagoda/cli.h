@@ -38,6 +38,7 @@ int cli_place(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_quantize(int argc, char **argv);
+int cli_tune(int argc, char **argv);
 
 /* Where a model runs: its mesh's devices and axes, and a plan written by `pagoda plan --json`
  * (NULL: the library lays it out). */

@@ -41,6 +41,8 @@ static void generate_usage(FILE *out) {
           "  --exact-matmul          quantized weights (Q8_0, Q4_K, ...) meet the activations\n"
           "                          as they are, in f32; by default a backend may round them\n"
           "                          to 8 bits, as llama.cpp does, which is faster\n"
+          "  --kernel-choices FILE   run the kernels `pagoda tune` chose (default: the\n"
+          "                          backend's own rules)\n"
           "  --json                  print one JSON object: token_ids, text, finish_reason,\n"
           "                          and prompt_logprobs / logprobs when asked\n"
           "  --help                  show this help\n"
@@ -61,6 +63,7 @@ typedef struct generate_args {
     int block_size;
     int json;
     int exact_matmul;
+    const char *kernel_choices;
     pagoda_request_options_t request;
 } generate_args_t;
 
@@ -118,6 +121,7 @@ static int parse_args(int argc, char **argv, generate_args_t *a) {
         if (strcmp(f, "--model") == 0) a->model = v;
         else if (strcmp(f, "--prompt") == 0) a->prompt = v;
         else if (strcmp(f, "--prompt-ids") == 0) a->prompt_ids = v;
+        else if (strcmp(f, "--kernel-choices") == 0) a->kernel_choices = v;
         else if (cli_placement_flag(&a->placement, f, v)) continue;
         else if (strcmp(f, "--max-tokens") == 0) { ok = parse_long(f, v, 1, 1 << 30, &n); a->request.max_tokens = (int32_t)n; }
         else if (strcmp(f, "--temperature") == 0) ok = parse_float(f, v, &a->request.temperature);
@@ -330,6 +334,7 @@ int cli_generate(int argc, char **argv) {
     pagoda_engine_options_t eo;
     pagoda_engine_options_default(&eo);
     if (a.exact_matmul) eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+    eo.kernel_choices_file = a.kernel_choices;
     if ((s = pagoda_engine_create(model, mesh, plan, cache, &eo, &engine)) != PAGODA_OK) {
         cli_fail("making the engine", s);
         goto done;

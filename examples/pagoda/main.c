@@ -6,6 +6,7 @@
  *     pagoda serve [--model PATH] [--host ADDR] [--port N] [--api-key KEY]
  *     pagoda apply-template --model PATH --messages FILE [--add-generation-prompt]
  *     pagoda quantize IN OUT --type q8_0|q4_0|q4_k_m|q5_k_m|q6_k
+ *     pagoda tune --model PATH --out FILE [--max-tokens N]
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -29,6 +30,8 @@ static const cli_command_t commands[] = {
     {"bench", "Benchmarks; 'bench serve' replays a serving workload, paged vs contiguous KV", cli_bench},
     {"quantize", "Write a GGUF model with quantized weights (q8_0, q4_0, q4_k_m, q5_k_m, q6_k)",
      cli_quantize},
+    {"tune", "Time the backends' kernels on a model's products and keep the fastest in a file",
+     cli_tune},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

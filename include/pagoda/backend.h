@@ -46,8 +46,11 @@ extern "C" {
  *   activations. An older backend refuses the unknown flag, so the host asks without it.
  * - 1.5: ::PAGODA_MATMUL_ROUND_W, leave to round decoded block weights to the activations' half
  *   type. Refused by older backends likewise.
+ * - 1.6: kernel variants: ::pagoda_backend_kernels_t::variant_name and
+ *   ::pagoda_op_matmul_t::variant, so the host can time a backend's kernels for an op and pin
+ *   one. An older backend refuses a nonzero `variant` (a field past its struct).
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 5u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 6u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */
@@ -154,6 +157,14 @@ typedef struct pagoda_backend_kernels {
      */
     pagoda_status_t (*launch)(void *self, pagoda_backend_stream_t *stream, pagoda_op_t op,
                               const void *args);
+    /* Since ABI 1.6. A table of an older plugin ends here (its struct_size says so). */
+    /**
+     * The name of `device`'s `variant`-th kernel for `op` (1-based, as an op's `variant` field
+     * asks for it), or NULL past the last one and for ops without variants. Names are short,
+     * static and stable across versions of the plugin ("gemv", "sgemm"), so a host may store a
+     * choice by name. NULL slot: the backend offers no variants.
+     */
+    const char *(*variant_name)(void *self, int32_t device, pagoda_op_t op, int32_t variant);
 } pagoda_backend_kernels_t;
 
 /* ------------------------------------------------------------------------------------------ */

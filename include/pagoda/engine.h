@@ -7,6 +7,7 @@
 
 #include "pagoda/common.h"
 #include "pagoda/engine_stats.h"
+#include "pagoda/kernel_choice.h"
 #include "pagoda/request.h"
 #include "pagoda/status.h"
 
@@ -73,6 +74,20 @@ typedef struct pagoda_engine_options {
      * \since 0.1
      */
     int32_t quantized_matmul;
+    /**
+     * A kernel choice file (kernel_choice.h; `pagoda tune` writes one), or NULL for none. Read
+     * when the engine is created (a missing file is an error unless `kernel_choice` is
+     * ::PAGODA_KERNEL_CHOICE_MEASURE, which creates it); the path need not outlive the call.
+     * \since 0.1
+     */
+    const char *kernel_choices_file;
+    /**
+     * How the engine picks among a backend's kernels for each product: a
+     * ::pagoda_kernel_choice_t; 0, the default, is ::PAGODA_KERNEL_CHOICE_FILE (the file's
+     * choices where it has them, the backend's rules elsewhere).
+     * \since 0.1
+     */
+    int32_t kernel_choice;
 } pagoda_engine_options_t;
 
 /**

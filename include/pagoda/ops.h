@@ -140,6 +140,15 @@ typedef struct pagoda_op_matmul {
     const void *bias;       /**< `[n]` f32, or NULL for none. */
     void *y;                /**< `[m, ldy]`, row-major; must not overlap `x` or `W`. */
     int64_t ldy;            /**< Row stride of `y`; 0 = `n`. */
+    /**
+     * (ABI 1.6) Which of the backend's kernels computes the product: 0 lets the backend pick by
+     * its own rules; i ≥ 1 asks for its i-th variant, as ::pagoda_backend_kernels_t::variant_name
+     * names them. This is how a host times the variants on its shapes and pins the fastest
+     * (Collage's measure-then-choose). A variant that cannot run the descriptor (its types,
+     * flags or sizes) is refused with ::PAGODA_ERR_UNSUPPORTED, by `supports` as by `launch`.
+     * Every variant keeps the op's contract; results may differ between them in rounding.
+     */
+    int32_t variant;
 } pagoda_op_matmul_t;
 
 /** \brief `out[i, :] = table[ids[i], :]`, converted to `out_dtype`. */

@@ -20,6 +20,7 @@
 #include "pagoda/request.h"
 #include "pagoda/engine.h"
 #include "pagoda/engine_stats.h"
+#include "pagoda/kernel_choice.h"
 #include "pagoda/server.h"
 #include "pagoda/quantize.h"
 

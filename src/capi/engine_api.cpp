@@ -235,6 +235,15 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
             fail(PAGODA_ERR_INVALID_ARGUMENT, "options->quantized_matmul must be a pagoda_quantized_matmul_t (got " +
                                                   std::to_string(o.quantized_matmul) + ")");
         config.quantized_activations = o.quantized_matmul == PAGODA_QUANTIZED_MATMUL_AUTO;
+        if (o.kernel_choice < PAGODA_KERNEL_CHOICE_FILE || o.kernel_choice > PAGODA_KERNEL_CHOICE_RULES)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "options->kernel_choice must be a pagoda_kernel_choice_t (got " +
+                                                  std::to_string(o.kernel_choice) + ")");
+        config.kernel_choice = static_cast<pagoda_kernel_choice_t>(o.kernel_choice);
+        if (o.kernel_choices_file != nullptr) {
+            config.kernel_choices_file = o.kernel_choices_file;
+            if (config.kernel_choices_file.empty())
+                fail(PAGODA_ERR_INVALID_ARGUMENT, "options->kernel_choices_file is empty (NULL for none)");
+        }
         config.layout = placement.layout;
         config.pipeline = placement.pipeline;
         config.pipeline.micro_batches = int32_t(o.pipeline_micro_batches);

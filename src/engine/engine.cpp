@@ -79,6 +79,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const 
     executor_->set_decode_mode(graphs ? exec::DecodeMode::Graphs : exec::DecodeMode::OpByOp);
     choose_activation_dtype();
     executor_->set_quantized_activations(config_.quantized_activations);
+    setup_kernel_choices();
     sample_on_device_ = (config_.device_sampling == PAGODA_DEVICE_SAMPLING_ON ||
                          (config_.device_sampling == PAGODA_DEVICE_SAMPLING_AUTO &&
                           executor_->devices_apart_from_host())) &&

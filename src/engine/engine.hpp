@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "exec/executor.hpp"
 #include "kv/kv_cache.hpp"
 #include "model/model.hpp"
+#include "pagoda/kernel_choice.h"
 #include "runtime/device.hpp"
 
 namespace pagoda::engine {
@@ -34,6 +36,9 @@ struct EngineConfig {
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_INVALID;  // INVALID: the engine picks
     // Products on block-quantized weights may round activations to 8 bits (engine.h's AUTO).
     bool quantized_activations = true;
+    // Kernel choice by measurement (kernel_choice.h): the file ("" = none) and how it is used.
+    std::string kernel_choices_file;
+    pagoda_kernel_choice_t kernel_choice = PAGODA_KERNEL_CHOICE_FILE;
     // Where the model runs: the cache's devices as laid out; NULL = the whole model on the
     // cache's one device.
     std::shared_ptr<const mesh::Layout> layout;
@@ -91,6 +96,8 @@ public:
     EngineStats stats() const;
     // Thread-safe: the serving metrics (pagoda_engine_metrics_t), struct_size left 0.
     pagoda_engine_metrics_t metrics() const;
+    // The kernel choices the engine runs with (kernel_choice.h); empty under RULES.
+    const runtime::KernelChoices &kernel_choices() const noexcept { return *kernel_choices_; }
 
 private:
     void admit_incoming();
@@ -102,6 +109,9 @@ private:
     void sample_sequence(Request &r, Sequence &s, std::span<float> logits);
     bool device_can_pick(const Request &r) const;
     void choose_activation_dtype();
+    // Reads the kernel choice file, measures what it lacks when asked to (writing it back),
+    // and hands the table to the executor. Throws as loading and measuring do.
+    void setup_kernel_choices();
     // Appends `res.token` to `s`: output, stop conditions, text.
     void accept_token(Request &r, Sequence &s, const sample::SampleResult &res);
     void after_sampling(Request &r);
@@ -133,6 +143,8 @@ private:
     std::shared_ptr<kv::KvCache> cache_;
     EngineConfig config_;
     std::unique_ptr<exec::Executor> executor_;
+    std::shared_ptr<const runtime::KernelChoices> kernel_choices_ =
+        std::make_shared<const runtime::KernelChoices>();
     Scheduler scheduler_;
     std::vector<int32_t> eos_ids_;
 

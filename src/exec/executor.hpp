@@ -14,6 +14,7 @@
 #include "kv/kv_cache.hpp"
 #include "mesh/layout.hpp"
 #include "model/model.hpp"
+#include "runtime/kernel_choices.hpp"
 
 namespace pagoda::exec {
 
@@ -70,6 +71,10 @@ public:
     virtual void set_decode_mode(DecodeMode mode) = 0;
     // As LlamaForward's, on every device.
     virtual void set_quantized_activations(bool allow) = 0;
+    // As LlamaForward's, on every device; tuning measures one device at a time, so that devices
+    // sharing a machine's cores or memory do not disturb each other's timings.
+    virtual void set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices) = 0;
+    virtual void tune_kernels(runtime::KernelChoices &choices, int64_t max_rows) = 0;
     virtual int64_t graph_launches() const = 0;
     // Whether every device is one the host cannot address (a GPU): the engine's AUTO choices.
     virtual bool devices_apart_from_host() const = 0;

@@ -13,6 +13,7 @@
 #include "kv/kv_geometry.hpp"
 #include "model/model.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_choices.hpp"
 
 namespace pagoda::mesh {
 class Communicator;
@@ -112,6 +113,17 @@ public:
     // Whether products on block-quantized weights may round the activations to 8 bits where
     // the backend takes PAGODA_MATMUL_QUANTIZE_X; off (exact) by default.
     void set_quantized_activations(bool allow) noexcept;
+
+    // Kernel choice by measurement (runtime/kernel_choices.hpp): each product pins the variant
+    // `choices` holds for this device's kind and its shape; the backend's own rules elsewhere,
+    // and everywhere when `choices` is null. Throws INVALID_ARGUMENT when an entry for this
+    // device's kind names a variant its backend lacks or refuses for the entry's shape.
+    void set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices);
+    // Times the backend's variants of every product shape this device runs (its layers' and LM
+    // head's, at the activation type of whole-model runs), for each power-of-two row bucket up
+    // to the one holding `max_rows`, where `choices` has no entry yet, and adds what it chose.
+    // Nothing to do when the backend offers no variants.
+    void tune_kernels(runtime::KernelChoices &choices, int64_t max_rows);
 
 private:
     struct State;

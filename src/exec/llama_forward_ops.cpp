@@ -2,6 +2,7 @@
 // llama_forward.cpp strings them together: the KV ops checked against the cache's shape, the
 // activations bound and the batch staged, matmuls, all-reduces, the LM head, norms, RoPE and
 // the attention sublayer.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -146,26 +147,42 @@ void LlamaForward::State::stage(const ForwardBatch &b, int32_t block_size) {
     upload(logit_rows, in.logit_rows, b.logit_rows);
 }
 
-void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,
-                                 int64_t m, void *y, pagoda_dtype_t y_dtype, int64_t ldy) {
+pagoda_op_matmul_t LlamaForward::State::matmul_args(const DeviceTensor &w, const DeviceTensor &bias,
+                                                    int64_t m, pagoda_dtype_t x_dtype,
+                                                    pagoda_dtype_t y_dtype) const {
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
     if (quantized_activations && w.quantize_x) a.flags = PAGODA_MATMUL_QUANTIZE_X;
     if (quantized_activations && w.round_w &&
-        (act == PAGODA_DTYPE_BF16 || act == PAGODA_DTYPE_F16))
+        (x_dtype == PAGODA_DTYPE_BF16 || x_dtype == PAGODA_DTYPE_F16))
         a.flags |= PAGODA_MATMUL_ROUND_W;
-    a.x_dtype = act;
+    a.x_dtype = x_dtype;
     a.w_dtype = w.dtype;
-    a.y_dtype = y_dtype == PAGODA_DTYPE_INVALID ? act : y_dtype;
+    a.y_dtype = y_dtype;
     a.m = m;
     a.n = w.rows;
     a.k = w.cols;
-    a.x = x;
     a.w = w.data;
     a.ldw = w.ld;
     a.bias = bias.data;
+    return a;
+}
+
+int32_t LlamaForward::State::kernel_variant(const pagoda_op_matmul_t &a) const {
+    if (!kernel_choices) return 0;
+    const runtime::KernelChoice *c = kernel_choices->find(runtime::KernelChoices::shape_of(device_kind, a));
+    if (c == nullptr) return 0;
+    const auto it = std::find(matmul_variants.begin(), matmul_variants.end(), c->variant);
+    return it == matmul_variants.end() ? 0 : int32_t(it - matmul_variants.begin()) + 1;
+}
+
+void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,
+                                 int64_t m, void *y, pagoda_dtype_t y_dtype, int64_t ldy) {
+    pagoda_op_matmul_t a = matmul_args(w, bias, m, act, y_dtype == PAGODA_DTYPE_INVALID ? act : y_dtype);
+    a.x = x;
     a.y = y;
     a.ldy = ldy;
+    a.variant = kernel_variant(a);
     stream.launch(PAGODA_OP_MATMUL, &a);
 }
 

@@ -10,6 +10,7 @@
 #include "exec/llama_forward.hpp"
 #include "exec/llama_weights.hpp"
 #include "exec/scratch_buffer.hpp"
+#include "runtime/kernel_choices.hpp"
 
 namespace pagoda::exec {
 
@@ -66,6 +67,11 @@ struct LlamaForward::State {
     // picked on the device for run_sampled) and synchronizes.
     void deliver(size_t rows, float *host_logits);
     void sample_on_device(size_t rows);
+    // The descriptor of y = x · Wᵀ (+ bias) for `m` rows, with x, y and ldy unset.
+    pagoda_op_matmul_t matmul_args(const DeviceTensor &w, const DeviceTensor &bias, int64_t m,
+                                   pagoda_dtype_t x_dtype, pagoda_dtype_t y_dtype) const;
+    // The variant kernel_choices pins for `a` (0: the backend's rules).
+    int32_t kernel_variant(const pagoda_op_matmul_t &a) const;
     // y = x · Wᵀ (+ bias), x and y of the step's activation type unless `y_dtype` says.
     void matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x, int64_t m, void *y,
                 pagoda_dtype_t y_dtype = PAGODA_DTYPE_INVALID, int64_t ldy = 0);
@@ -123,6 +129,10 @@ struct LlamaForward::State {
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_F32;
     pagoda_dtype_t act = PAGODA_DTYPE_F32;
     bool quantized_activations = false;  // set_quantized_activations
+    // set_kernel_choices: the table, this device's key in it, the backend's MATMUL variants.
+    std::shared_ptr<const runtime::KernelChoices> kernel_choices;
+    std::string device_kind;
+    std::vector<std::string> matmul_variants;
     kv::KvGeometry kv_checked_geometry;
     pagoda_dtype_t kv_checked_act = PAGODA_DTYPE_F32;
 };

@@ -21,6 +21,12 @@ public:
     pagoda_dtype_t weight_dtype() const override { return forward_.weight_dtype(); }
     void set_decode_mode(DecodeMode mode) override { forward_.set_decode_mode(mode); }
     void set_quantized_activations(bool allow) override { forward_.set_quantized_activations(allow); }
+    void set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices) override {
+        forward_.set_kernel_choices(std::move(choices));
+    }
+    void tune_kernels(runtime::KernelChoices &choices, int64_t max_rows) override {
+        forward_.tune_kernels(choices, max_rows);
+    }
     int64_t graph_launches() const override { return forward_.decode_graph_stats().graph_launches; }
     bool devices_apart_from_host() const override { return !stream_.device().host_accessible(); }
     size_t device_count() const override { return 1; }

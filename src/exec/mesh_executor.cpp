@@ -179,6 +179,12 @@ void MeshExecutor::execute(Worker &w, Command command) {
         case Command::set_quantized_activations:
             w.forward->set_quantized_activations(quantized_activations_);
             break;
+        case Command::set_kernel_choices: w.forward->set_kernel_choices(kernel_choices_); break;
+        case Command::tune_kernels: {
+            std::lock_guard lock(tune_mutex_);
+            w.forward->tune_kernels(*tuning_, tune_rows_);
+            break;
+        }
         case Command::stop: break;
     }
 }
@@ -298,6 +304,25 @@ pagoda_dtype_t MeshExecutor::weight_dtype() const { return workers_.front()->for
 void MeshExecutor::set_quantized_activations(bool allow) {
     quantized_activations_ = allow;
     dispatch(Command::set_quantized_activations);
+}
+
+void MeshExecutor::set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices) {
+    kernel_choices_ = std::move(choices);
+    dispatch(Command::set_kernel_choices);
+}
+
+void MeshExecutor::tune_kernels(runtime::KernelChoices &choices, int64_t max_rows) {
+    tuning_ = &choices;
+    tune_rows_ = max_rows;
+    try {
+        dispatch(Command::tune_kernels);
+    } catch (...) {
+        // A worker's failure aborted the communicators, as in run().
+        tuning_ = nullptr;
+        groups_broken_ = comms_.aborted();
+        throw;
+    }
+    tuning_ = nullptr;
 }
 
 void MeshExecutor::set_decode_mode(DecodeMode mode) {

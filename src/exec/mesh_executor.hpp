@@ -41,6 +41,8 @@ public:
     pagoda_dtype_t weight_dtype() const override;
     void set_decode_mode(DecodeMode mode) override;
     void set_quantized_activations(bool allow) override;
+    void set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices) override;
+    void tune_kernels(runtime::KernelChoices &choices, int64_t max_rows) override;
     int64_t graph_launches() const override { return 0; }
     bool devices_apart_from_host() const override;
     size_t device_count() const override { return workers_.size(); }
@@ -48,7 +50,10 @@ public:
 
 private:
     struct Worker;
-    enum class Command { setup, join_groups, run, set_decode_mode, set_quantized_activations, stop };
+    enum class Command {
+        setup, join_groups, run, set_decode_mode, set_quantized_activations,
+        set_kernel_choices, tune_kernels, stop
+    };
 
     void worker_main(Worker &w);
     void execute(Worker &w, Command command);
@@ -81,6 +86,11 @@ private:
     float *logits_ = nullptr;
     DecodeMode decode_mode_ = DecodeMode::OpByOp;
     bool quantized_activations_ = false;
+    std::shared_ptr<const runtime::KernelChoices> kernel_choices_;
+    // tune_kernels: the table the workers add to, one worker at a time (under tune_mutex_).
+    runtime::KernelChoices *tuning_ = nullptr;
+    int64_t tune_rows_ = 0;
+    std::mutex tune_mutex_;
     pagoda_comm_unique_id_t pipeline_id_{};
     // Per stage: the ids of its tensor-parallel groups (one per kvp rank) and of its
     // cache-parallel groups (one per tp rank).

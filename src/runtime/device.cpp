@@ -1,5 +1,6 @@
 #include "runtime/device.hpp"
 
+#include <cstddef>
 #include <utility>
 
 #include "common/error.hpp"
@@ -29,6 +30,23 @@ Device::Device(const pagoda_backend *backend, int32_t index)
                                               " device(s))");
     info_.struct_size = sizeof(info_);
     check(iface_->device_info(iface_->self, index, &info_), "reading device info");
+}
+
+std::vector<std::string> Device::kernel_variants(pagoda_op_t op) const {
+    // A plugin's kernel table ends where its struct_size says; the slot is from ABI 1.6.
+    const pagoda_backend_kernels_t *k = iface_->kernels;
+    constexpr size_t kSlotEnd = offsetof(pagoda_backend_kernels_t, variant_name) +
+                                sizeof(pagoda_backend_kernels_t::variant_name);
+    std::vector<std::string> names;
+    if (k == nullptr || k->struct_size < kSlotEnd || k->variant_name == nullptr) return names;
+    // A bound, in case a plugin never answers NULL.
+    constexpr int32_t kMaxVariants = 64;
+    for (int32_t v = 1; v <= kMaxVariants; ++v) {
+        const char *name = k->variant_name(iface_->self, index_, op, v);
+        if (name == nullptr) break;
+        names.emplace_back(name);
+    }
+    return names;
 }
 
 void Device::check(pagoda_status_t status, const char *what) const {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backend/loaded_backend.hpp"
 #include "pagoda/backend.h"
@@ -25,6 +26,10 @@ public:
     // Kernels may read host memory (mmapped weights) directly: no upload needed.
     bool uses_host_weights() const noexcept { return (info_.flags & PAGODA_DEVICE_USES_HOST_WEIGHTS) != 0; }
     bool host_accessible() const noexcept { return (info_.flags & PAGODA_DEVICE_HOST_ACCESSIBLE) != 0; }
+
+    // The names of the backend's kernel variants of `op` (ops.h's `variant` i is entry i - 1);
+    // empty when it offers none (a plugin older than ABI 1.6, or an op without variants).
+    std::vector<std::string> kernel_variants(pagoda_op_t op) const;
 
     // Throws OUT_OF_MEMORY (or what the backend says) naming `what` and the size.
     void *alloc(size_t bytes, const std::string &what) const;

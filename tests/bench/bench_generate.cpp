@@ -78,6 +78,7 @@ struct Options {
     // side with a second engine on the same model, so their ratio comes from one run.
     std::string decode_graphs = "on";
     bool exact_matmul = false;  // --quantized-matmul exact
+    std::string kernel_choices;  // --kernel-choices: a file from `pagoda tune`
     uint64_t seed = 1;
     size_t probe_bytes = size_t(512) << 20;
     std::string write_model;  // --write-model: write the random model there and stop
@@ -103,6 +104,8 @@ void usage(FILE *to) {
                  "                       decode repeat run once per mode, and their ratio reported\n"
                  "  --quantized-matmul M auto (default): block-quantized weights may meet 8-bit\n"
                  "                       activations where the backend takes them; exact: f32\n"
+                 "  --kernel-choices F   run the kernels `pagoda tune` chose into file F (default:\n"
+                 "                       the backend's own rules)\n"
                  "  --plugin-dir DIR     folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --seed S             seed of the random weights and prompts (default 1)\n"
                  "  --write-model PATH   write the --random-model to PATH as GGUF and stop (e.g. to\n"
@@ -191,6 +194,8 @@ bool parse_options(int argc, char **argv, Options &o) {
             o.exact_matmul = m == "exact";
             if (!ok)
                 std::fprintf(stderr, "pagoda-bench-generate: --quantized-matmul wants auto or exact, not '%s'\n", v);
+        } else if (arg == "--kernel-choices") {
+            o.kernel_choices = v;
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
         } else if (arg == "--write-model") {
@@ -851,6 +856,7 @@ int run(const Options &o) {
         eo.max_num_seqs = std::max(eo.max_num_seqs, o.batch);
         eo.decode_graphs = graphs ? PAGODA_DECODE_GRAPHS_ON : PAGODA_DECODE_GRAPHS_OFF;
         if (o.exact_matmul) eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
+        if (!o.kernel_choices.empty()) eo.kernel_choices_file = o.kernel_choices.c_str();
         check(pagoda_engine_create(h.model, h.mesh, nullptr, server.cache, &eo, &server.engine),
               "pagoda_engine_create");
     };
@@ -865,9 +871,11 @@ int run(const Options &o) {
     const double kv_bytes_per_token = double(cache_stats.bytes_per_block) / double(cache_stats.block_size);
 
     std::fprintf(stderr,
-                 "pagoda-bench-generate: %s, %.1fM parameters, %s, %s, %d threads, median of %d\n",
+                 "pagoda-bench-generate: %s, %.1fM parameters, %s, %s, %d threads, median of %d, "
+                 "kernels by %s\n",
                  desc.label.c_str(), double(info.n_parameters) / 1e6, desc.dtype.c_str(),
-                 o.device.c_str(), o.threads, o.repeats);
+                 o.device.c_str(), o.threads, o.repeats,
+                 o.kernel_choices.empty() ? "the backend's rules" : o.kernel_choices.c_str());
 
     // The bandwidth ceiling, measured before the engine starts working; decode repeats are
     // paired with their own probe below. On the CPU, the machine's read bandwidth; on another

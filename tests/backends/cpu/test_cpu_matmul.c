@@ -23,6 +23,7 @@ typedef struct matmul_case {
     int with_bias;
     int accumulate;
     pagoda_dtype_t x_dtype, y_dtype; /* 0: f32 */
+    int32_t variant;                 /* ops.h's `variant`: 0 = the backend's rules */
 } matmul_case_t;
 
 /* Element i of an array of `dtype` as a double. */
@@ -102,6 +103,7 @@ static void run_case(test_rng_t *rng, matmul_case_t c) {
     a.bias = bias;
     a.y = y;
     a.ldy = c.strided ? ldy : 0;
+    a.variant = c.variant;
     TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
     TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_MATMUL, &a));
 
@@ -111,12 +113,12 @@ static void run_case(test_rng_t *rng, matmul_case_t c) {
         for (int64_t j = 0; j < c.n; ++j) {
             const double got = load(y_dtype, y, i * ldy + j), want = ref[i * c.n + j];
             if (!(fabs(got - want) <= u * fabs(want) + TOL * ref_max))
-                fail_msg("matmul m=%lld n=%lld k=%lld x=%s w=%s y=%s strided=%d bias=%d acc=%d: "
-                         "y[%lld,%lld] = %.9g, want %.9g",
+                fail_msg("matmul m=%lld n=%lld k=%lld x=%s w=%s y=%s strided=%d bias=%d acc=%d "
+                         "variant=%d: y[%lld,%lld] = %.9g, want %.9g",
                          (long long)c.m, (long long)c.n, (long long)c.k,
                          pagoda_dtype_name(x_dtype), pagoda_dtype_name(c.w_dtype),
                          pagoda_dtype_name(y_dtype), c.strided, c.with_bias, c.accumulate,
-                         (long long)i, (long long)j, got, want);
+                         (int)c.variant, (long long)i, (long long)j, got, want);
         }
         for (int64_t j = c.n; j < ldy; ++j)
             if (load(y_dtype, y, i * ldy + j) != Y_SENTINEL)
@@ -145,7 +147,7 @@ static void test_matmul_shapes(void **state) {
     for (size_t t = 0; t < 3; ++t)
         for (size_t a = 0; a < sizeof ms / sizeof ms[0]; ++a)
             for (size_t b = 0; b < sizeof nk / sizeof nk[0]; ++b) {
-                matmul_case_t c = {ms[a], nk[b][0], nk[b][1], kWeightTypes[t], 0, 0, 0, 0, 0};
+                matmul_case_t c = {ms[a], nk[b][0], nk[b][1], kWeightTypes[t], 0, 0, 0, 0, 0, 0};
                 run_case(&rng, c);
             }
 }
@@ -161,7 +163,7 @@ static void test_matmul_strided_bias_accumulate(void **state) {
             for (size_t b = 0; b < sizeof nk / sizeof nk[0]; ++b)
                 for (int flags = 0; flags < 4; ++flags) {
                     matmul_case_t c = {ms[a], nk[b][0],  nk[b][1],        kWeightTypes[t],
-                                       1,     flags & 1, (flags >> 1) & 1, 0, 0};
+                                       1,     flags & 1, (flags >> 1) & 1, 0, 0, 0};
                     run_case(&rng, c);
                 }
 }
@@ -173,9 +175,9 @@ static void test_matmul_large(void **state) {
     test_rng_t rng;
     test_rng_seed(&rng, 3);
     for (size_t t = 0; t < 3; ++t) {
-        matmul_case_t prefill = {33, 300, 4099, kWeightTypes[t], 1, 1, 1, 0, 0};
+        matmul_case_t prefill = {33, 300, 4099, kWeightTypes[t], 1, 1, 1, 0, 0, 0};
         run_case(&rng, prefill);
-        matmul_case_t decode = {1, 2051, 2048, kWeightTypes[t], 0, 1, 0, 0, 0};
+        matmul_case_t decode = {1, 2051, 2048, kWeightTypes[t], 0, 1, 0, 0, 0, 0};
         run_case(&rng, decode);
     }
 }
@@ -193,7 +195,7 @@ static void test_matmul_half_activations(void **state) {
             for (size_t yt = 0; yt < 3; ++yt)
                 for (size_t a = 0; a < sizeof ms / sizeof ms[0]; ++a, ++turn) {
                     matmul_case_t c = {ms[a], 37, 75, kWeightTypes[wt], turn % 2, (turn / 2) % 2,
-                                       (turn / 4) % 2, kWeightTypes[xt], kWeightTypes[yt]};
+                                       (turn / 4) % 2, kWeightTypes[xt], kWeightTypes[yt], 0};
                     run_case(&rng, c);
                 }
 }
@@ -205,10 +207,10 @@ static void test_matmul_staged_blocks(void **state) {
     test_rng_t rng;
     test_rng_seed(&rng, 5);
     matmul_case_t c = {40,  262144, 8, PAGODA_DTYPE_BF16, 0, 1, 1, PAGODA_DTYPE_BF16,
-                       PAGODA_DTYPE_BF16};
+                       PAGODA_DTYPE_BF16, 0};
     run_case(&rng, c);
     matmul_case_t f16 = {40, 262144, 8, PAGODA_DTYPE_F32, 1, 0, 1, PAGODA_DTYPE_F16,
-                         PAGODA_DTYPE_F16};
+                         PAGODA_DTYPE_F16, 0};
     run_case(&rng, f16);
 }
 
@@ -269,6 +271,56 @@ static void test_matmul_rejects(void **state) {
                         "w is NULL");
 }
 
+/* ABI 1.6: the variants a host may pin run every case the rules would: the GEMV (1) at a
+ * prefill's m, past where the rules switch to sgemm, and sgemm (3) at decode m, with every
+ * type, half activations, strides, bias and accumulation. (gemv_int8, 2, needs block weights:
+ * test_cpu_quant_matmul.) */
+static void test_matmul_pinned_variants(void **state) {
+    (void)state;
+    static const int64_t ms[] = {1, 5, 40, 100};
+    static const int32_t variants[] = {1, 3};
+    test_rng_t rng;
+    test_rng_seed(&rng, 6);
+    int turn = 0;
+    for (size_t v = 0; v < 2; ++v)
+        for (size_t wt = 0; wt < 3; ++wt)
+            for (size_t a = 0; a < sizeof ms / sizeof ms[0]; ++a)
+                for (int flags = 0; flags < 4; ++flags, ++turn) {
+                    matmul_case_t c = {ms[a], 37, 75, kWeightTypes[wt], flags & 1, (flags >> 1) & 1,
+                                       turn % 2, kWeightTypes[turn % 3], kWeightTypes[(turn / 3) % 3],
+                                       variants[v]};
+                    run_case(&rng, c);
+                }
+}
+
+/* The variants' names, and what each refuses: an unknown index, a negative one, the int8
+ * route without its leave. */
+static void test_matmul_variant_names(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *f = test_cpu_iface();
+    assert_true(f->kernels->struct_size >= sizeof(pagoda_backend_kernels_t));
+    assert_non_null(f->kernels->variant_name);
+    static const char *const names[] = {"gemv", "gemv_int8", "sgemm"};
+    for (int32_t v = 1; v <= 3; ++v)
+        assert_string_equal(f->kernels->variant_name(f->self, 0, PAGODA_OP_MATMUL, v), names[v - 1]);
+    assert_null(f->kernels->variant_name(f->self, 0, PAGODA_OP_MATMUL, 4));
+    assert_null(f->kernels->variant_name(f->self, 0, PAGODA_OP_MATMUL, 0));
+    assert_null(f->kernels->variant_name(f->self, 0, PAGODA_OP_RMSNORM, 1));
+    assert_null(f->kernels->variant_name(f->self, 99, PAGODA_OP_MATMUL, 1));
+
+    pagoda_op_matmul_t a = valid_descriptor();
+    a.variant = 4;
+    test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "3 matmul variants");
+    a.variant = -1;
+    test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT, "variant = -1");
+    a.variant = 2;
+    test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "gemv_int8");
+    /* A caller of ABI 1.5 (no `variant`) is still read, as the rules. */
+    a = valid_descriptor();
+    a.struct_size = (uint32_t)offsetof(pagoda_op_matmul_t, variant);
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_shapes),
@@ -277,6 +329,8 @@ int main(void) {
         cmocka_unit_test(test_matmul_half_activations),
         cmocka_unit_test(test_matmul_staged_blocks),
         cmocka_unit_test(test_matmul_rejects),
+        cmocka_unit_test(test_matmul_pinned_variants),
+        cmocka_unit_test(test_matmul_variant_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

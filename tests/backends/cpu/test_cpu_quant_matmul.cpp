@@ -102,12 +102,20 @@ struct Case {
     bool strided = false, bias = false, accumulate = false;
     pagoda_dtype_t x = PAGODA_DTYPE_F32, y = PAGODA_DTYPE_F32;
     bool quantize_x = false;
+    int32_t variant = 0;  // ops.h's `variant`: 0 rules, 1 gemv, 2 gemv_int8, 3 sgemm
 };
+
 
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0, four
 // on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured faster).
 int64_t q8x_max_rows(pagoda_dtype_t w) {
     return w == PAGODA_DTYPE_Q8_0 ? 8 : w == PAGODA_DTYPE_Q6_K ? 4 : 2;
+}
+
+// Whether the product rounds x to int8: the pinned int8 route always, the rules where the
+// backend takes the leave.
+bool rounds_x(const Case &c) {
+    return c.quantize_x && (c.variant == 2 || (c.variant == 0 && c.m <= q8x_max_rows(c.w)));
 }
 
 // x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of 32 (rows are whole
@@ -133,7 +141,7 @@ void run_case(test_rng_t *rng, const Case &c) {
     std::vector<unsigned char> y = random_act(rng, c.y, c.m * c.n, yv);
     std::vector<float> bias(size_t(c.n));
     test_fill_uniform(rng, bias.data(), bias.size(), -1.0f, 1.0f);
-    if (c.quantize_x && c.m <= q8x_max_rows(c.w)) round_to_q8(xv);
+    if (rounds_x(c)) round_to_q8(xv);
 
     std::vector<double> want(size_t(c.m * c.n));
     double scale = 1e-30;
@@ -165,6 +173,7 @@ void run_case(test_rng_t *rng, const Case &c) {
     a.ldw = c.strided ? ldw : 0;
     a.bias = c.bias ? bias.data() : nullptr;
     a.y = y.data();
+    a.variant = c.variant;
     TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
     TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_MATMUL, &a));
 
@@ -173,10 +182,10 @@ void run_case(test_rng_t *rng, const Case &c) {
         const double got = load(c.y, y.data(), i), w_ = want[size_t(i)];
         if (!(std::fabs(got - w_) <= u * std::fabs(w_) + kTol * scale))
             fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d q8x=%d x=%s "
-                     "y=%s: y[%lld] = %.9g, want %.9g",
+                     "y=%s variant=%d: y[%lld] = %.9g, want %.9g",
                      pagoda_dtype_name(c.w), (long long)c.m, (long long)c.n, (long long)c.k,
                      c.strided, c.bias, c.accumulate, c.quantize_x, pagoda_dtype_name(c.x),
-                     pagoda_dtype_name(c.y), (long long)i, got, w_);
+                     pagoda_dtype_name(c.y), int(c.variant), (long long)i, got, w_);
     }
 }
 
@@ -321,6 +330,48 @@ void matmul_q8x_edges(void **) {
     }
 }
 
+// ABI 1.6's pinned variants on block weights: the GEMV and sgemm at every m compute exactly
+// (with the leave or without), the int8 route rounds x at every m, past where the rules stop
+// taking it; half activations and bias in turn.
+void matmul_pinned_variants(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 16);
+    const pagoda_dtype_t acts[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    int turn = 0;
+    for (pagoda_dtype_t t : kBlockTypes) {
+        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        for (int32_t variant : {1, 2, 3})
+            for (int64_t m : {1, 3, 9, 40})
+                for (bool q8x : {false, true}) {
+                    if (variant == 2 && !q8x) continue;  // refused: see pinned_int8_needs_leave
+                    Case c{m, 21, 2 * b, t};
+                    c.variant = variant;
+                    c.quantize_x = q8x;
+                    c.bias = turn % 2;
+                    c.x = acts[turn % 3];
+                    c.y = acts[(turn / 2) % 3];
+                    ++turn;
+                    run_case(&rng, c);
+                }
+    }
+}
+
+// The int8 route rounds x, which only PAGODA_MATMUL_QUANTIZE_X allows.
+void pinned_int8_needs_leave(void **) {
+    pagoda_op_matmul_t a{};
+    a.struct_size = sizeof a;
+    a.x_dtype = a.y_dtype = PAGODA_DTYPE_F32;
+    a.w_dtype = PAGODA_DTYPE_Q8_0;
+    a.m = 1;
+    a.n = 4;
+    a.k = 32;
+    a.variant = 2;
+    test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED,
+                             "needs PAGODA_MATMUL_QUANTIZE_X");
+    a.flags = PAGODA_MATMUL_QUANTIZE_X;
+    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+}
+
 // Rows that are not whole blocks are refused, naming the block; so is a block type as x or y.
 void rejects_partial_blocks(void **) {
     for (pagoda_dtype_t t : kBlockTypes) {
@@ -391,6 +442,8 @@ int main() {
         cmocka_unit_test(matmul_options_and_sgemm),
         cmocka_unit_test(matmul_large),
         cmocka_unit_test(matmul_q8x_edges),
+        cmocka_unit_test(matmul_pinned_variants),
+        cmocka_unit_test(pinned_int8_needs_leave),
         cmocka_unit_test(quantize_x_needs_block_weights),
         cmocka_unit_test(rejects_partial_blocks),
     };
