@@ -80,6 +80,22 @@ const (
 	QuantizedMatmulExact QuantizedMatmul = C.PAGODA_QUANTIZED_MATMUL_EXACT
 )
 
+// KernelChoice is a pagoda_kernel_choice_t: how the engine picks among a backend's kernels for
+// each matrix product (kernel_choice.h).
+type KernelChoice int32
+
+// The KernelChoice values.
+const (
+	// KernelChoiceFile: the choices of EngineOptions.KernelChoicesFile where it has them, the
+	// backend's built-in rules elsewhere; nothing is measured.
+	KernelChoiceFile KernelChoice = C.PAGODA_KERNEL_CHOICE_FILE
+	// KernelChoiceMeasure: as KernelChoiceFile, and the shapes the file lacks are measured when
+	// the engine is created (then written to the file, when one is named).
+	KernelChoiceMeasure KernelChoice = C.PAGODA_KERNEL_CHOICE_MEASURE
+	// KernelChoiceRules: the backend's built-in rules everywhere; no file is read.
+	KernelChoiceRules KernelChoice = C.PAGODA_KERNEL_CHOICE_RULES
+)
+
 // EngineOptions is a pagoda_engine_options_t without its output callback. Start from
 // DefaultEngineOptions.
 type EngineOptions struct {
@@ -92,6 +108,8 @@ type EngineOptions struct {
 	ActivationDType      DType // 0 = the library's choice
 	PipelineMicroBatches int64 // 0 = the library's choice, 1 = none
 	QuantizedMatmul      QuantizedMatmul
+	KernelChoicesFile    string // a kernel choice file (`pagoda tune` writes one); "" = none
+	KernelChoice         KernelChoice
 }
 
 // DefaultEngineOptions are the library's defaults (pagoda_engine_options_init).
@@ -113,14 +131,18 @@ func engineOptionsFromC(c *C.pagoda_engine_options_t) EngineOptions {
 		ActivationDType:      DType(c.activation_dtype),
 		PipelineMicroBatches: int64(c.pipeline_micro_batches),
 		QuantizedMatmul:      QuantizedMatmul(c.quantized_matmul),
+		KernelChoicesFile:    goStringOrEmpty(c.kernel_choices_file),
+		KernelChoice:         KernelChoice(c.kernel_choice),
 	}
 }
 
-// toC fills c from o and returns it (nil o: NULL, the defaults). The output callback stays NULL.
-func (o *EngineOptions) toC(c *C.pagoda_engine_options_t) *C.pagoda_engine_options_t {
+// toC fills a C struct from o in memory from a (nil o: NULL, the defaults). The output
+// callback stays NULL; the kernel choice file's path is copied into C memory.
+func (o *EngineOptions) toC(a *cAlloc) *C.pagoda_engine_options_t {
 	if o == nil {
 		return nil
 	}
+	c := (*C.pagoda_engine_options_t)(a.malloc(C.sizeof_pagoda_engine_options_t))
 	C.pagoda_engine_options_init(c, C.sizeof_pagoda_engine_options_t)
 	c.max_num_seqs = C.int32_t(o.MaxNumSeqs)
 	c.max_num_batched_tokens = C.int32_t(o.MaxNumBatchedTokens)
@@ -131,6 +153,8 @@ func (o *EngineOptions) toC(c *C.pagoda_engine_options_t) *C.pagoda_engine_optio
 	c.activation_dtype = C.int32_t(o.ActivationDType)
 	c.pipeline_micro_batches = C.int64_t(o.PipelineMicroBatches)
 	c.quantized_matmul = C.int32_t(o.QuantizedMatmul)
+	c.kernel_choices_file = a.optString(o.KernelChoicesFile)
+	c.kernel_choice = C.int32_t(o.KernelChoice)
 	return c
 }
 
@@ -155,8 +179,12 @@ func NewEngine(model *Model, mesh *Mesh, plan *Plan, cache *KVCache, opts *Engin
 		return nil, err
 	}
 	defer release()
-	var c C.pagoda_engine_options_t // no pointers once the callback is left NULL
-	co := opts.toC(&c)
+	var a cAlloc
+	defer a.free()
+	co := opts.toC(&a)
+	if a.err != nil {
+		return nil, a.err
+	}
 	var out *C.pagoda_engine_t
 	if err := call(func() C.pagoda_status_t {
 		return C.pagoda_engine_create((*C.pagoda_model_t)(ptrs[0]), (*C.pagoda_mesh_t)(ptrs[1]),

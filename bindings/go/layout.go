@@ -229,7 +229,9 @@ func layoutTable() []layoutStruct {
 			"device_sampling", "DeviceSampling",
 			"activation_dtype", "ActivationDType",
 			"pipeline_micro_batches", "PipelineMicroBatches",
-			"quantized_matmul", "QuantizedMatmul"),
+			"quantized_matmul", "QuantizedMatmul",
+			"kernel_choices_file", "KernelChoicesFile",
+			"kernel_choice", "KernelChoice"),
 		layoutOf("pagoda_engine_stats_t", C.pagoda_engine_stats_t{}, EngineStats{}, sizeNote,
 			"struct_size", "",
 			"requests_waiting", "RequestsWaiting",
@@ -258,6 +260,19 @@ func layoutTable() []layoutStruct {
 			"layer_weight_bytes", "LayerWeightBytes",
 			"kvp_rank", "KVPRank",
 			"kvp_size", "KVPSize"),
+		layoutOf("pagoda_kernel_choice_info_t", C.pagoda_kernel_choice_info_t{}, KernelChoiceInfo{}, sizeNote,
+			"struct_size", "",
+			"w_dtype", "WDType",
+			"x_dtype", "XDType",
+			"y_dtype", "YDType",
+			"flags", "Flags",
+			"n", "N",
+			"k", "K",
+			"m", "M",
+			"seconds", "Seconds",
+			"rules_seconds", "RulesSeconds",
+			"device", "Device",
+			"variant", "Variant"),
 		layoutOf("pagoda_histogram_t", C.pagoda_histogram_t{}, Histogram{}, "n_bounds is the Go slices' length",
 			"n_bounds", "",
 			"upper_bounds", "UpperBounds",
@@ -342,8 +357,9 @@ func roundTripKVCacheOptions(o KVCacheOptions) KVCacheOptions {
 }
 
 func roundTripEngineOptions(o EngineOptions) EngineOptions {
-	var c C.pagoda_engine_options_t
-	return engineOptionsFromC(o.toC(&c))
+	var a cAlloc
+	defer a.free()
+	return engineOptionsFromC(o.toC(&a))
 }
 
 func roundTripSimulateOptions(o SimulateOptions) SimulateOptions {

@@ -158,7 +158,8 @@ func TestOptionsRoundTrip(t *testing.T) {
 	}
 	eo := EngineOptions{MaxNumSeqs: 3, MaxNumBatchedTokens: 4, Preemption: PreemptSwap,
 		KVReservation: KVContiguous, DecodeGraphs: DecodeGraphsOff, DeviceSampling: DeviceSamplingOff,
-		ActivationDType: DTypeBF16, PipelineMicroBatches: 6}
+		ActivationDType: DTypeBF16, PipelineMicroBatches: 6, QuantizedMatmul: QuantizedMatmulExact,
+		KernelChoicesFile: "choices.json", KernelChoice: KernelChoiceMeasure}
 	if got := roundTripEngineOptions(eo); got != eo {
 		t.Fatalf("engine options\n got %+v\nwant %+v", got, eo)
 	}

@@ -89,6 +89,29 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const 
         eos_ids_.push_back(tokenizer_->eos_token_id());
 }
 
+// Kernel choice by measurement (kernel_choice.h): the file's table, completed by measuring in
+// MEASURE mode, pinned on every device; nothing to do under RULES or without a file.
+void Engine::setup_kernel_choices() {
+    const std::string &path = config_.kernel_choices_file;
+    const bool measure = config_.kernel_choice == PAGODA_KERNEL_CHOICE_MEASURE;
+    if (config_.kernel_choice == PAGODA_KERNEL_CHOICE_RULES || (path.empty() && !measure)) return;
+    auto table = std::make_shared<runtime::KernelChoices>();
+    if (!path.empty()) {
+        try {
+            *table = runtime::KernelChoices::load(path);
+        } catch (const Error &e) {
+            // MEASURE creates the file.
+            if (!measure || e.status() != PAGODA_ERR_NOT_FOUND) throw;
+        }
+    }
+    if (measure) {
+        executor_->tune_kernels(*table, config_.max_num_batched_tokens);
+        if (!path.empty()) table->save(path);
+    }
+    executor_->set_kernel_choices(table);
+    kernel_choices_ = std::move(table);
+}
+
 Engine::~Engine() {
     std::lock_guard lock(step_mutex_);
     for (auto &[id, r] : requests_)

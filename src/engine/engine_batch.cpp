@@ -185,27 +185,6 @@ void Engine::run_batch(const Schedule &schedule) {
 // weights' half type on a device apart from the host, if its backend runs the layer in it.
 // Block-quantized weights take F16 there (as llama.cpp's and vLLM's GGUF kernels do) unless the
 // host asked for exact products, which f32 activations keep exact end to end.
-void Engine::setup_kernel_choices() {
-    const std::string &path = config_.kernel_choices_file;
-    const bool measure = config_.kernel_choice == PAGODA_KERNEL_CHOICE_MEASURE;
-    if (config_.kernel_choice == PAGODA_KERNEL_CHOICE_RULES || (path.empty() && !measure)) return;
-    auto table = std::make_shared<runtime::KernelChoices>();
-    if (!path.empty()) {
-        try {
-            *table = runtime::KernelChoices::load(path);
-        } catch (const Error &e) {
-            // MEASURE creates the file.
-            if (!measure || e.status() != PAGODA_ERR_NOT_FOUND) throw;
-        }
-    }
-    if (measure) {
-        executor_->tune_kernels(*table, config_.max_num_batched_tokens);
-        if (!path.empty()) table->save(path);
-    }
-    executor_->set_kernel_choices(table);
-    kernel_choices_ = std::move(table);
-}
-
 void Engine::choose_activation_dtype() {
     if (config_.activation_dtype != PAGODA_DTYPE_INVALID) {
         executor_->set_activation_dtype(config_.activation_dtype);

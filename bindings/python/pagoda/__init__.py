@@ -35,13 +35,13 @@ from .kv_cache import DType, KvCache, KvCacheStats
 from .log import LogLevel, get_log_level, set_log_callback, set_log_level
 from .mesh import Mesh
 from .model import Model, ModelInfo, ModelLoader
-from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption,
-                      QuantizedMatmul, RequestOptions)
+from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KernelChoice, KvReservation,
+                      Preemption, QuantizedMatmul, RequestOptions)
 from .output import FinishReason, Output, TokenLogprob
 from .placement import SimulateOptions, search_placement, simulate_placement
 from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
 from .quantize import QuantizedType, QuantizeStats, QuantType, quantize
-from .stats import DeviceStats, EngineMetrics, EngineStats, Histogram
+from .stats import DeviceStats, EngineMetrics, EngineStats, Histogram, KernelChoiceInfo
 from .stream import Completion, Stream
 from .tokenizer import Tokenizer, TokenizerInfo
 
@@ -71,9 +71,10 @@ __all__ = [
     "ClosedError", "Completion", "DEVICE_HOST_ACCESSIBLE", "DEVICE_USES_HOST_WEIGHTS", "DType",
     "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats", "EmptyError",
     "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
-    "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KvCache",
-    "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model", "ModelInfo", "ModelLoader",
-    "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output", "PagodaError",
+    "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KernelChoice",
+    "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model",
+    "ModelInfo", "ModelLoader", "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output",
+    "PagodaError",
     "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",
     "Preemption", "Prompt", "QuantizedMatmul", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
     "Stream", "TokenLogprob", "Tokenizer", "TokenizerInfo", "UnsupportedError", "backends",

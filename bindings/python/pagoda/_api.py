@@ -120,6 +120,9 @@ _PROTOTYPES = {
     "pagoda_engine_get_metrics": (_STATUS, [_H, _p(S.EngineMetrics)]),
     "pagoda_engine_device_count_v2": (_STATUS, [_H, POINTER(c_size_t)]),
     "pagoda_engine_get_device_stats": (_STATUS, [_H, c_size_t, _p(S.DeviceStats)]),
+    # kernel_choice.h
+    "pagoda_engine_kernel_choice_count": (_STATUS, [_H, POINTER(c_size_t)]),
+    "pagoda_engine_kernel_choice": (_STATUS, [_H, c_size_t, _p(S.KernelChoiceInfo)]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():

@@ -187,7 +187,8 @@ class EngineOptions(_Struct):
                 ("on_output_user", c_void_p), ("preemption", c_int32),
                 ("kv_reservation", c_int32), ("decode_graphs", c_int32),
                 ("device_sampling", c_int32), ("activation_dtype", c_int32),
-                ("pipeline_micro_batches", c_int64), ("quantized_matmul", c_int32)]
+                ("pipeline_micro_batches", c_int64), ("quantized_matmul", c_int32),
+                ("kernel_choices_file", c_char_p), ("kernel_choice", c_int32)]
 
 
 class EngineStats(_Struct):
@@ -234,6 +235,16 @@ class EngineMetrics(_Struct):
                 ("e2e_request_latency", Histogram), ("request_queue_time", Histogram)]
 
 
+# ---- kernel_choice.h -------------------------------------------------------------------------
+
+class KernelChoiceInfo(_Struct):
+    c_name = "pagoda_kernel_choice_info_t"
+    _fields_ = [("struct_size", c_uint32), ("w_dtype", c_int32), ("x_dtype", c_int32),
+                ("y_dtype", c_int32), ("flags", c_uint32), ("n", c_int64), ("k", c_int64),
+                ("m", c_int64), ("seconds", c_double), ("rules_seconds", c_double),
+                ("device", c_char * 192), ("variant", c_char * 32)]
+
+
 # ---- backend.h (the host-facing part: device descriptions) ------------------------------------
 
 class DeviceInfo(_Struct):
@@ -247,7 +258,7 @@ ALL: tuple[type[_Struct], ...] = (
     ModelOptions, ModelInfo, TokenizerInfo, ChatTemplateOptions, MeshOptions, PlanOptions,
     PlanStage, PlanSummary, SimulateOptions, KvCacheOptions, KvCacheStats, RequestOptions,
     Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram, EngineMetrics,
-    DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
+    KernelChoiceInfo, DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
 """Every struct the binding declares."""
 
 

@@ -17,7 +17,7 @@ from .model import Model
 from .options import EngineOptions, RequestOptions, resolve
 from .output import Output, Utf8Joiner, read_output
 from .plan import Plan
-from .stats import DeviceStats, EngineMetrics, EngineStats, metrics_from_c
+from .stats import DeviceStats, EngineMetrics, EngineStats, KernelChoiceInfo, metrics_from_c
 from .stream import Completion, Stream
 
 Prompt = Union[str, Sequence[int]]
@@ -243,6 +243,23 @@ class Engine(Handle):
         s = S.new(S.DeviceStats)
         self._call(lib.pagoda_engine_get_device_stats, index, ctypes.byref(s))
         return snapshot(DeviceStats, s)
+
+    def kernel_choices(self) -> list[KernelChoiceInfo]:
+        """The engine's kernel choice table (kernel_choice.h): the choice file's entries and
+        what the engine measured, in an order fixed for its life; empty under
+        ``KernelChoice.RULES``."""
+        ptr = self._enter()
+        try:
+            n = ctypes.c_size_t()
+            check(lib.pagoda_engine_kernel_choice_count(ptr, ctypes.byref(n)))
+            choices = []
+            for i in range(n.value):
+                c = S.new(S.KernelChoiceInfo)
+                check(lib.pagoda_engine_kernel_choice(ptr, i, ctypes.byref(c)))
+                choices.append(snapshot(KernelChoiceInfo, c))
+            return choices
+        finally:
+            self._leave()
 
 
 class _OutputSlot:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import enum
-from typing import Any, Optional, Sequence, TypeVar
+import os
+from typing import Any, Optional, Sequence, TypeVar, Union
 
 from . import _structs as S
 from ._api import lib
@@ -53,6 +54,14 @@ class QuantizedMatmul(enum.IntEnum):
     their operands (8-bit activations; on a GPU, f16 activations and weights)."""
     AUTO = 0
     EXACT = 1
+
+
+class KernelChoice(enum.IntEnum):
+    """``pagoda_kernel_choice_t`` (kernel_choice.h): how the engine picks among a backend's
+    kernels for each matrix product."""
+    FILE = 0     #: the file's choices where it has them, the backend's rules elsewhere
+    MEASURE = 1  #: as FILE, and the shapes the file lacks measured at creation (and written)
+    RULES = 2    #: the backend's built-in rules everywhere; no file is read
 
 
 @dataclasses.dataclass
@@ -126,7 +135,8 @@ class EngineOptions:
     """How the engine batches (``pagoda_engine_options_t``); ``None`` keeps the library's
     default: 256 sequences and 2048 tokens per step, AUTO preemption, paged KV, AUTO graphs
     and device sampling, activations chosen per device, micro-batches per stage, rounded
-    operands on block-quantized weights where the backend takes them (AUTO)."""
+    operands on block-quantized weights where the backend takes them (AUTO), no kernel choice
+    file (the backend's rules, FILE)."""
     max_num_seqs: Optional[int] = None
     max_num_batched_tokens: Optional[int] = None
     preemption: Optional[Preemption] = None
@@ -136,10 +146,17 @@ class EngineOptions:
     activation_dtype: Optional[int] = None  #: a DType: F32, BF16 or F16
     pipeline_micro_batches: Optional[int] = None
     quantized_matmul: Optional[QuantizedMatmul] = None
+    #: a kernel choice file (``pagoda tune`` writes one); read when the engine is created
+    kernel_choices_file: Optional[Union[str, "os.PathLike[str]"]] = None
+    kernel_choice: Optional[KernelChoice] = None
 
     def to_c(self) -> S.EngineOptions:
-        return S.options(S.EngineOptions, lib.pagoda_engine_options_init,
-                         **dataclasses.asdict(self))
+        """The C struct; it holds the path's bytes (ctypes keeps them with it), so keep it
+        until the create call returns."""
+        fields = dataclasses.asdict(self)
+        if self.kernel_choices_file is not None:
+            fields["kernel_choices_file"] = os.fsdecode(self.kernel_choices_file)
+        return S.options(S.EngineOptions, lib.pagoda_engine_options_init, **fields)
 
 
 def resolve(cls: type[T], options: Optional[T], kwargs: dict) -> T:

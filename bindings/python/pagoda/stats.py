@@ -41,6 +41,23 @@ class DeviceStats:
 
 
 @dataclasses.dataclass(frozen=True)
+class KernelChoiceInfo:
+    """``pagoda_kernel_choice_info_t`` (kernel_choice.h): the kernel an engine runs for one
+    product shape on one kind of device."""
+    w_dtype: int          #: the weights' DType
+    x_dtype: int          #: the activations' DType
+    y_dtype: int          #: the outputs' DType
+    flags: int            #: the products' PAGODA_MATMUL_* bits (ops.h)
+    n: int                #: outputs (rows of the weights)
+    k: int                #: inputs (columns of the weights)
+    m: int                #: rows: the choice holds for (m/2, m] rows; a power of two
+    seconds: float        #: per product of the chosen kernel as measured; 0 if unknown
+    rules_seconds: float  #: the same for the backend's built-in rules
+    device: str           #: the kind of device: "backend / arch / model / N units"
+    variant: str          #: the kernel chosen (the backend's name), or "rules"
+
+
+@dataclasses.dataclass(frozen=True)
 class Histogram:
     """``pagoda_histogram_t``, Prometheus-style: ``cumulative_counts[i]`` observations were at
     most ``upper_bounds[i]`` seconds; ``count`` and ``sum`` cover all of them."""
@@ -92,4 +109,5 @@ def metrics_from_c(m: S.EngineMetrics) -> EngineMetrics:
     return EngineMetrics(**scalars, **{h: _histogram(getattr(m, h)) for h in _HISTOGRAMS})
 
 
-__all__ = ["EngineStats", "DeviceStats", "Histogram", "EngineMetrics", "metrics_from_c"]
+__all__ = ["EngineStats", "DeviceStats", "KernelChoiceInfo", "Histogram", "EngineMetrics",
+           "metrics_from_c"]

@@ -1,6 +1,9 @@
 """Statistics and options: engine counters, metrics, per-device shares, KV cache sizing."""
 from __future__ import annotations
 
+import os
+import pathlib
+import tempfile
 import unittest
 
 from tests.support import MODEL, PROMPT, Stack, pagoda
@@ -77,6 +80,42 @@ class StatsTest(unittest.TestCase):
                 pagoda.KvCache(model, mesh) as cache, \
                 pagoda.Engine(model, mesh, cache, opts) as engine:
             self.assertEqual(len(engine.generate(PROMPT, max_tokens=3)[0].token_ids), 3)
+
+    def test_kernel_choices(self) -> None:
+        # The path reaches the C struct as bytes that the struct keeps alive.
+        c = pagoda.EngineOptions(kernel_choices_file=pathlib.Path("k.json"),
+                                 kernel_choice=pagoda.KernelChoice.RULES).to_c()
+        self.assertEqual((c.kernel_choices_file, c.kernel_choice), (b"k.json", 2))
+        self.assertIsNone(pagoda.EngineOptions().to_c().kernel_choices_file)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "choices.json")
+            # Measured: one choice per product shape and power-of-two row count up to the
+            # step's 4 tokens, written to the file.
+            with Stack(max_num_batched_tokens=4, kernel_choice=pagoda.KernelChoice.MEASURE,
+                       kernel_choices_file=path) as s:
+                measured = s.engine.kernel_choices()
+            self.assertTrue(measured, "MEASURE made no kernel choice")
+            for choice in measured:
+                with self.subTest(choice=choice):
+                    self.assertIsInstance(choice, pagoda.KernelChoiceInfo)
+                    self.assertIn(choice.variant, {"rules", "gemv", "gemv_int8", "sgemm"})
+                    self.assertIn(choice.m, (1, 2, 4))
+                    self.assertGreater(min(choice.n, choice.k), 0)
+                    self.assertTrue(choice.device)
+                    self.assertGreater(choice.rules_seconds, 0)
+            self.assertTrue(os.path.exists(path))
+            # Read back (FILE, the default): the same choices.
+            with Stack(kernel_choices_file=pathlib.Path(path)) as s:
+                read = s.engine.kernel_choices()
+
+            def key(c: pagoda.KernelChoiceInfo) -> tuple:
+                return (c.device, c.w_dtype, c.n, c.k, c.m, c.variant)
+
+            self.assertEqual([key(c) for c in read], [key(c) for c in measured])
+            with Stack(kernel_choice=pagoda.KernelChoice.RULES, kernel_choices_file=path) as s:
+                self.assertEqual(s.engine.kernel_choices(), [])
+            with self.assertRaises(pagoda.NotFoundError):
+                Stack(kernel_choices_file=os.path.join(tmp, "missing.json"))
 
     def test_version_and_dtypes(self) -> None:
         self.assertEqual(pagoda.version_number() // 10000, 0)

@@ -141,6 +141,11 @@ pub struct pagoda_engine_options_t {
     pub pipeline_micro_batches: i64,
     /// A `pagoda_quantized_matmul_t`.
     pub quantized_matmul: i32,
+    /// A kernel choice file (kernel_choice.h), or NULL for none; read during
+    /// `pagoda_engine_create` only.
+    pub kernel_choices_file: *const c_char,
+    /// A `pagoda_kernel_choice_t`.
+    pub kernel_choice: i32,
 }
 
 /// `pagoda_engine_stats_t`; the caller sets `struct_size`.

@@ -22,6 +22,7 @@ use std::ptr::addr_of;
 const COVERED_HEADERS: &[&str] = &[
     "engine.h",
     "engine_stats.h",
+    "kernel_choice.h",
     "kv_cache.h",
     "mesh.h",
     "model.h",
@@ -259,6 +260,8 @@ fn declared() -> Vec<Layout> {
             activation_dtype,
             pipeline_micro_batches,
             quantized_matmul,
+            kernel_choices_file,
+            kernel_choice,
         }),
         layout!(pagoda_engine_stats_t {
             struct_size,
@@ -289,6 +292,20 @@ fn declared() -> Vec<Layout> {
             layer_weight_bytes,
             kvp_rank,
             kvp_size,
+        }),
+        layout!(pagoda_kernel_choice_info_t {
+            struct_size,
+            w_dtype,
+            x_dtype,
+            y_dtype,
+            flags,
+            n,
+            k,
+            m,
+            seconds,
+            rules_seconds,
+            device,
+            variant,
         }),
         layout!(pagoda_histogram_t { n_bounds, upper_bounds, cumulative_counts, count, sum }),
         layout!(pagoda_engine_metrics_t {

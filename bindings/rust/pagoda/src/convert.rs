@@ -95,6 +95,7 @@ filled!(
     pagoda_output_t,
     pagoda_engine_stats_t,
     pagoda_device_stats_t,
+    pagoda_kernel_choice_info_t,
     pagoda_engine_metrics_t,
     pagoda_quantize_stats_t,
 );

@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::output::Output;
 use crate::plan::Plan;
 use crate::request::{RawRequest, RequestOptions};
-use crate::stats::{DeviceStats, EngineStats, Metrics};
+use crate::stats::{DeviceStats, EngineStats, KernelChoiceInfo, Metrics};
 use crate::stream::Outputs;
 use pagoda_sys as sys;
 use std::os::raw::c_char;
@@ -45,17 +45,18 @@ impl Engine {
         cache: &KvCache,
         options: &EngineOptions,
     ) -> Result<Engine> {
-        let raw = options.to_raw();
+        let o = options.to_raw()?;
         let plan = plan.map_or(ptr::null(), Plan::as_ptr);
         let mut out = ptr::null_mut();
-        // SAFETY: live handles (the plan may be NULL), an options struct and a valid out-pointer.
+        // SAFETY: live handles (the plan may be NULL), options whose path outlives the call and a
+        // valid out-pointer.
         check(unsafe {
             sys::pagoda_engine_create(
                 model.as_ptr(),
                 mesh.as_ptr(),
                 plan,
                 cache.as_engine_ptr(),
-                &raw,
+                &o.raw,
                 &mut out,
             )
         })?;
@@ -163,6 +164,28 @@ impl Engine {
     pub fn device_stats(&self, index: usize) -> Result<DeviceStats> {
         // SAFETY: as for stats; a bad index is refused with a status.
         fetch(|s| unsafe { sys::pagoda_engine_get_device_stats(self.raw.as_ptr(), index, s) })
+    }
+
+    /// The number of entries of the engine's kernel choice table (kernel_choice.h); 0 under
+    /// [`crate::KernelChoice::Rules`].
+    pub fn kernel_choice_count(&self) -> Result<usize> {
+        let mut count = 0usize;
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { sys::pagoda_engine_kernel_choice_count(self.raw.as_ptr(), &mut count) })?;
+        Ok(count)
+    }
+
+    /// Entry `index` of the engine's kernel choice table, in an order fixed for the engine's
+    /// life (by device kind, then types, flags, shape and rows).
+    pub fn kernel_choice(&self, index: usize) -> Result<KernelChoiceInfo> {
+        // SAFETY: as for stats; a bad index is refused with a status.
+        fetch(|c| unsafe { sys::pagoda_engine_kernel_choice(self.raw.as_ptr(), index, c) })
+    }
+
+    /// The engine's kernel choice table: the choices file's entries and what the engine
+    /// measured.
+    pub fn kernel_choices(&self) -> Result<Vec<KernelChoiceInfo>> {
+        (0..self.kernel_choice_count()?).map(|i| self.kernel_choice(i)).collect()
     }
 }
 

@@ -50,7 +50,7 @@ pub use backend::{Backend, DeviceInfo, DeviceKind, SkippedBackend};
 pub use dtype::Dtype;
 pub use engine::Engine;
 pub use engine_options::{
-    DecodeGraphs, DeviceSampling, EngineOptions, KvReservation, Preemption, QuantizedMatmul,
+    DecodeGraphs, DeviceSampling, EngineOptions, KernelChoice, KvReservation, Preemption, QuantizedMatmul,
 };
 pub use error::{Error, Result, Status};
 pub use kv_cache::{KvCache, KvCacheOptions, KvCacheStats};
@@ -62,7 +62,7 @@ pub use placement::SimulateOptions;
 pub use plan::{Objective, Plan, PlanOptions, PlanStage, PlanSummary};
 pub use quantize::{quantize, QuantType, QuantizeStats, QuantizedType};
 pub use request::RequestOptions;
-pub use stats::{DeviceStats, EngineStats, Histogram, Metrics};
+pub use stats::{DeviceStats, EngineStats, Histogram, KernelChoiceInfo, Metrics};
 pub use stream::Outputs;
 pub use tokenizer::{
     ChatTemplateOptions, Tokenizer, TokenizerInfo, DETOKENIZE_SKIP_SPECIAL, TOKENIZE_ADD_SPECIAL,

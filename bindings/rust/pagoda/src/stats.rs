@@ -1,6 +1,7 @@
 //! An engine's counters, its per-device usage and its serving metrics.
 
 use crate::convert::FromC;
+use crate::dtype::Dtype;
 use pagoda_sys as sys;
 
 c_struct! {
@@ -43,6 +44,36 @@ c_struct! {
         pub layer_weight_bytes: u64,
         pub kvp_rank: i32,
         pub kvp_size: i32,
+    }
+}
+
+c_struct! {
+    /// The kernel an engine runs for one matrix product shape on one kind of device
+    /// (kernel_choice.h).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct KernelChoiceInfo from sys::pagoda_kernel_choice_info_t {
+        /// The weights' type.
+        pub w_dtype: Option<Dtype>,
+        /// The activations' type.
+        pub x_dtype: Option<Dtype>,
+        /// The outputs' type.
+        pub y_dtype: Option<Dtype>,
+        /// The products' `PAGODA_MATMUL_*` bits (ops.h).
+        pub flags: u32,
+        /// Outputs (rows of the weights).
+        pub n: i64,
+        /// Inputs (columns of the weights).
+        pub k: i64,
+        /// Rows: the choice holds for products of (m/2, m] rows; a power of two.
+        pub m: i64,
+        /// Seconds per product of the chosen kernel as measured; 0 if the file did not say.
+        pub seconds: f64,
+        /// The same for the backend's built-in rules.
+        pub rules_seconds: f64,
+        /// The kind of device: "backend / arch / model / N units".
+        pub device: String,
+        /// The kernel chosen (a name of the backend's), or "rules" for its built-in rules.
+        pub variant: String,
     }
 }
 
