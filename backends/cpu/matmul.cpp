@@ -79,9 +79,21 @@ void split_rows(CpuBackend &cpu, const GemvProblem &p, Rows rows) {
     });
 }
 
+// The GEMV streams W once per block of x rows, which stays in cache while every W tile meets
+// it; a block of many MiB falls out between tiles.
+constexpr int64_t kGemvXBlockBytes = int64_t(2) << 20;
+
 void run_gemv(CpuBackend &cpu, const GemvProblem &p) {
     const GemvRowsFn rows = cpu.features().avx2_fma_f16c ? gemv_avx2 : gemv_portable;
-    split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, begin, end); });
+    const int64_t block =
+        std::max<int64_t>(kGemvMaxM, kGemvXBlockBytes / (p.k * int64_t(sizeof(float))));
+    for (int64_t i0 = 0; i0 < p.m; i0 += block) {
+        GemvProblem q = p;
+        q.m = std::min(block, p.m - i0);
+        q.x = p.x + i0 * p.ldx;
+        q.y = p.y + i0 * p.ldy;
+        split_rows(cpu, q, [&](int64_t begin, int64_t end) { rows(q, begin, end); });
+    }
 }
 
 bool blas_can_run(const GemvProblem &p) {

@@ -291,6 +291,12 @@ static void test_matmul_pinned_variants(void **state) {
                                        variants[v]};
                     run_case(&rng, c);
                 }
+    /* A pinned GEMV over so long a k that it takes x in blocks of 32 rows (2 MiB of f32): 70
+     * rows as 32 + 32 + 6, strided, with bias and accumulation, f32 and staged half x. */
+    for (size_t xt = 0; xt < 2; ++xt) {
+        matmul_case_t c = {70, 9, 16400, PAGODA_DTYPE_BF16, 1, 1, 1, kWeightTypes[xt], 0, 1};
+        run_case(&rng, c);
+    }
 }
 
 /* The variants' names, and what each refuses: an unknown index, a negative one, the int8
