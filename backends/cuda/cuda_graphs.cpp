@@ -12,6 +12,7 @@
 
 #include "cuda_backend.hpp"
 #include "cuda_iface.hpp"
+#include "cuda_kernels.hpp"
 #include "names.hpp"
 
 // The ABI's opaque graph type in this backend: an instantiated graph and where it may run.
@@ -61,9 +62,8 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
 
 }  // namespace
 
-// No kernel variants yet: MATMUL's `variant` must be 0 (plugin::check_matmul).
 const pagoda_backend_kernels_t kGraphAwareKernels = {sizeof(pagoda_backend_kernels_t), supports,
-                                                     launch, nullptr};
+                                                     launch, variant_name};
 
 pagoda_status_t refuse_during_capture(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                                       const std::string &what) {

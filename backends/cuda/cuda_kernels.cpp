@@ -37,7 +37,9 @@ pagoda_status_t shared_check(CudaBackend &cuda, const T &a) {
 }
 
 pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
-    if (pagoda_status_t s = plugin::check_matmul(cuda, a); s != PAGODA_OK) return s;
+    if (pagoda_status_t s = plugin::check_matmul_variants(cuda, a, matmul_variants());
+        s != PAGODA_OK)
+        return s;
     return check_matmul_limits(cuda, a);
 }
 
@@ -133,7 +135,12 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
 
 }  // namespace
 
+const char *variant_name(void *self, int32_t device, pagoda_op_t op, int32_t variant) {
+    if (self_of(self).check_device(device) != PAGODA_OK || op != PAGODA_OP_MATMUL) return nullptr;
+    return matmul_variant_name(variant);
+}
+
 const pagoda_backend_kernels_t kKernels = {sizeof(pagoda_backend_kernels_t), supports, launch,
-                                           nullptr};
+                                           variant_name};
 
 }  // namespace pagoda::cuda

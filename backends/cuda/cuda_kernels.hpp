@@ -12,8 +12,14 @@
 namespace pagoda::cuda {
 
 // cuda_matmul.cpp: cuBLAS(Lt) GEMMs and, for decode-sized m with half-precision weights, our
-// GEMV (gemv_kernel.cu). check_matmul_limits adds what cuBLAS cannot take (32-bit sizes).
+// GEMV (gemv_kernel.cu). check_matmul_limits adds what cuBLAS cannot take (32-bit sizes) and
+// the pinned variants that cannot run the descriptor; the variants are named by
+// matmul_variant_name (NULL outside 1..matmul_variants()).
 pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a);
+const char *matmul_variant_name(int32_t variant);
+int32_t matmul_variants();
+// The kernels table's variant_name slot (ABI 1.6), shared by both kernel tables.
+const char *variant_name(void *self, int32_t device, pagoda_op_t op, int32_t variant);
 pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_matmul_t &a);
 

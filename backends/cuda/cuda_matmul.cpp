@@ -20,6 +20,9 @@
 //                           a block of rows at a time: half x whose type W does not share
 //                           widened to f32, y computed in f32 by one of the routes above into
 //                           per-device scratch and rounded once into half y (widen_kernel.cu).
+// A host may pin the route through ops.h's `variant`: 1 "gemv" (our GEMV, any m on bf16/f16 or
+// block W, one pass over W per kGemvRowsPerPass rows of x), 2 "gemm" (the cuBLAS(Lt) routes
+// below, for rows that fit a panel), so that the GEMV/GEMM switch point is measured per shape.
 // Accumulating is beta = 1 with C = D = y (staged half y: its widened old value). Where cuBLASLt
 // has no algorithm for a shape or alignment (with the bias epilogue or at all), cublasGemmEx runs
 // and bias_kernel.cu adds the bias (D is then f32, so nothing is rounded twice).
@@ -59,6 +62,11 @@ static_assert(kGemvMaxM <= kGemvRowsPerPass, "the GEMV route must be one pass ov
 
 
 enum class Route { Gemv, F32Gemm, WidenedWeight, HalfGemm, Staged };
+
+// ops.h's `variant` values, 1-based in kVariantNames' order; 0 = the rules of takes_gemv.
+enum Variant : int32_t { kRules = 0, kGemvVariant = 1, kGemmVariant = 2 };
+constexpr const char *kVariantNames[] = {"gemv", "gemm"};
+constexpr int32_t kVariants = int32_t(sizeof kVariantNames / sizeof kVariantNames[0]);
 
 int64_t packed_or(int64_t ld, int64_t row_len) { return ld == 0 ? row_len : ld; }
 
@@ -125,10 +133,18 @@ int64_t staged_row_elems(const pagoda_op_matmul_t &a) {
     return (stages_x(a.x_dtype, gemm_weight(a)) ? a.k : 0) + (stages_y(a.y_dtype) ? a.n : 0);
 }
 
+// Whether the GEMV runs the product: pinned, or by the rules for decode-sized m; a row too long
+// for the panel leaves only the GEMV (in several passes over W). check_matmul_limits refuses
+// the pins that cannot run.
+bool takes_gemv(const pagoda_op_matmul_t &a) {
+    if (a.variant == kGemvVariant) return true;
+    if (a.variant == kGemmVariant) return false;
+    return is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
+}
+
 // The route of a descriptor that passed the shared check (so each dtype is f32, bf16 or f16).
 Route route_of(const pagoda_op_matmul_t &a) {
-    // A row too long for the panel leaves only the GEMV (in several passes over W).
-    if (is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems)) return Route::Gemv;
+    if (takes_gemv(a)) return Route::Gemv;
     Route direct;
     if (direct_gemm(a.x_dtype, gemm_weight(a), a.y_dtype, a.bias != nullptr, direct)) return direct;
     return Route::Staged;
@@ -316,6 +332,12 @@ pagoda_status_t staged_body(CudaBackend &cuda, cublasHandle_t blas, MatmulState 
 
 }  // namespace
 
+const char *matmul_variant_name(int32_t variant) {
+    return variant >= 1 && variant <= kVariants ? kVariantNames[variant - 1] : nullptr;
+}
+
+int32_t matmul_variants() { return kVariants; }
+
 pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
     // cublasGemmEx, the fallback of every GEMM route, takes int sizes and strides.
     const std::pair<const char *, int64_t> fields[] = {
@@ -330,9 +352,18 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
             return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) + ": " + name + " = " +
                                                          std::to_string(value) +
                                                          " exceeds cuBLAS's 32-bit limit");
+    if (a.variant == kGemvVariant && !is_narrow_weight(a.w_dtype))
+        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                         std::string(kOp) + ": variant gemv reads bf16/f16 or block weights, not " +
+                             plugin::dtype_name(a.w_dtype));
+    if (a.variant == kGemmVariant && is_narrow_weight(a.w_dtype) && a.k > kPanelElems)
+        return cuda.fail(PAGODA_ERR_UNSUPPORTED,
+                         std::string(kOp) + ": variant gemm widens rows of at most " +
+                             std::to_string(kPanelElems) + " values (k = " + std::to_string(a.k) +
+                             ")");
     // Whether the route stages depends on the bias (NULL in a supports query): assume one.
     Route direct;
-    const bool gemv = is_narrow_weight(a.w_dtype) && (a.m <= kGemvMaxM || a.k > kPanelElems);
+    const bool gemv = takes_gemv(a);
     if (!gemv && !direct_gemm(a.x_dtype, gemm_weight(a), a.y_dtype, true, direct) &&
         staged_row_elems(a) > kStageElems)
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,

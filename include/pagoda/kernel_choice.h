@@ -4,7 +4,8 @@
  *
  * A backend may offer several kernels for one op (the CPU backend's matrix product: "gemv", its
  * GEMV; "gemv_int8", the same on activations rounded to 8 bits, where the products may round
- * them; "sgemm", OpenBLAS's on weights widened to f32). Its built-in rules pick one by size; the
+ * them; "sgemm", OpenBLAS's on weights widened to f32; the CUDA backend's: "gemv", its GEMV on
+ * bf16/f16 or block weights, and "gemm", cuBLAS(Lt)). Its built-in rules pick one by size; the
  * engine can instead time them on the model's own shapes and pin the fastest per shape and
  * row-count bucket, as Collage does. The choices live in a JSON file, per kind of device
  * (backend, model, architecture, threads) and product shape, so that a machine is measured once

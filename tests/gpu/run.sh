@@ -20,7 +20,10 @@
 #      the roofline (weight + KV bytes per step at the device's copy bandwidth) joins the
 #      summary as PASS (at or above its goal) or BELOW;
 #   6. the same shape in F16 quantized by `pagoda quantize` to each of $QUANT_TYPES (default
-#      "q8_0 q4_k_m"; empty skips the step), each served on cuda:0 as in step 5.
+#      "q8_0 q4_k_m"; empty skips the step), each served on cuda:0 as in step 5; first its
+#      kernels are timed by `pagoda tune` (the CUDA backend's gemv and gemm routes per product
+#      shape, up to $TUNE_TOKENS rows, default 64; its table in LOGS/tune-TYPE.txt), and with
+#      TUNED=1 the model is served a second time with those choices.
 # Exits non-zero if any step failed. Benchmarks below their goals are reported, not failed.
 #
 # Environment: CUDA_ARCHS (CMAKE_CUDA_ARCHITECTURES, default native), JOBS (build jobs, default
@@ -33,8 +36,8 @@
 # BUILD_DIR/gpu-validation), BENCH_ARGS (extra arguments for the kernels benchmark, e.g.
 # "--quick"), SANITIZE_ALSO (extra ctest regex of tests to run under the sanitizers, e.g.
 # "test_backend_conformance$"), GENERATE_BATCH (the decode benchmark's larger batch, default
-# 64), GENERATE_ARGS (extra arguments for it, e.g. "--quick" or "--repeats 5"), QUANT_TYPES
-# (step 6).
+# 64), GENERATE_ARGS (extra arguments for it, e.g. "--quick" or "--repeats 5"), QUANT_TYPES,
+# TUNE_TOKENS and TUNED (step 6).
 set -u -o pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -310,9 +313,21 @@ if wanted_step quantized && [ -n "$QUANT_TYPES" ]; then
                 record "pagoda quantize $type" FAIL "see $LOGS/quantize.log"
                 continue
             fi
+            if timeout "${BENCH_TIMEOUT:-300}" "$BUILD/bin/pagoda" tune --model "$models/$type.gguf" \
+                    --device cuda:0 --max-tokens "${TUNE_TOKENS:-64}" \
+                    --out "$LOGS/kernels-$type.json" > "$LOGS/tune-$type.txt" 2>&1; then
+                record "pagoda tune $type" PASS "table in $LOGS/tune-$type.txt"
+            else
+                record "pagoda tune $type" FAIL "see $LOGS/tune-$type.txt"
+            fi
             generate_step "generate-$type" "$GENERATE" --model "$models/$type.gguf" \
                 --device cuda:0 --batch "$GENERATE_BATCH" --prompt-tokens 128 --gen-tokens 128 \
                 --repeats 3
+            if [ "${TUNED:-0}" = 1 ] && [ -f "$LOGS/kernels-$type.json" ]; then
+                generate_step "generate-$type-tuned" "$GENERATE" --model "$models/$type.gguf" \
+                    --device cuda:0 --batch "$GENERATE_BATCH" --prompt-tokens 128 \
+                    --gen-tokens 128 --repeats 3 --kernel-choices "$LOGS/kernels-$type.json"
+            fi
             rm -f "$models/$type.gguf"
         done
     else

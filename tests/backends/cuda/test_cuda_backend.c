@@ -181,7 +181,7 @@ static void *device_copy(const pagoda_backend_iface_t *cuda, pagoda_backend_stre
  * exactly the values the device sees (after rounding to bf16/f16), and, for f32 activations,
  * with the CPU backend. */
 static void run_matmul_case(const pagoda_backend_iface_t *cuda, const matmul_case_t *c,
-                            test_rng_t *rng) {
+                            test_rng_t *rng, int32_t variant) {
     const int64_t ldx = c->ldx ? c->ldx : c->k, ldw = c->ldw ? c->ldw : c->k,
                   ldy = c->ldy ? c->ldy : c->n;
     const size_t nx = (size_t)(c->m * ldx), nw = (size_t)(c->n * ldw), ny = (size_t)(c->m * ldy);
@@ -227,6 +227,7 @@ static void run_matmul_case(const pagoda_backend_iface_t *cuda, const matmul_cas
     op.ldx = c->ldx;
     op.ldw = c->ldw;
     op.ldy = c->ldy;
+    op.variant = variant;
 
     pagoda_backend_stream_t *stream = test_stream_create(cuda);
     void *dx = device_copy(cuda, stream, hx, nx * act), *dw = device_copy(cuda, stream, hw, nw * wsz);
@@ -262,6 +263,7 @@ static void run_matmul_case(const pagoda_backend_iface_t *cuda, const matmul_cas
         op.w = hw;
         op.bias = c->bias ? hb : NULL;
         op.y = hy;
+        op.variant = 0; /* the CPU backend's variants are its own */
         TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_MATMUL, &op));
         double *cpu = test_xmalloc(ny * sizeof *cpu);
         for (size_t i = 0; i < ny; ++i) cpu[i] = ((const float *)hy)[i];
@@ -269,11 +271,11 @@ static void run_matmul_case(const pagoda_backend_iface_t *cuda, const matmul_cas
         free(cpu);
     }
     if (err_ref > tolerance || err_cpu > 10 * tolerance)
-        fail_msg("matmul %s x, %s W, m=%lld n=%lld k=%lld ld=%lld/%lld/%lld bias=%d acc=%d: "
-                 "relative error %.3g vs double, %.3g vs CPU",
+        fail_msg("matmul %s x, %s W, m=%lld n=%lld k=%lld ld=%lld/%lld/%lld bias=%d acc=%d "
+                 "variant=%d: relative error %.3g vs double, %.3g vs CPU",
                  pagoda_dtype_name(c->act_dtype), pagoda_dtype_name(c->w_dtype), (long long)c->m,
                  (long long)c->n, (long long)c->k, (long long)ldx, (long long)ldw, (long long)ldy,
-                 c->bias, c->accumulate, err_ref, err_cpu);
+                 c->bias, c->accumulate, (int)variant, err_ref, err_cpu);
 
     test_stream_destroy(cuda, stream);
     cuda->buffer_free(cuda->self, 0, dx);
@@ -297,11 +299,15 @@ static void run_matmul_case(const pagoda_backend_iface_t *cuda, const matmul_cas
     free(y_gpu);
 }
 
-static void run_matmul_cases(const matmul_case_t *cases, size_t n, uint64_t seed) {
+static void run_pinned_cases(const matmul_case_t *cases, size_t n, uint64_t seed, int32_t variant) {
     const pagoda_backend_iface_t *cuda = cuda_iface();
     test_rng_t rng;
     test_rng_seed(&rng, seed);
-    for (size_t i = 0; i < n; ++i) run_matmul_case(cuda, &cases[i], &rng);
+    for (size_t i = 0; i < n; ++i) run_matmul_case(cuda, &cases[i], &rng, variant);
+}
+
+static void run_matmul_cases(const matmul_case_t *cases, size_t n, uint64_t seed) {
+    run_pinned_cases(cases, n, seed, 0);
 }
 
 #define F32 PAGODA_DTYPE_F32
@@ -352,6 +358,40 @@ static void test_matmul_all_half(void **state) {
         {64, 128, 512, 0, 0, 0, 1, 1, F16, F16},
     };
     run_matmul_cases(cases, sizeof cases / sizeof cases[0], 44);
+}
+
+/* ABI 1.6's pinned routes: "gemv" (1) past the rules' m = 8, in several passes over W, and
+ * "gemm" (2) at decode m; the names, and the pins that cannot run refused. */
+static void test_matmul_pinned_variants(void **state) {
+    (void)state;
+    const pagoda_backend_iface_t *cuda = cuda_iface();
+    assert_non_null(cuda->kernels->variant_name);
+    assert_string_equal(cuda->kernels->variant_name(cuda->self, 0, PAGODA_OP_MATMUL, 1), "gemv");
+    assert_string_equal(cuda->kernels->variant_name(cuda->self, 0, PAGODA_OP_MATMUL, 2), "gemm");
+    assert_null(cuda->kernels->variant_name(cuda->self, 0, PAGODA_OP_MATMUL, 3));
+    static const matmul_case_t narrow[] = {
+        {1, 256, 512, 0, 0, 0, 1, 0, BF16, F32},
+        {20, 200, 264, 0, 0, 0, 1, 1, BF16, F32},
+        {64, 384, 1024, 1030, 1032, 390, 1, 1, F16, F32},
+        {17, 96, 256, 0, 0, 0, 0, 0, BF16, BF16},
+    };
+    run_pinned_cases(narrow, sizeof narrow / sizeof narrow[0], 45, 1);
+    run_pinned_cases(narrow, sizeof narrow / sizeof narrow[0], 46, 2);
+
+    pagoda_op_matmul_t mm;
+    memset(&mm, 0, sizeof mm);
+    mm.struct_size = sizeof mm;
+    mm.x_dtype = mm.w_dtype = mm.y_dtype = F32;
+    mm.m = 2;
+    mm.n = 3;
+    mm.k = 4;
+    mm.variant = 1;
+    pagoda_clear_error();
+    test_expect_failure(cuda->kernels->supports(cuda->self, 0, PAGODA_OP_MATMUL, &mm),
+                        PAGODA_ERR_UNSUPPORTED, "variant gemv reads bf16/f16 or block weights");
+    mm.variant = 3;
+    test_expect_failure(cuda->kernels->supports(cuda->self, 0, PAGODA_OP_MATMUL, &mm),
+                        PAGODA_ERR_UNSUPPORTED, "2 matmul variants");
 }
 
 static void test_matmul_rejects(void **state) {
@@ -606,6 +646,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_half_weights),
         cmocka_unit_test(test_matmul_all_half),
         cmocka_unit_test(test_matmul_rejects),
+        cmocka_unit_test(test_matmul_pinned_variants),
         cmocka_unit_test(test_nccl_one_rank),
         cmocka_unit_test(test_config_rejected),
         cmocka_unit_test(test_nccl_init_timeout),
