@@ -34,6 +34,8 @@ static void serve_usage(FILE *out) {
           "  --device LIST             devices (default cpu:0)\n"
           "  --axes AXES               how they are arranged, such as tp=2\n"
           "  --plan FILE               a plan written by `pagoda plan --json`\n"
+          "  --kernel-choices FILE     run the kernels `pagoda tune` chose (default: the\n"
+          "                            backend's own rules)\n"
           "  --help                    show this help\n"
           "\n"
           "Once listening it prints 'pagoda serve: listening on http://HOST:PORT'.\n",
@@ -105,6 +107,7 @@ int cli_serve(int argc, char **argv) {
         else if (strcmp(f, "--kv-blocks") == 0) { ok = parse_num(f, v, 1, INT32_MAX, &n); ko.num_blocks = n; }
         else if (strcmp(f, "--block-size") == 0) { ok = parse_num(f, v, 1, 128, &n); ko.block_size = (int32_t)n; }
         else if (strcmp(f, "--drain-timeout") == 0) { ok = parse_num(f, v, 0, 86400000, &n); so.drain_timeout_ms = n; }
+        else if (strcmp(f, "--kernel-choices") == 0) eo.kernel_choices_file = v;
         else if (cli_placement_flag(&placement, f, v)) continue;
         else {
             fprintf(stderr, "pagoda serve: unknown option '%s'\n\n", f);
