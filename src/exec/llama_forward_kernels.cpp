@@ -1,6 +1,7 @@
 // LlamaForward's kernel choices (runtime/kernel_choices.hpp): pinning the table's variants on
 // this device's products, and measuring the ones it lacks (kernel_tuner.hpp).
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,8 +41,9 @@ pagoda_op_matmul_t entry_args(const runtime::MatmulShape &s, int32_t variant) {
 void LlamaForward::set_kernel_choices(std::shared_ptr<const runtime::KernelChoices> choices) {
     State &s = *state_;
     const runtime::Device &device = s.stream.device();
-    std::string kind = runtime::KernelChoices::device_kind(device);
-    std::vector<std::string> variants = device.kernel_variants(PAGODA_OP_MATMUL);
+    const std::string kind = runtime::KernelChoices::device_kind(device);
+    const std::vector<std::string> variants = device.kernel_variants(PAGODA_OP_MATMUL);
+    std::map<runtime::MatmulShape, int32_t> pinned;
     if (choices) {
         const pagoda_backend_iface_t &f = device.iface();
         for (const auto &[shape, choice] : choices->entries()) {
@@ -60,13 +62,14 @@ void LlamaForward::set_kernel_choices(std::shared_ptr<const runtime::KernelChoic
                 throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                             what + " names variant '" + choice.variant + "', which " + device.name() +
                                 " refuses for that shape: " + pagoda_last_error_message());
+            runtime::MatmulShape key = shape;
+            key.device.clear();
+            pinned[key] = a.variant;
         }
     }
     // Graphs recorded so far baked in the old choices.
     s.decode_graphs.drop_graphs();
-    s.kernel_choices = std::move(choices);
-    s.device_kind = std::move(kind);
-    s.matmul_variants = std::move(variants);
+    s.pinned_variants = std::move(pinned);
 }
 
 void LlamaForward::tune_kernels(runtime::KernelChoices &choices, int64_t max_rows) {

@@ -2,7 +2,6 @@
 // llama_forward.cpp strings them together: the KV ops checked against the cache's shape, the
 // activations bound and the batch staged, matmuls, all-reduces, the LM head, norms, RoPE and
 // the attention sublayer.
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -169,11 +168,9 @@ pagoda_op_matmul_t LlamaForward::State::matmul_args(const DeviceTensor &w, const
 }
 
 int32_t LlamaForward::State::kernel_variant(const pagoda_op_matmul_t &a) const {
-    if (!kernel_choices) return 0;
-    const runtime::KernelChoice *c = kernel_choices->find(runtime::KernelChoices::shape_of(device_kind, a));
-    if (c == nullptr) return 0;
-    const auto it = std::find(matmul_variants.begin(), matmul_variants.end(), c->variant);
-    return it == matmul_variants.end() ? 0 : int32_t(it - matmul_variants.begin()) + 1;
+    if (pinned_variants.empty()) return 0;
+    const auto it = pinned_variants.find(runtime::KernelChoices::shape_of(std::string(), a));
+    return it == pinned_variants.end() ? 0 : it->second;
 }
 
 void LlamaForward::State::matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x,

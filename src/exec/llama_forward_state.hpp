@@ -3,6 +3,7 @@
 // and picking tokens on the device (llama_forward_sampling.cpp). Internal to exec/.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -70,7 +71,7 @@ struct LlamaForward::State {
     // The descriptor of y = x · Wᵀ (+ bias) for `m` rows, with x, y and ldy unset.
     pagoda_op_matmul_t matmul_args(const DeviceTensor &w, const DeviceTensor &bias, int64_t m,
                                    pagoda_dtype_t x_dtype, pagoda_dtype_t y_dtype) const;
-    // The variant kernel_choices pins for `a` (0: the backend's rules).
+    // The variant pinned for `a` (0: the backend's rules).
     int32_t kernel_variant(const pagoda_op_matmul_t &a) const;
     // y = x · Wᵀ (+ bias), x and y of the step's activation type unless `y_dtype` says.
     void matmul(const DeviceTensor &w, const DeviceTensor &bias, const void *x, int64_t m, void *y,
@@ -129,10 +130,9 @@ struct LlamaForward::State {
     pagoda_dtype_t activation_dtype = PAGODA_DTYPE_F32;
     pagoda_dtype_t act = PAGODA_DTYPE_F32;
     bool quantized_activations = false;  // set_quantized_activations
-    // set_kernel_choices: the table, this device's key in it, the backend's MATMUL variants.
-    std::shared_ptr<const runtime::KernelChoices> kernel_choices;
-    std::string device_kind;
-    std::vector<std::string> matmul_variants;
+    // set_kernel_choices: this device's pinned MATMUL variants by shape (the device field left
+    // empty, so that a launch's lookup builds its key without allocating).
+    std::map<runtime::MatmulShape, int32_t> pinned_variants;
     kv::KvGeometry kv_checked_geometry;
     pagoda_dtype_t kv_checked_act = PAGODA_DTYPE_F32;
 };
