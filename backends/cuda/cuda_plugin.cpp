@@ -84,7 +84,7 @@ std::string describe() {
            std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100);
 }
 
-// The configuration keys (backend.h's entry: unknown keys are an error naming the key):
+// The configuration keys (plugin.h's entry: unknown keys are an error naming the key):
 //   tf32=0|1               f32 GEMMs may use TF32 tensor cores (default 0: ops.h's f32 compute)
 //   nccl_timeout_ms=N      how long NCCL calls wait for the other ranks (default 600000)
 // Returns false with `error` naming the key and the bad value.

@@ -11,6 +11,7 @@
 #include "pagoda/log.h"
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
+#include "pagoda/plugin.h"
 #include "pagoda/backend.h"
 #include "pagoda/model.h"
 #include "pagoda/tokenizer.h"

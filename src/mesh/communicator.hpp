@@ -1,5 +1,5 @@
 // One rank's communicator in a group of mesh devices, made from its backend's collectives
-// (backend.h), with the calls the executor makes: in-place all-reduce, send and receive. Every
+// (plugin.h), with the calls the executor makes: in-place all-reduce, send and receive. Every
 // failure becomes an Error naming the group, the call and the backend's message.
 //
 // A failure on one device must not leave the others waiting forever in a collective: CommSet

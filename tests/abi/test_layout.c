@@ -121,24 +121,24 @@ FROZEN_VALUE(PAGODA_LOG_WARN, 2);
 FROZEN_VALUE(PAGODA_LOG_ERROR, 3);
 FROZEN_VALUE(PAGODA_LOG_OFF, 4);
 
-/* pagoda_device_kind_t (backend.h) */
+/* pagoda_device_kind_t (plugin.h) */
 FROZEN_VALUE(PAGODA_DEVICE_CPU, 0);
 FROZEN_VALUE(PAGODA_DEVICE_GPU, 1);
 
-/* pagoda_copy_kind_t (backend.h) */
+/* pagoda_copy_kind_t (plugin.h) */
 FROZEN_VALUE(PAGODA_COPY_HOST_TO_DEVICE, 0);
 FROZEN_VALUE(PAGODA_COPY_DEVICE_TO_HOST, 1);
 FROZEN_VALUE(PAGODA_COPY_DEVICE_TO_DEVICE, 2);
 FROZEN_VALUE(PAGODA_COPY_HOST_TO_HOST, 3);
 
-/* pagoda_reduce_op_t (backend.h) */
+/* pagoda_reduce_op_t (plugin.h) */
 FROZEN_VALUE(PAGODA_REDUCE_SUM, 0);
 FROZEN_VALUE(PAGODA_REDUCE_MAX, 1);
 FROZEN_VALUE(PAGODA_REDUCE_MIN, 2);
 
 /* ---- Structures ------------------------------------------------------------------------- */
 
-/* pagoda_backend_host_t (backend.h) */
+/* pagoda_backend_host_t (plugin.h) */
 FROZEN_FIELD(pagoda_backend_host_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_backend_host_t, abi_version, 4, 4);
 FROZEN_FIELD(pagoda_backend_host_t, ctx, 8, 8);
@@ -152,7 +152,7 @@ FROZEN_SLOT(pagoda_backend_host_t, host_free, 40,
             void (*)(void *, void *));
 FROZEN_MIN_SIZE(pagoda_backend_host_t, 48);
 
-/* pagoda_device_info_t (backend.h) */
+/* pagoda_device_info_t (plugin.h) */
 FROZEN_FIELD(pagoda_device_info_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_device_info_t, kind, 4, 4);
 FROZEN_FIELD(pagoda_device_info_t, flags, 8, 4);
@@ -163,7 +163,7 @@ FROZEN_FIELD(pagoda_device_info_t, name, 32, 128);
 FROZEN_FIELD(pagoda_device_info_t, arch, 160, 32);
 FROZEN_MIN_SIZE(pagoda_device_info_t, 192);
 
-/* pagoda_backend_kernels_t (backend.h) */
+/* pagoda_backend_kernels_t (plugin.h) */
 FROZEN_FIELD(pagoda_backend_kernels_t, struct_size, 0, 4);
 FROZEN_SLOT(pagoda_backend_kernels_t, supports, 8,
             pagoda_status_t (*)(void *, int32_t, pagoda_op_t, const void *));
@@ -171,11 +171,11 @@ FROZEN_SLOT(pagoda_backend_kernels_t, launch, 16,
             pagoda_status_t (*)(void *, pagoda_backend_stream_t *, pagoda_op_t, const void *));
 FROZEN_MIN_SIZE(pagoda_backend_kernels_t, 24);
 
-/* pagoda_comm_unique_id_t (backend.h) */
+/* pagoda_comm_unique_id_t (plugin.h) */
 FROZEN_FIELD(pagoda_comm_unique_id_t, bytes, 0, 128);
 FROZEN_MIN_SIZE(pagoda_comm_unique_id_t, 128);
 
-/* pagoda_backend_collectives_t (backend.h) */
+/* pagoda_backend_collectives_t (plugin.h) */
 FROZEN_FIELD(pagoda_backend_collectives_t, struct_size, 0, 4);
 FROZEN_SLOT(pagoda_backend_collectives_t, get_unique_id, 8,
             pagoda_status_t (*)(void *, pagoda_comm_unique_id_t *));
@@ -212,7 +212,7 @@ FROZEN_SLOT(pagoda_backend_collectives_t, comm_get_async_error, 104,
             pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_status_t *));
 FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 112);
 
-/* pagoda_backend_iface_t (backend.h) */
+/* pagoda_backend_iface_t (plugin.h) */
 FROZEN_FIELD(pagoda_backend_iface_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_backend_iface_t, abi_version, 4, 4);
 FROZEN_FIELD(pagoda_backend_iface_t, name, 8, 8);

@@ -109,7 +109,7 @@ static void test_abi_1_0_plugin(void **state) {
     assert_int_equal(n, 2);
 }
 
-/* A plugin of ABI 1.1 still loads under a 1.2 host: minor versions only append (backend.h). */
+/* A plugin of ABI 1.1 still loads under a 1.2 host: minor versions only append (plugin.h). */
 static void test_abi_1_1_plugin(void **state) {
     (void)state;
     pagoda_backend_t *b = NULL;
