@@ -4,9 +4,13 @@
 // converting bf16/f16 on the fly (block types in registers or a chunk of each row at a time;
 // for a few rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations: gemv_q8x.hpp),
 // split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
-// sgemm, with bf16/f16 or block W widened to f32 a panel of rows at a time. sgemm runs on the
-// calling thread with OpenBLAS's own threads (as many as the pool has) while our workers sleep,
-// so the two never run on the cores at once.
+// sgemm, single-threaded, on panels of W rows our pool's threads take in turn, each widening
+// its bf16/f16 or block panel to f32 in its own scratch first, so the panel is still in that
+// core's cache when sgemm packs it. OpenBLAS's own threads are not used: after each call they
+// keep spinning for a while (OpenBLAS's THREAD_TIMEOUT, about 2^28 cycles by default), and on
+// a machine with as many cores as threads that spinning took the cores from our pool's next
+// op. A 1.1B F16 prefill of 512 tokens on 2 cores ran at 63-73 tokens/s that way, 81-83 now;
+// one shared panel widened by all threads, then split over x's rows, gave 75-76.
 //
 // A host may pin one route through ops.h's `variant` (kVariantNames, after measuring them on
 // its shapes); 0 keeps the rules of run_f32.
@@ -23,6 +27,7 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <new>
 
@@ -50,8 +55,10 @@ constexpr int64_t kGemvMaxM = 32;
 // Multiply-adds worth handing to another thread; fewer cost more in wake-up than they save.
 constexpr int64_t kMinMacsPerChunk = 1 << 16;
 
-// f32 elements of one widened W panel: 4 MiB stays in L2/L3 while sgemm packs it.
-constexpr int64_t kPanelElems = 1 << 20;
+// f32 elements of one thread's widened W panel (8 MiB): sgemm packs all of x again for every
+// panel, so a panel needs a few hundred rows for that copy to stay small against the product
+// (256 rows at Llama's k = 8192).
+constexpr int64_t kPanelElems = int64_t(1) << 21;
 
 // f32 elements of the staged x and y rows of one block: 32 MiB, so a prefill's block is still
 // hundreds of rows (k + n = 18432 for Llama's FFN gives 455), keeping sgemm efficient and the
@@ -113,10 +120,18 @@ void sgemm_panel(const GemvProblem &p, int64_t j0, int64_t rows, const float *w,
     }
 }
 
+// W rows per sgemm call: as many as kPanelElems allows (whole 16-row groups), but no more than
+// keeps every thread busy.
+int64_t blas_panel_rows(const GemvProblem &p, int threads) {
+    const int64_t by_memory = std::max<int64_t>(16, kPanelElems / p.k / 16 * 16);
+    const int64_t per_thread = (p.n + threads - 1) / threads;
+    return std::min(by_memory, std::max<int64_t>(16, (per_thread + 15) / 16 * 16));
+}
+
 pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
-    // OpenBLAS's thread count is process-wide; match it to ours before each use in case the
-    // host or another library changed it.
-    if (openblas_get_num_threads() != cpu.threads()) openblas_set_num_threads(cpu.threads());
+    // OpenBLAS's thread count is process-wide: set it to 1 before each use, in case the host or
+    // another library changed it.
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 
     // sgemm has no bias term: put the bias in y first and let sgemm add onto it (beta = 1).
     float beta = p.accumulate ? 1.0f : 0.0f;
@@ -133,34 +148,34 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
         beta = 1.0f;
     }
 
-    if (p.w_dtype == PAGODA_DTYPE_F32) {
-        const auto *w = static_cast<const float *>(p.w);
-        for (int64_t j0 = 0; j0 < p.n; j0 += kBlasMax)
-            sgemm_panel(p, j0, std::min(kBlasMax, p.n - j0), w + j0 * p.ldw, p.ldw, beta);
-        return PAGODA_OK;
-    }
-
-    // bf16/f16 or blocks: widen a panel of W rows (in parallel: it is memory work, or decoding),
-    // then sgemm on it.
-    const int64_t panel_rows = std::min(p.n, std::max<int64_t>(16, kPanelElems / p.k / 16 * 16));
-    float *panel = nullptr;
-    try {
-        panel = thread_scratch<struct MatmulPanelScratch>(size_t(panel_rows * p.k));
-    } catch (const std::bad_alloc &) {
-        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, std::string(kOp) + ": no memory for a " +
-                                                      std::to_string(panel_rows) + " x " +
-                                                      std::to_string(p.k) + " f32 weight panel");
-    }
-    for (int64_t j0 = 0; j0 < p.n; j0 += panel_rows) {
-        const int64_t rows = std::min(panel_rows, p.n - j0);
-        cpu.pool().parallel_for(rows, rows_per_chunk(p.k), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r)
+    const int64_t panel_rows = blas_panel_rows(p, cpu.threads());
+    const int64_t panels = (p.n + panel_rows - 1) / panel_rows;
+    std::atomic<bool> out_of_memory{false};
+    cpu.pool().parallel_for(panels, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t j0 = i * panel_rows, rows = std::min(panel_rows, p.n - j0);
+            if (p.w_dtype == PAGODA_DTYPE_F32) {
+                sgemm_panel(p, j0, rows, static_cast<const float *>(p.w) + j0 * p.ldw, p.ldw, beta);
+                continue;
+            }
+            float *panel = nullptr;
+            try {
+                panel = thread_scratch<struct MatmulPanelScratch>(size_t(rows * p.k));
+            } catch (const std::bad_alloc &) {
+                out_of_memory = true;
+                return;
+            }
+            for (int64_t r = 0; r < rows; ++r)
                 widen_to_f32(cpu.features(),
                              static_cast<const char *>(p.w) + (j0 + r) * p.w_row_bytes, p.w_dtype,
                              p.k, panel + r * p.k);
-        });
-        sgemm_panel(p, j0, rows, panel, p.k, beta);
-    }
+            sgemm_panel(p, j0, rows, panel, p.k, beta);
+        }
+    });
+    if (out_of_memory)
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, std::string(kOp) + ": no memory for a " +
+                                                      std::to_string(panel_rows) + " x " +
+                                                      std::to_string(p.k) + " f32 weight panel");
     return PAGODA_OK;
 }
 
