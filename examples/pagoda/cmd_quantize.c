@@ -1,4 +1,5 @@
-/* pagoda quantize: a GGUF model rewritten with quantized weight matrices. */
+/* pagoda quantize: a GGUF model or a Hugging Face folder written as GGUF with quantized weight
+ * matrices. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,12 @@
 static void quantize_usage(FILE *out) {
     fputs("Usage: pagoda quantize IN OUT --type TYPE [--threads N] [--quiet]\n"
           "\n"
-          "Writes OUT, the GGUF model IN (F32, F16 or BF16 weights) with its weight matrices\n"
-          "quantized, and prints per tensor type the tensors, values and error written.\n"
+          "Writes OUT, a GGUF file of the model IN with its weight matrices quantized,\n"
+          "and prints per tensor type the tensors, values and error written.\n"
+          "IN is a GGUF file (F32, F16 or BF16 weights) or a Hugging Face folder of a\n"
+          "Llama, Mistral or Qwen2 model (config.json, safetensors, tokenizer.json,\n"
+          "tokenizer_config.json), converted as llama.cpp's convert_hf_to_gguf.py\n"
+          "converts it; a tokenizer GGUF cannot carry faithfully is refused.\n"
           "\n"
           "Options:\n"
           "  --type TYPE   q8_0, q4_0, q4_k_m, q5_k_m or q6_k (llama.cpp's mixes of these names:\n"

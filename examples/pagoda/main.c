@@ -5,7 +5,7 @@
  *     pagoda tokenize (--model PATH | --tokenizer PATH) --text TEXT [--json]
  *     pagoda serve [--model PATH] [--host ADDR] [--port N] [--api-key KEY]
  *     pagoda apply-template --model PATH --messages FILE [--add-generation-prompt]
- *     pagoda quantize IN OUT --type q8_0|q4_0|q4_k_m|q5_k_m|q6_k
+ *     pagoda quantize IN OUT --type q8_0|q4_0|q4_k_m|q5_k_m|q6_k   (IN: GGUF or Hugging Face folder)
  *     pagoda tune --model PATH --out FILE [--max-tokens N]
  *     pagoda --version | --help
  *

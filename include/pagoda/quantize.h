@@ -1,6 +1,6 @@
 /**
  * \file quantize.h
- * \brief Quantizing a GGUF model: what `pagoda quantize` runs.
+ * \brief Quantizing a GGUF model or a Hugging Face folder into GGUF: what `pagoda quantize` runs.
  */
 #ifndef PAGODA_QUANTIZE_H
 #define PAGODA_QUANTIZE_H
@@ -11,10 +11,12 @@
 
 /**
  * \defgroup quantize Quantizing
- * \brief Rewrites a GGUF file's weight matrices in one of GGUF's quantized block types, the
- *        rest of the file (metadata, vocabulary, norms) carried over. The blocks follow ggml's
- *        layouts and the type ids are ggml's, so any GGUF reader loads the result; which tensor
- *        gets which type follows llama.cpp's recipes of the same names.
+ * \brief Writes a model's weight matrices in one of GGUF's quantized block types to a GGUF
+ *        file: from a GGUF file (the rest of it, metadata, vocabulary, norms, carried over), or
+ *        from a Hugging Face folder converted on the way as llama.cpp's `convert_hf_to_gguf.py`
+ *        converts it. The blocks follow ggml's layouts and the type ids are ggml's, so any GGUF
+ *        reader loads the result; which tensor gets which type follows llama.cpp's recipes of the
+ *        same names.
  * @{
  */
 
@@ -81,17 +83,32 @@ PAGODA_API void pagoda_quantize_options_init(pagoda_quantize_options_t *options,
 #define pagoda_quantize_options_default(options) pagoda_quantize_options_init((options), sizeof *(options))
 
 /**
- * \brief Writes `output_path`, the GGUF model at `input_path` with its weight matrices
+ * \brief Writes `output_path`, the model at `input_path` as GGUF with its weight matrices
  *        quantized.
- * \param[in] input_path a GGUF file whose weights are F32, F16 or BF16.
+ *
+ * A Hugging Face folder (`config.json`, `model.safetensors` or shards with
+ * `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json`, optionally
+ * `generation_config.json`) of a LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM is
+ * converted as llama.cpp's converter does: `general.architecture` "llama" (Mistral too) or
+ * "qwen2", the `<arch>.*` keys from `config.json`, tensors under GGUF's names (Llama's Q/K rows
+ * permuted for interleaved RoPE; norms and biases in F32; Llama 3 RoPE scaling as
+ * `rope_freqs.weight`; no `output.weight` for tied embeddings), and the tokenizer as
+ * `tokenizer.ggml.*`: "llama" for SentencePiece-style BPE (scores from the merges' ranks),
+ * "gpt2" for byte-level BPE with `tokenizer.ggml.pre` "llama-bpe", "qwen2" or "gpt2", the chat
+ * template of `tokenizer_config.json`. A tokenizer GGUF cannot carry faithfully is refused
+ * (before anything is written), as is one whose sample texts encode differently once converted;
+ * a Qwen2-style NFC normalizer is dropped, as llama.cpp drops it, with a warning.
+ * \param[in] input_path a GGUF file whose weights are F32, F16 or BF16, or a Hugging Face
+ *            folder as above.
  * \param[in] output_path the file to write; it appears whole or not at all (written beside it
  *            as `output_path` + `".partial"`, then renamed).
  * \param[in] options NULL for the defaults.
  * \param[out] stats what was written, per type; NULL when not wanted.
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT (a NULL path, an unknown type, negative
  *         threads, an unset `stats->struct_size`); the input's ::PAGODA_ERR_NOT_FOUND,
- *         ::PAGODA_ERR_FORMAT or ::PAGODA_ERR_UNSUPPORTED (also for weights already quantized,
- *         and for a Hugging Face folder: convert it to GGUF first); ::PAGODA_ERR_IO naming the
+ *         ::PAGODA_ERR_FORMAT or ::PAGODA_ERR_UNSUPPORTED, the message naming the file and the
+ *         field (also for weights already quantized, another architecture, a folder without
+ *         `tokenizer.json` or weights, a tokenizer GGUF cannot carry); ::PAGODA_ERR_IO naming the
  *         output; ::PAGODA_ERR_CANCELLED (the callback asked).
  * \par Thread safety
  * Safe from any thread; the progress callback runs on the calling thread.

@@ -1,14 +1,13 @@
-// quantize.h: a GGUF model rewritten with quantized weight matrices.
+// quantize.h: a GGUF file or a Hugging Face folder written as a GGUF file with quantized weight matrices.
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 
 #include "capi/enum_arg.hpp"
 #include "capi/guard.hpp"
 #include "capi/progress.hpp"
 #include "capi/sized_struct.hpp"
-#include "model/gguf_quantize.hpp"
+#include "engine/model_quantize.hpp"
 #include "model/gguf_file.hpp"
 #include "pagoda/quantize.h"
 
@@ -79,12 +78,7 @@ PAGODA_API pagoda_status_t pagoda_model_quantize(const char *input_path, const c
         if (o.threads < 0)
             fail(PAGODA_ERR_INVALID_ARGUMENT, "options->threads is " + std::to_string(o.threads) +
                                                   ": 0 for one per core, or a positive count");
-        std::error_code ec;
-        if (std::filesystem::is_directory(input_path, ec))
-            fail(PAGODA_ERR_UNSUPPORTED, std::string(input_path) +
-                                             ": a Hugging Face folder; quantizing reads GGUF files (F32, "
-                                             "F16 or BF16): convert it to GGUF first");
-        const pagoda::model::QuantizeSummary summary = pagoda::model::quantize_gguf(
+        const pagoda::model::QuantizeSummary summary = pagoda::engine::quantize_model(
             input_path, output_path, mix, o.threads, pagoda::progress_of(o.progress, o.progress_user));
         if (stats != nullptr) pagoda::write_sized(stats, public_stats(summary), "stats");
         return PAGODA_OK;

@@ -1,8 +1,6 @@
 #include "model/gguf_quantize.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -16,7 +14,6 @@ namespace pagoda::model {
 
 namespace {
 
-constexpr uint32_t kGgufVersion = 3;
 constexpr uint32_t kQuantizationVersion = 2;  // ggml's current block layouts
 
 TensorType base_type(QuantMix mix) {
@@ -86,70 +83,20 @@ void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst) {
     }
 }
 
-// The output file, written beside its final name and renamed into place once whole.
-class OutputFile {
-public:
-    explicit OutputFile(const std::string &path) : path_(path), partial_(path + ".partial") {
-        file_ = std::fopen(partial_.c_str(), "wb");
-        if (file_ == nullptr)
-            throw Error(PAGODA_ERR_IO, partial_ + ": cannot create: " + std::strerror(errno));
-    }
-    ~OutputFile() {
-        if (file_ != nullptr) {
-            std::fclose(file_);
-            std::remove(partial_.c_str());
-        }
-    }
-    OutputFile(const OutputFile &) = delete;
-    OutputFile &operator=(const OutputFile &) = delete;
-
-    void write(const void *data, size_t n) {
-        if (n > 0 && std::fwrite(data, 1, n, file_) != n)
-            throw Error(PAGODA_ERR_IO, partial_ + ": write failed: " + std::strerror(errno));
-        written_ += n;
-    }
-    template <typename T>
-    void put(T v) { write(&v, sizeof v); }
-    void put_string(const std::string &s) {
-        put<uint64_t>(s.size());
-        write(s.data(), s.size());
-    }
-    void pad_to(uint64_t alignment) {
-        static const unsigned char zeros[64] = {};
-        while (written_ % alignment != 0) write(zeros, size_t(std::min<uint64_t>(64, alignment - written_ % alignment)));
-    }
-    uint64_t written() const { return written_; }
-
-    void commit() {
-        const bool flushed = std::fflush(file_) == 0;
-        const bool closed = std::fclose(file_) == 0;
-        file_ = nullptr;
-        if (!flushed || !closed) {
-            std::remove(partial_.c_str());
-            throw Error(PAGODA_ERR_IO, partial_ + ": write failed: " + std::strerror(errno));
-        }
-        if (std::rename(partial_.c_str(), path_.c_str()) != 0) {
-            const int err = errno;
-            std::remove(partial_.c_str());
-            throw Error(PAGODA_ERR_IO, path_ + ": cannot rename the finished file into place: " +
-                                           std::strerror(err));
-        }
-    }
-
-private:
-    std::string path_, partial_;
-    std::FILE *file_ = nullptr;
-    uint64_t written_ = 0;
-};
-
 struct Planned {
-    const GgufTensor *source;
+    const SourceTensor *source;
     TensorType type;
     uint64_t bytes, offset;
 };
 
 // Quantizes one tensor's rows on `threads` threads into `out`; adds its error to `stats`.
-void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned char *out,
+// Row r of `t` as stored (its row_order applied).
+const unsigned char *source_row(const SourceTensor &t, uint64_t r, uint64_t row_bytes) {
+    const uint64_t stored = t.row_order.empty() ? r : t.row_order[size_t(r)];
+    return t.data + stored * row_bytes;
+}
+
+void quantize_rows(const SourceTensor &t, TensorType type, int threads, unsigned char *out,
                    QuantizedTypeStats &stats) {
     const uint64_t row = t.dims[0], rows = t.dims[1];  // quant_type_for quantizes matrices only
     const uint64_t in_row_bytes = row * block_layout(t.type).bytes;
@@ -163,7 +110,7 @@ void quantize_rows(const GgufTensor &t, TensorType type, int threads, unsigned c
         try {
             std::vector<float> x(row), y(row);
             for (uint64_t r = uint64_t(w); r < rows; r += uint64_t(threads)) {
-                widen_row(t.type, t.data + r * in_row_bytes, row, x.data());
+                widen_row(t.type, source_row(t, r, in_row_bytes), row, x.data());
                 unsigned char *dst = out + r * out_row_bytes;
                 quantize(type, x.data(), row, dst);
                 dequantize(type, dst, row, y.data());
@@ -226,87 +173,95 @@ TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vect
     return t;
 }
 
-QuantizeSummary quantize_gguf(const std::string &input_path, const std::string &output_path,
-                              QuantMix mix, int threads, const ProgressFn &progress) {
-    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    const GgufFile in(input_path);
+QuantizeSource gguf_quantize_source(const std::string &path) {
+    auto file = std::make_shared<const GgufFile>(path);
+    const GgufFile &in = *file;
+    QuantizeSource source;
+    source.path = path;
     const std::string arch = in.get_string("general.architecture");
-    const int64_t n_layers = in.get_u32(arch + ".block_count");
-    const bool has_output = in.find_tensor("output.weight") != nullptr;
+    source.n_layers = in.get_u32(arch + ".block_count");
+    source.alignment = in.alignment();
+    for (const auto &[key, value] : in.metadata()) source.metadata.set_encoded(key, value);
+    for (const GgufTensor &t : in.tensors()) {
+        if (is_quantized(t.type))
+            throw Error(PAGODA_ERR_UNSUPPORTED, path + ": tensor '" + t.name + "' is already " +
+                                                    tensor_type_name(t.type) +
+                                                    ": quantize from an F32, F16 or BF16 file");
+        source.tensors.push_back({t.name, t.type, t.dims, t.data, t.bytes, {}});
+    }
+    source.backing = std::move(file);
+    return source;
+}
+
+QuantizeSummary quantize_to_gguf(const QuantizeSource &source, const std::string &output_path,
+                                 QuantMix mix, int threads, const ProgressFn &progress) {
+    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    const uint64_t alignment = source.alignment;
+    bool has_output = false;
+    for (const SourceTensor &t : source.tensors) has_output = has_output || t.name == "output.weight";
 
     // The plan: each tensor's type, size and place in the output's data section.
     QuantizeSummary summary;
     std::vector<Planned> plan;
     uint64_t data_bytes = 0, quantized_input = 0;
-    for (const GgufTensor &t : in.tensors()) {
-        if (is_quantized(t.type))
-            throw Error(PAGODA_ERR_UNSUPPORTED, input_path + ": tensor '" + t.name + "' is already " +
-                                                    tensor_type_name(t.type) +
-                                                    ": quantize from an F32, F16 or BF16 file");
-        const TensorType type = quant_type_for(mix, t.name, t.dims, t.type, n_layers, has_output);
+    for (const SourceTensor &t : source.tensors) {
+        const TensorType type = quant_type_for(mix, t.name, t.dims, t.type, source.n_layers, has_output);
         uint64_t elements = 1;
         for (uint64_t d : t.dims) elements *= d;
         const uint64_t bytes = type == t.type ? t.bytes : tensor_bytes(type, elements, t.name);
-        data_bytes = (data_bytes + in.alignment() - 1) / in.alignment() * in.alignment();
+        data_bytes = (data_bytes + alignment - 1) / alignment * alignment;
         plan.push_back({&t, type, bytes, data_bytes});
         data_bytes += bytes;
         if (type != t.type) quantized_input += t.bytes;
         summary.input_bytes += t.bytes;
     }
 
-    OutputFile out(output_path);
-    out.write("GGUF", 4);
-    out.put<uint32_t>(kGgufVersion);
-    out.put<uint64_t>(plan.size());
-    const std::string kFileType = "general.file_type", kQuantVersion = "general.quantization_version";
-    uint64_t kv_count = 2;
-    for (const auto &[key, value] : in.metadata()) kv_count += key != kFileType && key != kQuantVersion;
-    out.put<uint64_t>(kv_count);
-    for (const auto &[key, value] : in.metadata()) {
-        if (key == kFileType || key == kQuantVersion) continue;
-        out.put_string(key);
-        out.put<uint32_t>(uint32_t(value.type));
-        out.write(value.bytes.data(), value.bytes.size());
-    }
-    out.put_string(kFileType);
-    out.put<uint32_t>(uint32_t(GgufType::U32));
-    out.put<uint32_t>(file_type(mix));
-    out.put_string(kQuantVersion);
-    out.put<uint32_t>(uint32_t(GgufType::U32));
-    out.put<uint32_t>(kQuantizationVersion);
-    for (const Planned &p : plan) {
-        out.put_string(p.source->name);
-        out.put<uint32_t>(uint32_t(p.source->dims.size()));
-        for (uint64_t d : p.source->dims) out.put<uint64_t>(d);
-        out.put<uint32_t>(ggml_type_id(p.type));
-        out.put<uint64_t>(p.offset);
-    }
-    out.pad_to(in.alignment());
+    GgufMetadata metadata = source.metadata;
+    metadata.erase("general.file_type");
+    metadata.erase("general.quantization_version");
+    metadata.set_u32("general.file_type", file_type(mix));
+    metadata.set_u32("general.quantization_version", kQuantizationVersion);
+
+    GgufOutputFile out(output_path);
+    out.write_header(plan.size(), metadata);
+    for (const Planned &p : plan)
+        out.write_tensor_info(p.source->name, p.source->dims, ggml_type_id(p.type), p.offset);
+    out.pad_to(alignment);
 
     const uint64_t data_start = out.written();
     uint64_t done = 0;
     std::vector<unsigned char> buffer;
     for (const Planned &p : plan) {
-        out.pad_to(in.alignment());
+        out.pad_to(alignment);
         if (out.written() - data_start != p.offset)
             throw Error(PAGODA_ERR_INTERNAL, "quantize: tensor '" + p.source->name + "' misplaced");
-        if (p.type == p.source->type) {
-            out.write(p.source->data, size_t(p.bytes));
+        const SourceTensor &t = *p.source;
+        if (p.type == t.type) {
+            if (t.row_order.empty()) {
+                out.write(t.data, size_t(p.bytes));
+            } else {
+                const uint64_t rows = t.row_order.size(), row_bytes = t.bytes / rows;
+                for (uint64_t r = 0; r < rows; ++r) out.write(source_row(t, r, row_bytes), size_t(row_bytes));
+            }
             summary.tensors_kept += 1;
             continue;
         }
-        if (progress && !progress(double(done) / double(std::max<uint64_t>(quantized_input, 1)),
-                                  p.source->name.c_str()))
+        if (progress && !progress(double(done) / double(std::max<uint64_t>(quantized_input, 1)), t.name.c_str()))
             throw Error(PAGODA_ERR_CANCELLED, output_path + ": quantizing cancelled");
         buffer.assign(size_t(p.bytes), 0);
-        quantize_rows(*p.source, p.type, threads, buffer.data(), stats_for(summary, p.type));
+        quantize_rows(t, p.type, threads, buffer.data(), stats_for(summary, p.type));
         out.write(buffer.data(), buffer.size());
-        done += p.source->bytes;
+        done += t.bytes;
     }
     summary.output_bytes = out.written();
     out.commit();
     if (progress) progress(1.0, "done");
     return summary;
+}
+
+QuantizeSummary quantize_gguf(const std::string &input_path, const std::string &output_path,
+                              QuantMix mix, int threads, const ProgressFn &progress) {
+    return quantize_to_gguf(gguf_quantize_source(input_path), output_path, mix, threads, progress);
 }
 
 }  // namespace pagoda::model

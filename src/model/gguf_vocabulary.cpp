@@ -62,4 +62,29 @@ GgufVocabulary read_gguf_vocabulary(const GgufFile &file) {
     return v;
 }
 
+void write_gguf_vocabulary(const GgufVocabulary &v, GgufMetadata &m) {
+    m.set_string("tokenizer.ggml.model", v.model);
+    if (!v.pre.empty()) m.set_string("tokenizer.ggml.pre", v.pre);
+    m.set_string_array("tokenizer.ggml.tokens", v.tokens);
+    if (!v.scores.empty()) m.set_f32_array("tokenizer.ggml.scores", v.scores);
+    if (!v.token_types.empty()) m.set_i32_array("tokenizer.ggml.token_type", v.token_types);
+    if (!v.merges.empty()) m.set_string_array("tokenizer.ggml.merges", v.merges);
+    auto id = [&](const char *key, int32_t value) {
+        if (value >= 0) m.set_u32(key, uint32_t(value));
+    };
+    id("tokenizer.ggml.bos_token_id", v.bos_token_id);
+    id("tokenizer.ggml.eos_token_id", v.eos_token_id);
+    id("tokenizer.ggml.unknown_token_id", v.unknown_token_id);
+    id("tokenizer.ggml.padding_token_id", v.padding_token_id);
+    auto flag = [&](const char *key, int8_t value) {
+        if (value >= 0) m.set_bool(key, value == 1);
+    };
+    flag("tokenizer.ggml.add_bos_token", v.add_bos_token);
+    flag("tokenizer.ggml.add_eos_token", v.add_eos_token);
+    flag("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
+    for (const auto &[name, source] : v.chat_templates)
+        m.set_string(name == "default" ? std::string("tokenizer.chat_template") : "tokenizer.chat_template." + name,
+                     source);
+}
+
 }  // namespace pagoda::model

@@ -1,7 +1,9 @@
 /* pagoda_model_quantize through the public API, on a random 8-layer model of width 256 in F16
  * (tests/fixtures/make_random_model.py): each type's recipe, its error, the file opening and
- * generating again (Q8_0 greedily as the F16 source does); refusals, cancellation, and no partial
- * file left behind. */
+ * generating again (Q8_0 greedily as the F16 source does); the same model's Hugging Face folder
+ * quantized to files that tokenize as the folder does and generate as the ones quantized from the
+ * GGUF do (also with byte-level BPE tokenizers); refusals, cancellation, and no partial file left
+ * behind. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +140,69 @@ static void test_every_type(void **state) {
     assert_false(file_exists(out_path("again.gguf")));
 }
 
+/* `text` encoded by `a` and by `b` (all flags) gives the same ids. */
+static void expect_same_ids(const pagoda_tokenizer_t *a, const pagoda_tokenizer_t *b, const char *text) {
+    const uint32_t flags = PAGODA_TOKENIZE_ADD_SPECIAL | PAGODA_TOKENIZE_PARSE_SPECIAL;
+    int32_t *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    TEST_ASSERT_OK(pagoda_tokenizer_encode(a, text, strlen(text), flags, &x, &nx));
+    TEST_ASSERT_OK(pagoda_tokenizer_encode(b, text, strlen(text), flags, &y, &ny));
+    assert_int_equal(nx, ny);
+    if (nx > 0) assert_memory_equal(x, y, nx * sizeof *x);
+    pagoda_free(x);
+    pagoda_free(y);
+}
+
+/* The folder and the GGUF of random model `name`, quantized to `type`: the file from the folder
+ * tokenizes as the folder's tokenizer.json and generates as the file from the GGUF. */
+static void check_hf_folder(const char *name, pagoda_quant_type_t type) {
+    char folder[256], gguf[256];
+    snprintf(folder, sizeof folder, "%s/%s/hf", PAGODA_RANDOM_MODELS_DIR, name);
+    snprintf(gguf, sizeof gguf, "%s/%s/model.gguf", PAGODA_RANDOM_MODELS_DIR, name);
+    pagoda_quantize_options_t o;
+    pagoda_quantize_options_default(&o);
+    o.type = type;
+    o.threads = 2;
+    const char *from_hf = out_path("from_hf.gguf"), *from_gguf = out_path("from_gguf.gguf");
+    TEST_ASSERT_OK(pagoda_model_quantize(folder, from_hf, &o, NULL));
+    TEST_ASSERT_OK(pagoda_model_quantize(gguf, from_gguf, &o, NULL));
+
+    pagoda_model_t *model = NULL;
+    pagoda_tokenizer_t *converted = NULL, *original = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(from_hf, NULL, &model));
+    TEST_ASSERT_OK(pagoda_tokenizer_from_model(model, &converted));
+    TEST_ASSERT_OK(pagoda_tokenizer_open(folder, &original));
+    static const char *const texts[] = {"Once upon a time, there was a little girl", "Hello world!",
+                                        "  two  spaces\tand\nlines", "Gr\xC3\xBC\xC3\x9F" "e \xF0\x9F\x9A\x80", ""};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) expect_same_ids(original, converted, texts[i]);
+    pagoda_tokenizer_destroy(original);
+    pagoda_tokenizer_destroy(converted);
+    pagoda_model_destroy(model);
+
+    int32_t a[8], b[8];
+    greedy(from_hf, a, 8);
+    greedy(from_gguf, b, 8);
+    assert_memory_equal(a, b, sizeof a);
+}
+
+static void test_hf_folders(void **state) {
+    (void)state;
+    check_hf_folder("llama_256_f16", PAGODA_QUANT_Q4_K_M);  /* SentencePiece-style tokenizer */
+    check_hf_folder("llama_bpe", PAGODA_QUANT_Q8_0);        /* Llama 3's byte-level BPE */
+    check_hf_folder("qwen2_bpe", PAGODA_QUANT_Q4_0);        /* Qwen2's, with biases */
+    check_hf_folder("qwen2_tied_f16", PAGODA_QUANT_Q8_0);   /* tied embeddings */
+    check_hf_folder("llama_sharded_bf16", PAGODA_QUANT_Q6_K);  /* shards, Llama 3 RoPE scaling */
+
+    /* A folder without tokenizer.json: refused, naming it, and nothing written. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s/broken' && rm '%s/broken/tokenizer.json'", HF_FOLDER, g_dir, g_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pagoda_model_quantize(out_path("broken"), out_path("broken.gguf"), NULL, NULL),
+                     PAGODA_ERR_NOT_FOUND);
+    assert_non_null(strstr(pagoda_last_error_message(), "tokenizer.json"));
+    assert_false(file_exists(out_path("broken.gguf")));
+}
+
 static int cancel_at_third(void *user, float fraction, const char *stage) {
     (void)fraction;
     (void)stage;
@@ -162,8 +227,8 @@ static void test_refusals_and_cancelling(void **state) {
     assert_int_equal(pagoda_model_quantize(SOURCE, out_path("x.gguf"), NULL, &st), PAGODA_ERR_INVALID_ARGUMENT);
     assert_int_equal(pagoda_model_quantize("/nonexistent/m.gguf", out_path("x.gguf"), NULL, NULL),
                      PAGODA_ERR_NOT_FOUND);
-    assert_int_equal(pagoda_model_quantize(HF_FOLDER, out_path("x.gguf"), NULL, NULL), PAGODA_ERR_UNSUPPORTED);
-    assert_non_null(strstr(pagoda_last_error_message(), "convert it to GGUF"));
+    assert_int_equal(pagoda_model_quantize(g_dir, out_path("x.gguf"), NULL, NULL), PAGODA_ERR_NOT_FOUND);
+    assert_non_null(strstr(pagoda_last_error_message(), "config.json"));
     assert_int_equal(pagoda_model_quantize(SOURCE, "/nonexistent/dir/x.gguf", NULL, NULL), PAGODA_ERR_IO);
     assert_non_null(strstr(pagoda_last_error_message(), "/nonexistent/dir/x.gguf"));
     assert_false(file_exists(out_path("x.gguf")));
@@ -194,6 +259,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type),
         cmocka_unit_test(test_refusals_and_cancelling),
+        cmocka_unit_test(test_hf_folders),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,173 @@
+#include "model/hf_to_gguf.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "common/error.hpp"
+#include "model/gguf_tensor_names.hpp"
+#include "model/gguf_vocabulary.hpp"
+#include "model/llama_tensors.hpp"
+#include "model/quant_blocks.hpp"
+
+namespace pagoda::model {
+
+namespace {
+
+std::string folder_name(const std::string &folder) {
+    const size_t slash = folder.find_last_of('/');
+    return slash == std::string::npos ? folder : folder.substr(slash + 1);
+}
+
+// The `<arch>.*` keys llama.cpp's converter writes for the Llama family.
+void set_model_keys(const ModelConfig &c, const std::string &folder, GgufMetadata &m) {
+    const std::string arch = gguf_architecture(c.architecture);
+    const std::string k = arch + ".";
+    m.set_string("general.architecture", arch);
+    if (const std::string name = folder_name(folder); !name.empty()) m.set_string("general.name", name);
+    m.set_u32(k + "vocab_size", uint32_t(c.vocab_size));
+    m.set_u32(k + "context_length", uint32_t(c.max_position));
+    m.set_u32(k + "embedding_length", uint32_t(c.hidden_size));
+    m.set_u32(k + "block_count", uint32_t(c.n_layers));
+    m.set_u32(k + "feed_forward_length", uint32_t(c.intermediate_size));
+    m.set_u32(k + "attention.head_count", uint32_t(c.n_heads));
+    m.set_u32(k + "attention.head_count_kv", uint32_t(c.n_kv_heads));
+    m.set_f32(k + "rope.freq_base", float(c.rope.theta));
+    m.set_f32(k + "attention.layer_norm_rms_epsilon", float(c.rms_norm_eps));
+    m.set_u32(k + "rope.dimension_count", uint32_t(c.head_dim));
+    if (c.head_dim * c.n_heads != c.hidden_size) {  // a head_dim config.json states
+        m.set_u32(k + "attention.key_length", uint32_t(c.head_dim));
+        m.set_u32(k + "attention.value_length", uint32_t(c.head_dim));
+    }
+    if (c.rope.scaling == PAGODA_ROPE_SCALING_LINEAR) {
+        m.set_string(k + "rope.scaling.type", "linear");
+        m.set_f32(k + "rope.scaling.factor", float(c.rope.factor));
+    }
+    if (c.sliding_window > 0) m.set_u32(k + "attention.sliding_window", uint32_t(c.sliding_window));
+}
+
+// Llama 3's band-wise RoPE scaling as one divisor per rotated pair, as llama.cpp's converter
+// writes it (rope_freqs.weight): 1 for high frequencies, `factor` for low ones, a blend between.
+std::vector<float> llama3_rope_factors(const ModelConfig &c) {
+    const RopeConfig &r = c.rope;
+    const double old_context = double(r.original_max_position);
+    const double low_wavelen = old_context / r.low_freq_factor;
+    const double high_wavelen = old_context / r.high_freq_factor;
+    std::vector<float> factors;
+    for (int64_t i = 0; i < c.head_dim; i += 2) {
+        const double freq = 1.0 / std::pow(r.theta, double(i) / double(c.head_dim));
+        const double wavelen = 2 * std::numbers::pi / freq;
+        if (wavelen < high_wavelen) {
+            factors.push_back(1.0f);
+        } else if (wavelen > low_wavelen) {
+            factors.push_back(float(r.factor));
+        } else {
+            const double smooth = (old_context / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+            factors.push_back(float(1.0 / ((1 - smooth) / r.factor + smooth)));
+        }
+    }
+    return factors;
+}
+
+// The values of a float tensor as F32 bytes (llama.cpp keeps 1-D tensors in F32).
+std::vector<unsigned char> as_f32(const TensorRef &t, uint64_t elements) {
+    std::vector<unsigned char> out(size_t(elements) * 4);
+    const auto *src = static_cast<const unsigned char *>(t.data);
+    for (uint64_t i = 0; i < elements; ++i) {
+        float v = 0;
+        uint16_t h = 0;
+        switch (t.type) {
+        case TensorType::F32: std::memcpy(&v, src + 4 * i, 4); break;
+        case TensorType::F16:
+            std::memcpy(&h, src + 2 * i, 2);
+            v = half_to_float(h);
+            break;
+        case TensorType::BF16: {
+            std::memcpy(&h, src + 2 * i, 2);
+            const uint32_t bits = uint32_t(h) << 16;
+            std::memcpy(&v, &bits, 4);
+            break;
+        }
+        default: throw Error(PAGODA_ERR_INTERNAL, t.file + ": tensor '" + t.name + "' is not a float tensor");
+        }
+        std::memcpy(&out[size_t(i) * 4], &v, 4);
+    }
+    return out;
+}
+
+// Hugging Face rotates half-split pairs (i, i + head_dim/2); llama.cpp rotates interleaved ones
+// (2i, 2i+1). Its converter reorders each head's rows so that GGUF row h*d + 2i + a holds Hugging
+// Face row h*d + a*d/2 + i (tests/fixtures/make_random_model.py derives why scores are unchanged).
+std::vector<uint32_t> interleave_rows(int64_t heads, int64_t head_dim) {
+    std::vector<uint32_t> order(size_t(heads * head_dim));
+    const int64_t half = head_dim / 2;
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < half; ++i)
+            for (int64_t a = 0; a < 2; ++a)
+                order[size_t(h * head_dim + 2 * i + a)] = uint32_t(h * head_dim + a * half + i);
+    return order;
+}
+
+bool ends_with(const std::string &s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+const char *gguf_architecture(Architecture a) { return a == Architecture::Qwen2 ? "qwen2" : "llama"; }
+
+QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint,
+                                  const GgufVocabulary &vocabulary) {
+    const ModelConfig &c = checkpoint->config();
+    const std::string config_path = checkpoint->folder() + "/config.json";
+    const bool permute = c.architecture != Architecture::Qwen2;  // llama.cpp runs qwen2 half-split
+    if (permute && c.attention_bias)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    config_path + ": attention_bias is true; Pagoda's GGUF loader reads Q/K/V biases "
+                                  "for qwen2 only, so a llama GGUF with them would not load");
+    if (vocabulary.tokens.size() != size_t(c.vocab_size))
+        throw Error(PAGODA_ERR_FORMAT, checkpoint->folder() + "/tokenizer.json: the vocabulary has " +
+                                           std::to_string(vocabulary.tokens.size()) +
+                                           " tokens but config.json's vocab_size is " +
+                                           std::to_string(c.vocab_size) + " (the embedding's rows)");
+
+    QuantizeSource source;
+    source.path = checkpoint->folder();
+    source.n_layers = c.n_layers;
+    set_model_keys(c, checkpoint->folder(), source.metadata);
+    write_gguf_vocabulary(vocabulary, source.metadata);
+
+    if (c.rope.scaling == PAGODA_ROPE_SCALING_LLAMA3) {
+        const std::vector<float> factors = llama3_rope_factors(c);
+        auto &bytes = source.converted.emplace_back(factors.size() * 4);
+        std::memcpy(bytes.data(), factors.data(), bytes.size());
+        source.tensors.push_back({"rope_freqs.weight", TensorType::F32, {factors.size()}, bytes.data(),
+                                  bytes.size(), {}});
+    }
+    for (const ExpectedTensor &e : llama_expected_tensors(c)) {
+        const TensorRef &t = checkpoint->tensors().require(e.name, checkpoint->folder());
+        SourceTensor s;
+        s.name = gguf_tensor_name(e.name);
+        if (s.name.empty()) throw Error(PAGODA_ERR_INTERNAL, "quantize: no GGUF name for tensor '" + e.name + "'");
+        s.dims.assign(t.shape.rbegin(), t.shape.rend());
+        if (t.shape.size() == 1) {
+            auto &bytes = source.converted.emplace_back(as_f32(t, uint64_t(t.shape[0])));
+            s.type = TensorType::F32;
+            s.data = bytes.data();
+            s.bytes = bytes.size();
+        } else {
+            s.type = t.type;
+            s.data = static_cast<const unsigned char *>(t.data);
+            s.bytes = t.bytes;
+            if (permute && ends_with(e.name, "self_attn.q_proj.weight"))
+                s.row_order = interleave_rows(c.n_heads, c.head_dim);
+            else if (permute && ends_with(e.name, "self_attn.k_proj.weight"))
+                s.row_order = interleave_rows(c.n_kv_heads, c.head_dim);
+        }
+        source.tensors.push_back(std::move(s));
+    }
+    source.backing = std::move(checkpoint);
+    return source;
+}
+
+}  // namespace pagoda::model
