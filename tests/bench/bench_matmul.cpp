@@ -122,7 +122,8 @@ void bench_matmul(Bench &bench) {
     const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kShapes;
 
     if (wanted(o, "sgemm")) {
-        // The arithmetic ceiling: square, large, f32. The CPU backend sends m > 8 to OpenBLAS.
+        // The arithmetic ceiling: square, large, f32. The CPU backend sends m > 64 to OpenBLAS
+        // (single-threaded sgemm on its own pool's threads).
         const int64_t size = o.quick ? 256 : 2048;
         run_case(bench, "sgemm_ceiling", size, Shape{size, size}, PAGODA_DTYPE_F32, false);
     }
