@@ -90,9 +90,17 @@ void tile(const GemvProblem &p, int64_t j0, int64_t i0) {
     };
     const int64_t k = p.k;
     constexpr int64_t line = 64 / kElemBytes<T>;  // weights per cache line
+    // Within a row's last kPrefetchBytes the prefetch moves to the next tile's rows, which
+    // start R rows on: for short rows (Llama-1B's 4 KiB of f16) it would otherwise cover only
+    // each row's second half.
+    const int64_t row_bytes = k * kElemBytes<T>, next_tile = R * p.ldw * kElemBytes<T>;
     int64_t c = 0;
     for (; c + line <= k; c += line) {
-        for (int r = 0; r < R; ++r) prefetch(w[r], c * kElemBytes<T> + kPrefetchBytes);
+        const int64_t ahead = c * kElemBytes<T> + kPrefetchBytes;
+        if (ahead < row_bytes)
+            for (int r = 0; r < R; ++r) prefetch(w[r], ahead);
+        else
+            for (int r = 0; r < R; ++r) prefetch(w[r], ahead - row_bytes + next_tile);
         for (int64_t u = 0; u < line; u += 8) step(c + u);
     }
     for (; c + 8 <= k; c += 8) step(c);
