@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "model/model_config.hpp"
 
 // Last: cmocka defines macros (fail, ...) that clash with the C++ library; it needs these first.
 #include <setjmp.h>
@@ -111,6 +112,26 @@ private:
 // A model make_random_model.py wrote for this test run (CTest fixture random_models).
 inline std::string random_model(const std::string &name) {
     return std::string(PAGODA_RANDOM_MODELS_DIR) + "/" + name;
+}
+
+// Two readings of one model's config (a Hugging Face folder's and a GGUF file's) agree on what
+// both formats carry. EOS ids are left to the caller (GGUF holds one, config.json a list), and so
+// is RoPE scaling (GGUF carries Llama 3's as a tensor of factors).
+inline void expect_same_config(const model::ModelConfig &a, const model::ModelConfig &b) {
+    assert_int_equal(int(a.architecture == model::Architecture::Qwen2), int(b.architecture == model::Architecture::Qwen2));
+    assert_int_equal(a.vocab_size, b.vocab_size);
+    assert_int_equal(a.hidden_size, b.hidden_size);
+    assert_int_equal(a.intermediate_size, b.intermediate_size);
+    assert_int_equal(a.n_layers, b.n_layers);
+    assert_int_equal(a.n_heads, b.n_heads);
+    assert_int_equal(a.n_kv_heads, b.n_kv_heads);
+    assert_int_equal(a.head_dim, b.head_dim);
+    assert_int_equal(a.max_position, b.max_position);
+    assert_true(float(a.rms_norm_eps) == float(b.rms_norm_eps));  // GGUF stores f32
+    assert_true(float(a.rope.theta) == float(b.rope.theta));
+    assert_int_equal(int(a.tie_word_embeddings), int(b.tie_word_embeddings));
+    assert_int_equal(int(a.attention_bias), int(b.attention_bias));
+    assert_int_equal(a.bos_token_id, b.bos_token_id);
 }
 
 inline nlohmann::json read_json(const std::string &path) {

@@ -33,21 +33,8 @@ void compare(const std::string &name) {
     const HfCheckpoint hf(dir + "/hf");
     const GgufModel gguf = open_gguf_model(dir + "/model.gguf");
     const ModelConfig &a = hf.config(), &b = gguf.config;
-    assert_int_equal(int(a.architecture == Architecture::Qwen2), int(b.architecture == Architecture::Qwen2));
-    assert_int_equal(a.vocab_size, b.vocab_size);
-    assert_int_equal(a.hidden_size, b.hidden_size);
-    assert_int_equal(a.intermediate_size, b.intermediate_size);
-    assert_int_equal(a.n_layers, b.n_layers);
-    assert_int_equal(a.n_heads, b.n_heads);
-    assert_int_equal(a.n_kv_heads, b.n_kv_heads);
-    assert_int_equal(a.head_dim, b.head_dim);
-    assert_int_equal(a.max_position, b.max_position);
-    assert_true(float(a.rms_norm_eps) == float(b.rms_norm_eps));  // GGUF stores f32
-    assert_true(float(a.rope.theta) == float(b.rope.theta));
+    test::expect_same_config(a, b);
     assert_int_equal(a.rope.scaling, b.rope.scaling);
-    assert_int_equal(int(a.tie_word_embeddings), int(b.tie_word_embeddings));
-    assert_int_equal(int(a.attention_bias), int(b.attention_bias));
-    assert_int_equal(a.bos_token_id, b.bos_token_id);
     assert_true(a.eos_token_ids == b.eos_token_ids);
 
     const bool permuted = b.rope.layout == PAGODA_ROPE_INTERLEAVED;

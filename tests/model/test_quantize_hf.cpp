@@ -65,14 +65,8 @@ void expect_same_tokenizer(const std::string &hf_folder, const std::string &quan
     // The loader's view of the file is the folder's config.
     const HfCheckpoint checkpoint(hf_folder);
     const ModelConfig &a = checkpoint.config(), &b = m.config;
-    assert_int_equal(a.vocab_size, b.vocab_size);
-    assert_int_equal(a.hidden_size, b.hidden_size);
-    assert_int_equal(a.n_layers, b.n_layers);
-    assert_int_equal(a.n_kv_heads, b.n_kv_heads);
-    assert_int_equal(a.head_dim, b.head_dim);
+    test::expect_same_config(a, b);
     assert_int_equal(a.sliding_window, b.sliding_window);
-    assert_int_equal(int(a.tie_word_embeddings), int(b.tie_word_embeddings));
-    assert_int_equal(a.bos_token_id, b.bos_token_id);
     assert_int_equal(a.eos_token_ids.front(), b.eos_token_ids.front());
 }
 
