@@ -58,31 +58,6 @@ int64_t layer_of(const std::string &name) {
     return end != name.c_str() + 4 && *end == '.' ? n : -1;
 }
 
-// `n` source values (F32, F16 or BF16) at `src` as f32, the type's case chosen once per row.
-void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst) {
-    switch (t) {
-    case TensorType::F32:
-        std::memcpy(dst, src, size_t(n) * 4);
-        return;
-    case TensorType::F16:
-        for (uint64_t i = 0; i < n; ++i) {
-            uint16_t h;
-            std::memcpy(&h, src + 2 * i, 2);
-            dst[i] = half_to_float(h);
-        }
-        return;
-    case TensorType::BF16:
-        for (uint64_t i = 0; i < n; ++i) {
-            uint16_t b;
-            std::memcpy(&b, src + 2 * i, 2);
-            const uint32_t bits = uint32_t(b) << 16;
-            std::memcpy(&dst[i], &bits, 4);
-        }
-        return;
-    default: throw Error(PAGODA_ERR_INTERNAL, "quantize: not a float source");
-    }
-}
-
 struct Planned {
     const SourceTensor *source;
     TensorType type;
@@ -155,6 +130,30 @@ QuantizedTypeStats &stats_for(QuantizeSummary &s, TensorType t) {
 }
 
 }  // namespace
+
+void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst) {
+    switch (t) {
+    case TensorType::F32:
+        std::memcpy(dst, src, size_t(n) * 4);
+        return;
+    case TensorType::F16:
+        for (uint64_t i = 0; i < n; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            dst[i] = half_to_float(h);
+        }
+        return;
+    case TensorType::BF16:
+        for (uint64_t i = 0; i < n; ++i) {
+            uint16_t b;
+            std::memcpy(&b, src + 2 * i, 2);
+            const uint32_t bits = uint32_t(b) << 16;
+            std::memcpy(&dst[i], &bits, 4);
+        }
+        return;
+    default: throw Error(PAGODA_ERR_INTERNAL, "quantize: not a float source");
+    }
+}
 
 TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vector<uint64_t> &dims,
                           TensorType source, int64_t n_layers, bool has_output) {

@@ -34,6 +34,10 @@ struct QuantizeSummary {
     std::vector<QuantizedTypeStats> types;  // one per type written, in TensorType order
 };
 
+// `n` values of float type `t` (F32, F16 or BF16) at `src` (any alignment) as f32 into `dst`;
+// Error(INTERNAL) for another type.
+void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst);
+
 // The type `mix` gives the GGUF tensor `name` with `dims` (innermost first), in a model of
 // `n_layers` layers that has (or not) a separate output matrix; `source` when it stays as is.
 TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vector<uint64_t> &dims,

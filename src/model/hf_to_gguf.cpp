@@ -8,7 +8,6 @@
 #include "model/gguf_tensor_names.hpp"
 #include "model/gguf_vocabulary.hpp"
 #include "model/llama_tensors.hpp"
-#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -72,26 +71,7 @@ std::vector<float> llama3_rope_factors(const ModelConfig &c) {
 // The values of a float tensor as F32 bytes (llama.cpp keeps 1-D tensors in F32).
 std::vector<unsigned char> as_f32(const TensorRef &t, uint64_t elements) {
     std::vector<unsigned char> out(size_t(elements) * 4);
-    const auto *src = static_cast<const unsigned char *>(t.data);
-    for (uint64_t i = 0; i < elements; ++i) {
-        float v = 0;
-        uint16_t h = 0;
-        switch (t.type) {
-        case TensorType::F32: std::memcpy(&v, src + 4 * i, 4); break;
-        case TensorType::F16:
-            std::memcpy(&h, src + 2 * i, 2);
-            v = half_to_float(h);
-            break;
-        case TensorType::BF16: {
-            std::memcpy(&h, src + 2 * i, 2);
-            const uint32_t bits = uint32_t(h) << 16;
-            std::memcpy(&v, &bits, 4);
-            break;
-        }
-        default: throw Error(PAGODA_ERR_INTERNAL, t.file + ": tensor '" + t.name + "' is not a float tensor");
-        }
-        std::memcpy(&out[size_t(i) * 4], &v, 4);
-    }
+    widen_row(t.type, static_cast<const unsigned char *>(t.data), elements, reinterpret_cast<float *>(out.data()));
     return out;
 }
 
