@@ -8,21 +8,28 @@
 #include <random>
 #include <string>
 
+#include "collective_reduce.hpp"
 #include "comm_group.hpp"
 #include "cpu_backend.hpp"
 #include "dtypes.hpp"
-#include "half.hpp"
 #include "names.hpp"
+#include "shm_collectives.hpp"
 
 namespace pagoda::cpu {
 
 // Joining gives up after this long: a rank that never comes must not hang the others forever.
 constexpr int64_t kJoinTimeoutMs = 60'000;
+// Ranks in other processes cannot be aborted by this process's host, so each waits at most this
+// long for the others unless the communicator's options say otherwise.
+constexpr int64_t kShmTimeoutMs = 30'000;
 
 }  // namespace pagoda::cpu
 
 struct pagoda_backend_comm {
+    // Exactly one of the two: ranks as threads of this process, or ranks across processes.
     std::shared_ptr<pagoda::cpu::CommGroup> group;
+    std::unique_ptr<pagoda::cpu::ShmCommGroup> shm;
+    int32_t n_ranks = 0;
     int32_t rank = 0;
     int32_t device = 0;  // the device whose streams this rank's collectives run on
 };
@@ -32,53 +39,6 @@ namespace pagoda::cpu {
 namespace {
 
 CpuBackend &backend_of(void *self) { return backend_from_self(self); }
-
-bool reducible(pagoda_dtype_t t) {
-    return t == PAGODA_DTYPE_F32 || t == PAGODA_DTYPE_F16 || t == PAGODA_DTYPE_BF16 ||
-           t == PAGODA_DTYPE_I32 || t == PAGODA_DTYPE_I64;
-}
-
-template <typename T>
-T combine(T a, T b, pagoda_reduce_op_t op) {
-    switch (op) {
-        case PAGODA_REDUCE_MAX: return a > b ? a : b;
-        case PAGODA_REDUCE_MIN: return a < b ? a : b;
-        default: return a + b;
-    }
-}
-
-// Element i reduced over every rank's `send + offset`: computed in f32 for the 16-bit floats.
-template <typename T>
-void reduce_range(const std::vector<CommGroup::Buffers> &all, size_t offset, size_t begin,
-                  size_t end, pagoda_reduce_op_t op, void *dst) {
-    for (size_t i = begin; i < end; ++i) {
-        T acc = static_cast<const T *>(all[0].send)[offset + i];
-        for (size_t r = 1; r < all.size(); ++r)
-            acc = combine(acc, static_cast<const T *>(all[r].send)[offset + i], op);
-        static_cast<T *>(dst)[i] = acc;
-    }
-}
-
-void reduce_half_range(const std::vector<CommGroup::Buffers> &all, pagoda_dtype_t t,
-                       size_t offset, size_t begin, size_t end, pagoda_reduce_op_t op, void *dst) {
-    for (size_t i = begin; i < end; ++i) {
-        float acc = load_weight(all[0].send, t, int64_t(offset + i));
-        for (size_t r = 1; r < all.size(); ++r)
-            acc = combine(acc, load_weight(all[r].send, t, int64_t(offset + i)), op);
-        store_value(dst, t, int64_t(i), acc);
-    }
-}
-
-// dst[begin, end) = reduction of every rank's send[offset + begin, offset + end).
-void reduce_into(const std::vector<CommGroup::Buffers> &all, pagoda_dtype_t t, size_t offset,
-                 size_t begin, size_t end, pagoda_reduce_op_t op, void *dst) {
-    switch (t) {
-        case PAGODA_DTYPE_F32: reduce_range<float>(all, offset, begin, end, op, dst); break;
-        case PAGODA_DTYPE_I32: reduce_range<int32_t>(all, offset, begin, end, op, dst); break;
-        case PAGODA_DTYPE_I64: reduce_range<int64_t>(all, offset, begin, end, op, dst); break;
-        default: reduce_half_range(all, t, offset, begin, end, op, dst); break;
-    }
-}
 
 pagoda_status_t check_common(CpuBackend &cpu, const char *what, pagoda_backend_comm_t *comm,
                              pagoda_backend_stream_t *stream, pagoda_dtype_t dtype, bool reduce,
@@ -128,8 +88,10 @@ pagoda_status_t get_unique_id(void *self, pagoda_comm_unique_id_t *id) {
     return PAGODA_OK;
 }
 
-pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
-                            int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out) {
+// comm_create and comm_create_ex: an id from get_unique_id_ex(HOST) joins a shared-memory
+// group, any other one a group of threads.
+pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t *id, int32_t n_ranks,
+                       int32_t rank, const pagoda_comm_options_t *options, pagoda_backend_comm_t **out) {
     CpuBackend &cpu = backend_of(self);
     if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     if (id == nullptr || out == nullptr)
@@ -138,24 +100,70 @@ pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         "comm_create: rank " + std::to_string(rank) + " of " +
                             std::to_string(n_ranks) + " is out of range");
-    std::string error;
-    std::shared_ptr<CommGroup> group = comm_group_for(*id, n_ranks, error);
-    if (!group) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: " + error);
-    bool joined = group->join(rank, kJoinTimeoutMs, error);
-    comm_group_joined(*id);
-    if (!joined) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
-    auto *comm = new (std::nothrow) pagoda_backend_comm{group, rank, device};
+    const int64_t asked = options != nullptr ? options->timeout_ms : 0;
+    if (asked < 0)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: timeout_ms " + std::to_string(asked) + " is negative");
+    auto comm = std::unique_ptr<pagoda_backend_comm>(new (std::nothrow) pagoda_backend_comm{});
     if (comm == nullptr) return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, "comm_create: out of memory");
-    *out = comm;
+    comm->n_ranks = n_ranks;
+    comm->rank = rank;
+    comm->device = device;
+    std::string error;
+    if (is_shm_comm_id(*id)) {
+        comm->shm.reset(ShmCommGroup::join(*id, n_ranks, rank, asked != 0 ? asked : kShmTimeoutMs, error));
+        if (!comm->shm) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
+    } else {
+        comm->group = comm_group_for(*id, n_ranks, error);
+        if (!comm->group) return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: " + error);
+        bool joined = comm->group->join(rank, asked != 0 ? asked : kJoinTimeoutMs, error);
+        comm_group_joined(*id);
+        if (!joined) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
+    }
+    *out = comm.release();
     return PAGODA_OK;
+}
+
+pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
+                            int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out) {
+    return create(self, device, id, n_ranks, rank, nullptr, out);
+}
+
+pagoda_status_t comm_create_ex(void *self, int32_t device, const pagoda_comm_unique_id_t *id, int32_t n_ranks,
+                               int32_t rank, const pagoda_comm_options_t *options, pagoda_backend_comm_t **out) {
+    if (options == nullptr || options->struct_size < sizeof(pagoda_comm_options_t))
+        return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create_ex: options are NULL or too short");
+    return create(self, device, id, n_ranks, rank, options, out);
+}
+
+pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *options, pagoda_comm_unique_id_t *id) {
+    CpuBackend &cpu = backend_of(self);
+    if (options == nullptr || id == nullptr || options->struct_size < sizeof(pagoda_comm_options_t))
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "get_unique_id_ex: options or id is NULL, or options too short");
+    switch (options->scope) {
+        case PAGODA_COMM_SCOPE_PROCESS: return get_unique_id(self, id);
+        case PAGODA_COMM_SCOPE_HOST: make_shm_comm_id(*id); return PAGODA_OK;
+        case PAGODA_COMM_SCOPE_NETWORK:
+            return cpu.fail(PAGODA_ERR_UNSUPPORTED, "get_unique_id_ex: the CPU backend's collectives join processes "
+                                                    "of one machine only (shared memory), not several machines");
+    }
+    return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                    "get_unique_id_ex: unknown scope " + std::to_string(int(options->scope)));
 }
 
 void comm_destroy(void *, pagoda_backend_comm_t *comm) { delete comm; }
 
 pagoda_status_t comm_abort(void *self, pagoda_backend_comm_t *comm) {
     if (comm == nullptr) return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_abort: comm is NULL");
-    comm->group->abort();
+    if (comm->shm) comm->shm->abort();
+    else comm->group->abort();
     return PAGODA_OK;
+}
+
+// The sends of every rank, as the threads' group publishes them.
+std::vector<const void *> sends_of(const std::vector<CommGroup::Buffers> &all) {
+    std::vector<const void *> sends;
+    for (const auto &b : all) sends.push_back(b.send);
+    return sends;
 }
 
 pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
@@ -165,14 +173,17 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
     if (auto s = check_common(cpu, "all_reduce", comm, stream, dtype, true, op); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "all_reduce", comm); s != PAGODA_OK) return s;
     std::string error;
-    const size_t n = size_t(comm->group->n_ranks()), rank = size_t(comm->rank);
+    if (comm->shm)
+        return shm_all_reduce(*comm->shm, send, recv, count, dtype, op, error) ? PAGODA_OK
+                                                                                 : aborted(cpu, "all_reduce", error);
+    const size_t n = size_t(comm->n_ranks), rank = size_t(comm->rank);
     const size_t elem = plugin::dtype_size(dtype);
     // Rank r reduces slice r and writes it to every rank's output; slices are disjoint, so this
     // is safe in place too (each element is read in full before it is written).
     const size_t begin = count * rank / n, end = count * (rank + 1) / n;
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (end == begin) return;
-        reduce_into(all, dtype, begin, 0, end - begin, op,
+        reduce_into(sends_of(all), dtype, begin, end - begin, op,
                     static_cast<unsigned char *>(all[rank].recv) + begin * elem);
         for (size_t r = 0; r < n; ++r)
             if (r != rank)
@@ -190,6 +201,9 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
     if (auto s = check_common(cpu, "all_gather", comm, stream, dtype, false); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "all_gather", comm); s != PAGODA_OK) return s;
     std::string error;
+    if (comm->shm)
+        return shm_all_gather(*comm->shm, send, recv, count, dtype, error) ? PAGODA_OK
+                                                                            : aborted(cpu, "all_gather", error);
     const size_t bytes = count * plugin::dtype_size(dtype), rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         for (const auto &peer : all)
@@ -205,9 +219,13 @@ pagoda_status_t reduce_scatter(void *self, pagoda_backend_comm_t *comm,
     if (auto s = check_common(cpu, "reduce_scatter", comm, stream, dtype, true, op); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "reduce_scatter", comm); s != PAGODA_OK) return s;
     std::string error;
+    if (comm->shm)
+        return shm_reduce_scatter(*comm->shm, send, recv, count, dtype, op, error)
+                   ? PAGODA_OK
+                   : aborted(cpu, "reduce_scatter", error);
     const size_t rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
-        reduce_into(all, dtype, rank * count, 0, count, op, all[rank].recv);
+        reduce_into(sends_of(all), dtype, rank * count, count, op, all[rank].recv);
     }, error);
     return ok ? PAGODA_OK : aborted(cpu, "reduce_scatter", error);
 }
@@ -217,11 +235,14 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
                           size_t count, pagoda_dtype_t dtype, int32_t root) {
     CpuBackend &cpu = backend_of(self);
     if (auto s = check_common(cpu, "broadcast", comm, stream, dtype, false); s != PAGODA_OK) return s;
-    if (root < 0 || root >= comm->group->n_ranks())
+    if (root < 0 || root >= comm->n_ranks)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "broadcast: root " + std::to_string(root) +
                                                          " is not a rank");
     if (auto s = count_call(cpu, "broadcast", comm); s != PAGODA_OK) return s;
     std::string error;
+    if (comm->shm)
+        return shm_broadcast(*comm->shm, send, recv, count, dtype, root, error) ? PAGODA_OK
+                                                                                 : aborted(cpu, "broadcast", error);
     const size_t bytes = count * plugin::dtype_size(dtype);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (all[size_t(comm->rank)].recv != all[size_t(root)].send)
@@ -232,10 +253,30 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
 
 pagoda_status_t check_peer(CpuBackend &cpu, const char *what, pagoda_backend_comm_t *comm,
                            int32_t peer) {
-    if (peer < 0 || peer >= comm->group->n_ranks() || peer == comm->rank)
+    if (peer < 0 || peer >= comm->n_ranks || peer == comm->rank)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         std::string(what) + ": peer " + std::to_string(peer) + " is not another rank");
     return PAGODA_OK;
+}
+
+// Sends and receives on shared-memory communicators between group_start and group_end, moved
+// together at group_end: a ring of sends and receives larger than the channels would otherwise
+// wait on itself.
+struct OpenGroup {
+    int depth = 0;
+    std::vector<std::pair<pagoda_backend_comm_t *, ShmCommGroup::Transfer>> transfers;
+};
+thread_local OpenGroup t_group;
+
+pagoda_status_t shm_transfer(CpuBackend &cpu, const char *what, pagoda_backend_comm_t *comm,
+                             const ShmCommGroup::Transfer &t) {
+    if (t_group.depth > 0) {
+        t_group.transfers.emplace_back(comm, t);
+        return PAGODA_OK;
+    }
+    std::vector<ShmCommGroup::Transfer> one{t};
+    std::string error;
+    return comm->shm->transfer(one, error) ? PAGODA_OK : aborted(cpu, what, error);
 }
 
 pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_stream_t *stream,
@@ -245,9 +286,16 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_peer(cpu, "send", comm, peer); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "send", comm); s != PAGODA_OK) return s;
     std::string error;
-    if (!comm->group->send(comm->rank, peer, buf, count * plugin::dtype_size(dtype), error))
-        return aborted(cpu, "send", error);
-    return PAGODA_OK;
+    const size_t bytes = count * plugin::dtype_size(dtype);
+    if (comm->shm) {
+        ShmCommGroup::Transfer t;
+        t.peer = peer;
+        t.outgoing = true;
+        t.data = static_cast<unsigned char *>(const_cast<void *>(buf));  // only read from
+        t.bytes = bytes;
+        return shm_transfer(cpu, "send", comm, t);
+    }
+    return comm->group->send(comm->rank, peer, buf, bytes, error) ? PAGODA_OK : aborted(cpu, "send", error);
 }
 
 pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_stream_t *stream,
@@ -257,9 +305,15 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_peer(cpu, "recv", comm, peer); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "recv", comm); s != PAGODA_OK) return s;
     std::string error;
-    if (!comm->group->recv(peer, comm->rank, buf, count * plugin::dtype_size(dtype), error))
-        return aborted(cpu, "recv", error);
-    return PAGODA_OK;
+    const size_t bytes = count * plugin::dtype_size(dtype);
+    if (comm->shm) {
+        ShmCommGroup::Transfer t;
+        t.peer = peer;
+        t.data = static_cast<unsigned char *>(buf);
+        t.bytes = bytes;
+        return shm_transfer(cpu, "recv", comm, t);
+    }
+    return comm->group->recv(peer, comm->rank, buf, bytes, error) ? PAGODA_OK : aborted(cpu, "recv", error);
 }
 
 pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
@@ -268,14 +322,42 @@ pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
         return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT,
                                      "comm_get_async_error: comm or error is NULL");
     // Collectives run synchronously here, so the only asynchronous failure is an abort.
-    *error = comm->group->aborted() ? PAGODA_ERR_BACKEND : PAGODA_OK;
+    const bool aborted = comm->shm ? comm->shm->aborted() : comm->group->aborted();
+    *error = aborted ? PAGODA_ERR_BACKEND : PAGODA_OK;
     return PAGODA_OK;
 }
 
-// Sends never block (they copy into a mailbox), so pairs of sends and receives cannot deadlock
-// and a group needs no deferred issue.
-pagoda_status_t group_start(void *) { return PAGODA_OK; }
-pagoda_status_t group_end(void *) { return PAGODA_OK; }
+// Threads' sends never block (they copy into a mailbox), so their pairs of sends and receives
+// cannot deadlock and need no deferred issue. Between processes a send outside a group blocks
+// while its channel's ring is full; inside one it waits for group_end. Collectives inside a
+// group run at once.
+pagoda_status_t group_start(void *) {
+    ++t_group.depth;
+    return PAGODA_OK;
+}
+
+pagoda_status_t group_end(void *self) {
+    CpuBackend &cpu = backend_of(self);
+    if (t_group.depth == 0)
+        return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "group_end: no group is open on this thread");
+    if (--t_group.depth > 0) return PAGODA_OK;
+    auto pending = std::move(t_group.transfers);
+    t_group.transfers.clear();
+    // One communicator's transfers move together; several communicators' one after another.
+    pagoda_status_t status = PAGODA_OK;
+    while (!pending.empty()) {
+        pagoda_backend_comm_t *comm = pending.front().first;
+        std::vector<ShmCommGroup::Transfer> mine;
+        std::erase_if(pending, [&](const auto &p) {
+            if (p.first != comm) return false;
+            mine.push_back(p.second);
+            return true;
+        });
+        std::string error;
+        if (status == PAGODA_OK && !comm->shm->transfer(mine, error)) status = aborted(cpu, "group_end", error);
+    }
+    return status;
+}
 
 }  // namespace
 
@@ -284,6 +366,7 @@ const pagoda_backend_collectives_t &cpu_collectives() {
         sizeof(pagoda_backend_collectives_t),
         get_unique_id, comm_create, comm_destroy, comm_abort, all_reduce, all_gather,
         reduce_scatter, broadcast, send, recv, group_start, group_end, comm_get_async_error,
+        get_unique_id_ex, comm_create_ex,
     };
     return table;
 }

@@ -1,4 +1,5 @@
-// The CPU backend's collectives table: ranks are host threads of one process (comm_group.hpp).
+// The CPU backend's collectives table: ranks are host threads of one process (comm_group.hpp)
+// or processes of one machine (shm_comm_group.hpp).
 // Streams run synchronously, so each collective returns when its data has arrived.
 #pragma once
 

@@ -38,6 +38,7 @@ struct pagoda_backend_comm {
     int32_t device = 0;
     int32_t rank = 0;
     int32_t n_ranks = 0;
+    int64_t timeout_ms = 0;  // comm_create_ex's; 0 = the backend's nccl_timeout_ms
     ncclComm_t nccl = nullptr;
     // Every NCCL call on `nccl` is made under this lock, and `aborted` is set under it before
     // ncclCommAbort frees the communicator: comm_abort may come from a watchdog thread while
@@ -88,8 +89,12 @@ ncclResult_t abort_once(pagoda_backend_comm &c) {
     return ncclCommAbort(c.nccl);
 }
 
-Clock::time_point deadline_of(const CudaBackend &cuda) {
-    return Clock::now() + std::chrono::milliseconds(cuda.options().nccl_timeout_ms);
+int64_t timeout_of(const CudaBackend &cuda, const pagoda_backend_comm *c) {
+    return c != nullptr && c->timeout_ms > 0 ? c->timeout_ms : cuda.options().nccl_timeout_ms;
+}
+
+Clock::time_point deadline_of(const CudaBackend &cuda, const pagoda_backend_comm *c = nullptr) {
+    return Clock::now() + std::chrono::milliseconds(timeout_of(cuda, c));
 }
 
 enum class Settled { Done, Failed, TimedOut, Aborted };
@@ -133,8 +138,7 @@ pagoda_status_t await(CudaBackend &cuda, const std::string &call, pagoda_backend
     }
     const ncclResult_t r = abort_once(c);
     std::string message = call + " on " + device_name(c.device) + ": " + rank_text(c) +
-                          " waited nccl_timeout_ms = " +
-                          std::to_string(cuda.options().nccl_timeout_ms) +
+                          " waited " + std::to_string(timeout_of(cuda, &c)) +
                           " ms for the other ranks without completing (has every rank made the "
                           "same call?); the communicator was aborted";
     if (r != ncclSuccess) message += std::string(" (ncclCommAbort: ") + ncclGetErrorString(r) + ")";
@@ -220,7 +224,7 @@ pagoda_status_t check_peer(CudaBackend &cuda, const char *what, const pagoda_bac
 template <typename Call>
 pagoda_status_t issue(CudaBackend &cuda, const char *nccl_name, pagoda_backend_comm &c,
                       Call &&call) {
-    const Clock::time_point deadline = deadline_of(cuda);
+    const Clock::time_point deadline = deadline_of(cuda, &c);
     ncclResult_t r;
     {
         std::lock_guard<std::mutex> lock(c.mutex);
@@ -248,8 +252,9 @@ pagoda_status_t get_unique_id(void *self, pagoda_comm_unique_id_t *id) {
     });
 }
 
-pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
-                            int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out) {
+// comm_create, and comm_create_ex with `options` (NCCL's ids span any scope).
+pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t *id, int32_t n_ranks,
+                       int32_t rank, const pagoda_comm_options_t *options, pagoda_backend_comm_t **out) {
     CudaBackend &cuda = self_of(self);
     return guarded(cuda, [&] {
         if (id == nullptr || out == nullptr)
@@ -261,8 +266,11 @@ pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique
         if (pagoda_status_t s = cuda.check_device(device); s != PAGODA_OK) return s;
         // NCCL binds the communicator to the current device.
         if (pagoda_status_t s = cuda.use_device(device); s != PAGODA_OK) return s;
-        const Clock::time_point deadline = deadline_of(cuda);
+        if (options != nullptr && options->timeout_ms < 0)
+            return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: timeout_ms is negative");
         auto comm = std::make_unique<pagoda_backend_comm>();
+        comm->timeout_ms = options != nullptr ? options->timeout_ms : 0;
+        const Clock::time_point deadline = deadline_of(cuda, comm.get());
         comm->device = device;
         comm->rank = rank;
         comm->n_ranks = n_ranks;
@@ -296,6 +304,27 @@ pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique
     });
 }
 
+pagoda_status_t comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
+                            int32_t n_ranks, int32_t rank, pagoda_backend_comm_t **out) {
+    return create(self, device, id, n_ranks, rank, nullptr, out);
+}
+
+pagoda_status_t comm_create_ex(void *self, int32_t device, const pagoda_comm_unique_id_t *id, int32_t n_ranks,
+                               int32_t rank, const pagoda_comm_options_t *options, pagoda_backend_comm_t **out) {
+    if (options == nullptr || options->struct_size < sizeof(pagoda_comm_options_t))
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create_ex: options are NULL or too short");
+    return create(self, device, id, n_ranks, rank, options, out);
+}
+
+// An NCCL id carries the address of rank 0's bootstrap socket, so one kind serves every scope.
+pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *options, pagoda_comm_unique_id_t *id) {
+    if (options == nullptr || options->struct_size < sizeof(pagoda_comm_options_t) ||
+        options->scope < PAGODA_COMM_SCOPE_PROCESS || options->scope > PAGODA_COMM_SCOPE_NETWORK)
+        return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT,
+                                  "get_unique_id_ex: options are NULL, too short or of an unknown scope");
+    return get_unique_id(self, id);
+}
+
 void comm_destroy(void *self, pagoda_backend_comm_t *comm) {
     if (comm == nullptr) return;
     std::unique_ptr<pagoda_backend_comm> owned(comm);
@@ -311,7 +340,7 @@ void comm_destroy(void *self, pagoda_backend_comm_t *comm) {
         // ncclCommFinalize flushes queued work and waits for the peers to quiesce, which on a
         // non-blocking communicator is polled like everything else; a rank that never gets
         // there costs the timeout and an abort, not a hang.
-        const Clock::time_point deadline = deadline_of(cuda);
+        const Clock::time_point deadline = deadline_of(cuda, comm);
         ncclResult_t r;
         {
             std::lock_guard<std::mutex> lock(comm->mutex);
@@ -539,6 +568,8 @@ const pagoda_backend_collectives_t kCollectives = {
     group_start,
     group_end,
     comm_get_async_error,
+    get_unique_id_ex,
+    comm_create_ex,
 };
 
 }  // namespace pagoda::cuda

@@ -49,8 +49,12 @@ extern "C" {
  * - 1.6: kernel variants: ::pagoda_backend_kernels_t::variant_name and
  *   ::pagoda_op_matmul_t::variant, so the host can time a backend's kernels for an op and pin
  *   one. An older backend refuses a nonzero `variant` (a field past its struct).
+ * - 1.7: communicators across processes: ::pagoda_backend_collectives_t's `get_unique_id_ex`
+ *   and `comm_create_ex`, with a ::pagoda_comm_options_t naming where the ranks live and how
+ *   long a rank waits for the others. The host asks an older backend only for communicators
+ *   inside one process.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 6u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 7u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */
@@ -179,6 +183,25 @@ typedef struct pagoda_comm_unique_id {
     unsigned char bytes[PAGODA_COMM_UNIQUE_ID_BYTES]; /**< Backend-defined contents. */
 } pagoda_comm_unique_id_t;
 
+/** \brief Where the ranks of a communicator live. */
+typedef enum pagoda_comm_scope {
+    PAGODA_COMM_SCOPE_PROCESS = 0, /**< Every rank in the process that made the id. */
+    PAGODA_COMM_SCOPE_HOST = 1,    /**< Ranks in several processes of one machine. */
+    PAGODA_COMM_SCOPE_NETWORK = 2  /**< Ranks on several machines. */
+} pagoda_comm_scope_t;
+
+/** \brief How to make a communicator (`get_unique_id_ex`, `comm_create_ex`). */
+typedef struct pagoda_comm_options {
+    uint32_t struct_size;      /**< sizeof(pagoda_comm_options_t) as the caller knows it. */
+    pagoda_comm_scope_t scope; /**< Where its ranks live; the id is made for that scope. */
+    /**
+     * How long a rank waits for the others (to join, in a collective, for a message) before it
+     * fails and aborts the communicator, so that a rank that died or hangs fails its peers in
+     * bounded time; 0 = the backend's default. Every rank passes the same value.
+     */
+    int64_t timeout_ms;
+} pagoda_comm_options_t;
+
 /** \brief Reduction of a collective. */
 typedef enum pagoda_reduce_op {
     PAGODA_REDUCE_SUM = 0, /**< Sum. */
@@ -250,6 +273,23 @@ typedef struct pagoda_backend_collectives {
      */
     pagoda_status_t (*comm_get_async_error)(void *self, pagoda_backend_comm_t *comm,
                                             pagoda_status_t *error);
+    /* Since ABI 1.7. A table of an older plugin ends here (its struct_size says so). */
+    /**
+     * Makes a new unique id for a communicator whose ranks live as `options->scope` says;
+     * ::PAGODA_ERR_UNSUPPORTED for a scope the backend cannot span. `get_unique_id` is this
+     * with ::PAGODA_COMM_SCOPE_PROCESS.
+     */
+    pagoda_status_t (*get_unique_id_ex)(void *self, const pagoda_comm_options_t *options,
+                                        pagoda_comm_unique_id_t *id);
+    /**
+     * `comm_create` for an id of `get_unique_id_ex`, with the same `options` on every rank.
+     * A rank that dies, or waits past `timeout_ms`, makes the others' calls fail with
+     * ::PAGODA_ERR_BACKEND naming it, and aborts the communicator.
+     */
+    pagoda_status_t (*comm_create_ex)(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
+                                      int32_t n_ranks, int32_t rank,
+                                      const pagoda_comm_options_t *options,
+                                      pagoda_backend_comm_t **out);
 } pagoda_backend_collectives_t;
 
 /* ------------------------------------------------------------------------------------------ */

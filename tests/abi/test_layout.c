@@ -210,7 +210,20 @@ FROZEN_SLOT(pagoda_backend_collectives_t, group_end, 96,
             pagoda_status_t (*)(void *));
 FROZEN_SLOT(pagoda_backend_collectives_t, comm_get_async_error, 104,
             pagoda_status_t (*)(void *, pagoda_backend_comm_t *, pagoda_status_t *));
-FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 112);
+FROZEN_SLOT(pagoda_backend_collectives_t, get_unique_id_ex, 112,
+            pagoda_status_t (*)(void *, const pagoda_comm_options_t *, pagoda_comm_unique_id_t *));
+FROZEN_SLOT(pagoda_backend_collectives_t, comm_create_ex, 120,
+            pagoda_status_t (*)(void *, int32_t, const pagoda_comm_unique_id_t *, int32_t, int32_t,
+                                const pagoda_comm_options_t *, pagoda_backend_comm_t **));
+FROZEN_MIN_SIZE(pagoda_backend_collectives_t, 128);
+
+/* pagoda_comm_options_t (plugin.h, ABI 1.7) */
+FROZEN_FIELD(pagoda_comm_options_t, struct_size, 0, 4);
+FROZEN_FIELD(pagoda_comm_options_t, scope, 4, 4);
+FROZEN_FIELD(pagoda_comm_options_t, timeout_ms, 8, 8);
+FROZEN_VALUE(PAGODA_COMM_SCOPE_PROCESS, 0);
+FROZEN_VALUE(PAGODA_COMM_SCOPE_HOST, 1);
+FROZEN_VALUE(PAGODA_COMM_SCOPE_NETWORK, 2);
 
 /* pagoda_backend_iface_t (plugin.h) */
 FROZEN_FIELD(pagoda_backend_iface_t, struct_size, 0, 4);

@@ -1,19 +1,30 @@
-/* The CPU backend's collectives with ranks as threads: every collective against a plain
- * computation of what each rank must hold, for several rank counts, types and reductions. */
+/* The CPU backend's collectives with ranks as threads of one process, and as processes of one
+ * machine (shared memory): every collective against a plain computation of what each rank must
+ * hold, for several rank counts, types and reductions; a rank that dies or stops answering
+ * fails its peers in bounded time. Process ranks are this executable run again with --rank. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
 #define MAX_RANKS 4
 #define COUNT 1003 /* not a multiple of the rank counts, so slices are uneven */
 
+/* Elements of the large all-reduce and message between processes: more than a rank's staging
+ * slot and a channel's ring hold, so both go in pieces. */
+#define BIG_COUNT 3000017
+
 typedef struct rank_ctx {
     int32_t rank, n_ranks;
+    int big; /* also the large all-reduce and ring of messages */
     const pagoda_comm_unique_id_t *id;
     pagoda_status_t status;   /* first failure, for the main thread to report */
     char message[256];
@@ -108,14 +119,41 @@ static void *rank_main(void *arg) {
 
     free(send);
     free(recv);
+    if (ctx->big) {
+        float *big = malloc(sizeof(float) * BIG_COUNT), *got = malloc(sizeof(float) * BIG_COUNT);
+        for (size_t i = 0; i < BIG_COUNT; ++i) big[i] = contribution(me, i);
+        RANK_CHECK(ctx, coll()->all_reduce(self, comm, stream, big, got, BIG_COUNT, PAGODA_DTYPE_F32, PAGODA_REDUCE_SUM));
+        for (size_t i = 0; i < BIG_COUNT; ++i) {
+            double want = 0;
+            for (int32_t r = 0; r < n; ++r) want += contribution(r, i);
+            if (got[i] != (float)want) ctx->mismatches++;
+        }
+        if (n > 1) {
+            /* A ring larger than the channels' rings: only a group lets it complete. */
+            RANK_CHECK(ctx, coll()->group_start(self));
+            RANK_CHECK(ctx, coll()->send(self, comm, stream, big, BIG_COUNT, PAGODA_DTYPE_F32, (me + 1) % n));
+            RANK_CHECK(ctx, coll()->recv(self, comm, stream, got, BIG_COUNT, PAGODA_DTYPE_F32, (me + n - 1) % n));
+            RANK_CHECK(ctx, coll()->group_end(self));
+            for (size_t i = 0; i < BIG_COUNT; ++i)
+                if (got[i] != contribution((me + n - 1) % n, i)) ctx->mismatches++;
+        }
+        free(big);
+        free(got);
+    }
     iface->stream_destroy(self, stream);
     coll()->comm_destroy(self, comm);
     return NULL;
 }
 
-static void run_ranks(int32_t n_ranks) {
+static pagoda_comm_options_t options_for(pagoda_comm_scope_t scope, int64_t timeout_ms) {
+    pagoda_comm_options_t o = {sizeof o, scope, timeout_ms};
+    return o;
+}
+
+static void run_ranks_in(int32_t n_ranks, pagoda_comm_scope_t scope) {
     pagoda_comm_unique_id_t id;
-    TEST_ASSERT_OK(coll()->get_unique_id(test_cpu_iface()->self, &id));
+    pagoda_comm_options_t options = options_for(scope, 0);
+    TEST_ASSERT_OK(coll()->get_unique_id_ex(test_cpu_iface()->self, &options, &id));
     pthread_t threads[MAX_RANKS];
     rank_ctx_t ctx[MAX_RANKS];
     memset(ctx, 0, sizeof ctx);
@@ -134,10 +172,189 @@ static void run_ranks(int32_t n_ranks) {
     }
 }
 
+static void run_ranks(int32_t n_ranks) {
+    run_ranks_in(n_ranks, PAGODA_COMM_SCOPE_PROCESS);
+    /* Threads may also share a host-scope (shared-memory) communicator. */
+    run_ranks_in(n_ranks, PAGODA_COMM_SCOPE_HOST);
+}
+
 static void test_one_rank(void **state) { (void)state; run_ranks(1); }
 static void test_two_ranks(void **state) { (void)state; run_ranks(2); }
 static void test_three_ranks(void **state) { (void)state; run_ranks(3); }
 static void test_four_ranks(void **state) { (void)state; run_ranks(4); }
+
+/* ---- Ranks in separate processes ---------------------------------------------------------- */
+
+/* What a process rank does: the full set of checks, or fail its peers by dying or stalling. */
+typedef enum scenario { SCENARIO_CHECKS, SCENARIO_DIE, SCENARIO_STALL } scenario_t;
+
+#define PEER_TIMEOUT_MS 2000
+
+static void id_to_hex(const pagoda_comm_unique_id_t *id, char *hex) {
+    for (size_t i = 0; i < sizeof id->bytes; ++i) sprintf(hex + 2 * i, "%02x", id->bytes[i]);
+}
+
+static int id_from_hex(const char *hex, pagoda_comm_unique_id_t *id) {
+    if (strlen(hex) != 2 * sizeof id->bytes) return 0;
+    for (size_t i = 0; i < sizeof id->bytes; ++i) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return 0;
+        id->bytes[i] = (unsigned char)v;
+    }
+    return 1;
+}
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Rank `victim` joins, takes part in one all-reduce and then dies (SIGKILL) or stops answering;
+ * every other rank's next all-reduce must fail with BACKEND, naming why, within the timeout. */
+static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, scenario_t scenario,
+                                const pagoda_comm_unique_id_t *id) {
+    const pagoda_backend_iface_t *iface = test_cpu_iface();
+    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_HOST, PEER_TIMEOUT_MS);
+    pagoda_backend_comm_t *comm = NULL;
+    if (coll()->comm_create_ex(iface->self, 0, id, n_ranks, rank, &options, &comm) != PAGODA_OK) {
+        fprintf(stderr, "rank %d: comm_create_ex: %s\n", rank, pagoda_last_error_message());
+        return 2;
+    }
+    pagoda_backend_stream_t *stream = test_stream_create(iface);
+    float x[64] = {1};
+    if (coll()->all_reduce(iface->self, comm, stream, x, x, 64, PAGODA_DTYPE_F32, PAGODA_REDUCE_SUM) != PAGODA_OK) {
+        fprintf(stderr, "rank %d: first all_reduce: %s\n", rank, pagoda_last_error_message());
+        return 3;
+    }
+    if (rank == victim) {
+        if (scenario == SCENARIO_DIE) raise(SIGKILL);
+        for (;;) pause(); /* stops answering until the parent kills it */
+    }
+    const double start = seconds_now();
+    const pagoda_status_t s =
+        coll()->all_reduce(iface->self, comm, stream, x, x, 64, PAGODA_DTYPE_F32, PAGODA_REDUCE_SUM);
+    const double waited = seconds_now() - start;
+    const char *why = scenario == SCENARIO_DIE ? "has died" : "gave up";
+    if (s != PAGODA_ERR_BACKEND || strstr(pagoda_last_error_message(), why) == NULL) {
+        fprintf(stderr, "rank %d: the all_reduce after rank %d %s returned %d: %s\n", rank, victim, why, (int)s,
+                pagoda_last_error_message());
+        return 4;
+    }
+    /* Death is seen within a few wake-ups; a stall at the timeout. Both well inside 10 s. */
+    if (waited > (scenario == SCENARIO_DIE ? 1.0 : PEER_TIMEOUT_MS / 1000.0 + 2.0)) {
+        fprintf(stderr, "rank %d: failing took %.2f s\n", rank, waited);
+        return 5;
+    }
+    test_stream_destroy(iface, stream);
+    coll()->comm_destroy(iface->self, comm);
+    return 0;
+}
+
+/* The entry of a process rank: --rank R --ranks N --scenario S --victim V --id HEX. */
+static int process_rank_main(int argc, char **argv) {
+    int32_t rank = -1, n_ranks = 0, victim = -1;
+    scenario_t scenario = SCENARIO_CHECKS;
+    pagoda_comm_unique_id_t id;
+    int have_id = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--rank") == 0) rank = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--ranks") == 0) n_ranks = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--victim") == 0) victim = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--scenario") == 0) scenario = (scenario_t)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--id") == 0) have_id = id_from_hex(argv[i + 1], &id);
+    }
+    if (rank < 0 || n_ranks < 1 || !have_id) return 10;
+    if (scenario != SCENARIO_CHECKS) return rank_outlives_victim(rank, n_ranks, victim, scenario, &id);
+    rank_ctx_t ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.rank = rank;
+    ctx.n_ranks = n_ranks;
+    ctx.big = 1;
+    ctx.id = &id;
+    rank_main(&ctx);
+    if (ctx.status != PAGODA_OK) fprintf(stderr, "rank %d of %d: %s\n", rank, n_ranks, ctx.message);
+    if (ctx.mismatches != 0) fprintf(stderr, "rank %d of %d: %d wrong elements\n", rank, n_ranks, ctx.mismatches);
+    return ctx.status != PAGODA_OK ? 11 : ctx.mismatches != 0 ? 12 : 0;
+}
+
+/* Starts `n_ranks` processes of this executable on a new host-scope id, waits up to 30 s and
+ * checks their exit codes (the victim's by its signal); none is left running either way. */
+static void run_processes(int32_t n_ranks, scenario_t scenario, int32_t victim) {
+    pagoda_comm_unique_id_t id;
+    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_HOST, PEER_TIMEOUT_MS);
+    TEST_ASSERT_OK(coll()->get_unique_id_ex(test_cpu_iface()->self, &options, &id));
+    char hex[2 * sizeof id.bytes + 1];
+    id_to_hex(&id, hex);
+    pid_t pids[MAX_RANKS];
+    for (int32_t r = 0; r < n_ranks; ++r) {
+        char rank_s[16], ranks_s[16], victim_s[16], scenario_s[16];
+        snprintf(rank_s, sizeof rank_s, "%d", r);
+        snprintf(ranks_s, sizeof ranks_s, "%d", n_ranks);
+        snprintf(victim_s, sizeof victim_s, "%d", victim);
+        snprintf(scenario_s, sizeof scenario_s, "%d", (int)scenario);
+        pids[r] = fork();
+        assert_true(pids[r] >= 0);
+        if (pids[r] == 0) {
+            execl("/proc/self/exe", "test_cpu_collectives", "--rank", rank_s, "--ranks", ranks_s, "--victim",
+                  victim_s, "--scenario", scenario_s, "--id", hex, (char *)NULL);
+            _exit(127);
+        }
+    }
+    int status[MAX_RANKS], done[MAX_RANKS] = {0}, left = n_ranks;
+    const double deadline = seconds_now() + 30.0;
+    while (left > 0 && seconds_now() < deadline) {
+        for (int32_t r = 0; r < n_ranks; ++r) {
+            if (done[r]) continue;
+            if (waitpid(pids[r], &status[r], WNOHANG) == pids[r]) {
+                done[r] = 1;
+                --left;
+                /* A stalled victim is stopped once every other rank has given up on it. */
+                if (scenario == SCENARIO_STALL && left == 1 && !done[victim]) kill(pids[victim], SIGKILL);
+            }
+        }
+        struct timespec pause_for = {0, 10 * 1000 * 1000};
+        nanosleep(&pause_for, NULL);
+    }
+    for (int32_t r = 0; r < n_ranks; ++r)
+        if (!done[r]) {
+            kill(pids[r], SIGKILL);
+            waitpid(pids[r], &status[r], 0);
+        }
+    assert_int_equal(left, 0); /* nobody hung */
+    for (int32_t r = 0; r < n_ranks; ++r) {
+        if (r == victim) {
+            assert_true(WIFSIGNALED(status[r]) && WTERMSIG(status[r]) == SIGKILL);
+            continue;
+        }
+        if (!WIFEXITED(status[r]) || WEXITSTATUS(status[r]) != 0)
+            fail_msg("process rank %d of %d ended with status 0x%x", r, n_ranks, status[r]);
+    }
+}
+
+static void test_two_processes(void **state) { (void)state; run_processes(2, SCENARIO_CHECKS, -1); }
+static void test_four_processes(void **state) { (void)state; run_processes(4, SCENARIO_CHECKS, -1); }
+static void test_killed_rank_fails_peers(void **state) { (void)state; run_processes(3, SCENARIO_DIE, 1); }
+static void test_stalled_rank_fails_peers(void **state) { (void)state; run_processes(2, SCENARIO_STALL, 0); }
+
+static void test_scopes(void **state) {
+    (void)state;
+    void *self = test_cpu_iface()->self;
+    pagoda_comm_unique_id_t id;
+    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_NETWORK, 0);
+    assert_int_equal(coll()->get_unique_id_ex(self, &options, &id), PAGODA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(pagoda_last_error_message(), "one machine"));
+    options.scope = (pagoda_comm_scope_t)7;
+    assert_int_equal(coll()->get_unique_id_ex(self, &options, &id), PAGODA_ERR_INVALID_ARGUMENT);
+    /* A rank whose peer never joins gives up after the timeout. */
+    options = options_for(PAGODA_COMM_SCOPE_HOST, 500);
+    TEST_ASSERT_OK(coll()->get_unique_id_ex(self, &options, &id));
+    pagoda_backend_comm_t *comm = NULL;
+    assert_int_equal(coll()->comm_create_ex(self, 0, &id, 2, 0, &options, &comm), PAGODA_ERR_BACKEND);
+    assert_non_null(strstr(pagoda_last_error_message(), "to join"));
+    options.timeout_ms = -1;
+    assert_int_equal(coll()->comm_create_ex(self, 0, &id, 1, 0, &options, &comm), PAGODA_ERR_INVALID_ARGUMENT);
+}
 
 /* A rank waiting in a collective fails cleanly when the communicator is aborted. */
 typedef struct abort_ctx {
@@ -218,7 +435,8 @@ static void test_bad_arguments(void **state) {
     coll()->comm_destroy(self, comm);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) return process_rank_main(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_rank),
         cmocka_unit_test(test_two_ranks),
@@ -226,6 +444,11 @@ int main(void) {
         cmocka_unit_test(test_four_ranks),
         cmocka_unit_test(test_abort_wakes_waiting_rank),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_scopes),
+        cmocka_unit_test(test_two_processes),
+        cmocka_unit_test(test_four_processes),
+        cmocka_unit_test(test_killed_rank_fails_peers),
+        cmocka_unit_test(test_stalled_rank_fails_peers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
