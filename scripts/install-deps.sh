@@ -18,6 +18,7 @@ packages=(
     python3-jinja2                                       # chat template parity (chat_template_reference.py)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
     cargo golang-go                                      # the Rust and Go bindings' tests (bindings/)
+    openmpi-bin libopenmpi-dev                           # meshes over processes: ranks under mpirun
 )
 
 missing=()

@@ -22,6 +22,16 @@
  *        refused for now. The CPU backend offers several logical devices
  *        (its `devices` config key, or the environment variable `PAGODA_BACKEND_CPU_CONFIG`),
  *        so any machine can run a multi-device layout.
+ *
+ *        A mesh may span the processes of one launch (ranks started by `mpirun`, or by the host
+ *        itself): each process names its own devices, every process as many, and the mesh is
+ *        their lists rank after rank (device `i` of rank `r` is mesh device `r·n + i`, named
+ *        `cpu:0@rank1`). pagoda_mesh_create() then blocks until every rank has called it and
+ *        checks that they agree. The ranks meet through the host's broadcast when it gives one
+ *        (MPI_Bcast, say), else on a TCP rendezvous address (`host:port`, only for these first
+ *        bytes, never for tensors); under `mpirun` on one machine they find a loopback address by
+ *        themselves. Caches and engines on such a mesh are not served yet: they are refused with
+ *        ::PAGODA_ERR_UNSUPPORTED.
  * @{
  */
 
@@ -29,15 +39,47 @@
 extern "C" {
 #endif
 
+/**
+ * \brief A host's broadcast among every process of its launch, such as `MPI_Bcast` on
+ *        `MPI_COMM_WORLD`: every rank passes `bytes` at `data`; on return each holds rank
+ *        `root`'s. Returns ::PAGODA_OK, or any other status on failure.
+ */
+typedef pagoda_status_t (*pagoda_bootstrap_broadcast_fn)(void *user, void *data, size_t bytes, int32_t root);
+
 /** \brief How to build a mesh. Initialise with pagoda_mesh_options_default(). */
 typedef struct pagoda_mesh_options {
     uint32_t struct_size; /**< sizeof(pagoda_mesh_options_t) as the caller knows it. */
-    const char *devices;  /**< Device list; NULL or `""` = `"cpu:0"`. */
-    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"` (names pp, tp, kvp, dp); NULL or `""` = none: the plan decides the layout. */
+    const char *devices;  /**< This process's device list; NULL or `""` = `"cpu:0"`. */
+    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"` (names pp, tp, kvp, dp) over the whole mesh; NULL or `""` = none: the plan decides the layout. */
+    /* Appended: meshes over several processes (a caller whose struct ends before them gets one). */
+    /**
+     * This process's rank in its launch; -1 (the default) = from the environment:
+     * `PAGODA_RANK`, else OpenMPI's `OMPI_COMM_WORLD_RANK`, else 0.
+     */
+    int32_t rank;
+    /**
+     * Processes in the launch; 0 (the default) = from the environment: `PAGODA_WORLD_SIZE`,
+     * else `OMPI_COMM_WORLD_SIZE`, else 1.
+     */
+    int32_t world_size;
+    /**
+     * `host:port` (or `[v6]:port`) where rank 0 listens and the others connect; NULL or `""` =
+     * `PAGODA_RENDEZVOUS`, else, under a one-machine `mpirun`, a loopback port picked from its
+     * job id. Ignored with `bootstrap` or one process.
+     */
+    const char *rendezvous;
+    pagoda_bootstrap_broadcast_fn bootstrap; /**< The host's broadcast instead of a rendezvous; NULL = none. */
+    void *bootstrap_user;                     /**< First argument of `bootstrap`. */
+    /**
+     * How long a rank waits for the others (to meet, and in each collective) before its call
+     * fails, so that a rank that died or hangs fails the others in bounded time; 0 = 30 s.
+     */
+    int64_t timeout_ms;
 } pagoda_mesh_options_t;
 
 /**
- * \brief Fills the first `size` bytes of `options` with the defaults (`cpu:0`, no axes).
+ * \brief Fills the first `size` bytes of `options` with the defaults (`cpu:0`, no axes, rank
+ *        and world size from the environment).
  *
  * Call it as pagoda_mesh_options_default(&options), which passes the size the caller was
  * compiled with, so a host built against older headers is never written past the end of its
@@ -58,11 +100,14 @@ PAGODA_API void pagoda_mesh_options_init(pagoda_mesh_options_t *options, size_t 
  * \param[in] options NULL for the defaults.
  * \param[out] out the mesh; release with pagoda_mesh_destroy().
  * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for a malformed list or axes whose product
- *         is not the device count; ::PAGODA_ERR_NOT_FOUND for a backend that neither is loaded
- *         nor loads from the search path (the message lists those loaded) or a device it does
- *         not have.
+ *         is not the device count, a rank outside the world, several processes with no way to
+ *         meet, or ranks that disagree (the message names the first); ::PAGODA_ERR_NOT_FOUND for
+ *         a backend that neither is loaded nor loads from the search path (the message lists
+ *         those loaded) or a device it does not have; ::PAGODA_ERR_BACKEND when the other ranks
+ *         do not meet within `timeout_ms` or one fails (the message names it).
  * \par Thread safety
- * Safe from any thread.
+ * Safe from any thread; over several processes every rank calls it once, in the same order as
+ * its other meshes.
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *options,
@@ -124,6 +169,20 @@ PAGODA_API pagoda_status_t pagoda_mesh_device_count_v2(const pagoda_mesh_t *mesh
  */
 PAGODA_API pagoda_status_t pagoda_mesh_device_name_v2(const pagoda_mesh_t *mesh, size_t index,
                                                       const char **name);
+
+/**
+ * \brief This process's rank and the number of processes the mesh spans (0 and 1 for a mesh
+ *        in one process).
+ * \param[in] mesh the handle.
+ * \param[out] rank this process's rank.
+ * \param[out] world_size the processes of the mesh.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a NULL or destroyed mesh;
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a NULL output.
+ * \par Thread safety
+ * Safe from any thread.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_mesh_world(const pagoda_mesh_t *mesh, int32_t *rank, int32_t *world_size);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,6 @@
 // mesh.h: building meshes from device lists and axes.
+#include <cstddef>
+
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
 #include "capi/sized_struct.hpp"
@@ -12,6 +14,7 @@ namespace {
 pagoda_mesh_options_t default_mesh_options() {
     pagoda_mesh_options_t o{};
     o.struct_size = sizeof(o);
+    o.rank = -1;
     return o;
 }
 
@@ -29,9 +32,22 @@ PAGODA_API pagoda_status_t pagoda_mesh_create(const pagoda_mesh_options_t *optio
         if (out == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "out is NULL");
         *out = nullptr;
         pagoda_mesh_options_t o = pagoda::read_sized(options, default_mesh_options(), "options");
+        pagoda::mesh::WorldOptions w;
+        w.rank = o.rank;
+        w.size = o.world_size;
+        // A host built before meshes spanned processes asked for none, even under mpirun.
+        if (options != nullptr && options->struct_size < offsetof(pagoda_mesh_options_t, world_size) + sizeof(int32_t)) {
+            w.rank = 0;
+            w.size = 1;
+        }
+        w.rendezvous = o.rendezvous != nullptr ? o.rendezvous : "";
+        w.broadcast = o.bootstrap;
+        w.broadcast_user = o.bootstrap_user;
+        w.timeout_ms = o.timeout_ms;
+        auto world = std::make_shared<const pagoda::mesh::World>(w);
         auto mesh = std::make_unique<pagoda_mesh>();
-        mesh->impl = std::make_shared<const pagoda::mesh::Mesh>(o.devices ? o.devices : "",
-                                                                   o.axes ? o.axes : "");
+        mesh->impl = std::make_shared<const pagoda::mesh::Mesh>(o.devices ? o.devices : "", o.axes ? o.axes : "",
+                                                                   world->size() > 1 ? world : nullptr);
         *out = mesh.release();
         return PAGODA_OK;
     });
@@ -58,7 +74,7 @@ PAGODA_API pagoda_status_t pagoda_mesh_device_count_v2(const pagoda_mesh_t *mesh
     return guarded("pagoda_mesh_device_count_v2", [&] {
         if (count == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "count is NULL");
         *count = 0;
-        *count = pagoda::require_handle(mesh, "mesh")->impl->devices().size();
+        *count = pagoda::require_handle(mesh, "mesh")->impl->device_count();
         return PAGODA_OK;
     });
 }
@@ -68,12 +84,26 @@ PAGODA_API pagoda_status_t pagoda_mesh_device_name_v2(const pagoda_mesh_t *mesh,
     return guarded("pagoda_mesh_device_name_v2", [&] {
         if (name == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "name is NULL");
         *name = nullptr;
-        const auto &devices = pagoda::require_handle(mesh, "mesh")->impl->devices();
-        if (index >= devices.size())
+        const pagoda::mesh::Mesh &m = *pagoda::require_handle(mesh, "mesh")->impl;
+        if (index >= m.device_count())
             fail(PAGODA_ERR_INVALID_ARGUMENT, "device index " + std::to_string(index) +
                                                   " is out of range (the mesh has " +
-                                                  std::to_string(devices.size()) + " devices)");
-        *name = devices[index]->name().c_str();
+                                                  std::to_string(m.device_count()) + " devices)");
+        *name = m.device_name(index).c_str();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_mesh_world(const pagoda_mesh_t *mesh, int32_t *rank, int32_t *world_size) {
+    return guarded("pagoda_mesh_world", [&] {
+        if (rank == nullptr || world_size == nullptr) fail(PAGODA_ERR_INVALID_ARGUMENT, "rank or world_size is NULL");
+        *rank = 0;
+        *world_size = 1;
+        const auto &world = pagoda::require_handle(mesh, "mesh")->impl->world();
+        if (world != nullptr) {
+            *rank = world->rank();
+            *world_size = world->size();
+        }
         return PAGODA_OK;
     });
 }

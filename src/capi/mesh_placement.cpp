@@ -31,7 +31,7 @@ bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 // device kind's preset.
 plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
     // Each kvp copy of the layout spans this many devices.
-    const int32_t n = int32_t(mesh.devices().size()) / std::max(mesh.axis("kvp"), 1);
+    const int32_t n = int32_t(mesh.device_count()) / std::max(mesh.axis("kvp"), 1);
     plan::PlanRequest r;
     const int32_t tp = mesh.axis("tp");
     // Alpa's sub-mesh shapes need a power-of-two node width; other counts plan as nodes of one
@@ -56,7 +56,13 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
     const model::ModelConfig &c = model.config();
     const plan::ModelShape shape = plan::model_shape(c);
     MeshPlacement p;
-    if (plan == nullptr && mesh.devices().size() == 1) {
+    // Refused until the engine runs its steps across processes: each rank would otherwise serve
+    // the model on its own devices alone.
+    if (mesh.spans_processes())
+        throw Error(PAGODA_ERR_UNSUPPORTED, "the mesh spans " + std::to_string(mesh.world()->size()) +
+                                                " processes: caches and engines on a mesh over several processes "
+                                                "are not served yet (plans for it are)");
+    if (plan == nullptr && mesh.device_count() == 1) {
         p.layout = std::make_shared<const mesh::Layout>(mesh::Layout::single_device(int32_t(c.n_layers)));
         return p;
     }

@@ -112,7 +112,7 @@ PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const
         const auto *m = pagoda::require_handle(const_cast<pagoda_model_t *>(model), "model");
         size_t devices = 0;
         if (mesh != nullptr)
-            devices = pagoda::require_handle(const_cast<pagoda_mesh_t *>(mesh), "mesh")->impl->devices().size();
+            devices = pagoda::require_handle(const_cast<pagoda_mesh_t *>(mesh), "mesh")->impl->device_count();
         plan::PlanRequest request = plan_request(options, devices);
         request.weight_bytes = served_weight_bytes(*m->impl, request.device);
         return hand_out(plan::make_plan(plan::model_shape(m->impl->config()), request), out);

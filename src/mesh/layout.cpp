@@ -42,7 +42,7 @@ Layout Layout::single_device(int32_t n_layers) {
 }
 
 Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
-    const int32_t n_devices = int32_t(mesh.devices().size());
+    const int32_t n_devices = int32_t(mesh.device_count());
     kvp_ = mesh.axis("kvp") > 0 ? mesh.axis("kvp") : 1;
     const int32_t per_copy = n_devices / kvp_;  // the devices one kvp copy of the layout spans
     const std::vector<plan::Stage> &stages = plan.partition.stages;

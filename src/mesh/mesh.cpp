@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "backend/registry.hpp"
 #include "common/error.hpp"
@@ -83,7 +84,8 @@ std::vector<std::pair<std::string, int32_t>> parse_axes(const std::string &axes,
     return out;
 }
 
-Mesh::Mesh(const std::string &devices, const std::string &axes) {
+Mesh::Mesh(const std::string &devices, const std::string &axes, std::shared_ptr<const World> world)
+    : world_(std::move(world)) {
     std::vector<DeviceName> names = parse_device_list(devices.empty() ? "cpu:0" : devices);
     BackendRegistry &registry = BackendRegistry::instance();
     // Only the plugins the mesh names are loaded: another backend's plugin costs memory even
@@ -98,7 +100,68 @@ Mesh::Mesh(const std::string &devices, const std::string &axes) {
                                                   "' is loaded (loaded: " + registry.names() + ")");
         devices_.push_back(std::make_shared<const runtime::Device>(b, n.index));
     }
-    axes_ = parse_axes(axes, devices_.size());
+    if (spans_processes()) {
+        agree_with_world(devices.empty() ? "cpu:0" : devices, axes);
+    } else {
+        for (const auto &d : devices_) names_.push_back(d->name());
+    }
+    axes_ = parse_axes(axes, names_.size());
+}
+
+namespace {
+
+// What each rank tells the others of its part of the mesh: fixed-size fields for all_gather.
+struct RankRecord {
+    char devices[256];
+    char axes[128];
+    int32_t device_count;
+    int32_t pad;
+    int64_t timeout_ms;
+};
+
+void copy_field(char *dst, size_t size, const std::string &value, const char *what) {
+    if (value.size() >= size)
+        bad(std::string("the ") + what + " \"" + value + "\" is too long for a mesh over processes (at most " +
+            std::to_string(size - 1) + " characters)");
+    std::memset(dst, 0, size);
+    std::memcpy(dst, value.data(), value.size());
+}
+
+}  // namespace
+
+void Mesh::agree_with_world(const std::string &devices, const std::string &axes) {
+    const World &w = *world_;
+    RankRecord mine{};
+    copy_field(mine.devices, sizeof mine.devices, devices, "device list");
+    copy_field(mine.axes, sizeof mine.axes, axes, "axes");
+    mine.device_count = int32_t(devices_.size());
+    mine.timeout_ms = w.timeout_ms();
+    std::vector<RankRecord> all(size_t(w.size()));
+    w.bootstrap()->all_gather(&mine, all.data(), sizeof mine);
+    const RankRecord &first = all[0];
+    const std::string &local_name = devices_.front()->name();
+    const std::string backend = local_name.substr(0, local_name.find(':'));
+    for (int32_t r = 0; r < w.size(); ++r) {
+        const RankRecord &theirs = all[size_t(r)];
+        const std::string their_devices(theirs.devices, strnlen(theirs.devices, sizeof theirs.devices));
+        auto differs = [&](const std::string &what) {
+            bad("the processes of the mesh disagree: rank " + std::to_string(r) + " " + what + " (seen from rank " +
+                std::to_string(w.rank()) + ")");
+        };
+        if (theirs.device_count != first.device_count)
+            differs("has " + std::to_string(theirs.device_count) + " devices (" + their_devices + "), rank 0 has " +
+                    std::to_string(first.device_count) + "; every process must bring as many");
+        if (std::strncmp(theirs.axes, first.axes, sizeof first.axes) != 0)
+            differs("has axes \"" + std::string(theirs.axes) + "\", rank 0 \"" + std::string(first.axes) + "\"");
+        if (theirs.timeout_ms != first.timeout_ms)
+            differs("waits " + std::to_string(theirs.timeout_ms) + " ms for the others, rank 0 " +
+                    std::to_string(first.timeout_ms) + " ms");
+        for (const DeviceName &n : parse_device_list(their_devices)) {
+            if (n.backend != backend)
+                differs("names " + n.backend + " devices, this rank " + backend + " ones; a mesh has one backend");
+            names_.push_back(n.backend + ":" + std::to_string(n.index) + "@rank" + std::to_string(r));
+        }
+    }
 }
 
 int32_t Mesh::axis(const std::string &name) const noexcept {

@@ -516,7 +516,13 @@ FROZEN_MIN_SIZE(pagoda_chat_template_options_t, 40);
 FROZEN_FIELD(pagoda_mesh_options_t, struct_size, 0, 4);
 FROZEN_FIELD(pagoda_mesh_options_t, devices, 8, 8);
 FROZEN_FIELD(pagoda_mesh_options_t, axes, 16, 8);
-FROZEN_MIN_SIZE(pagoda_mesh_options_t, 24);
+FROZEN_FIELD(pagoda_mesh_options_t, rank, 24, 4);
+FROZEN_FIELD(pagoda_mesh_options_t, world_size, 28, 4);
+FROZEN_FIELD(pagoda_mesh_options_t, rendezvous, 32, 8);
+FROZEN_FIELD(pagoda_mesh_options_t, bootstrap, 40, 8);
+FROZEN_FIELD(pagoda_mesh_options_t, bootstrap_user, 48, 8);
+FROZEN_FIELD(pagoda_mesh_options_t, timeout_ms, 56, 8);
+FROZEN_MIN_SIZE(pagoda_mesh_options_t, 64);
 
 /* pagoda_kv_cache_options_t (kv_cache.h) */
 FROZEN_FIELD(pagoda_kv_cache_options_t, struct_size, 0, 4);

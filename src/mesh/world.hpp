@@ -1,0 +1,55 @@
+// The processes of one launch that a mesh spans: this process's rank among them, how many there
+// are, and the bootstrap through which they exchange their first bytes (bootstrap.hpp).
+//
+// Rank and size come from the host, else from the launcher's environment: PAGODA_RANK and
+// PAGODA_WORLD_SIZE (for hosts that start their ranks themselves), else OpenMPI's
+// OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, else one process. The bootstrap is the host's
+// broadcast when it gives one, else a TCP rendezvous on the address it gives or PAGODA_RENDEZVOUS
+// names; under mpirun on one machine, with neither, the ranks meet on loopback at a port derived
+// from OpenMPI's job id, so `mpirun -np N` needs no flag.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "mesh/bootstrap.hpp"
+
+namespace pagoda::mesh {
+
+// A rank waits this long for the others unless told otherwise (the bootstrap, communicators).
+constexpr int64_t kDefaultWorldTimeoutMs = 30'000;
+
+struct WorldOptions {
+    int32_t rank = -1;      // -1: from the environment
+    int32_t size = 0;       // 0: from the environment
+    std::string rendezvous; // "host:port"; "" = PAGODA_RENDEZVOUS or the mpirun default
+    HostBroadcast broadcast = nullptr;
+    void *broadcast_user = nullptr;
+    int64_t timeout_ms = 0;  // 0 = kDefaultWorldTimeoutMs
+};
+
+class World {
+public:
+    // Resolves rank and size and, for more than one process, joins the bootstrap (blocking until
+    // every rank has). Throws INVALID_ARGUMENT for a rank outside the size, a negative timeout,
+    // or several processes with no way to meet; BACKEND when the others do not come in time.
+    explicit World(const WorldOptions &options);
+
+    int32_t rank() const noexcept { return rank_; }
+    int32_t size() const noexcept { return size_; }
+    int64_t timeout_ms() const noexcept { return timeout_ms_; }
+    // How the ranks met, for messages: "one process", "the host's broadcast", "tcp://host:port".
+    const std::string &how() const noexcept { return how_; }
+    // Null for one process.
+    Bootstrap *bootstrap() const noexcept { return bootstrap_.get(); }
+
+private:
+    int32_t rank_ = 0;
+    int32_t size_ = 1;
+    int64_t timeout_ms_ = kDefaultWorldTimeoutMs;
+    std::string how_ = "one process";
+    std::unique_ptr<Bootstrap> bootstrap_;
+};
+
+}  // namespace pagoda::mesh
