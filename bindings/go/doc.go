@@ -27,6 +27,6 @@
 // time, which the binding ensures itself.
 //
 // No Go function is ever called from C: progress is polled (LoadModel), outputs are polled
-// (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs) are not
-// offered.
+// (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs, the
+// mesh's bootstrap broadcast) are not offered.
 package pagoda

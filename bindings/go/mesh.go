@@ -13,14 +13,29 @@ import (
 
 // Mesh is devices arranged on named axes. It never changes after creation: its methods are safe
 // from any goroutine. Engines and caches made on it keep it alive: it may be closed before them.
+//
+// A mesh may span the processes of one launch (ranks started by mpirun, or by the host): each
+// process names its own devices, every process as many, and the mesh is their lists rank after
+// rank, named like "cpu:0@rank1". NewMesh then blocks until every rank has called it. Caches and
+// engines on such a mesh are refused (StatusUnsupported) for now.
 type Mesh struct {
 	h handle
 }
 
-// MeshOptions is a pagoda_mesh_options_t; "" leaves a field at its default.
+// MeshOptions is a pagoda_mesh_options_t; "" or 0 leaves a field at its default.
+//
+// Rank and WorldSize both 0 (the zero value) take both from the environment: PAGODA_RANK and
+// PAGODA_WORLD_SIZE, else OpenMPI's, else one process. Otherwise they are passed as given
+// (WorldSize 0 = from the environment, Rank -1 = from the environment). The ranks meet on the
+// TCP address Rendezvous; the C bootstrap callback (the host's broadcast, such as MPI_Bcast) is
+// not offered, as no Go function is called from C.
 type MeshOptions struct {
-	Devices string // device list such as "cpu:0-1"; "" = "cpu:0"
-	Axes    string // axis sizes such as "pp=2,tp=2"; "" = none (the plan decides)
+	Devices    string // this process's device list such as "cpu:0-1"; "" = "cpu:0"
+	Axes       string // axis sizes such as "pp=2,tp=2" over the whole mesh; "" = none (the plan decides)
+	Rank       int32  // this process's rank in its launch (see above)
+	WorldSize  int32  // processes in the launch; 0 = from the environment
+	Rendezvous string // "host:port" where rank 0 listens; "" = PAGODA_RENDEZVOUS, or found under a one-machine mpirun
+	TimeoutMs  int64  // how long a rank waits for the others, in milliseconds; 0 = 30 s
 }
 
 // NewMesh builds a mesh; opts may be nil for the defaults (cpu:0).
@@ -33,6 +48,12 @@ func NewMesh(opts *MeshOptions) (*Mesh, error) {
 		C.pagoda_mesh_options_init(co, C.sizeof_pagoda_mesh_options_t)
 		co.devices = a.optString(opts.Devices)
 		co.axes = a.optString(opts.Axes)
+		if opts.Rank != 0 || opts.WorldSize != 0 { // both 0: the library's defaults (the environment)
+			co.rank = C.int32_t(opts.Rank)
+			co.world_size = C.int32_t(opts.WorldSize)
+		}
+		co.rendezvous = a.optString(opts.Rendezvous)
+		co.timeout_ms = C.int64_t(opts.TimeoutMs)
 	}
 	if a.err != nil {
 		return nil, a.err
@@ -79,4 +100,14 @@ func (m *Mesh) DeviceName(index int) (string, error) {
 		return "", err
 	}
 	return C.GoString(s), nil
+}
+
+// World is this process's rank and the number of processes the mesh spans (0 and 1 for a mesh
+// in one process).
+func (m *Mesh) World() (rank, worldSize int, err error) {
+	var r, n C.int32_t
+	err = m.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_mesh_world((*C.pagoda_mesh_t)(p), &r, &n)
+	})
+	return int(r), int(n), err
 }

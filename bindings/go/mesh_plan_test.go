@@ -32,6 +32,33 @@ func TestMesh(t *testing.T) {
 	}
 }
 
+// A mesh in one process, its world given explicitly, and a rank outside its world. (Meshes over
+// several processes are tested by the C suite; no second process is started here.)
+func TestMeshWorld(t *testing.T) {
+	m, err := NewMesh(&MeshOptions{Rank: 0, WorldSize: 1, TimeoutMs: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rank, size, err := m.World(); err != nil || rank != 0 || size != 1 {
+		t.Fatalf("world (%d, %d) (%v), want (0, 1)", rank, size, err)
+	}
+	if name, err := m.DeviceName(0); err != nil || name != "cpu:0" {
+		t.Fatalf("device name %q (%v)", name, err)
+	}
+	m.Close()
+	if _, _, err := m.World(); !errors.Is(err, StatusInvalidHandle) {
+		t.Fatalf("world of a closed mesh: %v", err)
+	}
+	_, err = NewMesh(&MeshOptions{Rank: 2, WorldSize: 2})
+	var perr *Error
+	if !errors.As(err, &perr) || perr.Status != StatusInvalidArgument || !strings.Contains(perr.Message, "out of range") {
+		t.Fatalf("rank 2 of 2: %v", err)
+	}
+	if _, err := NewMesh(&MeshOptions{TimeoutMs: -1}); !errors.Is(err, StatusInvalidArgument) {
+		t.Fatalf("a negative timeout: %v", err)
+	}
+}
+
 // A plan made by the planner, written as JSON and read back, lays out the cache and the engine.
 func TestPlanServesEngine(t *testing.T) {
 	model, err := OpenModel(modelPath(t))

@@ -83,6 +83,7 @@ _PROTOTYPES = {
     "pagoda_mesh_destroy": (None, [_H]),
     "pagoda_mesh_device_count_v2": (_STATUS, [_H, POINTER(c_size_t)]),
     "pagoda_mesh_device_name_v2": (_STATUS, [_H, c_size_t, POINTER(c_char_p)]),
+    "pagoda_mesh_world": (_STATUS, [_H, POINTER(c_int32), POINTER(c_int32)]),
     # plan.h
     "pagoda_plan_options_init": (None, [_p(S.PlanOptions), c_size_t]),
     "pagoda_plan_create": (_STATUS, [_H, _H, _p(S.PlanOptions), _OUT]),

@@ -16,6 +16,9 @@ from typing import Callable
 ProgressFn = CFUNCTYPE(c_int, c_void_p, c_float, c_char_p)
 # void (*)(void *user_data, pagoda_log_level_t level, const char *message): log.h.
 LogFn = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+# pagoda_status_t (*)(void *user, void *data, size_t bytes, int32_t root): mesh.h's
+# pagoda_bootstrap_broadcast_fn.
+BootstrapFn = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_int32)
 
 
 class _Struct(ctypes.Structure):
@@ -83,7 +86,10 @@ class ChatTemplateOptions(_Struct):
 
 class MeshOptions(_Struct):
     c_name = "pagoda_mesh_options_t"
-    _fields_ = [("struct_size", c_uint32), ("devices", c_char_p), ("axes", c_char_p)]
+    _fields_ = [("struct_size", c_uint32), ("devices", c_char_p), ("axes", c_char_p),
+                ("rank", c_int32), ("world_size", c_int32), ("rendezvous", c_char_p),
+                ("bootstrap", BootstrapFn), ("bootstrap_user", c_void_p),
+                ("timeout_ms", c_int64)]
 
 
 # ---- plan.h ----------------------------------------------------------------------------------

@@ -20,6 +20,49 @@ class MeshTest(unittest.TestCase):
         with pagoda.Mesh(devices="cpu:0", axes="tp=1") as mesh:
             self.assertEqual(mesh.device_name(0), "cpu:0")
 
+    def test_one_process_world(self) -> None:
+        with pagoda.Mesh(rank=0, world_size=1, timeout_ms=5000) as mesh:
+            self.assertEqual(mesh.world(), (0, 1))
+            self.assertEqual(mesh.device_names(), ["cpu:0"])
+        with pagoda.Mesh() as mesh:  # PAGODA_RANK/PAGODA_WORLD_SIZE unset under the tests
+            self.assertEqual(mesh.world(), (0, 1))
+        with self.assertRaises(pagoda.ClosedError):
+            mesh.world()
+
+    def test_rank_outside_the_world(self) -> None:
+        with self.assertRaises(pagoda.InvalidArgumentError) as caught:
+            pagoda.Mesh(rank=2, world_size=2)
+        self.assertIn("out of range", caught.exception.message)
+        with self.assertRaises(pagoda.InvalidArgumentError):
+            pagoda.Mesh(rank=0, world_size=1, timeout_ms=-1)
+
+    def test_bootstrap_callback(self) -> None:
+        # Rank 0 of two, in this one process: the "broadcast" plays a rank 1 that brings what
+        # rank 0 brings (no second process is started).
+        calls: list[tuple[int, int]] = []
+        sent: dict[int, bytes] = {}
+
+        def broadcast(data: memoryview, root: int) -> None:
+            calls.append((len(data), root))
+            if root == 0:
+                sent[0] = bytes(data)
+            else:
+                data[:] = sent[0]
+
+        with pagoda.Mesh(rank=0, world_size=2, bootstrap=broadcast) as mesh:
+            self.assertEqual(mesh.world(), (0, 2))
+            self.assertEqual(mesh.device_names(), ["cpu:0@rank0", "cpu:0@rank1"])
+        self.assertEqual([root for _, root in calls], [0, 1])
+
+        class Boom(Exception):
+            pass
+
+        def failing(data: memoryview, root: int) -> None:
+            raise Boom("no broadcast")
+
+        with self.assertRaises(Boom):  # the callable's own exception, once C has returned
+            pagoda.Mesh(rank=0, world_size=2, bootstrap=failing)
+
 
 class PlanTest(ModelTestCase):
 

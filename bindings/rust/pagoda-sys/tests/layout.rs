@@ -123,7 +123,17 @@ fn declared() -> Vec<Layout> {
             tools_json,
             context_json,
         }),
-        layout!(pagoda_mesh_options_t { struct_size, devices, axes }),
+        layout!(pagoda_mesh_options_t {
+            struct_size,
+            devices,
+            axes,
+            rank,
+            world_size,
+            rendezvous,
+            bootstrap,
+            bootstrap_user,
+            timeout_ms,
+        }),
         layout!(pagoda_kv_cache_options_t {
             struct_size,
             block_size,

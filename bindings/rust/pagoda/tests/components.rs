@@ -93,9 +93,33 @@ fn a_mesh_names_its_devices() {
     let mesh = Mesh::new(&MeshOptions::default()).unwrap();
     assert_eq!(mesh.device_names().unwrap(), vec!["cpu:0".to_owned()]);
     assert!(mesh.device_name(1).is_err());
-    let err =
-        Mesh::new(&MeshOptions { devices: Some("cpu:0".into()), axes: Some("tp=3".into()) }).unwrap_err();
+    let err = Mesh::new(&MeshOptions {
+        devices: Some("cpu:0".into()),
+        axes: Some("tp=3".into()),
+        ..MeshOptions::default()
+    })
+    .unwrap_err();
     assert_eq!(err.status(), Status::InvalidArgument);
+}
+
+// A mesh in one process with its world given, and a rank outside its world. (Meshes over several
+// processes are tested by the C suite; no second process is started here.)
+#[test]
+fn a_mesh_tells_its_world() {
+    let one = MeshOptions { rank: Some(0), world_size: Some(1), timeout_ms: 5000, ..MeshOptions::default() };
+    let mesh = Mesh::new(&one).unwrap();
+    assert_eq!(mesh.world().unwrap(), (0, 1));
+    assert_eq!(mesh.device_names().unwrap(), vec!["cpu:0".to_owned()]);
+    assert_eq!(Mesh::new(&MeshOptions::default()).unwrap().world().unwrap(), (0, 1));
+
+    let outside = MeshOptions { rank: Some(2), world_size: Some(2), ..MeshOptions::default() };
+    let err = Mesh::new(&outside).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument);
+    assert!(err.message().contains("out of range"), "{:?}", err.message());
+    let negative = MeshOptions { timeout_ms: -1, ..MeshOptions::default() };
+    assert_eq!(Mesh::new(&negative).unwrap_err().status(), Status::InvalidArgument);
+    let nul = MeshOptions { rendezvous: Some("a\0b".into()), ..MeshOptions::default() };
+    assert_eq!(Mesh::new(&nul).unwrap_err().status(), Status::InvalidArgument);
 }
 
 #[test]

@@ -53,7 +53,8 @@ fn bad_arguments_are_refused_with_the_librarys_sentence() {
     assert_eq!(tokenizer.decode(&[-1], 0).unwrap_err().status(), Status::InvalidArgument);
     assert_eq!(tokenizer.token_to_piece(-1).unwrap_err().status(), Status::InvalidArgument);
 
-    let err = Mesh::new(&MeshOptions { devices: Some("nosuch:0".into()), axes: None }).unwrap_err();
+    let err =
+        Mesh::new(&MeshOptions { devices: Some("nosuch:0".into()), ..MeshOptions::default() }).unwrap_err();
     assert_eq!(err.status(), Status::NotFound);
     assert!(err.message().contains("nosuch"), "{:?}", err.message());
 }
