@@ -139,7 +139,10 @@ pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *option
     CpuBackend &cpu = backend_of(self);
     if (options == nullptr || id == nullptr || options->struct_size < sizeof(pagoda_comm_options_t))
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "get_unique_id_ex: options or id is NULL, or options too short");
-    switch (options->scope) {
+    // Read as an integer: a host may pass a value outside the enum, which must not be loaded as one.
+    int32_t scope = 0;
+    std::memcpy(&scope, &options->scope, sizeof scope);
+    switch (scope) {
         case PAGODA_COMM_SCOPE_PROCESS: return get_unique_id(self, id);
         case PAGODA_COMM_SCOPE_HOST: make_shm_comm_id(*id); return PAGODA_OK;
         case PAGODA_COMM_SCOPE_NETWORK:
@@ -147,7 +150,7 @@ pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *option
                                                     "of one machine only (shared memory), not several machines");
     }
     return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
-                    "get_unique_id_ex: unknown scope " + std::to_string(int(options->scope)));
+                    "get_unique_id_ex: unknown scope " + std::to_string(scope));
 }
 
 void comm_destroy(void *, pagoda_backend_comm_t *comm) { delete comm; }

@@ -318,8 +318,10 @@ pagoda_status_t comm_create_ex(void *self, int32_t device, const pagoda_comm_uni
 
 // An NCCL id carries the address of rank 0's bootstrap socket, so one kind serves every scope.
 pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *options, pagoda_comm_unique_id_t *id) {
+    int32_t scope = -1;  // read as an integer: a value outside the enum must not be loaded as one
+    if (options != nullptr) std::memcpy(&scope, &options->scope, sizeof scope);
     if (options == nullptr || options->struct_size < sizeof(pagoda_comm_options_t) ||
-        options->scope < PAGODA_COMM_SCOPE_PROCESS || options->scope > PAGODA_COMM_SCOPE_NETWORK)
+        scope < PAGODA_COMM_SCOPE_PROCESS || scope > PAGODA_COMM_SCOPE_NETWORK)
         return self_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT,
                                   "get_unique_id_ex: options are NULL, too short or of an unknown scope");
     return get_unique_id(self, id);

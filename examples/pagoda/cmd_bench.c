@@ -280,6 +280,23 @@ static int bench_serve_main(int argc, char **argv) {
     rc = CLI_EXIT_FAILED;
     if (cli_open_model(model_path, &a.placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
     a.serve.plan = plan;
+    int32_t rank = 0, world_size = 1;
+    if ((s = pagoda_mesh_world(mesh, &rank, &world_size)) != PAGODA_OK) {
+        cli_fail("reading the mesh's processes", s);
+        goto done;
+    }
+    if (world_size > 1 && a.sweep) {
+        /* A sweep picks its next rate from what rank 0 measured, which the followers never see. */
+        fputs("pagoda bench serve: --sweep is not offered on a mesh over several processes\n", stderr);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    /* Rank 0 reports; the other ranks only take part in its steps (and so print nothing: their
+     * JSON lines would go to /dev/null, and JSON mode drops the summary line). */
+    if (rank != 0) {
+        if (freopen("/dev/null", "w", stdout) == NULL) goto done;
+        a.json = 1;
+    }
     pagoda_model_info_t info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;

@@ -33,7 +33,9 @@ static void generate_usage(FILE *out) {
           "  --prompt-logprobs K     report each prompt token's log-probability and the top K\n"
           "  --device LIST           devices (default cpu:0), such as cpu:0-1; the CPU backend\n"
           "                          offers several with PAGODA_BACKEND_CPU_CONFIG=devices=N\n"
-          "  --axes AXES             how they are arranged, such as tp=2 or pp=2,tp=2\n"
+          "  --axes AXES             how they are arranged, such as tp=2 or pp=2,tp=2; under\n"
+          "                          mpirun -np N, each rank names its own devices and the\n"
+          "                          axes span all N ranks' (rank 0 prints)\n"
           "  --plan FILE             a plan written by `pagoda plan --json` (default: the\n"
           "                          planner's layout for the mesh)\n"
           "  --kv-blocks N           KV cache blocks (default: sized from free memory)\n"
@@ -337,6 +339,17 @@ int cli_generate(int argc, char **argv) {
     eo.kernel_choices_file = a.kernel_choices;
     if ((s = pagoda_engine_create(model, mesh, plan, cache, &eo, &engine)) != PAGODA_OK) {
         cli_fail("making the engine", s);
+        goto done;
+    }
+    /* Under mpirun, rank 0 serves the request; the other ranks take part in its steps. */
+    int32_t rank = 0, world_size = 1;
+    if ((s = pagoda_mesh_world(mesh, &rank, &world_size)) != PAGODA_OK) {
+        cli_fail("reading the mesh's processes", s);
+        goto done;
+    }
+    if (rank != 0) {
+        if ((s = pagoda_engine_follow(engine)) != PAGODA_OK) cli_fail("following rank 0", s);
+        else rc = CLI_EXIT_OK;
         goto done;
     }
 

@@ -263,7 +263,8 @@ PAGODA_API pagoda_status_t pagoda_engine_submit_tokens(pagoda_engine_t *engine,
  * \param[in] engine the engine.
  * \param[in] request_id the request.
  * \return ::PAGODA_OK; ::PAGODA_ERR_NOT_FOUND when no such request is live (finished requests
- *         are not).
+ *         are not); ::PAGODA_ERR_UNSUPPORTED on a rank other than 0 of a mesh over processes.
+ *         On a mesh over processes the request ends at the next step, on every rank.
  * \par Thread safety
  * Safe from any thread, also while another thread steps or polls.
  * \since 0.1
@@ -281,6 +282,25 @@ PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t
  * \since 0.1
  */
 PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine);
+
+/**
+ * \brief On a rank other than 0 of a mesh over several processes (mesh.h): takes part in rank
+ *        0's steps until rank 0's engine is destroyed.
+ *
+ * Every rank makes the same engine; rank 0 alone takes submissions and aborts, and at each of
+ * its steps hands what arrived to the others, which schedule and sample exactly as it does (its
+ * outputs are rank 0's; the followers' are dropped). A follower's submit and abort fail with
+ * ::PAGODA_ERR_UNSUPPORTED. Rank 0's pagoda_engine_destroy() tells the followers to stop, and
+ * waits for each to hear it or to be gone: every follower's host calls this.
+ * \param[in] engine an engine on a rank other than 0.
+ * \return ::PAGODA_OK once rank 0's engine has gone; ::PAGODA_ERR_INVALID_ARGUMENT on rank 0 or
+ *         a mesh in one process; ::PAGODA_ERR_BACKEND when a step failed or another rank died
+ *         (then within the mesh's `timeout_ms`).
+ * \par Thread safety
+ * One thread; the other calls on the engine have nothing to do meanwhile.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_engine_follow(pagoda_engine_t *engine);
 
 /**
  * \brief Whether any request is waiting or running.

@@ -30,8 +30,9 @@
  *        checks that they agree. The ranks meet through the host's broadcast when it gives one
  *        (MPI_Bcast, say), else on a TCP rendezvous address (`host:port`, only for these first
  *        bytes, never for tensors); under `mpirun` on one machine they find a loopback address by
- *        themselves. Caches and engines on such a mesh are not served yet: they are refused with
- *        ::PAGODA_ERR_UNSUPPORTED.
+ *        themselves. Tensors travel through the backend's collectives (shared memory between the
+ *        CPU backend's processes of one machine, NCCL between GPUs). Every rank then makes the
+ *        same cache and engine: rank 0 serves, the others follow it (pagoda_engine_follow()).
  * @{
  */
 

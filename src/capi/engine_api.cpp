@@ -246,6 +246,7 @@ PAGODA_API pagoda_status_t pagoda_engine_create(const pagoda_model_t *model,
         }
         config.layout = placement.layout;
         config.pipeline = placement.pipeline;
+        if (me->impl->spans_processes()) config.world = me->impl->world();
         config.pipeline.micro_batches = int32_t(o.pipeline_micro_batches);
         if (o.on_output != nullptr)
             config.on_output = [fn = o.on_output, user = o.on_output_user](const Output &produced) {
@@ -305,6 +306,13 @@ PAGODA_API pagoda_status_t pagoda_engine_abort(pagoda_engine_t *engine, uint64_t
 PAGODA_API pagoda_status_t pagoda_engine_step(pagoda_engine_t *engine) {
     return guarded("pagoda_engine_step", [&] {
         pagoda::require_handle(engine, "engine")->impl->step();
+        return PAGODA_OK;
+    });
+}
+
+PAGODA_API pagoda_status_t pagoda_engine_follow(pagoda_engine_t *engine) {
+    return guarded("pagoda_engine_follow", [&] {
+        pagoda::require_handle(engine, "engine")->impl->follow();
         return PAGODA_OK;
     });
 }

@@ -95,6 +95,22 @@ PAGODA_API void pagoda_kv_cache_options_init(pagoda_kv_cache_options_t *options,
     pagoda::init_sized(options, size, default_kv_options());
 }
 
+namespace {
+
+// Every process of a mesh keeps the same block accounting, so all take the smallest block and
+// swap counts any of them can hold.
+void agree_on_blocks(const pagoda::mesh::World &world, pagoda::kv::KvGeometry &g, pagoda::kv::KvCacheOptions &ko) {
+    const int64_t mine[2] = {g.num_blocks, ko.swap_blocks};
+    std::vector<int64_t> all(2 * size_t(world.size()));
+    world.bootstrap()->all_gather(mine, all.data(), sizeof mine);
+    for (int32_t r = 0; r < world.size(); ++r) {
+        g.num_blocks = std::min(g.num_blocks, all[2 * size_t(r)]);
+        ko.swap_blocks = std::min(ko.swap_blocks, all[2 * size_t(r) + 1]);
+    }
+}
+
+}  // namespace
+
 PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
                                                   const pagoda_mesh_t *mesh,
                                                   const pagoda_plan_t *plan,
@@ -118,6 +134,7 @@ PAGODA_API pagoda_status_t pagoda_kv_cache_create(const pagoda_model_t *model,
         pagoda::kv::KvCacheOptions ko;
         ko.prefix_caching = o.prefix_caching == 1;
         ko.swap_blocks = swap_blocks_for(g, o.swap_bytes);
+        if (me->impl->spans_processes()) agree_on_blocks(*me->impl->world(), g, ko);
         cache->impl = std::make_shared<pagoda::kv::KvCache>(shards, g, ko);
         cache->placement = std::move(placement);
         cache->mesh = me->impl;

@@ -56,12 +56,6 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
     const model::ModelConfig &c = model.config();
     const plan::ModelShape shape = plan::model_shape(c);
     MeshPlacement p;
-    // Refused until the engine runs its steps across processes: each rank would otherwise serve
-    // the model on its own devices alone.
-    if (mesh.spans_processes())
-        throw Error(PAGODA_ERR_UNSUPPORTED, "the mesh spans " + std::to_string(mesh.world()->size()) +
-                                                " processes: caches and engines on a mesh over several processes "
-                                                "are not served yet (plans for it are)");
     if (plan == nullptr && mesh.device_count() == 1) {
         p.layout = std::make_shared<const mesh::Layout>(mesh::Layout::single_device(int32_t(c.n_layers)));
         return p;
@@ -82,11 +76,14 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
 std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config, const mesh::Mesh &mesh,
                                            const mesh::Layout &layout) {
     std::vector<kv::KvShardSpec> out;
-    for (size_t d = 0; d < layout.device_count(); ++d) {
+    // Over several processes, this process's devices only: mesh devices [first, first + n).
+    const size_t n = mesh.devices().size();
+    const size_t first = mesh.spans_processes() ? size_t(mesh.world()->rank()) * n : 0;
+    for (size_t d = first; d < first + n && d < layout.device_count(); ++d) {
         const mesh::DevicePlacement &at = layout.place(d);
         const mesh::StagePlacement &stage = layout.stages()[size_t(at.stage)];
         const exec::ModelShard shard{stage.first_layer, stage.end_layer, at.tp_rank, stage.tensor_parallel};
-        out.push_back({mesh.devices()[d], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
+        out.push_back({mesh.devices()[d - first], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
                        int32_t(shard.n_kv_heads(config)), at.kvp_rank, layout.kv_parallel()});
     }
     return out;

@@ -25,7 +25,8 @@ struct MeshPlacement {
 // UNSUPPORTED for layouts not executed yet, and what the planner throws.
 MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, const plan::Plan *plan);
 
-// What each mesh device holds of the KV cache under `layout`.
+// What each of this process's mesh devices holds of the KV cache under `layout` (every device
+// of a mesh in one process).
 std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config, const mesh::Mesh &mesh,
                                            const mesh::Layout &layout);
 

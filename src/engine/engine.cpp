@@ -67,7 +67,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const 
       executor_(exec::make_executor(
           model_, cache_,
           config_.layout ? *config_.layout : mesh::Layout::single_device(int32_t(model_->config().n_layers)),
-          config_.pipeline)),
+          config_.pipeline, config_.world)),
       scheduler_(SchedulerConfig{config_.max_num_seqs, config_.max_num_batched_tokens,
                                  config_.preemption, config_.reservation}) {
     if (config_.max_num_seqs < 1 || config_.max_num_batched_tokens < 1)
@@ -84,6 +84,7 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const 
                          (config_.device_sampling == PAGODA_DEVICE_SAMPLING_AUTO &&
                           executor_->devices_apart_from_host())) &&
                         executor_->can_sample_on_device();
+    processes_ = executor_->processes();
     eos_ids_ = model_->config().eos_token_ids;
     if (eos_ids_.empty() && tokenizer_ && tokenizer_->eos_token_id() >= 0)
         eos_ids_.push_back(tokenizer_->eos_token_id());
@@ -113,6 +114,7 @@ void Engine::setup_kernel_choices() {
 }
 
 Engine::~Engine() {
+    if (processes_ != nullptr && !follower()) announce_stop();
     std::lock_guard lock(step_mutex_);
     for (auto &[id, r] : requests_)
         for (const auto &s : r->live) cache_->release(s->kv_id);
@@ -150,6 +152,19 @@ std::unique_ptr<Sequence> Engine::new_sequence(const Request &r, int32_t index,
 }
 
 uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig config) {
+    if (follower())
+        throw Error(PAGODA_ERR_UNSUPPORTED, "this engine is rank " + std::to_string(processes_->rank()) +
+                                                " of a mesh over processes: submit on rank 0, whose steps it follows");
+    std::unique_ptr<Request> r = make_request(prompt, std::move(config));
+    std::lock_guard lock(incoming_mutex_);
+    r->id = next_id_++;
+    uint64_t id = r->id;
+    incoming_.push_back(std::move(r));
+    ++live_requests_;
+    return id;
+}
+
+std::unique_ptr<Request> Engine::make_request(std::span<const int32_t> prompt, RequestConfig config) {
     check_request(config);
     if (config.width() > config_.max_num_seqs || config.width() > config_.max_num_batched_tokens)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
@@ -180,17 +195,14 @@ uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig co
         std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()) + r->config.max_tokens);
     r->live.push_back(new_sequence(*r, 0, prompt));
     r->submitted_at = MetricsClock::now();
-
-    std::lock_guard lock(incoming_mutex_);
-    r->id = next_id_++;
-    uint64_t id = r->id;
-    incoming_.push_back(std::move(r));
-    ++live_requests_;
-    return id;
+    return r;
 }
 
 void Engine::abort(uint64_t id) {
-    {
+    if (follower())
+        throw Error(PAGODA_ERR_UNSUPPORTED, "this engine is rank " + std::to_string(processes_->rank()) +
+                                                " of a mesh over processes: abort on rank 0, whose steps it follows");
+    if (processes_ == nullptr) {
         std::lock_guard lock(incoming_mutex_);
         auto it = std::find_if(incoming_.begin(), incoming_.end(),
                                [&](const auto &r) { return r->id == id; });
@@ -208,6 +220,17 @@ void Engine::abort(uint64_t id) {
     {
         std::lock_guard lock(step_mutex_);
         auto it = requests_.find(id);
+        if (processes_ != nullptr) {
+            // Every rank must end it at the same step, the next one, even one not yet admitted
+            // (its submission reaches the followers with the abort).
+            std::lock_guard incoming_lock(incoming_mutex_);
+            const bool queued =
+                std::any_of(incoming_.begin(), incoming_.end(), [&](const auto &r) { return r->id == id; });
+            if (it == requests_.end() && !queued)
+                throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
+            pending_aborts_.push_back(id);
+            return;
+        }
         if (it == requests_.end())
             throw Error(PAGODA_ERR_NOT_FOUND, "no live request has id " + std::to_string(id));
         for (Output &out : end_request(*it->second, PAGODA_FINISH_ABORTED)) emit(std::move(out));
@@ -220,14 +243,33 @@ void Engine::abort(uint64_t id) {
 
 void Engine::admit_incoming() {
     std::vector<std::unique_ptr<Request>> batch;
+    std::vector<uint64_t> aborts;
     {
         std::lock_guard lock(incoming_mutex_);
         batch.swap(incoming_);
+        aborts.swap(pending_aborts_);
     }
-    for (auto &r : batch) {
-        insert_in_order(queues_.waiting, r.get());
-        requests_.emplace(r->id, std::move(r));
+    auto queue = [&] {
+        for (auto &r : batch) {
+            insert_in_order(queues_.waiting, r.get());
+            requests_.emplace(r->id, std::move(r));
+        }
+    };
+    if (processes_ != nullptr) {
+        try {
+            exchange_intake(batch, aborts);
+        } catch (const Error &e) {
+            // The processes are out of touch for good: every request ends with the error.
+            queue();
+            std::vector<Request *> all;
+            for (auto &[id, r] : requests_) all.push_back(r.get());
+            fail_all(all, e.status(), e.what());
+            publish_queue_sizes();
+            throw;
+        }
     }
+    queue();
+    if (!aborts.empty()) apply_aborts(aborts);
 }
 
 // Removes a request from every list and returns its blocks, device and swap.
@@ -384,6 +426,7 @@ thread_local Delivery current_delivery;
 
 // Outside the step lock, so a callback may submit, abort or poll.
 void Engine::deliver(std::vector<Output> produced) {
+    if (follower()) return;  // rank 0 hands the outputs out
     if (!config_.on_output) {
         std::lock_guard lock(output_mutex_);
         for (Output &out : produced) outputs_.push_back(std::move(out));
@@ -448,6 +491,7 @@ void Engine::step() {
 
 void Engine::step_locked() {
     admit_incoming();
+    if (stopped_) return;  // rank 0's engine has gone: there is no step to take
     Schedule schedule = scheduler_.schedule(queues_, *cache_);
     n_preempt_recompute_ += schedule.preempted_by_recompute;
     n_preempt_swap_ += schedule.preempted_by_swap;

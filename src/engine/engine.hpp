@@ -43,6 +43,8 @@ struct EngineConfig {
     // cache's one device.
     std::shared_ptr<const mesh::Layout> layout;
     exec::PipelineOptions pipeline;
+    // Set when the layout spans several processes: rank 0 leads, the others follow (engine.h).
+    std::shared_ptr<const mesh::World> world;
     // When set, outputs go here on the stepping thread instead of the poll queue.
     std::function<void(const Output &)> on_output;
 };
@@ -76,7 +78,12 @@ public:
     // Thread-safe; waits for a running step to end. Throws NOT_FOUND for no live request `id`.
     void abort(uint64_t id);
     // One iteration. A device failure ends every scheduled request with ERROR and rethrows.
+    // Over several processes each step of rank 0's engine is one of every other rank's.
     void step();
+    // On a rank other than 0 of a mesh over processes: steps as rank 0 steps (taking its
+    // intake, dropping outputs) until rank 0's engine goes away. Throws INVALID_ARGUMENT on rank
+    // 0 or a mesh in one process, and what a step throws.
+    void follow();
     // Thread-safe.
     bool has_work() const noexcept { return live_requests_.load() > 0; }
     // Thread-safe: the oldest queued output, or false.
@@ -101,6 +108,15 @@ public:
 
 private:
     void admit_incoming();
+    // Checks a submission and makes its request (not yet queued, no id).
+    std::unique_ptr<Request> make_request(std::span<const int32_t> prompt, RequestConfig config);
+    // Over several processes (engine_lockstep.cpp): rank 0 broadcasts what arrived since the last
+    // step and the others take it; every rank then applies the aborts and queues the requests.
+    void exchange_intake(std::vector<std::unique_ptr<Request>> &batch, std::vector<uint64_t> &aborts);
+    void apply_aborts(const std::vector<uint64_t> &aborts);
+    // Tells the followers that this (rank 0's) engine is going away.
+    void announce_stop() noexcept;
+    bool follower() const noexcept { return processes_ != nullptr && processes_->rank() != 0; }
     void run_batch(const Schedule &schedule);
     // Sampling: the first sample forks the prompt's sequence into the request's width; each
     // sequence then draws its own token from its row of logits.
@@ -148,9 +164,15 @@ private:
     Scheduler scheduler_;
     std::vector<int32_t> eos_ids_;
 
+    // Over several processes: the group the intake and logits travel over; null otherwise.
+    const mesh::ProcessGroup *processes_ = nullptr;
+    uint64_t step_index_ = 0;  // steps taken, checked against rank 0's
+    bool stopped_ = false;     // a follower whose rank 0 has gone
+
     // Submissions from any thread, moved into the step's state at the next step.
     std::mutex incoming_mutex_;
     std::vector<std::unique_ptr<Request>> incoming_;
+    std::vector<uint64_t> pending_aborts_;  // over several processes: applied at the next step
     uint64_t next_id_ = 1;
     std::atomic<uint64_t> next_kv_id_{1};  // the cache's sequence ids, one per Sequence
     std::atomic<int64_t> live_requests_{0};

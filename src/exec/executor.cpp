@@ -8,7 +8,15 @@ namespace pagoda::exec {
 
 std::unique_ptr<Executor> make_executor(std::shared_ptr<const model::Model> model,
                                         std::shared_ptr<kv::KvCache> cache, const mesh::Layout &layout,
-                                        const PipelineOptions &pipeline) {
+                                        const PipelineOptions &pipeline, std::shared_ptr<const mesh::World> world) {
+    if (world != nullptr && world->size() > 1) {
+        if (cache->shard_count() * size_t(world->size()) != layout.device_count())
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                        "the KV cache holds " + std::to_string(cache->shard_count()) + " devices' shards on each of " +
+                            std::to_string(world->size()) + " processes, the layout spans " +
+                            std::to_string(layout.device_count()) + " devices");
+        return std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline, std::move(world));
+    }
     if (cache->shard_count() != layout.device_count())
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache spans " + std::to_string(cache->shard_count()) +
                                                      " devices, the layout " +

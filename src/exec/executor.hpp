@@ -13,6 +13,7 @@
 #include "exec/forward_batch.hpp"
 #include "kv/kv_cache.hpp"
 #include "mesh/layout.hpp"
+#include "mesh/process_group.hpp"
 #include "model/model.hpp"
 #include "runtime/kernel_choices.hpp"
 
@@ -79,14 +80,20 @@ public:
     // Whether every device is one the host cannot address (a GPU): the engine's AUTO choices.
     virtual bool devices_apart_from_host() const = 0;
     virtual size_t device_count() const = 0;
+    // This process's devices only, when the mesh spans several.
     virtual std::vector<DeviceUsage> device_usage() const = 0;
+    // The mesh's processes, when it spans several (null otherwise): the engine keeps its steps
+    // in lockstep over it.
+    virtual const mesh::ProcessGroup *processes() const { return nullptr; }
 };
 
 // The executor for `cache`'s devices laid out as `layout` says (one device: the whole model
-// there). Throws as placing the weights does, and INVALID_ARGUMENT when the cache's shards do
-// not match the layout.
+// there). With a `world` of several processes, the cache holds this process's devices' shards
+// only, and the layout spans every process's. Throws as placing the weights does, and
+// INVALID_ARGUMENT when the cache's shards do not match the layout.
 std::unique_ptr<Executor> make_executor(std::shared_ptr<const model::Model> model,
                                         std::shared_ptr<kv::KvCache> cache, const mesh::Layout &layout,
-                                        const PipelineOptions &pipeline);
+                                        const PipelineOptions &pipeline,
+                                        std::shared_ptr<const mesh::World> world = nullptr);
 
 }  // namespace pagoda::exec

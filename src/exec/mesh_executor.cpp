@@ -52,17 +52,23 @@ struct MeshExecutor::Worker {
 };
 
 MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
-                           const mesh::Layout &layout, const PipelineOptions &pipeline)
+                           const mesh::Layout &layout, const PipelineOptions &pipeline,
+                           std::shared_ptr<const mesh::World> world)
     : model_(std::move(model)), cache_(std::move(cache)), layout_(layout), pipeline_(pipeline) {
+    if (world != nullptr && world->size() > 1) {
+        world_ = std::move(world);
+        first_local_ = size_t(world_->rank()) * cache_->shard_count();
+        comm_options_ = mesh::world_comm_options(*world_);
+    }
     const model::ModelConfig &c = model_->config();
-    for (size_t d = 0; d < layout_.device_count(); ++d) {
+    for (size_t d = first_local_; d < first_local_ + cache_->shard_count(); ++d) {
         auto w = std::make_unique<Worker>();
         w->index = d;
         w->place = layout_.place(d);
         const mesh::StagePlacement &stage = layout_.stages()[size_t(w->place.stage)];
         w->shard = {stage.first_layer, stage.end_layer, w->place.tp_rank, stage.tensor_parallel,
                     w->place.kvp_rank, layout_.kv_parallel()};
-        w->cache = &cache_->shard(d);
+        w->cache = &cache_->shard(d - first_local_);
         const kv::KvShardSpec &spec = w->cache->spec();
         if (spec.first_layer != stage.first_layer || spec.end_layer != stage.end_layer ||
             spec.kv_head_begin != w->shard.kv_head_begin(c) || spec.n_kv_heads != w->shard.n_kv_heads(c) ||
@@ -82,24 +88,38 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
         }
         new_group_ids();
         dispatch(Command::join_groups);
+        if (spans_processes()) processes_ = std::make_unique<mesh::ProcessGroup>(cache_->shard(0).device(), *world_);
     } catch (...) {
         stop_workers();
         throw;
     }
 }
 
-MeshExecutor::~MeshExecutor() { stop_workers(); }
+MeshExecutor::~MeshExecutor() {
+    processes_.reset();
+    stop_workers();
+}
 
 void MeshExecutor::new_group_ids() {
     const runtime::Device &device = cache_->shard(0).device();
-    pipeline_id_ = mesh::new_comm_id(device);
+    // Over several processes rank 0 makes every id and hands them out, in this order.
+    const bool makes = !spans_processes() || world_->rank() == 0;
+    auto new_id = [&] { return makes ? mesh::new_comm_id(device, comm_options()) : pagoda_comm_unique_id_t{}; };
+    std::vector<pagoda_comm_unique_id_t *> all;
+    pipeline_id_ = new_id();
+    all.push_back(&pipeline_id_);
     tp_ids_.assign(layout_.stages().size(), {});
     kvp_ids_.assign(layout_.stages().size(), {});
     for (size_t k = 0; k < layout_.stages().size(); ++k) {
-        for (int32_t r = 0; r < layout_.kv_parallel(); ++r) tp_ids_[k].push_back(mesh::new_comm_id(device));
-        for (int32_t r = 0; r < layout_.stages()[k].tensor_parallel; ++r)
-            kvp_ids_[k].push_back(mesh::new_comm_id(device));
+        for (int32_t r = 0; r < layout_.kv_parallel(); ++r) tp_ids_[k].push_back(new_id());
+        for (int32_t r = 0; r < layout_.stages()[k].tensor_parallel; ++r) kvp_ids_[k].push_back(new_id());
     }
+    if (!spans_processes()) return;
+    for (auto &ids : tp_ids_)
+        for (auto &id : ids) all.push_back(&id);
+    for (auto &ids : kvp_ids_)
+        for (auto &id : ids) all.push_back(&id);
+    for (pagoda_comm_unique_id_t *id : all) world_->bootstrap()->broadcast(id, sizeof *id, 0);
 }
 
 void MeshExecutor::stop_workers() noexcept {
@@ -197,8 +217,8 @@ void MeshExecutor::join_groups(Worker &w) {
     const std::vector<mesh::StagePlacement> &stages = layout_.stages();
     const size_t k = size_t(w.place.stage);
     if (stages.size() > 1) {
-        w.pipeline = std::make_unique<mesh::Communicator>(device, pipeline_id_, int32_t(workers_.size()),
-                                                          int32_t(w.index), "pipeline");
+        w.pipeline = std::make_unique<mesh::Communicator>(device, pipeline_id_, int32_t(layout_.device_count()),
+                                                          int32_t(w.index), "pipeline", comm_options());
         comms_.add(w.pipeline.get());
         // Stages pair up within a kvp copy: device (kvp copy c, tp rank r) of stage k hands on to
         // the devices (c, j) of stage k + 1 with j mod (stage k's width) = r.
@@ -220,13 +240,13 @@ void MeshExecutor::join_groups(Worker &w) {
     if (stages[k].tensor_parallel > 1) {
         w.tensor_parallel = std::make_unique<mesh::Communicator>(
             device, tp_ids_[k][size_t(w.place.kvp_rank)], stages[k].tensor_parallel, w.place.tp_rank,
-            "tensor-parallel group of stage " + std::to_string(k));
+            "tensor-parallel group of stage " + std::to_string(k), comm_options());
         comms_.add(w.tensor_parallel.get());
     }
     if (layout_.kv_parallel() > 1) {
         w.cache_parallel = std::make_unique<mesh::Communicator>(
             device, kvp_ids_[k][size_t(w.place.tp_rank)], layout_.kv_parallel(), w.place.kvp_rank,
-            "cache-parallel group of stage " + std::to_string(k));
+            "cache-parallel group of stage " + std::to_string(k), comm_options());
         comms_.add(w.cache_parallel.get());
     }
     w.forward->set_tensor_parallel(w.tensor_parallel.get());
@@ -263,6 +283,9 @@ void MeshExecutor::run_units(Worker &w) {
 }
 
 void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
+    if (groups_broken_ && spans_processes())
+        throw Error(PAGODA_ERR_BACKEND, "an earlier step failed on the mesh's processes; its groups are not rebuilt "
+                                        "across processes: make the engine again on every rank");
     if (groups_broken_) {
         comms_.reset();
         new_group_ids();
@@ -279,8 +302,15 @@ void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
     }
     try {
         dispatch(Command::run);
+        if (spans_processes()) {
+            // Every process samples from the logits of the last stage's first device.
+            const size_t reporter = size_t(layout_.stages().back().devices.front());
+            const size_t rows = batch.logit_rows.size(), vocab = size_t(model_->config().vocab_size);
+            processes_->broadcast(logits, rows * vocab, int32_t(reporter / workers_.size()));
+        }
     } catch (...) {
-        groups_broken_ = comms_.aborted();
+        groups_broken_ = comms_.aborted() || spans_processes();
+        if (spans_processes() && processes_) processes_->abort();
         throw;
     }
 }

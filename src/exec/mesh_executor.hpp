@@ -8,6 +8,12 @@
 // the last stage's first tensor-parallel rank reports the logits. A failure on any device
 // aborts every communicator, so no rank waits forever in a collective; the step then fails on
 // the caller's thread once every worker has stopped, and the next step rebuilds the groups.
+//
+// Over several processes (a mesh::World), each process runs the workers of its own devices; the
+// groups' ids come from rank 0 through the world's bootstrap, the groups span processes (shared
+// memory between processes, NCCL between GPUs), and the step's logits reach every process from
+// the one that reports them. A failure there is final: the groups are not rebuilt, since the
+// other processes may be gone.
 #pragma once
 
 #include <condition_variable>
@@ -28,7 +34,8 @@ public:
     // weights and joins the groups. Throws what placing or joining throws, after stopping every
     // worker.
     MeshExecutor(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
-                 const mesh::Layout &layout, const PipelineOptions &pipeline);
+                 const mesh::Layout &layout, const PipelineOptions &pipeline,
+                 std::shared_ptr<const mesh::World> world = nullptr);
     ~MeshExecutor() override;
 
     void run(const ForwardBatch &batch, float *logits) override;
@@ -47,6 +54,7 @@ public:
     bool devices_apart_from_host() const override;
     size_t device_count() const override { return workers_.size(); }
     std::vector<DeviceUsage> device_usage() const override;
+    const mesh::ProcessGroup *processes() const override { return processes_.get(); }
 
 private:
     struct Worker;
@@ -96,6 +104,17 @@ private:
     // cache-parallel groups (one per tp rank).
     std::vector<std::vector<pagoda_comm_unique_id_t>> tp_ids_, kvp_ids_;
     void new_group_ids();
+
+    // Over several processes: the world, the index of this process's first device, the
+    // communicators' options, and the process group the logits travel over.
+    std::shared_ptr<const mesh::World> world_;
+    size_t first_local_ = 0;
+    pagoda_comm_options_t comm_options_{};
+    std::unique_ptr<mesh::ProcessGroup> processes_;
+    bool spans_processes() const noexcept { return world_ != nullptr; }
+    const pagoda_comm_options_t *comm_options() const noexcept {
+        return spans_processes() ? &comm_options_ : nullptr;
+    }
 };
 
 }  // namespace pagoda::exec

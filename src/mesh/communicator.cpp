@@ -1,6 +1,7 @@
 #include "mesh/communicator.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "common/error.hpp"
 
@@ -16,20 +17,38 @@ const pagoda_backend_collectives_t &collectives_of(const runtime::Device &device
     return *c;
 }
 
+// The collectives of `device` when they span processes (ABI 1.7's slots).
+const pagoda_backend_collectives_t &extended_collectives_of(const runtime::Device &device) {
+    const pagoda_backend_collectives_t &c = collectives_of(device);
+    if (c.struct_size < offsetof(pagoda_backend_collectives_t, comm_create_ex) + sizeof c.comm_create_ex ||
+        c.get_unique_id_ex == nullptr || c.comm_create_ex == nullptr)
+        throw Error(PAGODA_ERR_UNSUPPORTED, device.name() + ": its plugin predates communicators across processes "
+                                                            "(plugin ABI 1.7): rebuild it");
+    return c;
+}
+
 }  // namespace
 
-pagoda_comm_unique_id_t new_comm_id(const runtime::Device &device) {
+pagoda_comm_unique_id_t new_comm_id(const runtime::Device &device, const pagoda_comm_options_t *options) {
     pagoda_comm_unique_id_t id{};
-    device.check(collectives_of(device).get_unique_id(device.iface().self, &id), "making a communicator id");
+    if (options == nullptr)
+        device.check(collectives_of(device).get_unique_id(device.iface().self, &id), "making a communicator id");
+    else
+        device.check(extended_collectives_of(device).get_unique_id_ex(device.iface().self, options, &id),
+                     "making a communicator id");
     return id;
 }
 
 Communicator::Communicator(const runtime::Device &device, const pagoda_comm_unique_id_t &id, int32_t size,
-                           int32_t rank, std::string name)
+                           int32_t rank, std::string name, const pagoda_comm_options_t *options)
     : device_(device), coll_(collectives_of(device)), size_(size), rank_(rank), name_(std::move(name)) {
     clear_last_error();
-    if (coll_.comm_create(device.iface().self, device.index(), &id, size, rank, &comm_) != PAGODA_OK)
-        failed("joining");
+    const pagoda_status_t s =
+        options == nullptr
+            ? coll_.comm_create(device.iface().self, device.index(), &id, size, rank, &comm_)
+            : extended_collectives_of(device).comm_create_ex(device.iface().self, device.index(), &id, size, rank,
+                                                             options, &comm_);
+    if (s != PAGODA_OK) failed("joining");
 }
 
 Communicator::~Communicator() {
@@ -53,6 +72,12 @@ void Communicator::all_gather(const runtime::Stream &stream, const void *send, v
                               pagoda_dtype_t dtype) const {
     if (coll_.all_gather(device_.iface().self, comm_, stream.get(), send, recv, count, dtype) != PAGODA_OK)
         failed("all-gathering over");
+}
+
+void Communicator::broadcast(const runtime::Stream &stream, void *buf, size_t count, pagoda_dtype_t dtype,
+                             int32_t root) const {
+    if (coll_.broadcast(device_.iface().self, comm_, stream.get(), buf, buf, count, dtype, root) != PAGODA_OK)
+        failed("broadcasting over");
 }
 
 void Communicator::send(const runtime::Stream &stream, const void *buf, size_t count, pagoda_dtype_t dtype,

@@ -17,16 +17,18 @@
 
 namespace pagoda::mesh {
 
-// A new id for one group, made by one rank (any thread) and handed to every rank.
-pagoda_comm_unique_id_t new_comm_id(const runtime::Device &device);
+// A new id for one group, made by one rank (any thread) and handed to every rank. With
+// `options`, for ranks where its scope says (processes of one machine, say); NULL = this process.
+pagoda_comm_unique_id_t new_comm_id(const runtime::Device &device, const pagoda_comm_options_t *options = nullptr);
 
 class Communicator {
 public:
     // Joins as rank `rank` of `size` on `device`; blocks until every rank has joined. Call it on
     // the thread that will use the communicator: backends whose ranks are host threads (the CPU
     // backend) need one thread per rank. Throws UNSUPPORTED for a backend without collectives.
+    // `options` (NULL = this process, the backend's timeout) as the id was made with.
     Communicator(const runtime::Device &device, const pagoda_comm_unique_id_t &id, int32_t size,
-                 int32_t rank, std::string name);
+                 int32_t rank, std::string name, const pagoda_comm_options_t *options = nullptr);
     ~Communicator();
     Communicator(const Communicator &) = delete;
     Communicator &operator=(const Communicator &) = delete;
@@ -40,6 +42,8 @@ public:
     // recv[r·count ..] = rank r's send, for every rank r.
     void all_gather(const runtime::Stream &stream, const void *send, void *recv, size_t count,
                     pagoda_dtype_t dtype) const;
+    // buf = root's buf on every rank.
+    void broadcast(const runtime::Stream &stream, void *buf, size_t count, pagoda_dtype_t dtype, int32_t root) const;
     void send(const runtime::Stream &stream, const void *buf, size_t count, pagoda_dtype_t dtype,
               int32_t peer) const;
     void recv(const runtime::Stream &stream, void *buf, size_t count, pagoda_dtype_t dtype,

@@ -18,9 +18,22 @@
 //   decode_tp         decode at batch 16 (110m shape, f32): tp=2 over cpu:1-2 against cpu:0.
 //   decode_pp         decode at batch 16 on pp=2 over cpu:1-2 with micro-batches (one per
 //                     stage) and without; also a mixed step (a prefill chunk beside the decodes).
+//   decode_tp_processes, prefill_tp_processes (with --processes): decode at batch 16 and one
+//                     L-token prefill (110m shape, f32) on tp=2 over two processes (this one's
+//                     cpu:1 and a second pagoda-bench-mesh's, started here and met on a loopback
+//                     rendezvous, their collectives through shared memory), against tp=2 over
+//                     cpu:1-2 in this process and the whole model on cpu:0: the cost of crossing
+//                     processes, as ratios.
 // Every timing is repeated with the variants taking turns (A B C A B C …) so that drift in the
 // machine's speed reaches each alike; each reports its median, min and max.
 // --quick runs a tiny model for the CTest smoke entry.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +49,7 @@
 #include "exec/executor.hpp"
 #include "kv/kv_cache.hpp"
 #include "mesh/mesh.hpp"
+#include "mesh/world.hpp"
 #include "model/model.hpp"
 #include "pagoda/pagoda.h"
 #include "plan/cost_model.hpp"
@@ -103,9 +117,11 @@ struct MeshRun {
     std::unique_ptr<exec::Executor> executor;
     std::vector<float> logits;
 
+    // With `world`, `devices` are this process's share of a mesh over the world's processes.
     MeshRun(const std::shared_ptr<const model::Model> &model, const std::string &devices, const std::string &axes,
-            exec::PipelineOptions pipeline, int64_t capacity_tokens, const std::vector<int32_t> &boundaries = {}) {
-        const mesh::Mesh mesh(devices, axes);
+            exec::PipelineOptions pipeline, int64_t capacity_tokens, const std::vector<int32_t> &boundaries = {},
+            std::shared_ptr<const mesh::World> world = nullptr) {
+        const mesh::Mesh mesh(devices, axes, world);
         const plan::Plan cut = boundaries.empty() ? plan::Plan{} : pipeline_plan(*model, boundaries);
         MeshPlacement placement = place_on_mesh(*model, mesh, boundaries.empty() ? nullptr : &cut);
         layout = placement.layout;
@@ -120,7 +136,7 @@ struct MeshRun {
         kv::KvCacheOptions ko;
         ko.prefix_caching = false;
         cache = std::make_shared<kv::KvCache>(kv_shards_for(c, mesh, *layout), g, ko);
-        executor = exec::make_executor(model, cache, *layout, pipeline);
+        executor = exec::make_executor(model, cache, *layout, pipeline, world);
     }
 
     // A step of `seqs` sequences (ids 1..seqs), sequence s adding tokens[s] tokens after
@@ -394,16 +410,95 @@ void bench_decode(bool quick, int32_t repeats, int32_t steps) {
     std::fflush(stdout);
 }
 
+// (d) tp=2 across two processes against tp=2 in one and one device. Rank 1 makes the same calls
+// on its own share of the cross-process mesh, in the same order, so that its runs pair with
+// rank 0's; it prints nothing.
+void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
+                     const std::shared_ptr<const mesh::World> &world) {
+    const bench::RandomModelShape shape = bench::random_model_shape(quick ? "tiny" : "110m");
+    auto model = random_model(shape);
+    const int32_t vocab = int32_t(shape.vocab);
+    const bool leads = world->rank() == 0;
+    const int64_t batch = 16, context = quick ? 16 : 64;
+    const int64_t capacity = prompt + batch * (context + steps + 16) + 1024;  // the decodes, then seq 1 grown
+    MeshRun across(model, "cpu:1", "tp=2", {}, capacity, {}, world);
+    std::unique_ptr<MeshRun> inside, one;
+    if (leads) {
+        inside = std::make_unique<MeshRun>(model, "cpu:1-2", "tp=2", exec::PipelineOptions{}, capacity);
+        one = std::make_unique<MeshRun>(model, "cpu:0", "", exec::PipelineOptions{}, capacity);
+    }
+    std::vector<MeshRun *> runs{&across};
+    if (leads) runs.insert(runs.end(), {inside.get(), one.get()});
+    const auto decode = decode_rates(runs, vocab, batch, context, steps, repeats);
+    std::vector<exec::ForwardBatch> prefills;
+    for (MeshRun *r : runs) prefills.push_back(r->batch({prompt}, {0}, vocab));
+    std::vector<std::function<double()>> fns;
+    for (size_t i = 0; i < runs.size(); ++i) fns.push_back([&, i] { return runs[i]->time(prefills[i], vocab); });
+    const auto prefill = interleave(fns, repeats);
+    if (!leads) return;
+    std::printf("{\"name\":\"decode_tp_processes\",\"model\":\"%s\",\"batch\":%lld,\"context\":%lld,\"steps\":%d,"
+                "\"repeats\":%d,%s,%s,%s,%s,%s}\n",
+                shape.name.c_str(), (long long)batch, (long long)context, steps, repeats,
+                spread_json("tp2_processes_tokens_per_second", spread(decode[0])).c_str(),
+                spread_json("tp2_one_process_tokens_per_second", spread(decode[1])).c_str(),
+                spread_json("cpu0_tokens_per_second", spread(decode[2])).c_str(),
+                spread_json("processes_over_one_process", spread(ratios(decode[0], decode[1]))).c_str(),
+                spread_json("processes_over_cpu0", spread(ratios(decode[0], decode[2]))).c_str());
+    std::printf("{\"name\":\"prefill_tp_processes\",\"model\":\"%s\",\"prompt\":%lld,\"repeats\":%d,%s,%s,%s,%s,%s}\n",
+                shape.name.c_str(), (long long)prompt, repeats,
+                spread_json("tp2_processes_seconds", spread(prefill[0])).c_str(),
+                spread_json("tp2_one_process_seconds", spread(prefill[1])).c_str(),
+                spread_json("cpu0_seconds", spread(prefill[2])).c_str(),
+                spread_json("processes_speed_over_one_process", spread(ratios(prefill[1], prefill[0]))).c_str(),
+                spread_json("processes_speed_over_cpu0", spread(ratios(prefill[2], prefill[0]))).c_str());
+    std::fflush(stdout);
+}
+
+// A loopback port the kernel has just picked for nobody (it may be taken again before rank 0
+// listens; then the rendezvous fails, naming it).
+int free_loopback_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) throw std::runtime_error("no free loopback port");
+    return ntohs(a.sin_port);
+}
+
+// Starts rank 1 of the cross-process cases: this program again, with the same settings.
+pid_t start_second_rank(const char *self, const std::string &rendezvous, std::vector<std::string> args) {
+    args.insert(args.end(), {"--world-rank", "1", "--rendezvous", rendezvous});
+    std::vector<char *> argv{const_cast<char *>(self)};
+    for (std::string &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-    bool quick = false, prefill = true, decode = true;
+    bool quick = false, prefill = true, decode = true, processes = false;
+    int32_t world_rank = 0;
+    std::string rendezvous;
     int64_t prompt = 2048;
     int32_t repeats = 5, profile_repeats = 2, steps = 16;
     std::string plugin_dir = PAGODA_BENCH_PLUGIN_DIR;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        const bool has_value = i + 1 < argc;
         if (a == "--json") continue;  // the only output format
+        else if (a == "--processes") processes = true;
+        else if (a == "--world-rank" && has_value) world_rank = std::atoi(argv[++i]);
+        else if (a == "--rendezvous" && has_value) rendezvous = argv[++i];
         else if (a == "--quick") quick = true;
         else if (a == "--skip-prefill") prefill = false;
         else if (a == "--skip-decode") decode = false;
@@ -416,10 +511,15 @@ int main(int argc, char **argv) {
         else {
             std::fprintf(stderr, "usage: pagoda-bench-mesh [--json] [--quick] [--prompt L] [--repeats N] "
                                  "[--profile-repeats N] [--decode-steps S] [--plugin-dir DIR] [--settle-ms MS] "
-                                 "[--skip-prefill] [--skip-decode]\n");
+                                 "[--skip-prefill] [--skip-decode] [--processes]\n");
             return 2;
         }
     }
+    // The settings a second rank of the cross-process cases takes too.
+    std::vector<std::string> forwarded{"--prompt", std::to_string(prompt), "--repeats", std::to_string(repeats),
+                                       "--decode-steps", std::to_string(steps), "--plugin-dir", plugin_dir,
+                                       "--settle-ms", std::to_string(g_settle_ms)};
+    if (quick) forwarded.push_back("--quick");
     if (quick) {
         g_settle_ms = 0;
         prompt = 256;
@@ -437,11 +537,38 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "pagoda-bench-mesh: %s\n", pagoda_last_error_message());
         return 1;
     }
+    pid_t second = -1;
     try {
+        if (world_rank == 1) {
+            mesh::WorldOptions w;
+            w.rank = 1;
+            w.size = 2;
+            w.rendezvous = rendezvous;
+            bench_processes(quick, prompt, repeats, steps, std::make_shared<const mesh::World>(w));
+            return 0;
+        }
         if (prefill) bench_prefill(quick, prompt, repeats, profile_repeats);
         if (decode) bench_decode(quick, repeats, steps);
+        if (processes) {
+            mesh::WorldOptions w;
+            w.rank = 0;
+            w.size = 2;
+            w.rendezvous = "127.0.0.1:" + std::to_string(free_loopback_port());
+            second = start_second_rank(argv[0], w.rendezvous, forwarded);
+            bench_processes(quick, prompt, repeats, steps, std::make_shared<const mesh::World>(w));
+            int status = 0;
+            waitpid(second, &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                std::fprintf(stderr, "pagoda-bench-mesh: the second rank ended with status 0x%x\n", status);
+                return 1;
+            }
+        }
     } catch (const std::exception &e) {
         std::fprintf(stderr, "pagoda-bench-mesh: %s\n", e.what());
+        if (second > 0) {
+            kill(second, SIGKILL);
+            waitpid(second, nullptr, 0);
+        }
         return 1;
     }
     return 0;

@@ -109,15 +109,9 @@ static void collect(run_result_t *r, const pagoda_output_t *o) {
 /* What a run submits: requests for a model of `vocab` tokens; returns how many. */
 typedef size_t (*workload_fn)(pagoda_engine_t *engine, int32_t vocab);
 
-/* Serves what `submit` submits on `mesh` (with `plan`, or the planner's) and checks that the
- * cache lends no block once it is done. */
-static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
-                   const serving_t *how, workload_fn submit, run_result_t *r) {
-    memset(r, 0, sizeof *r);
-    pagoda_model_info_t info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    TEST_ASSERT_OK(pagoda_model_get_info(model, &info));
+/* The cache and engine `how` says, on `mesh`. */
+static void make_engine(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
+                        const serving_t *how, pagoda_kv_cache_t **cache_out, pagoda_engine_t **engine_out) {
     pagoda_kv_cache_options_t ko;
     pagoda_kv_cache_options_default(&ko);
     ko.num_blocks = how->num_blocks;
@@ -134,6 +128,22 @@ static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan
     eo.quantized_matmul = how->quantized_matmul;
     pagoda_engine_t *engine = NULL;
     TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
+    *cache_out = cache;
+    *engine_out = engine;
+}
+
+/* Serves what `submit` submits on `mesh` (with `plan`, or the planner's) and checks that the
+ * cache lends no block once it is done. */
+static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
+                   const serving_t *how, workload_fn submit, run_result_t *r) {
+    memset(r, 0, sizeof *r);
+    pagoda_model_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TEST_ASSERT_OK(pagoda_model_get_info(model, &info));
+    pagoda_kv_cache_t *cache = NULL;
+    pagoda_engine_t *engine = NULL;
+    make_engine(model, mesh, plan, how, &cache, &engine);
     r->n_requests = submit(engine, (int32_t)info.vocab_size);
     int steps = 0;
     while (pagoda_engine_has_work(engine)) {
@@ -484,7 +494,73 @@ static void test_plan_from_json_runs(void **state) {
     pagoda_model_destroy(model);
 }
 
-int main(void) {
+/* ---- One mesh over the processes of an mpirun launch ------------------------------------- */
+
+/* Set by --world: the axes over every rank's cpu:0, and whether preemption swaps. */
+static const char *g_world_axes;
+static int g_world_swap;
+
+/* Under mpirun: rank 0 serves the workload on a mesh over every rank (each bringing cpu:0) and
+ * compares it with the one-device run in its own process; the other ranks follow its steps. On
+ * every rank the cache lends no block at the end. */
+static void test_world_matches_one_device(void **state) {
+    (void)state;
+    const serving_t *how = g_world_swap ? &kTightSwap : &kTight;
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
+    pagoda_mesh_t *mesh = test_mesh("cpu:0", g_world_axes); /* rank and size from mpirun */
+    int32_t rank = -1, size = 0;
+    TEST_ASSERT_OK(pagoda_mesh_world(mesh, &rank, &size));
+    assert_true(size > 1);
+    if (rank != 0) {
+        pagoda_kv_cache_t *cache = NULL;
+        pagoda_engine_t *engine = NULL;
+        make_engine(model, mesh, NULL, how, &cache, &engine);
+        TEST_ASSERT_OK(pagoda_engine_follow(engine));
+        pagoda_kv_cache_stats_t kv;
+        memset(&kv, 0, sizeof kv);
+        kv.struct_size = sizeof kv;
+        TEST_ASSERT_OK(pagoda_kv_cache_get_stats(cache, &kv));
+        assert_int_equal(kv.blocks_used, 0);
+        assert_int_equal(kv.swap_blocks_used, 0);
+        pagoda_engine_destroy(engine);
+        pagoda_kv_cache_destroy(cache);
+    } else {
+        run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
+        run_on(model, mesh, NULL, how, submit_workload, meshed);
+        pagoda_mesh_options_t one_process;
+        pagoda_mesh_options_default(&one_process);
+        one_process.rank = 0;
+        one_process.world_size = 1;
+        pagoda_mesh_t *one = NULL;
+        TEST_ASSERT_OK(pagoda_mesh_create(&one_process, &one));
+        run_on(model, one, NULL, how, submit_workload, alone);
+        pagoda_mesh_destroy(one);
+        char what[96];
+        snprintf(what, sizeof what, "%s over %d processes%s", g_world_axes, size, g_world_swap ? " (swap)" : "");
+        expect_same(alone, meshed, what);
+        free(alone);
+        free(meshed);
+    }
+    pagoda_mesh_destroy(mesh);
+    pagoda_model_destroy(model);
+}
+
+static int world_main(int argc, char **argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--world") == 0 && i + 1 < argc) g_world_axes = argv[++i];
+        else if (strcmp(argv[i], "--swap") == 0) g_world_swap = 1;
+    }
+    if (g_world_axes == NULL) {
+        fputs("usage: test_engine_mesh [--world AXES [--swap]] (under mpirun)\n", stderr);
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_world_matches_one_device)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) return world_main(argc, argv);
     /* Four logical CPU devices of one thread each (the CTest environment sets this too). */
     setenv("PAGODA_BACKEND_CPU_CONFIG", "devices=4,threads=4", 0);
     const struct CMUnitTest tests[] = {

@@ -1,5 +1,7 @@
-# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|plan|simulate|place|hello_backends|apply_template>
-#       -DPAGODA=<pagoda> -DHELLO=<hello> -DVERSION=<x.y.z> [-DCHAT_MODEL_DIR=<dir>] -P smoke.cmake
+# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|mesh_processes|plan|simulate|place|hello_backends|
+#               apply_template>
+#       -DPAGODA=<pagoda> -DHELLO=<hello> -DVERSION=<x.y.z> [-DCHAT_MODEL_DIR=<dir>] [-DMPIRUN=<mpirun>]
+#       -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
 
 # run(<expected exit code> <command...>): runs it; its stdout and stderr land in OUT and ERR.
@@ -151,6 +153,32 @@ elseif(CHECK STREQUAL "mesh")
   expect_match("\"mode\": \"paged\"" "${OUT}" "bench serve runs a plan on a mesh")
   run(1 ${PAGODA} generate --device cpu:0-1 --axes tp=3 --prompt hi)
   expect_match("axes" "${ERR}" "generate names axes that do not fit")
+
+elseif(CHECK STREQUAL "mesh_processes")
+  # The README's mpirun line: tp=2 over two processes, and pp=2,tp=2 over four, write the main
+  # job's text (rank 0 prints; the others follow); bench serve runs its workload likewise.
+  set(story "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.")
+  set(ENV{PAGODA_BACKEND_CPU_CONFIG} "threads=1")
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+  set(ENV{OMPI_MCA_btl} "self,vader")
+  foreach(_launch "2;tp=2" "4;pp=2,tp=2")
+    list(GET _launch 0 ranks)
+    list(GET _launch 1 axes)
+    run(0 ${MPIRUN} --oversubscribe -np ${ranks} ${PAGODA} generate --device cpu:0 --axes ${axes}
+      --prompt "Once upon a time" --max-tokens 40 --temperature 0)
+    string(STRIP "${OUT}" printed)
+    if(NOT printed STREQUAL story)
+      message(FATAL_ERROR "generate on ${axes} over ${ranks} processes printed\n  '${printed}'\nexpected\n  '${story}'")
+    endif()
+  endforeach()
+  run(0 ${MPIRUN} --oversubscribe -np 2 ${PAGODA} bench serve --quick --mode paged --workload alpaca --requests 8
+    --device cpu:0 --axes tp=2 --json)
+  string(REGEX MATCHALL "\"mode\": \"paged\"" lines "${OUT}")
+  list(LENGTH lines n_lines)
+  if(NOT n_lines EQUAL 1)
+    message(FATAL_ERROR "bench serve over two processes printed ${n_lines} paged results; rank 0 alone reports one")
+  endif()
 
 elseif(CHECK STREQUAL "plan")
   # Stage partitioning of the bundled model over one node of two devices, as JSON that reads

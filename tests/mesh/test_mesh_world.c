@@ -1,6 +1,6 @@
 /* Meshes over several processes, through the public API: ranks of this executable, run again
  * with --rank, meet on a loopback rendezvous and agree on their mesh, or all fail naming the
- * rank that disagrees; caches on such a mesh are refused until they are served. Run with
+ * rank that disagrees; on such a mesh rank 0's engine leads and the others follow. Run with
  * --from-env under mpirun, a rank takes its rank and size from OpenMPI's environment and finds
  * the rendezvous by itself (tests/mesh/CMakeLists.txt). */
 #include <arpa/inet.h>
@@ -78,17 +78,32 @@ static int rank_main(int32_t rank, int32_t size, const char *rendezvous, const c
             return 4;
         }
     }
-    /* Not served yet: a cache on the mesh is refused, not made on this rank's devices alone. */
+    /* Every rank makes the cache and engine; rank 0 leads (it may not follow), the others follow
+     * (they may not submit) until rank 0's engine goes. */
     pagoda_model_t *model = NULL;
     pagoda_kv_cache_t *cache = NULL;
-    if (pagoda_model_open(PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf", NULL, &model) != PAGODA_OK)
+    pagoda_engine_t *engine = NULL;
+    if (pagoda_model_open(PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf", NULL, &model) != PAGODA_OK ||
+        pagoda_kv_cache_create(model, mesh, NULL, NULL, &cache) != PAGODA_OK ||
+        pagoda_engine_create(model, mesh, NULL, cache, NULL, &engine) != PAGODA_OK) {
+        fprintf(stderr, "rank %d: making the engine: %s\n", rank, pagoda_last_error_message());
         return 5;
-    s = pagoda_kv_cache_create(model, mesh, NULL, NULL, &cache);
-    if (s != PAGODA_ERR_UNSUPPORTED || strstr(pagoda_last_error_message(), "not served yet") == NULL) {
-        fprintf(stderr, "rank %d: a cache on the mesh: %s: %s\n", rank, pagoda_status_string(s),
-                pagoda_last_error_message());
-        return 6;
     }
+    if (rank == 0) {
+        s = pagoda_engine_follow(engine);
+        if (s != PAGODA_ERR_INVALID_ARGUMENT || strstr(pagoda_last_error_message(), "rank 0") == NULL) return 6;
+    } else {
+        const int32_t prompt[2] = {1, 2};
+        uint64_t id;
+        s = pagoda_engine_submit_tokens(engine, prompt, 2, NULL, &id);
+        if (s != PAGODA_ERR_UNSUPPORTED || strstr(pagoda_last_error_message(), "submit on rank 0") == NULL) return 7;
+        if ((s = pagoda_engine_follow(engine)) != PAGODA_OK) {
+            fprintf(stderr, "rank %d: follow: %s\n", rank, pagoda_last_error_message());
+            return 8;
+        }
+    }
+    pagoda_engine_destroy(engine);
+    pagoda_kv_cache_destroy(cache);
     pagoda_model_destroy(model);
     pagoda_mesh_destroy(mesh);
     return 0;
