@@ -219,18 +219,18 @@ unsigned char *ShmCommGroup::channel_data(int32_t from, int32_t to) const noexce
            (size_t(from) * size_t(n_ranks_) + size_t(to)) * channel_bytes_;
 }
 
-std::string ShmCommGroup::broken() const {
+std::string ShmCommGroup::broken(int32_t only) const {
     for (int32_t r = 0; r < n_ranks_; ++r) {
         const int32_t pid = header_->pids[r].load(std::memory_order_relaxed);
-        if (r != rank_ && pid != 0 && !process_alive(pid))
+        if (r != rank_ && (only < 0 || r == only) && pid != 0 && !process_alive(pid))
             return "rank " + std::to_string(r) + " (process " + std::to_string(pid) + ") has died";
     }
     if (header_->aborted.load(std::memory_order_acquire) != 0) return "the communicator was aborted";
     return "";
 }
 
-bool ShmCommGroup::may_wait(Clock::time_point since, const std::string &what, std::string &error) {
-    if (std::string why = broken(); !why.empty()) {
+bool ShmCommGroup::may_wait(Clock::time_point since, const std::string &what, std::string &error, int32_t only) {
+    if (std::string why = broken(only); !why.empty()) {
         abort();
         error = "rank " + std::to_string(rank_) + " waited for " + what + ", but " + why;
         return false;
@@ -252,6 +252,9 @@ bool ShmCommGroup::wait_change(const void *word, uint32_t seen, const std::strin
         if (w.load(std::memory_order_acquire) != seen) return true;
     for (;;) {
         if (w.load(std::memory_order_acquire) != seen) return true;
+        // A peer may change the word and then leave (its last collective done): look again
+        // before calling it dead.
+        if (!broken().empty() && w.load(std::memory_order_acquire) != seen) return true;
         if (!may_wait(since, what, error)) return false;
         const timespec slice{0, long(kWakeMs) * 1'000'000};
         futex(word, FUTEX_WAIT, seen, &slice);
@@ -335,7 +338,18 @@ bool ShmCommGroup::transfer(std::vector<Transfer> &transfers, std::string &error
         }
         const std::string what = waiting->outgoing ? "rank " + std::to_string(waiting->peer) + " to take a message"
                                                    : "a message from rank " + std::to_string(waiting->peer);
-        if (!may_wait(last_progress, what, error)) return false;
+        // Only the peer matters here (a rank done with its part may leave), and a peer may
+        // have left its last bytes in the ring: one more try before calling it dead.
+        if (!broken(waiting->peer).empty()) {
+            bool moved_any = false;
+            for (Transfer &t : transfers) {
+                size_t moved = 0;
+                if (t.moved < sizeof t.length + t.bytes && !step(t, moved, error)) return false;
+                moved_any |= moved != 0;
+            }
+            if (moved_any) continue;
+        }
+        if (!may_wait(last_progress, what, error, waiting->peer)) return false;
         // Only the first waiting transfer's channel is watched, so with several wake often.
         Channel &ch = waiting->outgoing ? channel(rank_, waiting->peer) : channel(waiting->peer, rank_);
         const timespec slice{0, (transfers.size() == 1 ? long(kWakeMs) : 1L) * 1'000'000};

@@ -75,12 +75,13 @@ private:
     bool step(Transfer &t, size_t &moved, std::string &error);
     using Clock = std::chrono::steady_clock;
     // Whether a rank that has waited for `what` since `since` may wait on: false (with `error`,
-    // after aborting the group) on abort, a dead peer or the timeout.
-    bool may_wait(Clock::time_point since, const std::string &what, std::string &error);
+    // after aborting the group) on abort, a dead peer (any, or rank `only`) or the timeout.
+    bool may_wait(Clock::time_point since, const std::string &what, std::string &error, int32_t only = -1);
     // Waits until `*word != seen` (a futex word of the segment), as long as may_wait allows.
     bool wait_change(const void *word, uint32_t seen, const std::string &what, std::string &error);
-    // Why the group cannot go on, or "" when it can: an abort, or a peer's process gone.
-    std::string broken() const;
+    // Why the group cannot go on, or "" when it can: an abort, or a peer's process gone (any
+    // peer, or rank `only`).
+    std::string broken(int32_t only = -1) const;
 
     void *base_;
     size_t bytes_;
