@@ -1,9 +1,16 @@
 #include "test_util.h"
 
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 void test_rng_seed(test_rng_t *rng, uint64_t seed) { rng->state = seed; }
 
@@ -199,4 +206,48 @@ void test_cpu_expect_rejected(pagoda_op_t op, const void *args, pagoda_status_t 
                               const char *needle) {
     pagoda_clear_error();
     test_expect_failure(test_cpu_supports(op, args), want, needle);
+}
+
+int test_free_loopback_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        fail_msg("no free loopback port");
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+double test_seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int test_wait_children(const int *pids, int n, double timeout_s, int *status, double *ended) {
+    int left = n, killed = 0;
+    int *done = test_xcalloc((size_t)n, sizeof *done);
+    const double deadline = test_seconds_now() + timeout_s;
+    while (left > 0 && test_seconds_now() < deadline) {
+        for (int i = 0; i < n; ++i)
+            if (!done[i] && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
+                done[i] = 1;
+                --left;
+                if (ended != NULL) ended[i] = test_seconds_now();
+            }
+        struct timespec pause_for = {0, 5 * 1000 * 1000};
+        nanosleep(&pause_for, NULL);
+    }
+    for (int i = 0; i < n; ++i)
+        if (!done[i]) {
+            kill(pids[i], SIGKILL);
+            waitpid(pids[i], &status[i], 0);
+            if (ended != NULL) ended[i] = test_seconds_now();
+            ++killed;
+        }
+    free(done);
+    return killed;
 }

@@ -78,6 +78,16 @@ void *test_xcalloc(size_t n, size_t size);
 
 /* Fails unless `got` is `want` and this thread's error message contains `needle`. */
 void test_expect_failure(pagoda_status_t got, pagoda_status_t want, const char *needle);
+/* Processes for tests of meshes over processes (POSIX). */
+/* A loopback TCP port nobody listens on now (the kernel's pick for port 0). */
+int test_free_loopback_port(void);
+/* Seconds on a monotonic clock. */
+double test_seconds_now(void);
+/* Waits up to `timeout_s` for the `n` children `pids`, storing each one's wait status and the
+ * time it was seen ended (test_seconds_now; `ended` may be NULL); SIGKILLs and reaps those still
+ * running then, so none is left. Returns how many had to be killed. */
+int test_wait_children(const int *pids, int n, double timeout_s, int *status, double *ended);
+
 /* Clears the error, then test_expect_failure on test_cpu_supports(op, args). */
 void test_cpu_expect_rejected(pagoda_op_t op, const void *args, pagoda_status_t want,
                               const char *needle);

@@ -2,15 +2,11 @@
  * or a follower's pagoda_engine_follow) fails with PAGODA_ERR_BACKEND naming the dead rank
  * within 10 s, and it exits cleanly; no process is left running. The ranks are this executable
  * run again with --rank, meeting on a loopback rendezvous (no launcher that would kill them all). */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -18,25 +14,6 @@
 #define STORIES PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
 #define KILL_AFTER_STEPS 20
 #define FAIL_WITHIN_S 10.0
-
-static int free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static double seconds_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Whether a failure is the one expected: BACKEND, naming a rank that died. */
 static int failed_for_death(pagoda_status_t s) {
@@ -110,8 +87,8 @@ static int rank_main(int32_t rank, const char *rendezvous, pid_t victim_pid, int
  * other must exit 0 within FAIL_WITHIN_S of the victim's death. */
 static void run_with_victim(int32_t victim) {
     char rendezvous[64];
-    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", free_port());
-    pid_t pids[2];
+    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", test_free_loopback_port());
+    int pids[2] = {0, 0};
     /* Rank 1 first: rank 0 needs its pid to kill it. */
     for (int32_t r = 1; r >= 0; --r) {
         char rank_s[16], victim_s[32];
@@ -126,24 +103,9 @@ static void run_with_victim(int32_t victim) {
             _exit(127);
         }
     }
-    int status[2], done[2] = {0, 0};
-    double ended[2] = {0, 0};
-    const double deadline = seconds_now() + 60.0;
-    while ((!done[0] || !done[1]) && seconds_now() < deadline) {
-        for (int r = 0; r < 2; ++r)
-            if (!done[r] && waitpid(pids[r], &status[r], WNOHANG) == pids[r]) {
-                done[r] = 1;
-                ended[r] = seconds_now();
-            }
-        struct timespec pause_for = {0, 5 * 1000 * 1000};
-        nanosleep(&pause_for, NULL);
-    }
-    for (int r = 0; r < 2; ++r)
-        if (!done[r]) {
-            kill(pids[r], SIGKILL);
-            waitpid(pids[r], &status[r], 0);
-        }
-    assert_true(done[0] && done[1]); /* nobody hung */
+    int status[2];
+    double ended[2];
+    assert_int_equal(test_wait_children(pids, 2, 60.0, status, ended), 0); /* nobody hung */
     const int32_t survivor = 1 - victim;
     assert_true(WIFSIGNALED(status[victim]) && WTERMSIG(status[victim]) == SIGKILL);
     if (!WIFEXITED(status[survivor]) || WEXITSTATUS(status[survivor]) != 0)

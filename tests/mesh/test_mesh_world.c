@@ -3,34 +3,16 @@
  * rank that disagrees; on such a mesh rank 0's engine leads and the others follow. Run with
  * --from-env under mpirun, a rank takes its rank and size from OpenMPI's environment and finds
  * the rendezvous by itself (tests/mesh/CMakeLists.txt). */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "test_util.h"
 
 #define MAX_RANKS 4
-
-/* A loopback port nobody listens on now: the kernel's pick for port 0. */
-static int free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 /* What one rank checks; its exit code says what went wrong (0: all as expected). */
 typedef enum expectation { EXPECT_MESH, EXPECT_DISAGREEMENT } expectation_t;
@@ -109,20 +91,14 @@ static int rank_main(int32_t rank, int32_t size, const char *rendezvous, const c
     return 0;
 }
 
-static double seconds_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Starts `size` ranks of this executable, rank r naming `devices[r]` (each has two CPU
  * devices); every rank must exit 0 within 30 s, and none is left running. */
 static void run_ranks(int32_t size, const char *const *devices, const char *axes, expectation_t expect) {
     char rendezvous[64], size_s[16], expect_s[16];
-    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", free_port());
+    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", test_free_loopback_port());
     snprintf(size_s, sizeof size_s, "%d", size);
     snprintf(expect_s, sizeof expect_s, "%d", (int)expect);
-    pid_t pids[MAX_RANKS];
+    int pids[MAX_RANKS];
     for (int32_t r = 0; r < size; ++r) {
         char rank_s[16];
         snprintf(rank_s, sizeof rank_s, "%d", r);
@@ -135,23 +111,8 @@ static void run_ranks(int32_t size, const char *const *devices, const char *axes
             _exit(127);
         }
     }
-    int status[MAX_RANKS], done[MAX_RANKS] = {0}, left = size;
-    const double deadline = seconds_now() + 30.0;
-    while (left > 0 && seconds_now() < deadline) {
-        for (int32_t r = 0; r < size; ++r)
-            if (!done[r] && waitpid(pids[r], &status[r], WNOHANG) == pids[r]) {
-                done[r] = 1;
-                --left;
-            }
-        struct timespec pause_for = {0, 10 * 1000 * 1000};
-        nanosleep(&pause_for, NULL);
-    }
-    for (int32_t r = 0; r < size; ++r)
-        if (!done[r]) {
-            kill(pids[r], SIGKILL);
-            waitpid(pids[r], &status[r], 0);
-        }
-    assert_int_equal(left, 0);
+    int status[MAX_RANKS];
+    assert_int_equal(test_wait_children(pids, size, 30.0, status, NULL), 0); /* nobody hung */
     for (int32_t r = 0; r < size; ++r)
         if (!WIFEXITED(status[r]) || WEXITSTATUS(status[r]) != 0)
             fail_msg("rank %d of %d ended with status 0x%x", r, size, status[r]);
@@ -189,7 +150,7 @@ static void test_bad_worlds(void **state) {
     test_expect_failure(pagoda_mesh_create(&o, &mesh), PAGODA_ERR_INVALID_ARGUMENT, "needs a way");
     /* A rank 1 whose rank 0 never comes gives up after the timeout. */
     char rendezvous[64];
-    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", free_port());
+    snprintf(rendezvous, sizeof rendezvous, "127.0.0.1:%d", test_free_loopback_port());
     o.rank = 1;
     o.rendezvous = rendezvous;
     o.timeout_ms = 500;

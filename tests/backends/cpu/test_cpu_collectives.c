@@ -204,12 +204,6 @@ static int id_from_hex(const char *hex, pagoda_comm_unique_id_t *id) {
     return 1;
 }
 
-static double seconds_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Rank `victim` joins, takes part in one all-reduce and then dies (SIGKILL) or stops answering;
  * every other rank's next all-reduce must fail with BACKEND, naming why, within the timeout. */
 static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, scenario_t scenario,
@@ -231,10 +225,10 @@ static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, s
         if (scenario == SCENARIO_DIE) raise(SIGKILL);
         for (;;) pause(); /* stops answering until the parent kills it */
     }
-    const double start = seconds_now();
+    const double start = test_seconds_now();
     const pagoda_status_t s =
         coll()->all_reduce(iface->self, comm, stream, x, x, 64, PAGODA_DTYPE_F32, PAGODA_REDUCE_SUM);
-    const double waited = seconds_now() - start;
+    const double waited = test_seconds_now() - start;
     const char *why = scenario == SCENARIO_DIE ? "has died" : "gave up";
     if (s != PAGODA_ERR_BACKEND || strstr(pagoda_last_error_message(), why) == NULL) {
         fprintf(stderr, "rank %d: the all_reduce after rank %d %s returned %d: %s\n", rank, victim, why, (int)s,
@@ -302,8 +296,8 @@ static void run_processes(int32_t n_ranks, scenario_t scenario, int32_t victim) 
         }
     }
     int status[MAX_RANKS], done[MAX_RANKS] = {0}, left = n_ranks;
-    const double deadline = seconds_now() + 30.0;
-    while (left > 0 && seconds_now() < deadline) {
+    const double deadline = test_seconds_now() + 30.0;
+    while (left > 0 && test_seconds_now() < deadline) {
         for (int32_t r = 0; r < n_ranks; ++r) {
             if (done[r]) continue;
             if (waitpid(pids[r], &status[r], WNOHANG) == pids[r]) {
