@@ -263,8 +263,10 @@ bool ShmCommGroup::wait_change(const void *word, uint32_t seen, const std::strin
 
 bool ShmCommGroup::barrier(std::string &error) {
     Header &h = *header_;
-    if (std::string why = broken(); !why.empty()) {
-        error = why;
+    // Only the flag here: a dead peer is looked for while waiting, not on every barrier (reading
+    // /proc for each peer would cost more than the barrier itself).
+    if (aborted()) {
+        error = broken();  // names a dead peer when that is why
         return false;
     }
     const uint32_t generation = h.generation.load(std::memory_order_acquire);
