@@ -113,6 +113,7 @@ _PROTOTYPES = {
                                               _p(S.RequestOptions), POINTER(c_uint64)]),
     "pagoda_engine_abort": (_STATUS, [_H, c_uint64]),
     "pagoda_engine_step": (_STATUS, [_H]),
+    "pagoda_engine_follow": (_STATUS, [_H]),
     "pagoda_engine_has_work_v2": (_STATUS, [_H, POINTER(c_int32)]),
     "pagoda_engine_poll": (_STATUS, [_H, _p(S.Output)]),
     "pagoda_engine_poll_batch": (_STATUS, [_H, _p(S.Output), c_size_t, POINTER(c_size_t)]),

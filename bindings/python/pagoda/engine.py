@@ -137,6 +137,13 @@ class Engine(Handle):
             with self._move_lock:
                 self._drain(ptr, step=True)
 
+    def follow(self) -> None:
+        """On a rank other than 0 of a mesh over several processes: takes part in rank 0's steps
+        until rank 0's engine is closed (its outputs are rank 0's; this engine takes no
+        requests). Raises on rank 0 or a mesh in one process, and when a step fails."""
+        with self._step_lock:
+            check(lib.pagoda_engine_follow(self._stepping_ptr()))
+
     def has_work(self) -> bool:
         """Whether any request is waiting or running."""
         flag = ctypes.c_int32()

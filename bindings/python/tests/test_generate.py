@@ -24,6 +24,12 @@ class GenerateTest(StackTest):
         self.assertEqual(len(s.token_ids), 96)
         self.assertEqual(s.finish_reason, pagoda.FinishReason.LENGTH)
 
+    def test_follow_needs_a_mesh_over_processes(self) -> None:
+        # One process: there is no rank 0 to follow.
+        with self.assertRaises(pagoda.InvalidArgumentError) as caught:
+            self.engine.follow()
+        self.assertIn("one process", str(caught.exception))
+
     def test_token_ids_prompt_gives_the_text_prompt_result(self) -> None:
         ids = self.stack.model.tokenizer().encode(PROMPT)
         by_text = self.engine.generate(PROMPT, max_tokens=24, temperature=0)[0]
