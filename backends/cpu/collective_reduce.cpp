@@ -18,7 +18,7 @@ T combine(T a, T b, pagoda_reduce_op_t op) {
 }
 
 template <typename T>
-void reduce_range(const std::vector<const void *> &sends, size_t offset, size_t count, pagoda_reduce_op_t op,
+void reduce_range(std::span<const void *const> sends, size_t offset, size_t count, pagoda_reduce_op_t op,
                   void *dst) {
     for (size_t i = 0; i < count; ++i) {
         T acc = static_cast<const T *>(sends[0])[offset + i];
@@ -27,7 +27,7 @@ void reduce_range(const std::vector<const void *> &sends, size_t offset, size_t 
     }
 }
 
-void reduce_half_range(const std::vector<const void *> &sends, pagoda_dtype_t t, size_t offset, size_t count,
+void reduce_half_range(std::span<const void *const> sends, pagoda_dtype_t t, size_t offset, size_t count,
                        pagoda_reduce_op_t op, void *dst) {
     for (size_t i = 0; i < count; ++i) {
         float acc = load_weight(sends[0], t, int64_t(offset + i));
@@ -43,7 +43,7 @@ bool reducible(pagoda_dtype_t t) {
            t == PAGODA_DTYPE_I64;
 }
 
-void reduce_into(const std::vector<const void *> &sends, pagoda_dtype_t t, size_t offset, size_t count,
+void reduce_into(std::span<const void *const> sends, pagoda_dtype_t t, size_t offset, size_t count,
                  pagoda_reduce_op_t op, void *dst) {
     switch (t) {
         case PAGODA_DTYPE_F32: reduce_range<float>(sends, offset, count, op, dst); break;

@@ -96,10 +96,11 @@ pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t
     if (pagoda_status_t s = cpu.check_device(device); s != PAGODA_OK) return s;
     if (id == nullptr || out == nullptr)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: id or out is NULL");
-    if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
+    if (n_ranks < 1 || n_ranks > kMaxCommRanks || rank < 0 || rank >= n_ranks)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         "comm_create: rank " + std::to_string(rank) + " of " +
-                            std::to_string(n_ranks) + " is out of range");
+                            std::to_string(n_ranks) + " is out of range (at most " +
+                            std::to_string(kMaxCommRanks) + " ranks)");
     const int64_t asked = options != nullptr ? options->timeout_ms : 0;
     if (asked < 0)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_create: timeout_ms " + std::to_string(asked) + " is negative");
@@ -162,12 +163,16 @@ pagoda_status_t comm_abort(void *self, pagoda_backend_comm_t *comm) {
     return PAGODA_OK;
 }
 
-// The sends of every rank, as the threads' group publishes them.
-std::vector<const void *> sends_of(const std::vector<CommGroup::Buffers> &all) {
-    std::vector<const void *> sends;
-    for (const auto &b : all) sends.push_back(b.send);
-    return sends;
-}
+// The sends of every rank, as the threads' group publishes them: on the stack, since a
+// tensor-parallel step all-reduces once per layer and half.
+struct Sends {
+    explicit Sends(const std::vector<CommGroup::Buffers> &all) : n(all.size()) {
+        for (size_t r = 0; r < n; ++r) ptrs[r] = all[r].send;
+    }
+    std::span<const void *const> span() const { return {ptrs, n}; }
+    const void *ptrs[kMaxCommRanks] = {};
+    size_t n;
+};
 
 pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
                            pagoda_backend_stream_t *stream, const void *send, void *recv,
@@ -186,7 +191,7 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
     const size_t begin = count * rank / n, end = count * (rank + 1) / n;
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (end == begin) return;
-        reduce_into(sends_of(all), dtype, begin, end - begin, op,
+        reduce_into(Sends(all).span(), dtype, begin, end - begin, op,
                     static_cast<unsigned char *>(all[rank].recv) + begin * elem);
         for (size_t r = 0; r < n; ++r)
             if (r != rank)
@@ -228,7 +233,7 @@ pagoda_status_t reduce_scatter(void *self, pagoda_backend_comm_t *comm,
                    : aborted(cpu, "reduce_scatter", error);
     const size_t rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
-        reduce_into(sends_of(all), dtype, rank * count, count, op, all[rank].recv);
+        reduce_into(Sends(all).span(), dtype, rank * count, count, op, all[rank].recv);
     }, error);
     return ok ? PAGODA_OK : aborted(cpu, "reduce_scatter", error);
 }

@@ -19,25 +19,19 @@ size_t piece_elements(const ShmCommGroup &group, pagoda_dtype_t dtype) {
     return group.slot_bytes() / plugin::dtype_size(dtype);
 }
 
-std::vector<const void *> slots_at(const ShmCommGroup &group) {
-    std::vector<const void *> slots;
-    for (int32_t r = 0; r < group.n_ranks(); ++r) slots.push_back(group.slot(r));
-    return slots;
-}
-
 }  // namespace
 
 bool shm_all_reduce(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                     pagoda_reduce_op_t op, std::string &error) {
     const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
-    const std::vector<const void *> slots = slots_at(group);
+    const auto slots = group.slots();
     for (size_t done = 0; done < count; done += piece) {
         const size_t n = std::min(piece, count - done);
         std::memcpy(group.slot(group.rank()), bytes_of(send) + done * elem, n * elem);
         if (!group.barrier(error)) return false;
         // Every rank reduces the whole piece itself: one barrier fewer than splitting it, and
         // the reads are cheap next to the matmuls around a tensor-parallel sum.
-        reduce_into(slots, dtype, 0, n, op, bytes_of(recv) + done * elem);
+        reduce_into({reinterpret_cast<const void *const *>(slots.data()), slots.size()}, dtype, 0, n, op, bytes_of(recv) + done * elem);
         if (!group.barrier(error)) return false;
     }
     return true;
@@ -60,14 +54,14 @@ bool shm_all_gather(ShmCommGroup &group, const void *send, void *recv, size_t co
 bool shm_reduce_scatter(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                         pagoda_reduce_op_t op, std::string &error) {
     const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
-    const std::vector<const void *> slots = slots_at(group);
+    const auto slots = group.slots();
     // Rank r's share, piece by piece: every rank stages its part of it, and r reduces.
     for (int32_t owner = 0; owner < group.n_ranks(); ++owner) {
         for (size_t done = 0; done < count; done += piece) {
             const size_t n = std::min(piece, count - done);
             std::memcpy(group.slot(group.rank()), bytes_of(send) + (size_t(owner) * count + done) * elem, n * elem);
             if (!group.barrier(error)) return false;
-            if (owner == group.rank()) reduce_into(slots, dtype, 0, n, op, bytes_of(recv) + done * elem);
+            if (owner == group.rank()) reduce_into({reinterpret_cast<const void *const *>(slots.data()), slots.size()}, dtype, 0, n, op, bytes_of(recv) + done * elem);
             if (!group.barrier(error)) return false;
         }
     }

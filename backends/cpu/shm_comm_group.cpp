@@ -1,5 +1,7 @@
 #include "shm_comm_group.hpp"
 
+#include "collective_reduce.hpp"
+
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -25,7 +27,6 @@ namespace {
 
 constexpr char kIdMagic[8] = "PGDSHM1";
 constexpr uint64_t kSegmentMagic = 0x31474553'44475000ull;  // "\0PGDSEG1"
-constexpr int32_t kMaxRanks = 64;
 // Staging and channel memory in all; tmpfs pages are only used once touched.
 constexpr size_t kSlotsBytes = size_t(16) << 20, kChannelsBytes = size_t(16) << 20;
 constexpr size_t kMinBuffer = size_t(64) << 10;
@@ -73,7 +74,7 @@ struct ShmCommGroup::Header {
     std::atomic<uint32_t> aborted;
     std::atomic<uint32_t> arrived;     // ranks in the current barrier
     std::atomic<uint32_t> generation;  // futex word: barriers completed
-    std::atomic<int32_t> pids[kMaxRanks];
+    std::atomic<int32_t> pids[kMaxCommRanks];
 };
 
 // A byte stream from one rank to another through a ring of channel_bytes.
@@ -127,14 +128,18 @@ ShmCommGroup::ShmCommGroup(void *base, size_t bytes, int32_t n_ranks, int32_t ra
     const SegmentLayout l = layout_for<Header, Channel>(n_ranks);
     slot_bytes_ = l.slot_bytes;
     channel_bytes_ = l.channel_bytes;
+    channels_offset_ = l.channels_offset;
+    data_offset_ = l.data_offset;
+    for (int32_t r = 0; r < n_ranks; ++r)
+        slots_.push_back(static_cast<unsigned char *>(base) + l.slots_offset + size_t(r) * slot_bytes_);
 }
 
 ShmCommGroup::~ShmCommGroup() { munmap(base_, bytes_); }
 
 ShmCommGroup *ShmCommGroup::join(const pagoda_comm_unique_id_t &id, int32_t n_ranks, int32_t rank,
                                  int64_t timeout_ms, std::string &error) {
-    if (n_ranks > kMaxRanks) {
-        error = "at most " + std::to_string(kMaxRanks) + " ranks share memory, not " + std::to_string(n_ranks);
+    if (n_ranks > kMaxCommRanks) {
+        error = "at most " + std::to_string(kMaxCommRanks) + " ranks share memory, not " + std::to_string(n_ranks);
         return nullptr;
     }
     const std::string name = segment_name(id);
@@ -203,19 +208,14 @@ ShmCommGroup *ShmCommGroup::join(const pagoda_comm_unique_id_t &id, int32_t n_ra
     return group;
 }
 
-unsigned char *ShmCommGroup::slot(int32_t rank) const noexcept {
-    return static_cast<unsigned char *>(base_) + layout_for<Header, Channel>(n_ranks_).slots_offset +
-           size_t(rank) * slot_bytes_;
-}
-
 ShmCommGroup::Channel &ShmCommGroup::channel(int32_t from, int32_t to) const noexcept {
     auto *channels = reinterpret_cast<Channel *>(static_cast<unsigned char *>(base_) +
-                                                 layout_for<Header, Channel>(n_ranks_).channels_offset);
+                                                 channels_offset_);
     return channels[size_t(from) * size_t(n_ranks_) + size_t(to)];
 }
 
 unsigned char *ShmCommGroup::channel_data(int32_t from, int32_t to) const noexcept {
-    return static_cast<unsigned char *>(base_) + layout_for<Header, Channel>(n_ranks_).data_offset +
+    return static_cast<unsigned char *>(base_) + data_offset_ +
            (size_t(from) * size_t(n_ranks_) + size_t(to)) * channel_bytes_;
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,9 @@ public:
     int32_t rank() const noexcept { return rank_; }
 
     // Every rank's staging slot, `slot_bytes()` each, readable by all after a barrier.
-    unsigned char *slot(int32_t rank) const noexcept;
+    unsigned char *slot(int32_t rank) const noexcept { return const_cast<unsigned char *>(slots_[size_t(rank)]); }
+    // The same, all at once (what the reductions read).
+    std::span<const unsigned char *const> slots() const noexcept { return slots_; }
     size_t slot_bytes() const noexcept { return slot_bytes_; }
     // Returns once every rank has arrived; false (with `error`) when the group is aborted, a
     // peer's process has died, or the wait passed the timeout (which then aborts the group).
@@ -91,6 +94,9 @@ private:
     int64_t timeout_ms_;
     size_t slot_bytes_ = 0;
     size_t channel_bytes_ = 0;
+    size_t channels_offset_ = 0;  // where the parts of the segment begin
+    size_t data_offset_ = 0;
+    std::vector<const unsigned char *> slots_;
 };
 
 }  // namespace pagoda::cpu

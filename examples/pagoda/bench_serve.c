@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), nanosleep */
 
 #include "bench_serve.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -273,15 +274,7 @@ pagoda_status_t bench_serve_run(const pagoda_model_t *model, const pagoda_mesh_t
         goto done;
     }
     /* Under mpirun, rank 0 runs the workload; the other ranks take part in its steps. */
-    int32_t rank = 0, world_size = 1;
-    if ((s = pagoda_mesh_world(mesh, &rank, &world_size)) != PAGODA_OK) {
-        report("reading the mesh's processes", s);
-        goto done;
-    }
-    if (rank != 0) {
-        if ((s = pagoda_engine_follow(engine)) != PAGODA_OK) report("following rank 0", s);
-        goto done;
-    }
+    if (cli_follow_unless_rank0(mesh, engine, &s)) goto done;
 
     bench_rng_t token_rng = {o->seed ^ 0x5EEDF00Dull};
     double kv_used_sum = 0.0, kv_blocks_sum = 0.0;

@@ -54,6 +54,11 @@ int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value);
 /* Opens `model_path`, a mesh of `p->devices` (NULL: cpu:0) with `p->axes`, and the plan at
  * `p->plan_path` (`*plan` stays NULL without one). Returns CLI_EXIT_OK, or CLI_EXIT_FAILED
  * after printing why; the caller destroys whatever was made either way. */
+/* Under mpirun, a rank other than 0 takes part in rank 0's steps rather than serving: returns
+ * 1 once it has followed (or failed to read the mesh's ranks), with the status in `*status`
+ * (reported when not OK); 0 on rank 0 and on a mesh in one process. */
+int cli_follow_unless_rank0(const pagoda_mesh_t *mesh, pagoda_engine_t *engine, pagoda_status_t *status);
+
 int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_model_t **model,
                    pagoda_mesh_t **mesh, pagoda_plan_t **plan);
 

@@ -342,14 +342,8 @@ int cli_generate(int argc, char **argv) {
         goto done;
     }
     /* Under mpirun, rank 0 serves the request; the other ranks take part in its steps. */
-    int32_t rank = 0, world_size = 1;
-    if ((s = pagoda_mesh_world(mesh, &rank, &world_size)) != PAGODA_OK) {
-        cli_fail("reading the mesh's processes", s);
-        goto done;
-    }
-    if (rank != 0) {
-        if ((s = pagoda_engine_follow(engine)) != PAGODA_OK) cli_fail("following rank 0", s);
-        else rc = CLI_EXIT_OK;
+    if (cli_follow_unless_rank0(mesh, engine, &s)) {
+        if (s == PAGODA_OK) rc = CLI_EXIT_OK;
         goto done;
     }
 

@@ -32,3 +32,14 @@ int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_mode
     if (s != PAGODA_OK) return cli_fail("reading the plan", s);
     return CLI_EXIT_OK;
 }
+
+int cli_follow_unless_rank0(const pagoda_mesh_t *mesh, pagoda_engine_t *engine, pagoda_status_t *status) {
+    int32_t rank = 0, world_size = 1;
+    if ((*status = pagoda_mesh_world(mesh, &rank, &world_size)) != PAGODA_OK) {
+        cli_fail("reading the mesh's processes", *status);
+        return 1;
+    }
+    if (rank == 0) return 0;
+    if ((*status = pagoda_engine_follow(engine)) != PAGODA_OK) cli_fail("following rank 0", *status);
+    return 1;
+}
