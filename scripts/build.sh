@@ -7,6 +7,8 @@
 #   BUILD_DIR=build-asan ./scripts/build.sh -DPAGODA_SANITIZE=ON -DPAGODA_WITH_CUDA=OFF
 #
 # Environment: BUILD_DIR (default build, relative to the repository), JOBS (default: all cores).
+# Compiles go through ccache when it is installed (scripts/ccache-env.sh: the cache's folder,
+# PAGODA_CCACHE=0 to go without).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +16,7 @@ cd "$root"
 build=${BUILD_DIR:-build}
 
 ./scripts/install-deps.sh
+source scripts/ccache-env.sh
 
 args=(-S . -B "$build")
 # A fresh build folder gets Ninja where it is installed; an existing one keeps its generator.
@@ -27,5 +30,6 @@ if [[ " $* " != *" -DPAGODA_WITH_CUDA=OFF "* ]] && ! command -v nvcc >/dev/null 
     args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
 
-cmake "${args[@]}" "$@"
+cmake "${args[@]}" "${PAGODA_CCACHE_ARGS[@]}" "$@"
 cmake --build "$build" --parallel "${JOBS:-$(nproc)}"
+pagoda_ccache_report

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build pkg-config binutils  # compilers, build tools, nm/readelf
+    ccache                                               # compiler cache (scripts/ccache-env.sh)
     libopenblas-dev                                      # CPU backend GEMMs
     libcmocka-dev                                        # unit tests
     libuv1-dev nlohmann-json3-dev libpcre2-dev           # server, JSON, tokenizer patterns
