@@ -98,7 +98,7 @@ std::unique_ptr<pagoda_backend> load_plugin(const std::string &path, const char 
         std::string reason = last_error();
         if (reason.empty()) reason = "the plugin gave no reason";
         throw Error(status, path + ": the backend failed to start (" +
-                                pagoda_status_string(status) + "): " + reason);
+                                status_name(status) + "): " + reason);
     }
     if (iface == nullptr)
         throw Error(PAGODA_ERR_NOT_A_PLUGIN, path + ": the entry succeeded but returned no table");

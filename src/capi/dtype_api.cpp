@@ -2,11 +2,11 @@
 // backend's messages name types and ops exactly as the library does.
 #include <string>
 
-#include "block_formats.hpp"
+#include "formats/block_formats.hpp"
 #include "capi/enum_arg.hpp"
 #include "common/error.hpp"
-#include "dtypes.hpp"
-#include "names.hpp"
+#include "formats/dtypes.hpp"
+#include "formats/names.hpp"
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 

@@ -8,10 +8,12 @@
 #include "capi/handles.hpp"
 #include "capi/plan_handle.hpp"
 #include "capi/sized_struct.hpp"
+#include "sample/request_defaults.hpp"
 #include "pagoda/engine.h"
 
 using pagoda::fail;
 using pagoda::guarded;
+using pagoda::sample::default_request_options;
 using pagoda::engine::Output;
 using pagoda::engine::RequestConfig;
 
@@ -22,20 +24,6 @@ pagoda_engine_options_t default_engine_options() {
     o.struct_size = sizeof(o);
     o.max_num_seqs = 256;
     o.max_num_batched_tokens = 2048;
-    return o;
-}
-
-pagoda_request_options_t default_request_options() {
-    pagoda_request_options_t o{};
-    o.struct_size = sizeof(o);
-    o.max_tokens = 256;
-    o.temperature = 1.0f;
-    o.top_p = 1.0f;
-    o.repetition_penalty = 1.0f;
-    o.logprobs = -1;
-    o.prompt_logprobs = -1;
-    o.n = 1;
-    o.length_penalty = 1.0f;
     return o;
 }
 

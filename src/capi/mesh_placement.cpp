@@ -50,6 +50,16 @@ plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
     return plan::make_plan(shape, r);
 }
 
+// What the layout takes of a plan (the mesh room knows nothing of the planner's types).
+mesh::LayoutSpec layout_spec(const plan::Plan &plan) {
+    mesh::LayoutSpec spec;
+    spec.devices = plan.mesh.device_count();
+    for (const plan::Stage &s : plan.partition.stages)
+        spec.stages.push_back({s.first_layer, s.end_layer, s.tensor_parallel});
+    spec.shape = {plan.shape.heads, plan.shape.kv_heads, plan.shape.intermediate};
+    return spec;
+}
+
 }  // namespace
 
 MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, const plan::Plan *plan) {
@@ -65,7 +75,7 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
                                                      shape_difference(plan->shape, shape) +
                                                      ", the plan's first): make it for this model");
     const plan::Plan planned = plan != nullptr ? *plan : default_plan(shape, mesh);
-    p.layout = std::make_shared<const mesh::Layout>(mesh, planned);
+    p.layout = std::make_shared<const mesh::Layout>(mesh, layout_spec(planned));
     if (planned.slicing) {
         p.pipeline.prefill_slices = planned.slicing->optimal.lengths;
         p.pipeline.granularity = planned.slicing->granularity;

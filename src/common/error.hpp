@@ -21,6 +21,10 @@ private:
     pagoda_status_t status_;
 };
 
+// "PAGODA_ERR_FORMAT" for PAGODA_ERR_FORMAT: pagoda_status_string's text, for the core's own
+// messages (the rooms below the C API do not call it). "PAGODA_ERR_UNKNOWN" for other values.
+const char *status_name(int status) noexcept;
+
 // Sets the calling thread's error message.
 void set_last_error(const std::string &message) noexcept;
 const char *last_error() noexcept;

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "block_formats.hpp"
+#include "formats/block_formats.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "engine/engine.hpp"

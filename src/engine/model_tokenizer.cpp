@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 
 namespace pagoda::engine {
 

@@ -19,7 +19,8 @@
 #include "exec/scratch_buffer.hpp"
 #include "exec/llama_forward_state.hpp"
 #include "mesh/communicator.hpp"
-#include "names.hpp"
+#include "formats/dtypes.hpp"
+#include "formats/names.hpp"
 
 namespace pagoda::exec {
 
@@ -256,7 +257,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
     void *normed_x = s.normed.get(), *sublayer_out = s.delta.get(), *attn_out = s.attn.get();
     void *mlp_gate = s.gate.get(), *mlp_up = s.up.get(), *gathered_rows = s.gathered.get();
     void *device_logits = s.logits.get();
-    const size_t act_bytes = pagoda_dtype_size(act);
+    const size_t act_bytes = plugin::dtype_size(act);
 
     const LlamaWeights &w = s.weights;
     if (first) {

@@ -9,7 +9,7 @@
 #include "common/error.hpp"
 #include "exec/kernel_tuner.hpp"
 #include "exec/llama_forward_state.hpp"
-#include "names.hpp"
+#include "formats/names.hpp"
 
 namespace pagoda::exec {
 
@@ -61,7 +61,7 @@ void LlamaForward::set_kernel_choices(std::shared_ptr<const runtime::KernelChoic
             if (f.kernels->supports(f.self, device.index(), PAGODA_OP_MATMUL, &a) != PAGODA_OK)
                 throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                             what + " names variant '" + choice.variant + "', which " + device.name() +
-                                " refuses for that shape: " + pagoda_last_error_message());
+                                " refuses for that shape: " + last_error());
             runtime::MatmulShape key = shape;
             key.device.clear();
             pinned[key] = a.variant;

@@ -11,7 +11,8 @@
 #include "exec/llama_weights.hpp"
 #include "exec/scratch_buffer.hpp"
 #include "mesh/communicator.hpp"
-#include "names.hpp"
+#include "formats/dtypes.hpp"
+#include "formats/names.hpp"
 
 namespace pagoda::exec {
 
@@ -88,7 +89,7 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     const runtime::Device &d = stream.device();
     const model::ModelConfig &c = model->config();
     // The residual stream and the logits stay f32; the rest is of the activation type.
-    const size_t f = sizeof(float), a = pagoda_dtype_size(act), hidden = size_t(c.hidden_size),
+    const size_t f = sizeof(float), a = plugin::dtype_size(act), hidden = size_t(c.hidden_size),
                  inter = size_t(shard.intermediate(c)), q_width = size_t(shard.n_heads(c) * c.head_dim),
                  kv_width = size_t(shard.n_kv_heads(c) * c.head_dim);
     bool moved = false;

@@ -5,7 +5,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "exec/llama_forward_state.hpp"
-#include "names.hpp"
+#include "formats/names.hpp"
 
 namespace pagoda::exec {
 

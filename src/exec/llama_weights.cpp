@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "block_formats.hpp"
+#include "formats/block_formats.hpp"
 #include "common/error.hpp"
 #include "model/quant_blocks.hpp"
 #include "model/llama_tensors.hpp"
-#include "names.hpp"
+#include "formats/names.hpp"
 #include "pagoda/ops.h"
 
 namespace pagoda::exec {
@@ -56,11 +56,11 @@ void require_support(const runtime::Device &device, pagoda_op_t op, const void *
     if (s == PAGODA_OK) return;
     const std::string reason = last_error()[0] != '\0' ? last_error() : "no reason given";
     if (s == PAGODA_ERR_UNSUPPORTED)
-        throw Error(PAGODA_ERR_UNSUPPORTED, device.name() + " cannot run " + pagoda_op_name(op) +
+        throw Error(PAGODA_ERR_UNSUPPORTED, device.name() + " cannot run " + plugin::op_name(op) +
                                                 " for " + what + ": " + reason);
-    throw Error(PAGODA_ERR_INTERNAL, device.name() + " rejects the " + pagoda_op_name(op) +
+    throw Error(PAGODA_ERR_INTERNAL, device.name() + " rejects the " + plugin::op_name(op) +
                                          " descriptor for " + what + " (" +
-                                         pagoda_status_string(s) + "): " + reason);
+                                         status_name(s) + "): " + reason);
 }
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dtypes.hpp"
+#include "formats/dtypes.hpp"
 #include "pagoda/dtype.h"
 
 namespace pagoda::kv {

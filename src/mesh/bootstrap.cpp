@@ -37,7 +37,7 @@ public:
             throw Error(PAGODA_ERR_BACKEND, "rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                                                 ": the host's bootstrap broadcast failed (" + std::to_string(bytes) +
                                                 " bytes from rank " + std::to_string(root) +
-                                                "): " + pagoda_status_string(status));
+                                                "): " + status_name(status));
     }
 
 private:

@@ -22,7 +22,7 @@ std::vector<int32_t> coordinates(const std::vector<std::pair<std::string, int32_
 
 }  // namespace
 
-void check_tensor_parallel(const plan::ModelShape &shape, int32_t tp) {
+void check_tensor_parallel(const SplitShape &shape, int32_t tp) {
     const std::string at = "tensor parallelism of " + std::to_string(tp) + ": ";
     if (tp < 1) mismatch(at + "the degree must be at least 1");
     if (shape.heads % tp != 0)
@@ -41,17 +41,17 @@ Layout Layout::single_device(int32_t n_layers) {
     return l;
 }
 
-Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
+Layout::Layout(const Mesh &mesh, const LayoutSpec &plan) {
     const int32_t n_devices = int32_t(mesh.device_count());
     kvp_ = mesh.axis("kvp") > 0 ? mesh.axis("kvp") : 1;
     const int32_t per_copy = n_devices / kvp_;  // the devices one kvp copy of the layout spans
-    const std::vector<plan::Stage> &stages = plan.partition.stages;
-    if (plan.mesh.device_count() != per_copy)
-        mismatch("the plan is for a mesh of " + std::to_string(plan.mesh.device_count()) +
+    const std::vector<StageSpec> &stages = plan.stages;
+    if (plan.devices != per_copy)
+        mismatch("the plan is for a mesh of " + std::to_string(plan.devices) +
                  " devices, this mesh has " + std::to_string(per_copy) +
                  (kvp_ > 1 ? " in each of its kvp=" + std::to_string(kvp_) + " copies" : ""));
     int32_t width = 0;
-    for (const plan::Stage &s : stages) width += s.tensor_parallel;
+    for (const StageSpec &s : stages) width += s.tensor_parallel;
     if (width != per_copy)
         mismatch("the plan's stages use " + std::to_string(width) + " devices, the mesh has " +
                  std::to_string(per_copy) + (kvp_ > 1 ? " per kvp copy" : ""));
@@ -77,7 +77,7 @@ Layout::Layout(const Mesh &mesh, const plan::Plan &plan) {
 
     int32_t next_device = 0;
     for (size_t k = 0; k < stages.size(); ++k) {
-        const plan::Stage &s = stages[k];
+        const StageSpec &s = stages[k];
         if (named && s.tensor_parallel != tp)
             mismatch("stage " + std::to_string(k) + " of the plan is " + std::to_string(s.tensor_parallel) +
                      " devices wide but the mesh's axes say tp=" + std::to_string(tp));

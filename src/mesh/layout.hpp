@@ -2,9 +2,10 @@
 // the mesh's devices, each stage tensor-parallel over its group (Alpa's stages over sub-meshes,
 // Megatron's tensor parallelism inside a stage), and each such group repeated `kvp` times for
 // cache parallelism: the kvp copies of a device hold the same weights and split every
-// sequence's KV cache between them, block by block (thesis Ch. 4). Made from a plan, which says where the layers
-// go and how wide each stage is, and the mesh, which says which devices there are and, when it
-// names axes, how they are arranged. Every mismatch between the two is refused by name.
+// sequence's KV cache between them, block by block (thesis Ch. 4). Made from what a plan says
+// (where the layers go and how wide each stage is), as plain data so that the mesh needs nothing
+// of the planner's room, and the mesh, which says which devices there are and, when it names
+// axes, how they are arranged. Every mismatch between the two is refused by name.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,28 @@
 #include <vector>
 
 #include "mesh/mesh.hpp"
-#include "plan/plan.hpp"
 
 namespace pagoda::mesh {
+
+// The counts a tensor-parallel split divides.
+struct SplitShape {
+    int64_t heads = 0;
+    int64_t kv_heads = 0;
+    int64_t intermediate = 0;
+};
+
+// What a plan asks of a layout: its stages (layer ranges and widths) for one kvp copy of a mesh
+// of `devices` devices, for a model of `shape`.
+struct StageSpec {
+    int64_t first_layer = 0;  // decoder layers [first_layer, end_layer)
+    int64_t end_layer = 0;
+    int32_t tensor_parallel = 1;
+};
+struct LayoutSpec {
+    int32_t devices = 0;
+    std::vector<StageSpec> stages;
+    SplitShape shape;
+};
 
 struct StagePlacement {
     int32_t first_layer = 0;  // decoder layers [first_layer, end_layer)
@@ -45,7 +65,7 @@ public:
     // list order. Throws INVALID_ARGUMENT naming what disagrees (stage count against pp, a
     // stage's width against tp, the device count, a width that does not divide the heads), and
     // UNSUPPORTED for what is not executed yet (dp, stages over several backends).
-    Layout(const Mesh &mesh, const plan::Plan &plan);
+    Layout(const Mesh &mesh, const LayoutSpec &plan);
 
     const std::vector<StagePlacement> &stages() const noexcept { return stages_; }
     const DevicePlacement &place(size_t device) const { return places_.at(device); }
@@ -67,6 +87,6 @@ private:
 // Throws INVALID_ARGUMENT unless a stage `tp` devices wide can split a model of `shape`
 // (Megatron's split: query heads and the MLP's columns evenly; KV heads evenly when tp ≤ their
 // count, else each replicated over tp / n_kv_heads devices, as vLLM does).
-void check_tensor_parallel(const plan::ModelShape &shape, int32_t tp);
+void check_tensor_parallel(const SplitShape &shape, int32_t tp);
 
 }  // namespace pagoda::mesh

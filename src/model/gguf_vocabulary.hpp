@@ -1,10 +1,10 @@
 // The tokenizer a GGUF file carries (its `tokenizer.ggml.*` keys) read into a GgufVocabulary, the
-// plain data common/gguf_vocabulary.hpp defines for the tokenizer to build from, and written back.
+// plain data tokenizer/gguf_vocabulary.hpp defines for the tokenizer to build from, and written back.
 #pragma once
 
 #include <cstdint>
 
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 #include "model/gguf_file.hpp"
 #include "model/gguf_writer.hpp"
 

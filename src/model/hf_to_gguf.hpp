@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 #include "model/gguf_quantize.hpp"
 #include "model/hf_checkpoint.hpp"
 

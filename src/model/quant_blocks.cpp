@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "block_formats.hpp"
+#include "formats/block_formats.hpp"
 #include "common/error.hpp"
 
 namespace pagoda::model {

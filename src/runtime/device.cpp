@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "formats/names.hpp"
 #include "pagoda/ops.h"
 
 namespace pagoda::runtime {
@@ -11,7 +12,7 @@ namespace pagoda::runtime {
 namespace {
 
 std::string last_message() {
-    std::string m = pagoda_last_error_message();
+    std::string m = last_error();
     return m.empty() ? "no message" : m;
 }
 
@@ -101,7 +102,7 @@ void Stream::launch(pagoda_op_t op, const void *args) const {
     const pagoda_backend_iface_t &f = device_->iface();
     pagoda_status_t s = f.kernels->launch(f.self, stream_, op, args);
     if (s != PAGODA_OK)
-        throw Error(PAGODA_ERR_BACKEND, device_->name() + ": " + pagoda_op_name(op) +
+        throw Error(PAGODA_ERR_BACKEND, device_->name() + ": " + plugin::op_name(op) +
                                             " failed: " + last_message());
 }
 

@@ -9,6 +9,8 @@
 
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "formats/dtypes.hpp"
+#include "formats/names.hpp"
 #include "pagoda/dtype.h"
 
 namespace pagoda::runtime {
@@ -24,17 +26,16 @@ constexpr int64_t kMaxBucket = int64_t(1) << 40;
 
 // A type by its dtype.h name ("q8_0"), or INVALID.
 pagoda_dtype_t dtype_named(const std::string &name) {
-    for (int v = PAGODA_DTYPE_INVALID + 1; v < 64; ++v) {
-        const char *n = pagoda_dtype_name(static_cast<pagoda_dtype_t>(v));
-        if (n == nullptr || std::strcmp(n, "invalid") == 0) continue;
+    for (int64_t v = PAGODA_DTYPE_INVALID + 1; v <= plugin::kLastDtype; ++v) {
+        const char *n = plugin::dtype_name(static_cast<pagoda_dtype_t>(v));
+        if (std::strcmp(n, "invalid") == 0) continue;
         if (name == n) return static_cast<pagoda_dtype_t>(v);
     }
     return PAGODA_DTYPE_INVALID;
 }
 
 std::string dtype_text(pagoda_dtype_t d) {
-    const char *n = pagoda_dtype_name(d);
-    return n != nullptr ? n : "invalid";
+    return plugin::dtype_name(d);
 }
 
 [[noreturn]] void bad(const std::string &where, const std::string &what) {

@@ -1,10 +1,11 @@
 #include "server/engine_driver.hpp"
 
+#include "common/error.hpp"
 #include "common/log.hpp"
 
 namespace pagoda::server {
 
-EngineDriver::EngineDriver(pagoda_engine_t *engine, std::function<void()> on_progress)
+EngineDriver::EngineDriver(EnginePort &engine, std::function<void()> on_progress)
     : engine_(engine), on_progress_(std::move(on_progress)) {
     thread_ = std::thread([this] { run(); });
 }
@@ -45,19 +46,19 @@ void EngineDriver::run() {
             // has_work() is read under no lock: a submission sets woken_ after it, so a wake-up
             // is never lost.
             cv_.wait(lock, [&] {
-                return stopping_ || woken_ || !aborts_.empty() || pagoda_engine_has_work(engine_);
+                return stopping_ || woken_ || !aborts_.empty() || engine_.has_work();
             });
             woken_ = false;
             aborts.swap(aborts_);
             stopping = stopping_;
         }
-        for (uint64_t id : aborts) pagoda_engine_abort(engine_, id);  // NOT_FOUND: it ended already
+        for (uint64_t id : aborts) engine_.abort(id);  // NOT_FOUND: it ended already
         if (!aborts.empty()) on_progress_();
         aborts.clear();
         if (stopping) return;
-        if (pagoda_engine_has_work(engine_)) {
-            if (pagoda_engine_step(engine_) != PAGODA_OK)
-                log(PAGODA_LOG_ERROR, std::string("server: an engine step failed: ") + pagoda_last_error_message());
+        if (engine_.has_work()) {
+            if (engine_.step() != PAGODA_OK)
+                log(PAGODA_LOG_ERROR, std::string("server: an engine step failed: ") + last_error());
             on_progress_();
         }
     }

@@ -1,4 +1,4 @@
-// One thread per served engine: it calls pagoda_engine_step() while the engine has work and
+// One thread per served engine: it steps the engine (EnginePort::step) while the engine has work and
 // sleeps on a condition variable otherwise. The loop thread submits directly (submit is
 // thread-safe) and wakes it; aborts are handed over too, since an abort waits for a running step
 // and the loop thread must not block. After each step `on_progress` runs (the server's
@@ -12,13 +12,14 @@
 #include <thread>
 #include <vector>
 
-#include "pagoda/engine.h"
+#include "server/engine_port.hpp"
 
 namespace pagoda::server {
 
 class EngineDriver {
 public:
-    EngineDriver(pagoda_engine_t *engine, std::function<void()> on_progress);
+    // `engine` outlives the driver (the served model holds both).
+    EngineDriver(EnginePort &engine, std::function<void()> on_progress);
     ~EngineDriver();  // stops and joins
     EngineDriver(const EngineDriver &) = delete;
     EngineDriver &operator=(const EngineDriver &) = delete;
@@ -33,7 +34,7 @@ public:
 private:
     void run();
 
-    pagoda_engine_t *engine_;
+    EnginePort &engine_;
     std::function<void()> on_progress_;
     std::mutex mutex_;
     std::condition_variable cv_;

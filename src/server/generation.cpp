@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/error.hpp"
 #include "server/api_error.hpp"
 #include "server/connection.hpp"
 #include "server/json_out.hpp"
@@ -65,15 +66,13 @@ void Generation::start(const std::string &rendered_prompt) {
     o.n_stop_token_ids = request_.stop_token_ids.size();
     pagoda_status_t s;
     if (request_.chat)
-        s = pagoda_engine_submit_text(model_->engine, rendered_prompt.data(), rendered_prompt.size(), &o, &request_id_);
+        s = model_->engine->submit_text(rendered_prompt.data(), rendered_prompt.size(), o, &request_id_);
     else if (request_.prompt_is_ids)
-        s = pagoda_engine_submit_tokens(model_->engine, request_.prompt_ids.data(), request_.prompt_ids.size(), &o,
-                                        &request_id_);
+        s = model_->engine->submit_tokens(request_.prompt_ids.data(), request_.prompt_ids.size(), o, &request_id_);
     else
-        s = pagoda_engine_submit_text(model_->engine, request_.prompt_text.data(), request_.prompt_text.size(), &o,
-                                      &request_id_);
+        s = model_->engine->submit_text(request_.prompt_text.data(), request_.prompt_text.size(), o, &request_id_);
     if (s != PAGODA_OK) {
-        std::string message = pagoda_last_error_message();
+        std::string message = last_error();
         const char *param = request_.chat ? "messages" : "prompt";
         if (s == PAGODA_ERR_INVALID_ARGUMENT) throw ApiError(400, message, param, "invalid_value");
         if (s == PAGODA_ERR_NOT_FOUND)

@@ -59,7 +59,7 @@ void handle_models(Server &server, Connection &c) {
 
 void handle_metrics(Server &server, Connection &c) {
     std::vector<MetricsSource> sources;
-    for (const auto &m : server.models()) sources.push_back({m->name, m->engine});
+    for (const auto &m : server.models()) sources.push_back({m->name, m->engine.get()});
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = render_metrics(sources);

@@ -10,7 +10,7 @@ std::string render_metrics(const std::vector<MetricsSource> &sources) {
         ModelMetrics m;
         m.model_name = src.model_name;
         m.metrics.struct_size = sizeof m.metrics;
-        if (pagoda_engine_get_metrics(src.engine, &m.metrics) != PAGODA_OK) continue;
+        if (src.engine->metrics(&m.metrics) != PAGODA_OK) continue;
         models.push_back(std::move(m));
     }
     PrometheusTextOptions options;

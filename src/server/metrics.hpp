@@ -1,4 +1,4 @@
-// GET /metrics: every served engine's pagoda_engine_get_metrics() in Prometheus' text format
+// GET /metrics: every served engine's metrics (pagoda_engine_get_metrics()'s) in Prometheus' text format
 // (version 0.0.4, prometheus_text.hpp), one series per served model (label model_name). Names
 // are vLLM's with `pagoda_` in place of `vllm:`: promtool's linter rejects ':' outside
 // recording rules, and the endpoint must pass `promtool check metrics`.
@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "pagoda/engine.h"
+#include "server/engine_port.hpp"
 
 namespace pagoda::server {
 
 struct MetricsSource {
     std::string model_name;
-    const pagoda_engine_t *engine;
+    const EnginePort *engine;
 };
 
 std::string render_metrics(const std::vector<MetricsSource> &sources);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "sample/request_defaults.hpp"
 #include "server/api_error.hpp"
 
 namespace pagoda::server {
@@ -148,7 +149,7 @@ void parse_common(const json &body, const ModelLimits &limits, GenerationRequest
         if (!m->is_string()) invalid_field("model", "model must be a string");
         r.model = m->get<std::string>();
     }
-    pagoda_request_options_default(&r.options);
+    r.options = sample::default_request_options();
     pagoda_request_options_t &o = r.options;
     o.temperature = float(get_number(body, "temperature", 0.0, 2.0, 1.0));
     o.top_p = float(get_number(body, "top_p", 0.0, 1.0, 1.0, true));

@@ -9,6 +9,7 @@
 
 #include "pagoda/engine.h"
 #include "server/engine_driver.hpp"
+#include "server/engine_port.hpp"
 #include "server/request_parse.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -18,7 +19,7 @@ class Generation;
 
 struct ServedModel {
     std::string name;
-    pagoda_engine_t *engine = nullptr;
+    std::shared_ptr<EnginePort> engine;
     std::shared_ptr<const tok::Tokenizer> tokenizer;  // NULL: token ids only
     ModelLimits limits;
     int64_t created = 0;  // Unix seconds, for /v1/models

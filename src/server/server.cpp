@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <random>
 
-#include "capi/handles.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "server/connection.hpp"
@@ -35,11 +34,11 @@ Server::~Server() {
     models_.clear();
 }
 
-void Server::add_model(const std::string &name, pagoda_engine_t *engine) {
-    pagoda_engine *e = require_handle(engine, "engine");
+void Server::add_model(const std::string &name, std::shared_ptr<EnginePort> engine) {
+    if (!engine) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "engine is NULL");
     if (name.empty() || name.size() > 256)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "a model name must be 1 to 256 bytes long");
-    if (e->impl->has_output_callback())
+    if (engine->has_output_callback())
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the engine delivers its outputs to a callback: the server polls "
                                                  "them, so make the engine without on_output");
     std::lock_guard lock(models_mutex_);
@@ -47,18 +46,17 @@ void Server::add_model(const std::string &name, pagoda_engine_t *engine) {
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the server is stopping or stopped");
     for (const auto &m : models_) {
         if (m->name == name) throw Error(PAGODA_ERR_ALREADY_EXISTS, "a model named '" + name + "' is served already");
-        if (m->engine == engine) throw Error(PAGODA_ERR_ALREADY_EXISTS, "this engine is served already, as '" + m->name + "'");
+        if (m->engine->identity() == engine->identity()) throw Error(PAGODA_ERR_ALREADY_EXISTS, "this engine is served already, as '" + m->name + "'");
     }
     auto m = std::make_shared<ServedModel>();
     m->name = name;
-    m->engine = engine;
-    m->tokenizer = e->impl->tokenizer();
-    m->limits.vocab_size = e->impl->model().config().vocab_size;
-    m->limits.context_length =
-        std::min<int64_t>(e->impl->model().config().max_position, e->impl->cache().capacity_tokens());
+    m->tokenizer = engine->tokenizer();
+    m->limits.vocab_size = engine->vocab_size();
+    m->limits.context_length = engine->context_length();
     m->created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch()).count();
-    m->driver = std::make_unique<EngineDriver>(engine, [this] { notify_progress(); });
+    m->engine = std::move(engine);
+    m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); });
     models_.push_back(std::move(m));
 }
 
@@ -200,7 +198,7 @@ void Server::poll_outputs() {
     for (const auto &m : models()) {
         pagoda_output_t out{};
         out.struct_size = sizeof out;
-        while (pagoda_engine_poll(m->engine, &out) == PAGODA_OK) {
+        while (m->engine->poll(&out) == PAGODA_OK) {
             auto it = m->generations.find(out.request_id);
             if (it == m->generations.end()) continue;
             it->second->on_output(out);
@@ -267,10 +265,10 @@ void Server::finish_stop() {
     for (const auto &m : models()) {
         m->driver->stop();
         // Drivers are gone: what is left is aborted and drained here, on the loop thread.
-        for (auto &[id, g] : m->generations) pagoda_engine_abort(m->engine, id);
+        for (auto &[id, g] : m->generations) m->engine->abort(id);
         pagoda_output_t out{};
         out.struct_size = sizeof out;
-        while (pagoda_engine_poll(m->engine, &out) == PAGODA_OK) {
+        while (m->engine->poll(&out) == PAGODA_OK) {
         }
         m->generations.clear();
     }

@@ -28,7 +28,7 @@ public:
     Server &operator=(const Server &) = delete;
 
     // Any thread. Throws Error (ALREADY_EXISTS, INVALID_ARGUMENT).
-    void add_model(const std::string &name, pagoda_engine_t *engine);
+    void add_model(const std::string &name, std::shared_ptr<EnginePort> engine);
     // host_loop NULL: a loop on a thread of our own. Throws Error (IO, INVALID_ARGUMENT).
     void start(uv_loop_t *host_loop);
     // Any thread; see pagoda_server_stop().

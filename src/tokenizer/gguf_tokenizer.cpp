@@ -2,7 +2,7 @@
 // pipelines. "llama" is SentencePiece BPE (scores, byte tokens, a "▁" for each space and one in
 // front); "gpt2" is byte-level BPE with merges and a split regex named by tokenizer.ggml.pre.
 #include "common/error.hpp"
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 #include "tokenizer/bpe_model.hpp"
 #include "tokenizer/chat_template.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 
 namespace pagoda::tok {
 

@@ -53,7 +53,7 @@
 #include "model/model.hpp"
 #include "pagoda/pagoda.h"
 #include "plan/cost_model.hpp"
-#include "plan/layer_profiler.hpp"
+#include "engine/layer_profiler.hpp"
 #include "plan/model_shape.hpp"
 #include "plan/plan.hpp"
 #include "plan/terapipe_slicing.hpp"
@@ -211,7 +211,7 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     const int32_t vocab = int32_t(shape.vocab);
 
     // cpu:1's layer costs, timed with cpu:2 running beside it (both 1-thread devices).
-    plan::ProfileOptions po;
+    engine::ProfileOptions po;
     po.max_tokens = prompt;
     po.granularity = 32;
     po.grid = quick ? 4 : 8;
@@ -219,7 +219,7 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     po.neighbour = device("cpu:2");
     double start = now();
     const plan::MeasuredLayerCosts costs =
-        plan::profile_layer_costs(model, device("cpu:1"), "cpu", "cpu:1 1 thread beside cpu:2",
+        engine::profile_layer_costs(model, device("cpu:1"), "cpu", "cpu:1 1 thread beside cpu:2",
                                   plan::device_preset("cpu"), po);
     const double profile_seconds = now() - start;
 
@@ -245,9 +245,9 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     const plan::Slicing uniform = plan::best_uniform_slicing(cost, so);
     // Σ_k t_k(L, 0): the stages one after another, so each is timed alone, not beside a busy
     // neighbour as the overlapping slices are.
-    plan::ProfileOptions alone = po;
+    engine::ProfileOptions alone = po;
     alone.neighbour = nullptr;
-    const double t_alone = plan::measure_layer_points(model, device("cpu:1"), {{prompt, 0}}, alone).front();
+    const double t_alone = engine::measure_layer_points(model, device("cpu:1"), {{prompt, 0}}, alone).front();
     double predicted_unsliced = 0;
     for (const auto &st : stages)
         predicted_unsliced += double(st.end_layer - st.first_layer) * t_alone + cm.send_seconds(prompt, false);
@@ -255,13 +255,13 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     // The same prediction from the slices' own points timed directly (no fit): what is left
     // between it and the measurement is the executor's, not the cost model's.
     auto direct = [&](const std::vector<int64_t> &lengths) {
-        std::vector<plan::LayerPoint> points;
+        std::vector<engine::LayerPoint> points;
         int64_t c = 0;
         for (int64_t l : lengths) {
             points.push_back({l, c});
             c += l;
         }
-        const std::vector<double> t = plan::measure_layer_points(model, device("cpu:1"), points, po);
+        const std::vector<double> t = engine::measure_layer_points(model, device("cpu:1"), points, po);
         double sum = 0, worst = 0;
         for (size_t i = 0; i < t.size(); ++i) {
             double slowest = 0;
@@ -277,7 +277,7 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
 
     // cpu:0 (2 threads) unsliced: its own profile of the one point it runs.
     const double predicted_cpu0 =
-        double(shape.layers) * plan::measure_layer_points(model, device("cpu:0"), {{prompt, 0}}, alone).front();
+        double(shape.layers) * engine::measure_layer_points(model, device("cpu:0"), {{prompt, 0}}, alone).front();
 
     exec::PipelineOptions dp_opts, uniform_opts;
     dp_opts.prefill_slices = dp.lengths;

@@ -28,7 +28,7 @@
 #include "model/model.hpp"
 #include "pagoda/pagoda.h"
 #include "plan/cost_model.hpp"
-#include "plan/layer_profiler.hpp"
+#include "engine/layer_profiler.hpp"
 #include "plan/simulator_bench.hpp"
 #include "plan/stage_partition.hpp"
 #include "plan/terapipe_slicing.hpp"
@@ -36,6 +36,8 @@
 #include "runtime/device.hpp"
 
 using namespace pagoda::plan;
+using pagoda::engine::profile_layer_costs;
+using pagoda::engine::ProfileOptions;
 
 namespace {
 

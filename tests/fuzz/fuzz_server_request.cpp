@@ -10,21 +10,6 @@
 #include "server/api_error.hpp"
 #include "server/request_parse.hpp"
 
-// The parser starts from the engine's defaults; this target does not link the engine, so it
-// gives them here (as engine_api.cpp's default_request_options does).
-extern "C" void pagoda_request_options_init(pagoda_request_options_t *o, size_t) {
-    *o = pagoda_request_options_t{};
-    o->struct_size = sizeof *o;
-    o->max_tokens = 256;
-    o->temperature = 1.0f;
-    o->top_p = 1.0f;
-    o->repetition_penalty = 1.0f;
-    o->logprobs = -1;
-    o->prompt_logprobs = -1;
-    o->n = 1;
-    o->length_penalty = 1.0f;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     using namespace pagoda::server;
     if (size == 0) return 0;

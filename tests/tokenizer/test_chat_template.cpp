@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "common/gguf_vocabulary.hpp"
+#include "tokenizer/gguf_vocabulary.hpp"
 #include "pagoda/pagoda.h"
 #include "tokenizer/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"

@@ -5,10 +5,7 @@ pagoda_add_test(test_cpu_norm_rope SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_no
 pagoda_add_test(test_cpu_elementwise SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_elementwise.c LABELS cpu)
 pagoda_add_test(test_cpu_rowwise SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_rowwise.c LABELS cpu)
 pagoda_add_test(test_cpu_dense_args SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_dense_args.c LABELS cpu)
-# Quantized block weights: the test decodes with the reference decoders, built as the plugins
-# build them.
-pagoda_add_test(test_cpu_quant_matmul LABELS cpu SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/test_cpu_quant_matmul.cpp ${PROJECT_SOURCE_DIR}/backends/common/block_formats.cpp)
-target_include_directories(test_cpu_quant_matmul PRIVATE ${PROJECT_SOURCE_DIR}/backends/common)
-set_source_files_properties(${PROJECT_SOURCE_DIR}/backends/common/block_formats.cpp
-  TARGET_DIRECTORY test_cpu_quant_matmul PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+# Quantized block weights: the test decodes with the reference decoders the plugins link
+# (src/formats).
+pagoda_add_test(test_cpu_quant_matmul LABELS cpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_quant_matmul.cpp)
+target_link_libraries(test_cpu_quant_matmul PRIVATE pagoda_formats)

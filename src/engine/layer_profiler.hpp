@@ -4,7 +4,8 @@
 // repeats interleave with its own), a third of the grid held out to report the fit's error. Whole forward passes are timed
 // (one sequence, logits for its last token only) and divided by the layer count, so the
 // embedding and LM head are spread over the layers:
-// profile a model with a small vocabulary to keep that share negligible.
+// profile a model with a small vocabulary to keep that share negligible. It runs exec's forward
+// pass, so it lives above both exec and plan: the planner only takes the numbers it returns.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,10 @@
 #include "plan/measured_costs.hpp"
 #include "runtime/device.hpp"
 
-namespace pagoda::plan {
+namespace pagoda::engine {
+
+using plan::DeviceSpec;
+using plan::MeasuredLayerCosts;
 
 struct ProfileOptions {
     int64_t max_tokens = 512;   // L: the largest slice and the largest context profiled
@@ -59,4 +63,4 @@ std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> mod
                                          std::shared_ptr<const runtime::Device> device,
                                          const std::vector<LayerPoint> &points, const ProfileOptions &options);
 
-}  // namespace pagoda::plan
+}  // namespace pagoda::engine

@@ -1,4 +1,4 @@
-#include "plan/layer_profiler.hpp"
+#include "engine/layer_profiler.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,9 @@
 #include "kv/kv_cache.hpp"
 #include "pagoda/dtype.h"
 
-namespace pagoda::plan {
+namespace pagoda::engine {
+
+using plan::ContextSample;
 
 namespace {
 
@@ -182,7 +184,7 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     out.backend = backend;
     out.device = description;
     out.dtype = "f32";
-    out.shape = model_shape(model->config());
+    out.shape = plan::model_shape(model->config());
     out.device_spec = spec;
     out.granularity = o.granularity;
     for (int64_t l = o.granularity; l <= o.max_tokens; l += o.granularity)
@@ -214,10 +216,10 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
             }
         }
     }
-    out.fit = fit_context_term(fit_set);
+    out.fit = plan::fit_context_term(fit_set);
     out.fit_samples = int64_t(fit_set.size());
     out.holdout_samples = int64_t(holdout.size());
-    out.context_fit_error = context_fit_error(out.fit, holdout);
+    out.context_fit_error = plan::context_fit_error(out.fit, holdout);
     double rel = 0;
     for (size_t i = 0; i < holdout.size(); ++i)
         rel += std::fabs(out.seconds(holdout[i].tokens, holdout[i].context) - holdout_totals[i]) / holdout_totals[i];
@@ -249,4 +251,4 @@ std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> mod
     return out;
 }
 
-}  // namespace pagoda::plan
+}  // namespace pagoda::engine

@@ -1,6 +1,6 @@
-// The tokenizer a GGUF file carries in its `tokenizer.ggml.*` keys, as plain data: model/ reads
-// it (read_gguf_vocabulary), tokenizer/ builds from it (Tokenizer::from_gguf). It sits here so
-// that neither of the two includes the other. Nothing here interprets the pieces.
+// The tokenizer a GGUF file carries in its `tokenizer.ggml.*` keys, as plain data: tokenizer/
+// builds from it (Tokenizer::from_gguf), model/ (above tokenizer/) reads it from a file and
+// writes it back (model/gguf_vocabulary.hpp). Nothing here interprets the pieces.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,19 @@
+#include "sample/request_defaults.hpp"
+
+namespace pagoda::sample {
+
+pagoda_request_options_t default_request_options() {
+    pagoda_request_options_t o{};
+    o.struct_size = sizeof(o);
+    o.max_tokens = 256;
+    o.temperature = 1.0f;
+    o.top_p = 1.0f;
+    o.repetition_penalty = 1.0f;
+    o.logprobs = -1;
+    o.prompt_logprobs = -1;
+    o.n = 1;
+    o.length_penalty = 1.0f;
+    return o;
+}
+
+}  // namespace pagoda::sample
