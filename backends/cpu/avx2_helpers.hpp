@@ -27,7 +27,7 @@ inline float half_at(const unsigned char *p) {
 }
 
 // Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub`, as the reference decoders
-// (backends/common/block_formats.cpp) unpack them.
+// (src/formats/block_formats.cpp) unpack them.
 inline void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
     if (sub < 4) {
         *scale = float(packed[sub] & 63);

@@ -1,7 +1,7 @@
 // AVX2/F16C decoders of the quantized block types (see widen.hpp), for the GEMV's row chunks,
 // the GEMM's widened panels and EMBEDDING. Compiled with -mavx2 -mfma -mf16c and also
 // -ffp-contract=off: each value is computed with the same roundings, in the same order, as
-// the reference decoders (backends/common/block_formats.cpp), so the two agree bit for bit.
+// the reference decoders (src/formats/block_formats.cpp), so the two agree bit for bit.
 // Like every AVX2 file here it shares helpers only with AVX2 files (avx2_helpers.hpp).
 #include <immintrin.h>
 

@@ -19,7 +19,7 @@ inline float half_scale(const unsigned char *p) {
 }
 
 // Blocks as int8 runs: value = scale · q − min per run of 32, a scale per 16 values and a min
-// per run, computed as backends/common/block_formats.cpp's reference decoders compute them.
+// per run, computed as src/formats/block_formats.cpp's reference decoders compute them.
 inline void set_run_scale(float *scale, float *min, int64_t run, float s, float m) {
     scale[2 * run] = s;
     scale[2 * run + 1] = s;

@@ -1,6 +1,6 @@
 // GGUF's quantized block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) decoded on the device, eight
 // consecutive values at a time: the unit a lane of the GEMV, the panel widening and the
-// embedding gather takes. Written from the block layouts backends/common/block_formats.cpp
+// embedding gather takes. Written from the block layouts src/formats/block_formats.cpp
 // documents. decode8 evaluates each value as the plain decoder does, operation for operation
 // in f32 (products and differences rounded separately, never fused), so the values are the
 // reference's bit for bit; decode_group8 gives the same values factored (integers, a scale and

@@ -1,5 +1,5 @@
-// One thread per served engine: it steps the engine (EnginePort::step) while the engine has work and
-// sleeps on a condition variable otherwise. The loop thread submits directly (submit is
+// One thread per served engine: it steps the engine (EnginePort::step) while the engine has
+// work and sleeps on a condition variable otherwise. The loop thread submits directly (submit is
 // thread-safe) and wakes it; aborts are handed over too, since an abort waits for a running step
 // and the loop thread must not block. After each step `on_progress` runs (the server's
 // uv_async_send), and the loop thread polls the outputs.

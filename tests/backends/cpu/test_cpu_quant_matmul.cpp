@@ -1,5 +1,5 @@
 // The CPU backend's kernels on quantized block weights (ABI 1.3): EMBEDDING decodes a block
-// table's rows bit for bit as the reference decoders (backends/common/block_formats.cpp) do, and
+// table's rows bit for bit as the reference decoders (src/formats/block_formats.cpp) do, and
 // MATMUL on block W matches a double-precision product of the reference-decoded weights within
 // f32 rounding: on the GEMV (every m it tiles, k over several decode chunks, strided W) and on
 // sgemm (m past the switch, widened panels), with bias, accumulation and half activations. The
