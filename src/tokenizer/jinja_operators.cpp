@@ -21,17 +21,20 @@ namespace {
 }
 
 Value repeat(const Value &seq, int64_t times, const Runtime &rt) {
-    if (times <= 0) return seq.is_string() ? Value(std::string()) : Value::sequence({}, seq.as_sequence().kind);
+    // Nothing repeated is nothing, at once: a loop over `times` would run up to 2^63 rounds
+    // (`[] * 10**18`, found by fuzz_chat_template), which no size check stops.
+    const bool empty = seq.is_string() ? seq.as_string().empty() : seq.as_sequence().items.empty();
+    if (times <= 0 || empty) return seq.is_string() ? Value(std::string()) : Value::sequence({}, seq.as_sequence().kind);
     if (seq.is_string()) {
         const std::string &s = seq.as_string();
-        if (!s.empty()) rt.check_size(s.size() * uint64_t(std::min<int64_t>(times, int64_t(1) << 40)));
+        rt.check_size(s.size() * uint64_t(std::min<int64_t>(times, int64_t(1) << 40)));
         std::string out;
         out.reserve(s.size() * size_t(times));
         for (int64_t i = 0; i < times; ++i) out += s;
         return Value(std::move(out));
     }
     const auto &items = seq.as_sequence().items;
-    if (!items.empty()) rt.check_size(items.size() * 16 * uint64_t(std::min<int64_t>(times, int64_t(1) << 40)));
+    rt.check_size(items.size() * 16 * uint64_t(std::min<int64_t>(times, int64_t(1) << 40)));
     std::vector<Value> out;
     for (int64_t i = 0; i < times; ++i) out.insert(out.end(), items.begin(), items.end());
     return Value::sequence(std::move(out), seq.as_sequence().kind);

@@ -50,8 +50,11 @@ run_fuzzer() {
     done <"$root/tests/fuzz/corpus/$f.seeds"
   fi
   [[ -f $root/tests/fuzz/corpus/$f.dict ]] && dict=(-dict="$root/tests/fuzz/corpus/$f.dict")
-  "$build/bin/$f" -max_total_time="$seconds" -print_final_stats=1 "${dict[@]}" \
-    -artifact_prefix="$artifacts/" "$corpus"
+  # An input that runs longer than the whole budget is a hang: libFuzzer fails on it and keeps
+  # it (-timeout; its default, 20 minutes, would stall the run). The outer timeout is a backstop
+  # for a fuzzer that stops answering altogether.
+  timeout --kill-after=10 $((2 * seconds + 60)) "$build/bin/$f" -max_total_time="$seconds" \
+    -timeout="$seconds" -print_final_stats=1 "${dict[@]}" -artifact_prefix="$artifacts/" "$corpus"
 }
 
 # libFuzzer runs on one core, so `jobs` fuzzers run side by side, each for the whole budget:

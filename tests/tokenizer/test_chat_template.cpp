@@ -154,6 +154,11 @@ void test_limits(void **) {
     assert_int_equal(error_of("{% for i in range(1000) %}{{ range(10000)|select('odd')|list|length }}{% endfor %}",
                               ordered_json::object(), small).kind(), Kind::Limit);
     assert_int_equal(error_of("{{ 99999999999999999999 }}").kind(), Kind::Unsupported);
+    // Repeating nothing a huge number of times is nothing, at once (as in Python), not 2^63
+    // rounds of a loop.
+    assert_string_equal(render("{{ ([] * 1000000000000000000)|length }}{{ '' * 9223372036854775807 }}|"
+                               "{{ (() * 1000000000000000000)|length }}{{ (1000000000000000000 * [])|length }}").c_str(),
+                        "0|00");
 }
 
 void test_bad_messages(void **) {
