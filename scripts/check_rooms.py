@@ -13,8 +13,10 @@ of a room it links directly, and every room it links must be included somewhere 
 exactly the arrows). An include without a folder must name a file beside the includer; public
 headers ("pagoda/...") are open to all. Exits 1 naming each file and include at fault, so the
 build stops. --graph prints the link graph (the arrows, one room a line); --stamp writes FILE
-when the check passes, for the build's dependency tracking.
+when the check passes, for the build's dependency tracking. tests/abi/check_rooms_test.sh
+tests this script.
 """
+import argparse
 import os
 import re
 import sys
@@ -99,27 +101,26 @@ def acyclic_order(rooms):
 
 
 def main(argv):
-    args = [a for a in argv if not a.startswith("--")]
-    if len(args) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    stamp = argv[argv.index("--stamp") + 1] if "--stamp" in argv else None
-    if stamp in args:
-        args.remove(stamp)
-    rooms = read_rooms(args[0])
+    parser = argparse.ArgumentParser(description="Checks src/'s includes against its rooms' links.")
+    parser.add_argument("rooms", help="the rooms file src/CMakeLists.txt writes")
+    parser.add_argument("src", help="the src/ folder")
+    parser.add_argument("--stamp", help="a file to write when the check passes")
+    parser.add_argument("--graph", action="store_true", help="print the link graph")
+    args = parser.parse_args(argv)
+    rooms = read_rooms(args.rooms)
     order = acyclic_order(rooms)
-    if "--graph" in argv:
+    if args.graph:
         for room in reversed(order):
             print(f"{room:10} -> {' '.join(rooms[room][1]) or '(nothing)'}")
-    errors = check(rooms, args[1])
+    errors = check(rooms, args.src)
     for e in errors:
         print(f"check_rooms: {e}", file=sys.stderr)
     if errors:
         print(f"check_rooms: {len(errors)} include(s) against the rooms' links "
               "(src/CMakeLists.txt lists the links; ARCHITECTURE.md the arrows)", file=sys.stderr)
         return 1
-    if stamp:
-        with open(stamp, "w", encoding="utf-8") as f:
+    if args.stamp:
+        with open(args.stamp, "w", encoding="utf-8") as f:
             f.write("rooms checked\n")
     return 0
 

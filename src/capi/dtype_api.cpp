@@ -1,4 +1,4 @@
-// Names and sizes of element types and ops: the tables plugins use too (backends/common), so a
+// Names and sizes of element types and ops: the tables plugins use too (src/formats), so a
 // backend's messages name types and ops exactly as the library does.
 #include <string>
 

@@ -17,6 +17,8 @@
 namespace pagoda::engine {
 
 using plan::ContextSample;
+using plan::DeviceSpec;
+using plan::MeasuredLayerCosts;
 
 namespace {
 

@@ -20,9 +20,6 @@
 
 namespace pagoda::engine {
 
-using plan::DeviceSpec;
-using plan::MeasuredLayerCosts;
-
 struct ProfileOptions {
     int64_t max_tokens = 512;   // L: the largest slice and the largest context profiled
     int64_t granularity = 8;    // t(l, 0) is measured for l = g, 2g, …, L
@@ -44,10 +41,10 @@ void validate(const ProfileOptions &options);
 // Profiles `model` on `device`. `backend` and `description` name what was measured in the
 // result; `spec` supplies the memory and link numbers the measurements do not cover. Throws
 // what the forward pass and KV allocation throw (BACKEND, OUT_OF_MEMORY), and as validate().
-MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model,
-                                       std::shared_ptr<const runtime::Device> device,
-                                       const std::string &backend, const std::string &description,
-                                       const DeviceSpec &spec, const ProfileOptions &options);
+plan::MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model,
+                                             std::shared_ptr<const runtime::Device> device,
+                                             const std::string &backend, const std::string &description,
+                                             const plan::DeviceSpec &spec, const ProfileOptions &options);
 
 // One (tokens, context) point to time.
 struct LayerPoint {

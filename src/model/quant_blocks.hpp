@@ -1,6 +1,6 @@
 // GGUF's quantized block types (ggml's Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) as the model's tensor types:
-// their block sizes and reference decoders, which live beside the plugins' (backends/common/
-// block_formats.hpp) so that the core and every kernel decode one way.
+// their block sizes and reference decoders, from src/formats (block_formats.hpp), which the
+// plugins link too, so that the core and every kernel decode one way.
 #pragma once
 
 #include <cstdint>

@@ -35,7 +35,6 @@ Server::~Server() {
 }
 
 void Server::add_model(const std::string &name, std::shared_ptr<EnginePort> engine) {
-    if (!engine) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "engine is NULL");
     if (name.empty() || name.size() > 256)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "a model name must be 1 to 256 bytes long");
     if (engine->has_output_callback())

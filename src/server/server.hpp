@@ -27,7 +27,8 @@ public:
     Server(const Server &) = delete;
     Server &operator=(const Server &) = delete;
 
-    // Any thread. Throws Error (ALREADY_EXISTS, INVALID_ARGUMENT).
+    // Any thread. `engine` is the facade's port (never null). Throws Error (ALREADY_EXISTS,
+    // INVALID_ARGUMENT).
     void add_model(const std::string &name, std::shared_ptr<EnginePort> engine);
     // host_loop NULL: a loop on a thread of our own. Throws Error (IO, INVALID_ARGUMENT).
     void start(uv_loop_t *host_loop);
