@@ -17,6 +17,7 @@ packages=(
     abigail-tools                                        # ABI gate (abidw, abidiff)
     python3                                              # test fixtures (make_random_model.py)
     python3-jinja2                                       # chat template parity (chat_template_reference.py)
+    python3-numpy                                        # float64 reference forward passes (tests/arch)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
     cargo golang-go                                      # the Rust and Go bindings' tests (bindings/)
     openmpi-bin libopenmpi-dev                           # meshes over processes: ranks under mpirun

@@ -11,7 +11,7 @@ static void quantize_usage(FILE *out) {
           "Writes OUT, a GGUF file of the model IN with its weight matrices quantized,\n"
           "and prints per tensor type the tensors, values and error written.\n"
           "IN is a GGUF file (F32, F16 or BF16 weights) or a Hugging Face folder of a\n"
-          "Llama, Mistral or Qwen2 model (config.json, safetensors, tokenizer.json,\n"
+          "Llama, Mistral, Qwen2 or Qwen3 model (config.json, safetensors, tokenizer.json,\n"
           "tokenizer_config.json), converted as llama.cpp's convert_hf_to_gguf.py\n"
           "converts it; a tokenizer GGUF cannot carry faithfully is refused.\n"
           "\n"

@@ -88,9 +88,9 @@ PAGODA_API void pagoda_quantize_options_init(pagoda_quantize_options_t *options,
  *
  * A Hugging Face folder (`config.json`, `model.safetensors` or shards with
  * `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json`, optionally
- * `generation_config.json`) of a LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM is
- * converted as llama.cpp's converter does: `general.architecture` "llama" (Mistral too) or
- * "qwen2", the `<arch>.*` keys from `config.json`, tensors under GGUF's names (Llama's Q/K rows
+ * `generation_config.json`) of a LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM or
+ * Qwen3ForCausalLM is converted as llama.cpp's converter does: `general.architecture` "llama"
+ * (Mistral too), "qwen2" or "qwen3", the `<arch>.*` keys from `config.json`, tensors under GGUF's names (Llama's Q/K rows
  * permuted for interleaved RoPE; norms and biases in F32; Llama 3 RoPE scaling as
  * `rope_freqs.weight`; no `output.weight` for tied embeddings), and the tokenizer as
  * `tokenizer.ggml.*`: "llama" for SentencePiece-style BPE (scores from the merges' ranks),

@@ -280,7 +280,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
     for (size_t i = size_t(stage.first_layer); i < size_t(stage.end_layer); ++i) {
         const LlamaLayerWeights &l = w.layers()[i];
         s.rmsnorm(l.input_norm, n, sublayer_out, h_stream, normed_x);  // h += mlp output
-        s.attention(l, batch, geometry, pools[i]);
+        s.attention(int64_t(i), l, batch, geometry, pools[i]);
         s.matmul(l.o, none, attn_out, n, sublayer_out);
         s.all_reduce(sublayer_out, n * c.hidden_size, act);
         // h += attention output

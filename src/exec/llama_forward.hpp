@@ -1,7 +1,8 @@
-// The forward pass of a Llama-family decoder (Llama, Mistral, Qwen2) on one device, through the
-// backend's ops: embedding → per layer [RMSNorm → Q/K/V (+bias) → RoPE → KV write → paged
-// attention → O → add+RMSNorm → gate/up → SiLU·mul → down] → final norm → LM head, for a batch
-// of sequences of any mix of prefill chunks and decode tokens.
+// The forward pass of a Llama-family decoder (Llama, Mistral, Qwen2, Qwen3) on one device,
+// through the backend's ops: embedding → per layer [RMSNorm → Q/K/V (+bias) (→ per-head Q/K
+// RMSNorm) → RoPE → KV write → paged attention → O → add+RMSNorm → gate/up → SiLU·mul → down]
+// → final norm → LM head, for a batch of sequences of any mix of prefill chunks and decode
+// tokens.
 #pragma once
 
 #include <memory>

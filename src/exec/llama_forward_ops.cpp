@@ -241,7 +241,7 @@ pagoda_op_rope_t LlamaForward::State::rope_args(int64_t n_tokens) const {
 }
 
 // normed → Q, K, V → RoPE → cache → paged attention → `attn`.
-void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBatch &b,
+void LlamaForward::State::attention(int64_t layer, const LlamaLayerWeights &l, const ForwardBatch &b,
                                     const kv::KvGeometry &g, const kv::LayerPools &pools) {
     const model::ModelConfig &c = model->config();
     const int64_t n = b.n_tokens();
@@ -252,6 +252,10 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     matmul(l.v, l.v_bias, x, n, vp);
 
     const int64_t q_heads = shard.n_heads(c), kv_heads = shard.n_kv_heads(c);
+    if (l.q_norm) {  // Qwen3: each head of Q and K normalised on its own, in place
+        rmsnorm(l.q_norm, n * q_heads, qp, nullptr, qp);
+        rmsnorm(l.k_norm, n * kv_heads, kp, nullptr, kp);
+    }
     pagoda_op_rope_t r = rope_args(n);
     r.x = qp;
     r.n_heads = q_heads;
@@ -294,7 +298,7 @@ void LlamaForward::State::attention(const LlamaLayerWeights &l, const ForwardBat
     a.max_blocks_per_seq = b.max_blocks_per_seq;
     a.max_context_len = b.max_context_len;
     a.scale = float(1.0 / std::sqrt(double(c.head_dim)));
-    a.sliding_window = int32_t(c.sliding_window);
+    a.sliding_window = int32_t(c.window_of(layer));
     a.q = qp;
     a.k_cache = pools.k;
     a.v_cache = pools.v;

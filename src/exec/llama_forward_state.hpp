@@ -81,8 +81,9 @@ struct LlamaForward::State {
     void lm_head(const void *x, int64_t rows, float *out);
     // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
     void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
-    void attention(const LlamaLayerWeights &l, const ForwardBatch &b, const kv::KvGeometry &g,
-                   const kv::LayerPools &pools);
+    // Layer `layer`'s attention sublayer: `normed` → `attn`.
+    void attention(int64_t layer, const LlamaLayerWeights &l, const ForwardBatch &b,
+                   const kv::KvGeometry &g, const kv::LayerPools &pools);
 
     std::shared_ptr<const model::Model> model;
     const runtime::Stream &stream;

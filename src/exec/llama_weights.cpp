@@ -120,6 +120,10 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
             l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
             l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
         }
+        if (c.qk_norm) {  // one weight per head dimension, shared by every head
+            l.q_norm = place(p + "self_attn.q_norm.weight", 0, -1, 0, -1, WeightUse::Vector);
+            l.k_norm = place(p + "self_attn.k_norm.weight", 0, -1, 0, -1, WeightUse::Vector);
+        }
         // Row-parallel: the shard's input columns of O and down; their partial sums are
         // all-reduced.
         l.o = place(p + "self_attn.o_proj.weight", 0, -1, q0, nq);
@@ -284,6 +288,10 @@ void LlamaWeights::check_ops() const {
         check_matmul(device, l.q, &l.q_bias);
         check_matmul(device, l.k, &l.k_bias);
         check_matmul(device, l.v, &l.v_bias);
+        if (l.q_norm) {
+            check_rmsnorm(device, l.q_norm);
+            check_rmsnorm(device, l.k_norm);
+        }
         check_matmul(device, l.o, nullptr);
         check_rmsnorm(device, l.post_attention_norm);
         check_matmul(device, l.gate, nullptr);

@@ -38,7 +38,7 @@ struct DeviceTensor {
 };
 
 struct LlamaLayerWeights {
-    DeviceTensor input_norm, q, k, v, q_bias, k_bias, v_bias, o;
+    DeviceTensor input_norm, q, k, v, q_bias, k_bias, v_bias, q_norm, k_norm, o;
     DeviceTensor post_attention_norm, gate, up, down;
 };
 

@@ -17,11 +17,13 @@ struct SupportedArchitecture {
     // leaves qwen2's alone, which keep Hugging Face's half-split rotation.
     pagoda_rope_layout_t rope_layout;
     bool attention_bias;
+    bool qk_norm;  // blk.N.attn_q_norm / attn_k_norm, one weight per head dimension
 };
 
 constexpr SupportedArchitecture kSupported[] = {
-    {"llama", Architecture::Llama, PAGODA_ROPE_INTERLEAVED, false},
-    {"qwen2", Architecture::Qwen2, PAGODA_ROPE_HALF_SPLIT, true},
+    {"llama", Architecture::Llama, PAGODA_ROPE_INTERLEAVED, false, false},
+    {"qwen2", Architecture::Qwen2, PAGODA_ROPE_HALF_SPLIT, true, false},
+    {"qwen3", Architecture::Qwen3, PAGODA_ROPE_HALF_SPLIT, false, true},
 };
 
 std::string supported_list() {
@@ -129,6 +131,7 @@ ModelConfig gguf_model_config(const GgufFile &file) {
     if (eos >= 0) c.eos_token_ids = {eos};
 
     c.attention_bias = arch.attention_bias;
+    c.qk_norm = arch.qk_norm;
     c.tie_word_embeddings = file.find_tensor("output.weight") == nullptr;
     validate(c, path);
     return c;
@@ -163,6 +166,7 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
                                                ") does not belong in this model (" +
                                                std::to_string(config.n_layers) + " layers" +
                                                (config.attention_bias ? "" : ", no attention biases") +
+                                               (config.qk_norm ? "" : ", no Q/K norms") +
                                                ")");
         ref.type = t.type;
         ref.shape.assign(t.dims.rbegin(), t.dims.rend());  // GGUF lists the innermost first

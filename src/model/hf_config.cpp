@@ -15,7 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char *kSupported = "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM";
+constexpr const char *kSupported =
+    "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
 
 [[noreturn]] void fail(pagoda_status_t status, const std::string &source, const std::string &what) {
     throw Error(status, source + ": " + what);
@@ -121,6 +122,7 @@ Architecture parse_architecture(const Keys &keys, const std::string &source, std
     if (*name == "LlamaForCausalLM") return Architecture::Llama;
     if (*name == "MistralForCausalLM") return Architecture::Mistral;
     if (*name == "Qwen2ForCausalLM") return Architecture::Qwen2;
+    if (*name == "Qwen3ForCausalLM") return Architecture::Qwen3;
     fail(PAGODA_ERR_UNSUPPORTED, source,
          "architecture \"" + *name + "\" is not supported (supported: " + kSupported + ")");
 }
@@ -210,16 +212,27 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
     parse_rope_scaling(keys, source, c.rope);
 
     c.tie_word_embeddings = keys.boolean("tie_word_embeddings", false);
-    // Qwen2's Q, K, V projections always carry biases; Llama and Mistral may say so explicitly.
+    // Qwen2's Q, K, V projections always carry biases; the others may say so explicitly.
     c.attention_bias =
         c.architecture == Architecture::Qwen2 || keys.boolean("attention_bias", false);
+    c.qk_norm = c.architecture == Architecture::Qwen3;
 
     switch (c.architecture) {
     case Architecture::Mistral: c.sliding_window = keys.integer("sliding_window", 0); break;
     case Architecture::Qwen2:
-        // Qwen2 configs carry a sliding_window that only applies when use_sliding_window is on.
-        if (keys.boolean("use_sliding_window", false))
+    case Architecture::Qwen3:
+        // Qwen configs carry a sliding_window that only applies when use_sliding_window is on,
+        // and then only from layer max_window_layers on (transformers' default: 28).
+        if (keys.boolean("use_sliding_window", false)) {
             c.sliding_window = keys.integer("sliding_window", 0);
+            const int64_t full_layers = keys.integer("max_window_layers", 28);
+            if (full_layers < 0) fail(PAGODA_ERR_FORMAT, source, "max_window_layers is negative");
+            if (c.n_layers > 0 && c.n_layers <= 4096) {
+                c.sliding_layers.assign(size_t(c.n_layers), 0);
+                for (int64_t i = full_layers; i < c.n_layers; ++i) c.sliding_layers[size_t(i)] = 1;
+            }
+            if (full_layers >= c.n_layers) c.sliding_window = 0, c.sliding_layers.clear();
+        }
         break;
     case Architecture::Llama: break;
     }

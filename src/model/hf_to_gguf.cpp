@@ -94,17 +94,31 @@ bool ends_with(const std::string &s, std::string_view suffix) {
 
 }  // namespace
 
-const char *gguf_architecture(Architecture a) { return a == Architecture::Qwen2 ? "qwen2" : "llama"; }
+const char *gguf_architecture(Architecture a) {
+    switch (a) {
+    case Architecture::Qwen2: return "qwen2";
+    case Architecture::Qwen3: return "qwen3";
+    case Architecture::Llama:
+    case Architecture::Mistral: break;
+    }
+    return "llama";
+}
 
 QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint,
                                   const GgufVocabulary &vocabulary) {
     const ModelConfig &c = checkpoint->config();
     const std::string config_path = checkpoint->folder() + "/config.json";
-    const bool permute = c.architecture != Architecture::Qwen2;  // llama.cpp runs qwen2 half-split
-    if (permute && c.attention_bias)
+    // llama.cpp runs qwen2 and qwen3 half-split, llama interleaved.
+    const bool permute = c.architecture == Architecture::Llama || c.architecture == Architecture::Mistral;
+    if (c.attention_bias != (c.architecture == Architecture::Qwen2))
         throw Error(PAGODA_ERR_UNSUPPORTED,
-                    config_path + ": attention_bias is true; Pagoda's GGUF loader reads Q/K/V biases "
-                                  "for qwen2 only, so a llama GGUF with them would not load");
+                    config_path + ": attention_bias is " + (c.attention_bias ? "true" : "false") +
+                        "; Pagoda's GGUF loader reads Q/K/V biases for qwen2 and only for qwen2, so " +
+                        "the GGUF would not load");
+    if (!c.sliding_layers.empty())
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    config_path + ": a sliding window on some layers only (max_window_layers) has no " +
+                        "GGUF key for " + gguf_architecture(c.architecture));
     if (vocabulary.tokens.size() != size_t(c.vocab_size))
         throw Error(PAGODA_ERR_FORMAT, checkpoint->folder() + "/tokenizer.json: the vocabulary has " +
                                            std::to_string(vocabulary.tokens.size()) +

@@ -20,6 +20,10 @@ std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c) {
             out.push_back({p + "self_attn.k_proj.bias", {kv_rows}});
             out.push_back({p + "self_attn.v_proj.bias", {kv_rows}});
         }
+        if (c.qk_norm) {
+            out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}});
+            out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
+        }
         out.push_back({p + "self_attn.o_proj.weight", {hidden, q_rows}});
         out.push_back({p + "post_attention_layernorm.weight", {hidden}});
         out.push_back({p + "mlp.gate_proj.weight", {c.intermediate_size, hidden}});

@@ -18,7 +18,7 @@ struct ExpectedTensor {
 
 // In a stable order: embeddings, then each layer's tensors, then the final norm and lm_head.
 // lm_head is absent when config.tie_word_embeddings; Q/K/V biases present when
-// config.attention_bias. Assumes `config` passed validate().
+// config.attention_bias; per-head Q/K norm weights when config.qk_norm. Assumes `config` passed validate().
 std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config);
 
 // An optional tensor beyond that list: RoPE frequency divisors, F32 [head_dim / 2], as Llama 3.1+

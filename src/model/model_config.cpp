@@ -68,6 +68,9 @@ void validate(const ModelConfig &c, const std::string &source) {
     }
     if (c.sliding_window < 0)
         fail(source, "sliding_window " + std::to_string(c.sliding_window) + " is negative");
+    if (!c.sliding_layers.empty() && int64_t(c.sliding_layers.size()) != c.n_layers)
+        fail(source, "the sliding-window pattern names " + std::to_string(c.sliding_layers.size()) +
+                         " layers, the model has " + std::to_string(c.n_layers));
     if (c.bos_token_id != -1) check_token(source, "bos_token_id", c.bos_token_id, c.vocab_size);
     for (int32_t id : c.eos_token_ids) check_token(source, "eos_token_id", id, c.vocab_size);
 }
@@ -77,6 +80,7 @@ const char *architecture_name(Architecture a) {
     case Architecture::Llama: return "llama";
     case Architecture::Mistral: return "mistral";
     case Architecture::Qwen2: return "qwen2";
+    case Architecture::Qwen3: return "qwen3";
     }
     return "unknown";
 }

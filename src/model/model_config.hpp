@@ -11,7 +11,7 @@
 namespace pagoda::model {
 
 // The architectures the step program knows. Llama-family models differ only in these flags.
-enum class Architecture { Llama, Mistral, Qwen2 };
+enum class Architecture { Llama, Mistral, Qwen2, Qwen3 };
 
 struct RopeConfig {
     double theta = 10000.0;
@@ -40,16 +40,26 @@ struct ModelConfig {
     RopeConfig rope;
     bool tie_word_embeddings = false;  // lm_head shares the embedding matrix
     bool attention_bias = false;       // Q, K, V projections have biases (Qwen2)
+    bool qk_norm = false;              // each head of Q and K is RMS-normalised before RoPE (Qwen3)
     int64_t sliding_window = 0;        // 0 = none (Mistral may set one)
+    // Per layer: 1 = attends within sliding_window, 0 = sees every earlier token. Empty: every
+    // layer slides. (Qwen's use_sliding_window spares the first max_window_layers layers.)
+    std::vector<uint8_t> sliding_layers;
     int32_t bos_token_id = -1;         // -1 = none
     std::vector<int32_t> eos_token_ids;
+
+    // The window layer `layer` attends within; 0 = unbounded.
+    int64_t window_of(int64_t layer) const {
+        if (sliding_layers.empty()) return sliding_window;
+        return sliding_layers.at(size_t(layer)) ? sliding_window : 0;
+    }
 };
 
 // Throws Error(PAGODA_ERR_FORMAT) naming `source` and the field when the numbers cannot describe
 // a model (non-positive sizes, heads that do not divide, a head_dim that is odd for RoPE, ...).
 void validate(const ModelConfig &config, const std::string &source);
 
-// "llama", "mistral", "qwen2".
+// "llama", "mistral", "qwen2", "qwen3".
 const char *architecture_name(Architecture a);
 
 }  // namespace pagoda::model

@@ -66,9 +66,9 @@ Detokenizer::Detokenizer(std::shared_ptr<const Tokenizer> tokenizer, std::span<c
     : state_(std::make_unique<State>()) {
     state_->tokenizer = std::move(tokenizer);
     state_->flags = flags;
-    const size_t keep = std::min(prompt.size(), kPromptContext);
-    state_->ids.assign(prompt.end() - std::ptrdiff_t(keep), prompt.end());
-    state_->read_offset = keep;
+    for (size_t i = prompt.size(); i-- > 0 && state_->ids.size() < kPromptContext;)
+        if (state_->tokenizer->has_token(prompt[i])) state_->ids.insert(state_->ids.begin(), prompt[i]);
+    state_->read_offset = state_->ids.size();
 }
 
 Detokenizer::~Detokenizer() = default;
@@ -81,10 +81,11 @@ Detokenizer &Detokenizer::operator=(const Detokenizer &other) {
 }
 
 std::string Detokenizer::push(int32_t id) {
+    if (!state_->tokenizer->has_token(id)) return {};
     state_->ids.push_back(id);
     try {
         return state_->advance(false);
-    } catch (...) {  // an id outside the vocabulary: leave the state as it was
+    } catch (...) {  // leave the state as it was
         state_->ids.pop_back();
         throw;
     }

@@ -48,6 +48,9 @@ public:
     std::string token_to_piece(int32_t id) const override;
     bool is_special(int32_t id) const override;
     bool is_byte_fallback(int32_t id) const override;
+    bool has_token(int32_t id) const override {
+        return id >= 0 && size_t(id) < parts_.tokens.size() && parts_.defined[size_t(id)];
+    }
     int32_t vocab_size() const override { return int32_t(parts_.tokens.size()); }
     int32_t bos_token_id() const override { return parts_.bos; }
     int32_t eos_token_id() const override { return parts_.eos; }

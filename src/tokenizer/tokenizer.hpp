@@ -47,6 +47,9 @@ public:
     // ends (an invalid run becomes one U+FFFD per byte), so the Detokenizer waits for its end.
     virtual bool is_byte_fallback(int32_t id) const { return false; }
 
+    // Whether `id` names a token. A model's embedding may have more rows than its tokenizer has
+    // tokens (Qwen pads 151669 tokens to 151936 rows); the ids between name none.
+    virtual bool has_token(int32_t id) const = 0;
     virtual int32_t vocab_size() const = 0;
     virtual int32_t bos_token_id() const = 0;  // -1 = none
     virtual int32_t eos_token_id() const = 0;  // -1 = none
@@ -80,7 +83,9 @@ public:
     Detokenizer(const Detokenizer &other);
     Detokenizer &operator=(const Detokenizer &other);
 
-    // The text that `id` completes; "" while a UTF-8 sequence is still open.
+    // The text that `id` completes; "" while a UTF-8 sequence is still open, and for an id
+    // that names no token (a padding row of the model's vocabulary), which adds no text, as
+    // Hugging Face's decode skips such ids.
     std::string push(int32_t id);
     // Whatever is held back at the end (an unfinished sequence, as U+FFFD).
     std::string flush();

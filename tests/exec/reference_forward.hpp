@@ -64,6 +64,10 @@ public:
             std::vector<double> q = linear(p + "self_attn.q_proj", x, q_width);
             std::vector<double> k = linear(p + "self_attn.k_proj", x, kv_width);
             std::vector<double> v = linear(p + "self_attn.v_proj", x, kv_width);
+            if (c_.qk_norm) {
+                head_norm(q, w(p + "self_attn.q_norm.weight"));
+                head_norm(k, w(p + "self_attn.k_norm.weight"));
+            }
             rope(q, c_.n_heads, pos);
             rope(k, c_.n_kv_heads, pos);
             std::vector<double> &kc = s.k[size_t(layer)], &vc = s.v[size_t(layer)];
@@ -71,9 +75,8 @@ public:
             vc.insert(vc.end(), v.begin(), v.end());
 
             // Causal attention over positions [first, pos], GQA head sharing, optional window.
-            const int32_t first = c_.sliding_window > 0
-                                      ? std::max<int32_t>(0, pos - int32_t(c_.sliding_window) + 1)
-                                      : 0;
+            const int64_t window = c_.window_of(layer);
+            const int32_t first = window > 0 ? std::max<int32_t>(0, pos - int32_t(window) + 1) : 0;
             const int64_t group = c_.n_heads / c_.n_kv_heads;
             std::vector<double> attn(size_t(q_width), 0.0);
             for (int64_t head = 0; head < c_.n_heads; ++head) {
@@ -157,6 +160,16 @@ private:
         std::vector<double> y(x.size());
         for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * weight[i];
         return y;
+    }
+
+    // Each head_dim-long slice of `x` normalised with the same weight.
+    void head_norm(std::vector<double> &x, const std::vector<double> &weight) const {
+        const size_t d = weight.size();
+        for (size_t h = 0; h < x.size() / d; ++h) {
+            const std::vector<double> head(x.begin() + long(h * d), x.begin() + long((h + 1) * d));
+            const std::vector<double> y = rmsnorm(head, weight);
+            std::copy(y.begin(), y.end(), x.begin() + long(h * d));
+        }
     }
 
     // theta^(-2i/d), then the model's long-context scaling (Meta's llama3 apply_scaling, or

@@ -1,5 +1,5 @@
 // LlamaForward on the CPU backend against a plain double-precision reference forward
-// (reference_forward.hpp): random Llama, Qwen2 and Mistral models in both formats, prefill and
+// (reference_forward.hpp): random Llama, Qwen2, Qwen3 and Mistral models in both formats, prefill and
 // decode across paged blocks in shuffled order, mixed batches, GGUF against safetensors, and the
 // real stories260K model's greedy continuation.
 #include <algorithm>
@@ -148,6 +148,17 @@ void llama3_rope_scaling(void **) {
 }
 void mistral_sliding_window(void **) {
     against_reference("mistral_window", false);
+}
+void qwen3_qk_norm(void **) {
+    against_reference("qwen3_tied_f32", true);
+}
+// Layer 0 sees the whole context, layers 1 and 2 the last 5 tokens (Hugging Face only: GGUF has
+// no key for it).
+void qwen2_window_from_layer(void **) {
+    against_reference("qwen2_window_layers", false);
+    const auto m = model::open_model(exec_model("qwen2_window_layers") + "/hf", {}, nullptr);
+    assert_int_equal(m->config().window_of(0), 0);
+    assert_int_equal(m->config().window_of(2), 5);
 }
 
 // Half-precision caches: keys and values are rounded when written (F16 to 11 significant bits,
@@ -349,6 +360,8 @@ int main(void) {
         cmocka_unit_test(llama_bf16_linear_rope),
         cmocka_unit_test(llama3_rope_scaling),
         cmocka_unit_test(mistral_sliding_window),
+        cmocka_unit_test(qwen3_qk_norm),
+        cmocka_unit_test(qwen2_window_from_layer),
         cmocka_unit_test(half_precision_kv_cache),
         cmocka_unit_test(half_precision_activations),
         cmocka_unit_test(mixed_prefill_and_decode),

@@ -100,7 +100,7 @@ void reads_rope_scaling_variants(void **) {
     expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "factor"});
 }
 
-void reads_qwen2_and_mistral(void **) {
+void reads_qwen_and_mistral(void **) {
     json j = llama_config();
     j["architectures"] = {"Qwen2ForCausalLM"};
     j["tie_word_embeddings"] = true;
@@ -113,8 +113,30 @@ void reads_qwen2_and_mistral(void **) {
     assert_true(c.attention_bias);
     assert_true(c.tie_word_embeddings);
     assert_int_equal(c.sliding_window, 0);  // present, but off
+    // On, it applies from layer max_window_layers (transformers' default 28) on.
     j["use_sliding_window"] = true;
-    assert_int_equal(parse(j).sliding_window, 4096);
+    j["num_hidden_layers"] = 30;
+    c = parse(j);
+    assert_int_equal(c.window_of(27), 0);
+    assert_int_equal(c.window_of(28), 4096);
+    j["max_window_layers"] = 0;
+    c = parse(j);
+    assert_int_equal(c.window_of(0), 4096);
+    j["max_window_layers"] = 30;
+    assert_int_equal(parse(j).sliding_window, 0);  // no layer slides
+    j["max_window_layers"] = -1;
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "max_window_layers"});
+
+    // Qwen3: per-head Q/K norms, no biases unless stated.
+    j = llama_config();
+    j["architectures"] = {"Qwen3ForCausalLM"};
+    j["head_dim"] = 128;
+    c = parse(j);
+    assert_int_equal(int(c.architecture), int(Architecture::Qwen3));
+    assert_string_equal(architecture_name(c.architecture), "qwen3");
+    assert_true(c.qk_norm);
+    assert_false(c.attention_bias);
+    assert_int_equal(c.head_dim, 128);
 
     j = llama_config();
     j["architectures"] = {"MistralForCausalLM"};
@@ -137,7 +159,7 @@ void rejects_unsupported_architecture(void **) {
     j["architectures"] = {"GPT2LMHeadModel"};
     expect_error([&] { parse(j); }, PAGODA_ERR_UNSUPPORTED,
                  {"config.json", "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM",
-                  "Qwen2ForCausalLM"});
+                  "Qwen2ForCausalLM", "Qwen3ForCausalLM"});
     j["architectures"] = json::array();
     expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"architectures", "non-empty array"});
     j = llama_config();
@@ -237,7 +259,7 @@ int main(void) {
         cmocka_unit_test(reads_llama3),
         cmocka_unit_test(applies_defaults),
         cmocka_unit_test(reads_rope_scaling_variants),
-        cmocka_unit_test(reads_qwen2_and_mistral),
+        cmocka_unit_test(reads_qwen_and_mistral),
         cmocka_unit_test(rejects_unsupported_architecture),
         cmocka_unit_test(rejects_missing_keys),
         cmocka_unit_test(rejects_wrong_types),

@@ -88,6 +88,7 @@ void test_qwen2_tied_biases(void **) { check_model("qwen2_tied_f16"); }
 void test_mistral_head_dim(void **) { check_model("mistral_head_dim"); }
 void test_llama_byte_level(void **) { check_model("llama_bpe"); }
 void test_qwen2_byte_level(void **) { check_model("qwen2_bpe"); }
+void test_qwen3_head_norms(void **) { check_model("qwen3_bpe"); }
 
 // A copy of a random model's folder to break.
 std::string copy_folder(const test::TempDir &tmp, const std::string &model) {
@@ -166,6 +167,7 @@ int main(void) {
         cmocka_unit_test(test_mistral_head_dim),
         cmocka_unit_test(test_llama_byte_level),
         cmocka_unit_test(test_qwen2_byte_level),
+        cmocka_unit_test(test_qwen3_head_norms),
         cmocka_unit_test(test_bad_folders),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

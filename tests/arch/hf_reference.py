@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""An independent forward pass of a Hugging Face decoder folder, in float64 with numpy.
+
+    hf_reference.py --model FOLDER --prompt-len N --greedy G --seed S --out FILE
+
+Reads config.json and the safetensors weights itself (nothing of Pagoda's), draws a prompt of N
+token ids from the seed, runs it teacher-forced, then G greedy steps, and writes FILE:
+
+    prompt <N ids>
+    greedy <G ids>
+    then per prompt position i ≥ 1, one line "<logprob of prompt[i]> <argmax> <margin>"
+
+where the log-probability is of prompt[i] given prompt[:i], the argmax is the most likely token
+at that position, and the margin is how far (in log-probability) the runner-up trails it, so
+that a top-1 disagreement on a near tie can be told from a wrong model.
+
+The modelling follows transformers' published code for each architecture (LlamaForCausalLM,
+MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM): pre-norm decoder layers, RMSNorm,
+rotary embeddings on half-split pairs, grouped-query attention with an optional sliding window,
+a SiLU-gated MLP.
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+
+import numpy as np
+
+# --- weights -------------------------------------------------------------------------------------
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (header_len,) = struct.unpack_from("<Q", blob, 0)
+    header = json.loads(blob[8:8 + header_len])
+    base = 8 + header_len
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        raw = blob[base + start:base + end]
+        if info["dtype"] == "F32":
+            values = np.frombuffer(raw, dtype="<f4").astype(np.float64)
+        elif info["dtype"] == "F16":
+            values = np.frombuffer(raw, dtype="<f2").astype(np.float64)
+        elif info["dtype"] == "BF16":
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+            values = bits.view(np.float32).astype(np.float64)
+        else:
+            raise SystemExit("%s: tensor %s has dtype %s, not a float type" % (path, name, info["dtype"]))
+        out[name] = values.reshape(info["shape"])
+    return out
+
+
+def read_weights(folder):
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return read_safetensors(os.path.join(folder, "model.safetensors"))
+    with open(index) as f:
+        files = sorted(set(json.load(f)["weight_map"].values()))
+    weights = {}
+    for name in files:
+        weights.update(read_safetensors(os.path.join(folder, name)))
+    return weights
+
+# --- the model -----------------------------------------------------------------------------------
+
+
+class Model:
+    def __init__(self, folder):
+        with open(os.path.join(folder, "config.json")) as f:
+            self.config = c = json.load(f)
+        self.w = read_weights(folder)
+        self.arch = c["architectures"][0]
+        known = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+        if self.arch not in known:
+            raise SystemExit("hf_reference: %s is not modelled here" % self.arch)
+        self.hidden = c["hidden_size"]
+        self.layers = c["num_hidden_layers"]
+        self.heads = c["num_attention_heads"]
+        self.kv_heads = c.get("num_key_value_heads") or self.heads
+        self.head_dim = c.get("head_dim") or self.hidden // self.heads
+        self.eps = c.get("rms_norm_eps", 1e-6)
+        self.windows = [self.window_of(i) for i in range(self.layers)]
+        self.inv_freq = self.rope_inverse_frequencies()
+
+    def window_of(self, layer):
+        """Tokens a layer's query sees (itself included); None = all earlier ones."""
+        c = self.config
+        if self.arch == "MistralForCausalLM":
+            return c.get("sliding_window")
+        if self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
+            if c.get("use_sliding_window") and layer >= c.get("max_window_layers", 28):
+                return c.get("sliding_window")
+        return None
+
+    def rope_inverse_frequencies(self):
+        c, d = self.config, self.head_dim
+        base = c.get("rope_theta", 10000.0)
+        inv = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+        scaling = c.get("rope_scaling") or {}
+        kind = scaling.get("rope_type", scaling.get("type", "default"))
+        if kind == "linear":
+            inv = inv / scaling["factor"]
+        elif kind == "llama3":
+            factor, lo, hi = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+            old = scaling["original_max_position_embeddings"]
+            wavelen = 2 * math.pi / inv
+            smooth = (old / wavelen - lo) / (hi - lo)
+            blended = (1 - smooth) * inv / factor + smooth * inv
+            inv = np.where(wavelen < old / hi, inv, np.where(wavelen > old / lo, inv / factor, blended))
+        elif kind != "default":
+            raise SystemExit("hf_reference: rope type %s is not modelled here" % kind)
+        return inv
+
+    def rmsnorm(self, x, weight):
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight
+
+    def linear(self, name, x):
+        y = x @ self.w[name + ".weight"].T
+        bias = self.w.get(name + ".bias")
+        return y if bias is None else y + bias
+
+    def rope(self, x, positions):
+        """x: [tokens, heads, head_dim]; rotates (i, i + head_dim/2) pairs (rotate_half)."""
+        angles = positions[:, None].astype(np.float64) * self.inv_freq[None, :]
+        cos, sin = np.cos(angles)[:, None, :], np.sin(angles)[:, None, :]
+        half = self.head_dim // 2
+        a, b = x[..., :half], x[..., half:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+    def attention(self, layer, q, keys, values, positions):
+        """q: [t, heads, d] at `positions`; keys, values: [T, kv_heads, d] for positions 0..T-1."""
+        group = self.heads // self.kv_heads
+        k = np.repeat(keys, group, axis=1)
+        v = np.repeat(values, group, axis=1)
+        scores = np.einsum("thd,shd->hts", q, k) / math.sqrt(self.head_dim)
+        seen = np.arange(keys.shape[0])[None, :]
+        allowed = seen <= positions[:, None]
+        window = self.windows[layer]
+        if window:
+            allowed &= seen > positions[:, None] - window
+        scores = np.where(allowed[None, :, :], scores, -np.inf)
+        scores -= scores.max(axis=-1, keepdims=True)
+        p = np.exp(scores)
+        p /= p.sum(axis=-1, keepdims=True)
+        return np.einsum("hts,shd->thd", p, v)
+
+    def forward(self, tokens, cache):
+        """Logits [len(tokens), vocab] of `tokens` following the cache's; appends their K/V."""
+        t = len(tokens)
+        start = cache["length"]
+        positions = np.arange(start, start + t)
+        h = self.w["model.embed_tokens.weight"][np.array(tokens)]
+        for i in range(self.layers):
+            p = "model.layers.%d." % i
+            x = self.rmsnorm(h, self.w[p + "input_layernorm.weight"])
+            q = self.linear(p + "self_attn.q_proj", x).reshape(t, self.heads, self.head_dim)
+            k = self.linear(p + "self_attn.k_proj", x).reshape(t, self.kv_heads, self.head_dim)
+            v = self.linear(p + "self_attn.v_proj", x).reshape(t, self.kv_heads, self.head_dim)
+            if self.arch == "Qwen3ForCausalLM":
+                q = self.rmsnorm(q, self.w[p + "self_attn.q_norm.weight"])
+                k = self.rmsnorm(k, self.w[p + "self_attn.k_norm.weight"])
+            q, k = self.rope(q, positions), self.rope(k, positions)
+            keys = cache["k"][i] = np.concatenate([cache["k"][i], k]) if start else k
+            values = cache["v"][i] = np.concatenate([cache["v"][i], v]) if start else v
+            attn = self.attention(i, q, keys, values, positions).reshape(t, -1)
+            h = h + self.linear(p + "self_attn.o_proj", attn)
+            x = self.rmsnorm(h, self.w[p + "post_attention_layernorm.weight"])
+            gate = self.linear(p + "mlp.gate_proj", x)
+            up = self.linear(p + "mlp.up_proj", x)
+            h = h + self.linear(p + "mlp.down_proj", gate / (1 + np.exp(-gate)) * up)
+        cache["length"] = start + t
+        x = self.rmsnorm(h, self.w["model.norm.weight"])
+        head = self.w.get("lm_head.weight")
+        if head is None or self.config.get("tie_word_embeddings"):
+            head = self.w["model.embed_tokens.weight"]
+        return x @ head.T
+
+    def new_cache(self):
+        return {"length": 0, "k": [None] * self.layers, "v": [None] * self.layers}
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def log_softmax(logits):
+    top = logits.max(axis=-1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True, help="a Hugging Face folder")
+    p.add_argument("--prompt-len", type=int, default=520)
+    p.add_argument("--greedy", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--first-id", type=int, default=3,
+                   help="prompt ids are drawn from [first-id, vocab - unused)")
+    p.add_argument("--unused", type=int, default=2, help="ids at the vocabulary's end left out")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+
+    model = Model(a.model)
+    vocab = model.w["model.embed_tokens.weight"].shape[0]
+    rng = np.random.default_rng(a.seed)
+    prompt = [int(x) for x in rng.integers(a.first_id, vocab - a.unused, size=a.prompt_len)]
+
+    cache = model.new_cache()
+    logprobs = log_softmax(model.forward(prompt, cache))
+    greedy = [int(np.argmax(logprobs[-1]))]
+    for _ in range(a.greedy - 1):
+        greedy.append(int(np.argmax(model.forward([greedy[-1]], cache)[-1])))
+
+    lines = ["prompt " + " ".join(map(str, prompt)), "greedy " + " ".join(map(str, greedy))]
+    for i in range(1, len(prompt)):
+        row = logprobs[i - 1]
+        order = np.argsort(row)
+        lines.append("%.12g %d %.6g" % (row[prompt[i]], order[-1], row[order[-1]] - row[order[-2]]))
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
