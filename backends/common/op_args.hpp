@@ -23,14 +23,18 @@ inline constexpr size_t kOpArgsMinSize = sizeof(T);
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_kv_write_t> =
     offsetof(pagoda_op_kv_write_t, k_rope);
-// ABI 1.1 appended act_dtype (0 = F32), ABI 1.2 kv_shards, kv_shard and lse (0 = unsharded).
+// ABI 1.1 appended act_dtype (0 = F32), ABI 1.2 kv_shards, kv_shard and lse (0 = unsharded),
+// ABI 1.8 softcap (0 = off).
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_paged_attention_t> =
     offsetof(pagoda_op_paged_attention_t, act_dtype);
 // ABI 1.6 appended MATMUL's variant (0 = the backend's own rules).
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_matmul_t> = offsetof(pagoda_op_matmul_t, variant);
-// ABI 1.1 appended the activation types of the dense ops (0 = F32).
+// ABI 1.1 appended the activation types of the dense ops (0 = F32); ABI 1.8 EMBEDDING's scale
+// (0 = 1) and SILU_MUL's activation (0 = SiLU), 8 bytes each so that they lie past the older
+// structs' tail padding: an older caller's struct_size stops before them, and an older backend
+// sees them set past its sizeof and refuses.
 template <>
 inline constexpr size_t kOpArgsMinSize<pagoda_op_embedding_t> =
     offsetof(pagoda_op_embedding_t, out_dtype);

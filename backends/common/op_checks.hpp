@@ -17,6 +17,7 @@ pagoda_status_t check_matmul(const Reporter &r, const pagoda_op_matmul_t &a);
 // backend's own check.
 pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_t &a,
                                       int32_t variants);
+// EMBEDDING's scale (ABI 1.8) must be finite.
 pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &a);
 pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a);
 pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);
@@ -25,10 +26,13 @@ pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a);
 // ("rope", "") for ROPE, ("kv_write", "k_rope.") for KV_WRITE.
 pagoda_status_t check_rope_rotation(const Reporter &r, const char *op, const char *field_prefix,
                                     const pagoda_op_rope_t &a);
+// An `activation` (ABI 1.8) outside pagoda_glu_activation_t is refused as unsupported.
 pagoda_status_t check_silu_mul(const Reporter &r, const pagoda_op_silu_mul_t &a);
 pagoda_status_t check_add(const Reporter &r, const pagoda_op_add_t &a);
 pagoda_status_t check_argmax(const Reporter &r, const pagoda_op_argmax_t &a);
 pagoda_status_t check_softmax(const Reporter &r, const pagoda_op_softmax_t &a);
+// SOFTCAP (ABI 1.8): n ≥ 1, cap positive and finite, dtype F32 (or 0), BF16 or F16.
+pagoda_status_t check_softcap(const Reporter &r, const pagoda_op_softcap_t &a);
 // SAMPLE's shapes; its pointers and per-row values are checked at launch (sample_rules.hpp).
 pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a);
 // With k_rope set, also reads it (read_op_args: its own struct_size) and checks it as ROPE's
@@ -36,6 +40,7 @@ pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a);
 pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a);
 // "kv_write: k_rope": how read_op_args names KV_WRITE's nested rotation in messages.
 inline constexpr const char *kKvWriteRopeName = "kv_write: k_rope";
+// softcap (ABI 1.8) must be 0 (off) or positive and finite.
 pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_attention_t &a);
 pagoda_status_t check_attention_merge(const Reporter &r, const pagoda_op_attention_merge_t &a);
 // COPY_BLOCKS and SWAP_BLOCKS take the same struct; SWAP_BLOCKS also checks `direction`.

@@ -77,6 +77,11 @@ pagoda_status_t check_paged_attention(const Reporter &r, const pagoda_op_paged_a
         return invalid("sliding_window " + std::to_string(a.sliding_window) + " is negative");
     if (!std::isfinite(a.scale))
         return invalid("scale " + std::to_string(a.scale) + " is not finite");
+    // ABI 1.8: 0 turns soft-capping off; a bound must be positive and finite, as it divides
+    // the scores.
+    if (!(a.softcap >= 0.0f) || !std::isfinite(a.softcap))
+        return invalid("softcap = " + float_text(a.softcap) +
+                       " must be 0 (off) or positive and finite");
     int64_t row = 0;
     if (__builtin_mul_overflow(a.n_q_heads, a.head_dim, &row))
         return invalid("n_q_heads × head_dim is too large");

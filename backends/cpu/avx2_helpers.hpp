@@ -19,6 +19,28 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// e^x for x ≤ 0 (softmax weights, softcap's tanh): e^x = 2^k · e^f with k = round(x / ln 2) and |f| ≤ ln2 / 2,
+// e^f by its Taylor polynomial to degree 6 (truncation below 2e-7 relative). Inputs below −87
+// are clamped, giving ~1e-38 instead of 0, which no sum of weights (nor 1 ± e^x) can notice.
+inline __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // ln 2 split in two so that k · ln2_hi is exact (Cody and Waite).
+    __m256 f = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+    f = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), f);
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    const __m256i two_k =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(two_k));
+}
+
 // The f16 at `p` (a block's scale; any alignment) as a float.
 inline float half_at(const unsigned char *p) {
     uint16_t h;

@@ -1,7 +1,8 @@
-// PAGODA_OP_EMBEDDING: out[i, :] = table[ids[i], :] converted to out_dtype. An f32 output is a
-// widening (vectorised by widen_to_f32, which decodes block tables too); a block table's row to a
-// half output is decoded a block at a time and rounded; a table already of the output's type is
-// copied as it is; otherwise each element is widened and rounded once.
+// PAGODA_OP_EMBEDDING: out[i, :] = scale · table[ids[i], :] converted to out_dtype (scale since
+// ABI 1.8, 0 meaning 1). An f32 output is a widening (vectorised by widen_to_f32, which decodes
+// block tables too) then the scaling; a block table's row to a half output is decoded a block at
+// a time, scaled and rounded; an unscaled table already of the output's type is copied as it is;
+// otherwise each element is widened, scaled and rounded once.
 #include <cstring>
 
 #include "block_formats.hpp"
@@ -18,17 +19,26 @@ namespace {
 constexpr const char *kOp = "embedding";
 
 template <pagoda_dtype_t Out>
-void convert_row(const void *src, pagoda_dtype_t src_dtype, int64_t n, void *dst) {
-    for (int64_t i = 0; i < n; ++i) store_from_f32<Out>(dst, i, load_weight(src, src_dtype, i));
+void convert_row(const void *src, pagoda_dtype_t src_dtype, int64_t n, float scale, void *dst) {
+    for (int64_t i = 0; i < n; ++i)
+        store_from_f32<Out>(dst, i, load_weight(src, src_dtype, i) * scale);
 }
 
-// A row of a block table to a half output: each block decoded to f32 on the stack, then rounded.
+// Multiplying by 1 changes no value, so unscaled rows skip the pass.
+void scale_f32(float *v, int64_t n, float scale) {
+    if (scale == 1.0f) return;
+    for (int64_t i = 0; i < n; ++i) v[i] *= scale;
+}
+
+// A row of a block table to a half output: each block decoded to f32 on the stack, scaled, then
+// rounded.
 void narrow_blocks(const CpuFeatures &features, const char *row, pagoda_dtype_t table_dtype,
-                   int64_t dim, pagoda_dtype_t out_dtype, char *dst) {
+                   int64_t dim, float scale, pagoda_dtype_t out_dtype, char *dst) {
     const plugin::BlockShape b = plugin::block_shape(table_dtype);
     float values[256];  // the largest block
     for (int64_t c = 0; c < dim; c += b.elements, row += b.bytes) {
         widen_to_f32(features, row, table_dtype, b.elements, values);
+        scale_f32(values, b.elements, scale);
         narrow_from_f32(features, values, out_dtype, b.elements, dst + c * 2);
     }
 }
@@ -49,6 +59,7 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
                     " is outside [0, vocab_size = " + std::to_string(a.vocab_size) + ")");
     }
     const pagoda_dtype_t out_dtype = plugin::act_dtype_of(a.out_dtype);
+    const float scale = a.scale == 0.0f ? 1.0f : a.scale;  // ops.h: 0 means 1
     const int64_t ldo = plugin::packed_or(a.ldo, a.dim);
     const int64_t table_row = plugin::row_bytes(a.table_dtype, a.dim);
     const auto out_elem = int64_t(plugin::dtype_size(out_dtype));
@@ -58,17 +69,19 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
         for (int64_t i = begin; i < end; ++i) {
             const char *row = table + a.ids[i] * table_row;
             char *dst = out + i * ldo * out_elem;
-            if (out_dtype == PAGODA_DTYPE_F32)
-                widen_to_f32(cpu.features(), row, a.table_dtype, a.dim,
-                             reinterpret_cast<float *>(dst));
-            else if (plugin::is_block_dtype(a.table_dtype))
-                narrow_blocks(cpu.features(), row, a.table_dtype, a.dim, out_dtype, dst);
-            else if (out_dtype == a.table_dtype)
+            if (out_dtype == PAGODA_DTYPE_F32) {
+                auto *values = reinterpret_cast<float *>(dst);
+                widen_to_f32(cpu.features(), row, a.table_dtype, a.dim, values);
+                scale_f32(values, a.dim, scale);
+            } else if (plugin::is_block_dtype(a.table_dtype)) {
+                narrow_blocks(cpu.features(), row, a.table_dtype, a.dim, scale, out_dtype, dst);
+            } else if (out_dtype == a.table_dtype && scale == 1.0f) {
                 std::memcpy(dst, row, size_t(a.dim * out_elem));
-            else if (out_dtype == PAGODA_DTYPE_BF16)
-                convert_row<PAGODA_DTYPE_BF16>(row, a.table_dtype, a.dim, dst);
-            else
-                convert_row<PAGODA_DTYPE_F16>(row, a.table_dtype, a.dim, dst);
+            } else if (out_dtype == PAGODA_DTYPE_BF16) {
+                convert_row<PAGODA_DTYPE_BF16>(row, a.table_dtype, a.dim, scale, dst);
+            } else {
+                convert_row<PAGODA_DTYPE_F16>(row, a.table_dtype, a.dim, scale, dst);
+            }
         }
     });
     return PAGODA_OK;

@@ -71,6 +71,9 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
             return dispatch<pagoda_op_attention_merge_t>(cpu, op, args, launch,
                                                          check_attention_merge,
                                                          run_attention_merge);
+        case PAGODA_OP_SOFTCAP:
+            return dispatch<pagoda_op_softcap_t>(cpu, op, args, launch, check_softcap,
+                                                 run_softcap);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

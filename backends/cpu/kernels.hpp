@@ -21,6 +21,7 @@ pagoda_status_t run_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a);  /
 pagoda_status_t run_add(CpuBackend &cpu, const pagoda_op_add_t &a);            // elementwise.cpp
 pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a);      // rowwise.cpp
 pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a);    // rowwise.cpp
+pagoda_status_t run_softcap(CpuBackend &cpu, const pagoda_op_softcap_t &a);    // softcap.cpp
 pagoda_status_t run_sample(CpuBackend &cpu, const pagoda_op_sample_t &a);      // sample.cpp
 pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a);  // kv_write.cpp
 // paged_attention.cpp

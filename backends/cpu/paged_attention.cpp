@@ -10,6 +10,8 @@
 // item's keys are split into partitions attended separately and merged afterwards.
 // Half-precision queries (act_dtype) are widened into the worker's scratch; everything after
 // stays f32, partitions included, and only the output is rounded, once.
+// With softcap set, each scaled score s becomes softcap · tanh(s / softcap) as a tile's scores
+// are formed, before anything else reads them.
 // With cache parallelism (kv_shards > 1) the kernel's keys are those of one shard: key index k
 // is offset k % block_size of table entry k / block_size, whatever position that holds, and a
 // query's visible positions map to a run of these local keys, possibly empty.
@@ -221,6 +223,11 @@ void attend_keys(const Launch &l, const ItemKeys &it, int64_t begin, int64_t end
             l.rows.scores(sc.q, g, d, r.k, a.cache_dtype, r.count, a.scale,
                           sc.scores + (r.key - tile), kTile, prefetch(i));
         }
+        // Soft-capping (ABI 1.8) bends each scaled score before the softmax sees it, so the
+        // running max, the weights and lse are all over capped scores.
+        if (a.softcap != 0.0f)
+            for (int64_t r = 0; r < g; ++r)
+                l.rows.softcap(sc.scores + r * kTile, next_tile - tile, a.softcap);
         l.rows.softmax_tile(sc.scores, kTile, g, next_tile - tile, sc.max, sc.sum, sc.acc, d);
         for (int64_t i = 0; i < n; ++i) {
             const BlockRun &r = cur->runs[i];

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "half.hpp"
+#include "softcap.hpp"
 
 namespace pagoda::cpu {
 
@@ -101,7 +102,7 @@ void softmax_tile(float *scores, int64_t ld, int64_t n_heads, int64_t n, float *
     }
 }
 
-constexpr AttentionRowKernels kPortable = {scores, softmax_tile, accumulate};
+constexpr AttentionRowKernels kPortable = {scores, softmax_tile, accumulate, softcap_f32};
 
 }  // namespace
 

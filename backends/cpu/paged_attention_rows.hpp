@@ -40,6 +40,10 @@ struct AttentionRowKernels {
     void (*accumulate)(const float *weights, int64_t ld, int64_t n_heads, int64_t head_dim,
                        const void *v, pagoda_dtype_t dtype, int64_t n, float *acc,
                        RowPrefetch prefetch);
+
+    // v[i] = cap · tanh(v[i] / cap) for i < n: soft-capping of one head's scores before the
+    // softmax step (ABI 1.8's softcap; softcap.hpp).
+    void (*softcap)(float *v, int64_t n, float cap);
 };
 
 const AttentionRowKernels &attention_rows_portable();

@@ -43,10 +43,12 @@ pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": a " + plugin::dtype_name(a.table_dtype) +
                              " table at a misaligned address (" + kBlockAlignmentRule + ")");
+    const float scale = a.scale == 0.0f ? 1.0f : a.scale;  // ops.h: 0 means 1
     return launched(cuda, stream, kOp,
                     launch_embedding(a.table, a.table_dtype, a.vocab_size, a.dim, a.ids,
                                      a.n_tokens, a.out, act_dtype_of(a.out_dtype),
-                                     packed_or(a.ldo, a.dim), stream.error, stream.stream));
+                                     packed_or(a.ldo, a.dim), scale, stream.error,
+                                     stream.stream));
 }
 
 pagoda_status_t run_rmsnorm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
@@ -86,7 +88,7 @@ pagoda_status_t run_silu_mul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "up", a.up));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     return launched(cuda, stream, kOp,
-                    launch_silu_mul(act_dtype_of(a.act_dtype), a.gate, a.up,
+                    launch_silu_mul(act_dtype_of(a.act_dtype), a.activation, a.gate, a.up,
                                     packed_or(a.ld_in, a.dim), a.out, packed_or(a.ldo, a.dim),
                                     a.rows, a.dim, stream.error, stream.stream));
 }
@@ -100,6 +102,15 @@ pagoda_status_t run_add(CudaBackend &cuda, pagoda_backend_stream_t &stream,
     return launched(cuda, stream, kOp,
                     launch_add(act_dtype_of(a.act_dtype), a.a, a.b, a.out, a.n, stream.error,
                                stream.stream));
+}
+
+pagoda_status_t run_softcap(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                            const pagoda_op_softcap_t &a) {
+    constexpr const char *kOp = "softcap";
+    PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "x", a.x));
+    return launched(cuda, stream, kOp,
+                    launch_softcap(act_dtype_of(a.dtype), a.x, a.n, a.cap, stream.error,
+                                   stream.stream));
 }
 
 pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,

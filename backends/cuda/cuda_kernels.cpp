@@ -110,6 +110,10 @@ pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, 
         case PAGODA_OP_ATTENTION_MERGE:
             return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                              std::string("attention_merge: ") + kNoCacheParallelism);
+        case PAGODA_OP_SOFTCAP:
+            return dispatch<pagoda_op_softcap_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_softcap_t, check_softcap>,
+                run_softcap);
         case PAGODA_OP_INVALID: break;
     }
     return cuda.fail(PAGODA_ERR_UNSUPPORTED,

@@ -24,7 +24,7 @@ pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_matmul_t &a);
 
 // cuda_dense.cpp over embedding_kernel.cu, rmsnorm_kernel.cu, rope_kernel.cu,
-// elementwise_kernel.cu (silu_mul, add) and rowwise_kernel.cu (argmax, softmax).
+// elementwise_kernel.cu (silu_mul, add, softcap) and rowwise_kernel.cu (argmax, softmax).
 pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                               const pagoda_op_embedding_t &a);
 pagoda_status_t run_rmsnorm(CudaBackend &cuda, pagoda_backend_stream_t &stream,
@@ -35,6 +35,8 @@ pagoda_status_t run_silu_mul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                              const pagoda_op_silu_mul_t &a);
 pagoda_status_t run_add(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                         const pagoda_op_add_t &a);
+pagoda_status_t run_softcap(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                            const pagoda_op_softcap_t &a);
 pagoda_status_t run_argmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,
                            const pagoda_op_argmax_t &a);
 pagoda_status_t run_softmax(CudaBackend &cuda, pagoda_backend_stream_t &stream,

@@ -180,6 +180,7 @@ pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &
     k.max_blocks_per_seq = a.max_blocks_per_seq;
     k.context_limit = context_limit;
     k.scale = a.scale;
+    k.softcap = a.softcap;
     k.q = a.q;
     k.q_token_stride = plugin::packed_or(a.q_token_stride, row);
     k.k_cache = a.k_cache;

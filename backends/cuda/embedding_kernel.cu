@@ -31,12 +31,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Tokens go along grid.y (grid-stride) and each row's units along grid.x. A unit is one 16-byte
-// load of the table (4 f32 or 8 bf16/f16) when kVec, else 1 element; a table of the output's
-// own type is copied unconverted, bit for bit.
+// load of the table (4 f32 or 8 bf16/f16) when kVec, else 1 element; unscaled, a table of the
+// output's own type is copied unconverted, bit for bit.
 template <typename T, typename O, bool kVec>
 __global__ void __launch_bounds__(kThreads)
     gather_kernel(const T *table, int64_t dim, const int32_t *ids, int64_t n_tokens, O *out,
-                  int64_t ldo, const DeviceError *error) {
+                  int64_t ldo, float scale, const DeviceError *error) {
     if (failed(error)) return;
     constexpr int kUnit = kVec ? kVec16Elems<T> : 1;
     constexpr bool kSameType = std::is_same_v<T, O>;
@@ -48,25 +48,32 @@ __global__ void __launch_bounds__(kThreads)
         for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += step) {
             const int64_t i = u * kUnit;
             if constexpr (kSameType) {
-                using Unit = AlignedVec<T, kUnit>;
-                *reinterpret_cast<Unit *>(o + i) = *reinterpret_cast<const Unit *>(row + i);
-            } else if constexpr (kVec) {
+                if (scale == 1.0f) {  // the same for every thread: no divergence
+                    using Unit = AlignedVec<T, kUnit>;
+                    *reinterpret_cast<Unit *>(o + i) = *reinterpret_cast<const Unit *>(row + i);
+                    continue;
+                }
+            }
+            if constexpr (kVec) {
                 float v[kUnit];
                 load_vec_as_float<kUnit>(row + i, v);
+#pragma unroll
+                for (int j = 0; j < kUnit; ++j) v[j] *= scale;
                 store_floats<kUnit>(o + i, v);
             } else {
-                store_from_float(o + i, load_as_float(row + i));
+                store_from_float(o + i, load_as_float(row + i) * scale);
             }
         }
     }
 }
 
 // A table of quantized blocks: as gather_kernel, a unit being 8 values decoded from a row of
-// blocks (block_decode.cuh), each rounded once to O.
+// blocks (block_decode.cuh), each scaled and rounded once to O.
 template <pagoda_dtype_t DT, typename O>
 __global__ void __launch_bounds__(kThreads)
     gather_blocks_kernel(const unsigned char *table, int64_t dim, const int32_t *ids,
-                         int64_t n_tokens, O *out, int64_t ldo, const DeviceError *error) {
+                         int64_t n_tokens, O *out, int64_t ldo, float scale,
+                         const DeviceError *error) {
     if (failed(error)) return;
     const int64_t units = dim / 8, row_bytes = block_row_bytes(DT, dim);
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -77,7 +84,7 @@ __global__ void __launch_bounds__(kThreads)
             float v[8];
             decode8<DT>(row, u * 8, v);
 #pragma unroll
-            for (int i = 0; i < 8; ++i) store_from_float(o + u * 8 + i, v[i]);
+            for (int i = 0; i < 8; ++i) store_from_float(o + u * 8 + i, v[i] * scale);
         }
     }
 }
@@ -100,8 +107,8 @@ cudaError_t check_then_gather(const int32_t *ids, int64_t n_tokens, int64_t voca
 
 cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int64_t vocab_size,
                              int64_t dim, const int32_t *ids, int64_t n_tokens, void *out,
-                             pagoda_dtype_t out_dtype, int64_t ldo, DeviceError *error,
-                             cudaStream_t stream) {
+                             pagoda_dtype_t out_dtype, int64_t ldo, float scale,
+                             DeviceError *error, cudaStream_t stream) {
     if (block_layout(table_dtype).elements != 0) {
         if (reinterpret_cast<uintptr_t>(table) % block_alignment(table_dtype) != 0)
             return cudaErrorInvalidValue;
@@ -114,7 +121,7 @@ cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int6
                 return check_then_gather(
                     ids, n_tokens, vocab_size, dim / 8, error, stream, [&](dim3 grid) {
                         gather_blocks_kernel<DT, O><<<grid, kThreads, 0, stream>>>(
-                            blocks, dim, ids, n_tokens, typed_out, ldo, error);
+                            blocks, dim, ids, n_tokens, typed_out, ldo, scale, error);
                     });
             });
         });
@@ -138,10 +145,10 @@ cudaError_t launch_embedding(const void *table, pagoda_dtype_t table_dtype, int6
             return check_then_gather(ids, n_tokens, vocab_size, units, error, stream, [&](dim3 grid) {
                 if (vec)
                     gather_kernel<T, O, true><<<grid, kThreads, 0, stream>>>(
-                        typed, dim, ids, n_tokens, typed_out, ldo, error);
+                        typed, dim, ids, n_tokens, typed_out, ldo, scale, error);
                 else
                     gather_kernel<T, O, false><<<grid, kThreads, 0, stream>>>(
-                        typed, dim, ids, n_tokens, typed_out, ldo, error);
+                        typed, dim, ids, n_tokens, typed_out, ldo, scale, error);
             });
         });
     });

@@ -55,6 +55,8 @@ struct PagedAttentionArgs {
     // max_context_len when that is set and smaller.
     int64_t context_limit;
     float scale;
+    // Nonzero: each scaled score s becomes softcap · tanh(s / softcap) (ABI 1.8); 0 = off.
+    float softcap;
     const void *q;
     int64_t q_token_stride;
     const void *k_cache;

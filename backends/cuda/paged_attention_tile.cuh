@@ -2,6 +2,7 @@
 // of query rows and walks the keys in tiles of 32 read straight from the paged blocks into
 // shared memory, keeping an online softmax per row (FlashAttention-2, Dao 2023, Algorithm 1,
 // with f32 scores and accumulators as ops.h requires: no half-precision tensor-core products).
+// Scores are soft-capped (ABI 1.8's softcap) as they are formed, before the softmax sees them.
 // Queries of any act_dtype are widened into the shared Q tile; callers round the outputs.
 //
 // Query rows: with GQA the query heads sharing a KV head are packed as rows of one tile, row r
@@ -243,7 +244,13 @@ __device__ void attend(const PagedAttentionArgs &a, const SeqView &seq, int32_t 
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const bool visible = key >= st.first[r] && key <= st.last[r];
-            const float score = visible ? s[r] * a.scale : -CUDART_INF_F;
+            float score = -CUDART_INF_F;
+            if (visible) {
+                score = s[r] * a.scale;
+                // Soft-capping (ABI 1.8) comes before the max, so m, l, the weights and the
+                // decode kernel's partial log-sum-exps are all over capped scores.
+                if (a.softcap != 0.0f) score = a.softcap * tanhf(score / a.softcap);
+            }
             const float m_new = fmaxf(st.m[r], warp_max(score));
             float p = 0.0f, correction = 1.0f;
             if (m_new != -CUDART_INF_F) {  // else nothing visible yet: keep the empty state

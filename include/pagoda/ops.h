@@ -71,7 +71,8 @@ typedef enum pagoda_op {
     PAGODA_OP_COPY_BLOCKS = 11,     /**< ::pagoda_op_copy_blocks_t, within one device */
     PAGODA_OP_SWAP_BLOCKS = 12,     /**< ::pagoda_op_copy_blocks_t, between host and device */
     PAGODA_OP_SAMPLE = 13,          /**< ::pagoda_op_sample_t */
-    PAGODA_OP_ATTENTION_MERGE = 14  /**< ::pagoda_op_attention_merge_t (ABI 1.2) */
+    PAGODA_OP_ATTENTION_MERGE = 14, /**< ::pagoda_op_attention_merge_t (ABI 1.2) */
+    PAGODA_OP_SOFTCAP = 15          /**< ::pagoda_op_softcap_t (ABI 1.8) */
 } pagoda_op_t;
 
 /**
@@ -163,6 +164,11 @@ typedef struct pagoda_op_embedding {
     void *out;                  /**< `[n_tokens, ldo]` of `out_dtype`. */
     int64_t ldo;                /**< Row stride of `out`; 0 = `dim`. */
     pagoda_dtype_t out_dtype;   /**< Type of `out`: F32 (or 0), BF16 or F16. */
+    /** Each looked-up row is multiplied by this (as an f32) before it is rounded to `out_dtype`;
+     *  0 = 1 (Gemma scales its embeddings by √hidden). A double so that the struct grows past
+     *  ABI 1.7's, whose tail padding a float would fill unseen by an older backend.
+     *  \since ABI 1.8 */
+    double scale;
 } pagoda_op_embedding_t;
 
 /**
@@ -240,7 +246,19 @@ typedef struct pagoda_op_rope {
     pagoda_dtype_t act_dtype;        /**< Type of `x`: F32 (or 0), BF16 or F16. */
 } pagoda_op_rope_t;
 
-/** \brief `out[r, i] = silu(gate[r, i]) · up[r, i]`, with `silu(z) = z / (1 + e^(−z))`. */
+/** \brief How ::PAGODA_OP_SILU_MUL activates the gate (ABI 1.8). */
+typedef enum pagoda_glu_activation {
+    /** `silu(z) = z / (1 + e^(−z))` (Llama, Qwen, Mistral, Phi, Mixtral). */
+    PAGODA_GLU_SILU = 0,
+    /** `gelu(z) ≈ z/2 · (1 + tanh(√(2/π) · (z + 0.044715·z³)))`, the tanh approximation
+     *  (PyTorch's `gelu(approximate="tanh")`, Gemma's `gelu_pytorch_tanh`). */
+    PAGODA_GLU_GELU_TANH = 1
+} pagoda_glu_activation_t;
+
+/**
+ * \brief A gated linear unit's activation: `out[r, i] = act(gate[r, i]) · up[r, i]`, where `act`
+ *        is SiLU unless `activation` says otherwise.
+ */
 typedef struct pagoda_op_silu_mul {
     uint32_t struct_size; /**< sizeof(pagoda_op_silu_mul_t) as the caller knows it. */
     int64_t rows;         /**< Rows (tokens). */
@@ -251,6 +269,9 @@ typedef struct pagoda_op_silu_mul {
     void *out;            /**< `[rows, ldo]` of `act_dtype`; may alias `gate`. */
     int64_t ldo;          /**< Row stride of `out`; 0 = `dim`. */
     pagoda_dtype_t act_dtype; /**< Type of `gate`, `up` and `out`: F32 (or 0), BF16 or F16. */
+    /** A ::pagoda_glu_activation_t; 0 = SiLU. 64 bits so that the struct grows past ABI 1.7's,
+     *  whose tail padding a 32-bit field would fill unseen by an older backend. \since ABI 1.8 */
+    int64_t activation;
 } pagoda_op_silu_mul_t;
 
 /** \brief `out[i] = a[i] + b[i]` over `n` contiguous elements; `out` may alias either. */
@@ -396,6 +417,10 @@ typedef struct pagoda_op_paged_attention {
      *  log of Σ exp(scale·q·k) over the keys the query saw (−inf when it saw none), the
      *  log-normaliser of its `out` row. \since ABI 1.2 */
     float *lse;
+    /** Nonzero: each scaled score `s` becomes `softcap · tanh(s / softcap)` before the softmax
+     *  (Gemma 2's attention soft-capping; `lse` is then over the capped scores); 0 = off.
+     *  \since ABI 1.8 */
+    float softcap;
 } pagoda_op_paged_attention_t;
 
 /**
@@ -424,6 +449,18 @@ typedef struct pagoda_op_attention_merge {
     float *lse_out;           /**< `[n_tokens][n_heads]` f32, the merged log-normalisers; or NULL. */
     pagoda_dtype_t act_dtype; /**< Type of `parts` and `out`: F32 (or 0), BF16 or F16. */
 } pagoda_op_attention_merge_t;
+
+/**
+ * \brief Soft-capping in place (ABI 1.8): `x[i] = cap · tanh(x[i] / cap)` over `n` contiguous
+ *        elements, computed in f32 and rounded once: Gemma 2's final-logit soft-capping.
+ */
+typedef struct pagoda_op_softcap {
+    uint32_t struct_size; /**< sizeof(pagoda_op_softcap_t) as the caller knows it. */
+    int64_t n;            /**< Elements. */
+    float cap;            /**< The bound, positive and finite. */
+    void *x;              /**< `[n]` of `dtype`, updated in place. */
+    pagoda_dtype_t dtype; /**< Type of `x`: F32 (or 0), BF16 or F16. */
+} pagoda_op_softcap_t;
 
 /** \brief Direction of ::PAGODA_OP_SWAP_BLOCKS. */
 typedef enum pagoda_swap_direction {

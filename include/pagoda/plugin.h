@@ -53,8 +53,13 @@ extern "C" {
  *   and `comm_create_ex`, with a ::pagoda_comm_options_t naming where the ranks live and how
  *   long a rank waits for the others. The host asks an older backend only for communicators
  *   inside one process.
+ * - 1.8: the layers of newer architectures: ::pagoda_op_silu_mul_t's `activation` (GELU with
+ *   the tanh approximation, Gemma), ::pagoda_op_paged_attention_t's `softcap` (Gemma 2),
+ *   ::pagoda_op_embedding_t's `scale` (Gemma), and ::PAGODA_OP_SOFTCAP (Gemma 2's logits). An
+ *   older backend refuses a descriptor that sets a field past its struct, and the new op, with
+ *   ::PAGODA_ERR_UNSUPPORTED; models that need none of them still run on it.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 7u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 8u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

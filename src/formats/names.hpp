@@ -22,6 +22,7 @@ inline const char *op_name(pagoda_op_t op) {
         case PAGODA_OP_SWAP_BLOCKS: return "swap_blocks";
         case PAGODA_OP_SAMPLE: return "sample";
         case PAGODA_OP_ATTENTION_MERGE: return "attention_merge";
+        case PAGODA_OP_SOFTCAP: return "softcap";
         case PAGODA_OP_INVALID: break;
     }
     return "invalid";

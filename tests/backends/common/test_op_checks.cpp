@@ -1,73 +1,19 @@
 // The descriptor checks every backend shares (backends/common/op_checks.hpp): exact messages
 // and statuses, matmul's type combinations, and the launch-time checks of COPY/SWAP_BLOCKS'
 // host arrays. Each failure must be recorded exactly once, through the Reporter it was given.
+// The fields ABI 1.8 added have their own file, test_op_checks_gemma.cpp.
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <string>
-#include <vector>
 
 #include "op_args.hpp"
 #include "op_checks.hpp"
-#include "reporter.hpp"
+#include "op_check_recorder.hpp"  // last: it includes cmocka.h
 
 namespace {
 
 using pagoda::plugin::Reporter;
-
-// Keeps what a check reported. Defined before cmocka.h, whose fail() macro would rename it.
-class Recorder final : public Reporter {
-public:
-    pagoda_status_t fail(pagoda_status_t status, const std::string &message) const override {
-        last_status = status;
-        last_message = message;
-        ++failures;
-        return status;
-    }
-    mutable pagoda_status_t last_status = PAGODA_OK;
-    mutable std::string last_message;
-    mutable int failures = 0;
-};
-
-}  // namespace
-
-// Last: cmocka defines macros (fail) that would rename members in the headers above.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-extern "C" {  // this cmocka.h declares its functions without C linkage for C++
-#include <cmocka.h>
-}
-
-namespace {
-
-using Check = std::function<pagoda_status_t(const Reporter &)>;
-
-// Stores a raw integer in an enum field, as a C caller may: assigning an out-of-range value
-// through the C++ enum type would be undefined behaviour in the test itself.
-template <typename E>
-void set_raw(E &field, int value) {
-    static_assert(sizeof(E) == sizeof(int));
-    std::memcpy(&field, &value, sizeof value);
-}
-
-void assert_accepted(const Check &check, const char *what) {
-    Recorder r;
-    const pagoda_status_t s = check(r);
-    if (s != PAGODA_OK || r.failures != 0)
-        fail_msg("%s: rejected with status %d: %s", what, int(s), r.last_message.c_str());
-}
-
-void assert_rejected(const Check &check, pagoda_status_t want, const char *message) {
-    Recorder r;
-    const pagoda_status_t s = check(r);
-    if (s != want || r.failures != 1 || r.last_status != want || r.last_message != message)
-        fail_msg("got status %d (%d failures recorded) '%s'\n   want status %d '%s'", int(s),
-                 r.failures, r.last_message.c_str(), int(want), message);
-}
 
 pagoda_op_matmul_t good_matmul(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y) {
     pagoda_op_matmul_t a{};

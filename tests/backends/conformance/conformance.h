@@ -68,6 +68,7 @@ typedef union conf_args {
     pagoda_op_copy_blocks_t copy;
     pagoda_op_sample_t sample;
     pagoda_op_attention_merge_t merge;
+    pagoda_op_softcap_t softcap;
 } conf_args_t;
 
 /* Where a tensor lives on the backend. */
@@ -259,10 +260,13 @@ void conf_cases_embedding(conf_tally_t *tally);       /* gen_dense.c */
 void conf_cases_rmsnorm(conf_tally_t *tally);         /* gen_dense.c */
 void conf_cases_rope(conf_tally_t *tally);            /* gen_rope.c */
 void conf_cases_elementwise(conf_tally_t *tally);     /* gen_dense.c: silu_mul, add */
+void conf_cases_softcap(conf_tally_t *tally);         /* gen_dense.c */
 void conf_cases_rowwise(conf_tally_t *tally);         /* gen_rowwise.c: argmax, softmax */
-void conf_cases_kv_write(conf_tally_t *tally);        /* gen_paged.c */
+void conf_cases_kv_write(conf_tally_t *tally);        /* gen_kv_write.c */
 void conf_cases_paged_attention(conf_tally_t *tally); /* gen_paged.c */
 void conf_cases_paged_attention_odd(conf_tally_t *tally); /* gen_paged.c: unusual shapes */
+/* gen_paged.c: soft-capped scores (ABI 1.8) */
+void conf_cases_paged_attention_softcap(conf_tally_t *tally);
 void conf_cases_copy_blocks(conf_tally_t *tally);     /* gen_copy_blocks.c: copy and swap */
 void conf_cases_descriptors(conf_tally_t *tally);     /* gen_descriptors.c: supports agreement */
 void conf_cases_sample(conf_tally_t *tally);          /* gen_sample.c */

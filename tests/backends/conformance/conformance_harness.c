@@ -38,6 +38,7 @@ static uint32_t args_size(pagoda_op_t op) {
         case PAGODA_OP_SWAP_BLOCKS: return sizeof(pagoda_op_copy_blocks_t);
         case PAGODA_OP_SAMPLE: return sizeof(pagoda_op_sample_t);
         case PAGODA_OP_ATTENTION_MERGE: return sizeof(pagoda_op_attention_merge_t);
+        case PAGODA_OP_SOFTCAP: return sizeof(pagoda_op_softcap_t);
         default: return 0;
     }
 }

@@ -7,7 +7,8 @@
  * outside the pool. Batches mix decode, chunks and whole prompts, so some queries see no key
  * of the shard (out 0, lse -inf). ATTENTION_MERGE gets random parts with a part that saw no key
  * in some rows and a row where no part did. A backend may refuse these cases as unsupported
- * (the CUDA backend does so far); they are then skipped for it. */
+ * (the CUDA backend does so far); they are then skipped for it. Some shards soft-cap their
+ * scores (ABI 1.8), so lse is over the capped scores. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct shard_shape {
     int kv_shards, kv_shard;
     pagoda_dtype_t dtype, act; /* act: 0 = f32 */
     int causal, sliding_window;
+    float softcap; /* ABI 1.8; 0 = off (lse is then over the capped scores) */
 } shard_shape_t;
 
 static pagoda_dtype_t act_type(pagoda_dtype_t act) {
@@ -62,11 +64,11 @@ static void shard_case(test_rng_t *rng, const shard_shape_t *s, conf_tally_t *ta
 
     conf_case_t c;
     conf_case_init(&c, "paged_attention shard %d of %d: seqs=%d heads=%d/%d head_dim=%d block=%d "
-                   "cache=%s act=%s causal=%d window=%d (q_len,ctx of seq 0: %d,%d)",
+                   "cache=%s act=%s causal=%d window=%d softcap=%g (q_len,ctx of seq 0: %d,%d)",
                    s->kv_shard, s->kv_shards, s->n_seqs, s->n_q_heads, s->n_kv_heads, s->head_dim,
                    s->block_size, pagoda_dtype_name(s->dtype),
                    pagoda_dtype_name(act_type(s->act)), s->causal, s->sliding_window,
-                   s->q_lens[0], s->ctx_lens[0]);
+                   (double)s->softcap, s->q_lens[0], s->ctx_lens[0]);
     c.may_refuse = 1;
     pagoda_op_paged_attention_t *a = &conf_add_step(&c, PAGODA_OP_PAGED_ATTENTION)->attention;
     a->layout = PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN;
@@ -84,6 +86,7 @@ static void shard_case(test_rng_t *rng, const shard_shape_t *s, conf_tally_t *ta
     a->act_dtype = s->act;
     a->kv_shards = s->kv_shards;
     a->kv_shard = s->kv_shard;
+    a->softcap = s->softcap;
 
     int32_t *perm = test_xmalloc((size_t)num_blocks * sizeof *perm);
     for (int64_t i = 0; i < num_blocks; ++i) perm[i] = (int32_t)i;
@@ -210,7 +213,7 @@ void conf_cases_attention_shards(conf_tally_t *tally) {
                                           PAGODA_DTYPE_F16};
     static const int windows[] = {0, 0, 5, 40};
     static const int block_sizes[] = {16, 8, 1};
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < 18; ++i) {
         shard_shape_t s;
         memset(&s, 0, sizeof s);
         s.n_seqs = (int)test_rng_int(&rng, 1, SHARD_MAX_SEQS);
@@ -233,6 +236,8 @@ void conf_cases_attention_shards(conf_tally_t *tally) {
         s.act = acts[(i / 3) % 3];
         s.causal = i % 5 != 4;
         s.sliding_window = windows[i % 4];
+        /* The last six soft-capped (ABI 1.8), from barely (50) to strongly (0.5). */
+        s.softcap = i < 12 ? 0.0f : i % 2 ? 50.0f : 0.5f;
         shard_case(&rng, &s, tally);
     }
     for (int i = 0; i < 6; ++i)

@@ -1,6 +1,7 @@
-/* EMBEDDING, RMSNORM, SILU_MUL and ADD cases: odd sizes, padded strides, every table and weight
- * type, f32/bf16/f16 activations, in-place and aliased outputs, and ids out of range (which both
- * backends must refuse). */
+/* EMBEDDING, RMSNORM, SILU_MUL, ADD and SOFTCAP cases: odd sizes, padded strides, every table
+ * and weight type, f32/bf16/f16 activations, in-place and aliased outputs, and ids out of range
+ * (which both backends must refuse); ABI 1.8's embedding scale, GELU (tanh) gate and the SOFTCAP
+ * op over values from well inside the cap to far past it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,20 @@ static const char *act_label(pagoda_dtype_t act) {
 /* ------------------------------------------------------------------------------------------ */
 
 /* `bad` ≠ 0 puts that id (out of range) at a random token, and the case expects the refusal. */
+/* `scale` is the op's field (ABI 1.8; 0 means 1). */
 static void embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim, int64_t n_tokens,
                            pagoda_dtype_t dtype, pagoda_dtype_t out_dtype, int padded, int64_t bad,
-                           conf_tally_t *tally) {
+                           float scale, conf_tally_t *tally) {
     const int64_t ldo = padded ? dim + test_rng_int(rng, 1, 7) : dim;
     conf_case_t c;
-    conf_case_init(&c, "embedding vocab=%lld dim=%lld tokens=%lld table=%s%s%s%s",
+    conf_case_init(&c, "embedding vocab=%lld dim=%lld tokens=%lld table=%s%s scale=%g%s%s",
                    (long long)vocab, (long long)dim, (long long)n_tokens, pagoda_dtype_name(dtype),
-                   act_label(out_dtype), padded ? " strided" : "", bad ? " with a bad id" : "");
+                   act_label(out_dtype), (double)scale, padded ? " strided" : "",
+                   bad ? " with a bad id" : "");
     pagoda_op_embedding_t *a = &conf_add_step(&c, PAGODA_OP_EMBEDDING)->embedding;
     a->table_dtype = dtype;
     a->out_dtype = out_dtype;
+    a->scale = scale;
     a->vocab_size = vocab;
     a->dim = dim;
     a->n_tokens = n_tokens;
@@ -70,8 +74,8 @@ static void embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim, int64_t 
                                 table_n * pagoda_dtype_size(dtype), CONF_DEVICE, CONF_INPUT, 0);
     int id = conf_add_tensor(&c, "ids", ids, (size_t)n_tokens * sizeof *ids, CONF_DEVICE,
                              CONF_INPUT, 0);
-    /* Widening to f32 is exact and rounding to bf16/f16 happens once, so the rows must match
-     * bit for bit. */
+    /* Widening to f32 is exact, the scaling one f32 product and rounding to bf16/f16 happens
+     * once, so the rows must match bit for bit. */
     int out = conf_add_tensor(&c, "out",
                               act_from_f32(out_dtype, conf_random_f32(rng, out_n, -1.0f, 1.0f),
                                            out_n),
@@ -88,19 +92,30 @@ void conf_cases_embedding(conf_tally_t *tally) {
     for (int i = 0; i < 24; ++i)
         embedding_case(&rng, test_rng_int(&rng, 1, 700), test_rng_int(&rng, 1, 300),
                        test_rng_int(&rng, 1, 40), kTypes[i % 3], PAGODA_DTYPE_INVALID, i % 2, 0,
-                       tally);
+                       0.0f, tally);
     /* Every table type into every activation type, dims with and without whole vectors. */
     for (int i = 0; i < 18; ++i)
         embedding_case(&rng, test_rng_int(&rng, 1, 700), i % 2 ? 8 * test_rng_int(&rng, 1, 40)
                                                                : test_rng_int(&rng, 1, 300),
                        test_rng_int(&rng, 1, 40), kTypes[i % 3], kTypes[(i / 3) % 3], (i / 2) % 2,
-                       0, tally);
-    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_BF16, PAGODA_DTYPE_INVALID, 0, 0, tally);
-    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16, 0, 0, tally);
-    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_F32, PAGODA_DTYPE_F16, 0, 0, tally);
-    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F32, PAGODA_DTYPE_INVALID, 0, 50, tally);
-    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F16, PAGODA_DTYPE_INVALID, 1, -1, tally);
-    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, 1, 50, tally);
+                       0, 0.0f, tally);
+    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_BF16, PAGODA_DTYPE_INVALID, 0, 0, 0.0f,
+                   tally);
+    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16, 0, 0, 0.0f, tally);
+    embedding_case(&rng, 32000, 4096, 3, PAGODA_DTYPE_F32, PAGODA_DTYPE_F16, 0, 0, 0.0f, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F32, PAGODA_DTYPE_INVALID, 0, 50, 0.0f, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F16, PAGODA_DTYPE_INVALID, 1, -1, 0.0f, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, 1, 50, 0.0f, tally);
+    /* ABI 1.8's scale (Gemma's √hidden and others) on every table type into every output
+     * type, with and without whole vectors; 1 is the unscaled copy's own path. */
+    static const float scales[] = {48.0f, 0.0625f, 1.0f, -3.5f, 33.9411255f};
+    for (int i = 0; i < 18; ++i)
+        embedding_case(&rng, test_rng_int(&rng, 1, 700), i % 2 ? 8 * test_rng_int(&rng, 1, 40)
+                                                               : test_rng_int(&rng, 1, 300),
+                       test_rng_int(&rng, 1, 40), kTypes[i % 3], kTypes[(i / 3) % 3], (i / 2) % 2,
+                       0, scales[i % 5], tally);
+    embedding_case(&rng, 4000, 2304, 3, PAGODA_DTYPE_BF16, PAGODA_DTYPE_BF16, 0, 0, 48.0f, tally);
+    embedding_case(&rng, 50, 64, 9, PAGODA_DTYPE_F16, PAGODA_DTYPE_INVALID, 0, 50, 8.0f, tally);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -185,24 +200,26 @@ void conf_cases_rmsnorm(conf_tally_t *tally) {
 /* ------------------------------------------------------------------------------------------ */
 
 /* `fused`: gate and up are the halves of one [rows, 2·dim + pad] buffer, as a fused gate_up
- * projection leaves them; `alias`: out is gate. */
+ * projection leaves them; `alias`: out is gate. `activation` is the op's (ABI 1.8; 0 = SiLU). */
 static void silu_mul_case(test_rng_t *rng, int64_t rows, int64_t dim, pagoda_dtype_t act,
-                          int fused, int alias, conf_tally_t *tally) {
+                          int32_t activation, int fused, int alias, conf_tally_t *tally) {
     const int64_t ld_in = fused ? 2 * dim + test_rng_int(rng, 0, 3) : dim + test_rng_int(rng, 0, 2);
     const int64_t ldo = alias ? ld_in : dim + test_rng_int(rng, 0, 2);
     conf_case_t c;
-    conf_case_init(&c, "silu_mul rows=%lld dim=%lld ld_in=%lld ldo=%lld%s%s%s", (long long)rows,
+    conf_case_init(&c, "silu_mul %s rows=%lld dim=%lld ld_in=%lld ldo=%lld%s%s%s",
+                   activation == PAGODA_GLU_GELU_TANH ? "gelu_tanh" : "silu", (long long)rows,
                    (long long)dim, (long long)ld_in, (long long)ldo, act_label(act),
                    fused ? " fused" : "", alias ? " out=gate" : "");
     pagoda_op_silu_mul_t *a = &conf_add_step(&c, PAGODA_OP_SILU_MUL)->silu_mul;
     a->act_dtype = act;
+    a->activation = activation;
     a->rows = rows;
     a->dim = dim;
     a->ld_in = ld_in;
     a->ldo = ldo;
     const double tol = act_tolerance(act);
     const size_t n_in = (size_t)(rows * ld_in);
-    /* Gates from -12 to 12 reach both tails of the sigmoid. */
+    /* Gates from -12 to 12 reach both tails of the sigmoid (and of GELU's tanh). */
     int gate = conf_add_tensor(&c, "gate",
                                act_from_f32(act, conf_random_f32(rng, n_in, -12.0f, 12.0f), n_in),
                                n_in * act_size(act), CONF_DEVICE,
@@ -266,21 +283,71 @@ void conf_cases_elementwise(conf_tally_t *tally) {
     test_rng_seed(&rng, 0x73696c75ull);
     for (int i = 0; i < 24; ++i)
         silu_mul_case(&rng, test_rng_int(&rng, 1, 20), test_rng_int(&rng, 1, 700),
-                      PAGODA_DTYPE_INVALID, i % 2, (i / 2) % 3 == 0, tally);
+                      PAGODA_DTYPE_INVALID, PAGODA_GLU_SILU, i % 2, (i / 2) % 3 == 0, tally);
     /* bf16/f16: dims with and without whole 8-element vectors. */
     for (int i = 0; i < 16; ++i)
         silu_mul_case(&rng, test_rng_int(&rng, 1, 20),
                       i % 4 < 2 ? 8 * test_rng_int(&rng, 1, 90) : test_rng_int(&rng, 1, 700),
-                      kTypes[1 + i % 2], (i / 2) % 2, (i / 4) % 3 == 0, tally);
-    silu_mul_case(&rng, 3, 14336, PAGODA_DTYPE_INVALID, 1, 0, tally);
-    silu_mul_case(&rng, 64, 1000, PAGODA_DTYPE_INVALID, 0, 1, tally);
-    silu_mul_case(&rng, 3, 14336, PAGODA_DTYPE_BF16, 1, 0, tally);
-    silu_mul_case(&rng, 64, 1000, PAGODA_DTYPE_F16, 0, 1, tally);
-    silu_mul_case(&rng, 5, 200, PAGODA_DTYPE_F32, 0, 0, tally);
+                      kTypes[1 + i % 2], PAGODA_GLU_SILU, (i / 2) % 2, (i / 4) % 3 == 0, tally);
+    silu_mul_case(&rng, 3, 14336, PAGODA_DTYPE_INVALID, PAGODA_GLU_SILU, 1, 0, tally);
+    silu_mul_case(&rng, 64, 1000, PAGODA_DTYPE_INVALID, PAGODA_GLU_SILU, 0, 1, tally);
+    silu_mul_case(&rng, 3, 14336, PAGODA_DTYPE_BF16, PAGODA_GLU_SILU, 1, 0, tally);
+    silu_mul_case(&rng, 64, 1000, PAGODA_DTYPE_F16, PAGODA_GLU_SILU, 0, 1, tally);
+    silu_mul_case(&rng, 5, 200, PAGODA_DTYPE_F32, PAGODA_GLU_SILU, 0, 0, tally);
+    /* GELU (tanh, ABI 1.8) with every act_dtype (0 too), fused or not, aliased or not, dims
+     * with and without whole vectors; then Gemma-sized rows. */
+    static const pagoda_dtype_t gelu_acts[] = {PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32,
+                                               PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    for (int i = 0; i < 16; ++i)
+        silu_mul_case(&rng, test_rng_int(&rng, 1, 20),
+                      i % 3 ? test_rng_int(&rng, 1, 700) : 8 * test_rng_int(&rng, 1, 90),
+                      gelu_acts[i % 4], PAGODA_GLU_GELU_TANH, (i / 4) % 2, (i / 2) % 3 == 0,
+                      tally);
+    silu_mul_case(&rng, 3, 9216, PAGODA_DTYPE_BF16, PAGODA_GLU_GELU_TANH, 1, 0, tally);
+    silu_mul_case(&rng, 40, 16384, PAGODA_DTYPE_INVALID, PAGODA_GLU_GELU_TANH, 1, 1, tally);
     static const int64_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 1000, 4097, 65536 + 5,
                                     1 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
         for (size_t t = 0; t < 3; ++t)
             add_case(&rng, sizes[i], t == 0 ? PAGODA_DTYPE_INVALID : kTypes[t], (int)((i + t) % 3),
                      tally);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SOFTCAP                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* n values of `dtype` (0 = f32) capped in place, spread over ±4·cap so that both the nearly
+ * linear middle and the saturated ends are hit; `offset` elements into the buffer, so the
+ * vector paths meet unaligned starts. */
+static void softcap_case(test_rng_t *rng, int64_t n, float cap, pagoda_dtype_t dtype,
+                         int64_t offset, conf_tally_t *tally) {
+    conf_case_t c;
+    conf_case_init(&c, "softcap n=%lld cap=%g%s offset=%lld", (long long)n, (double)cap,
+                   act_label(dtype), (long long)offset);
+    pagoda_op_softcap_t *a = &conf_add_step(&c, PAGODA_OP_SOFTCAP)->softcap;
+    a->n = n;
+    a->cap = cap;
+    a->dtype = dtype;
+    const size_t total = (size_t)(n + offset);
+    float *values = conf_random_f32(rng, total, -4.0f * cap, 4.0f * cap);
+    /* A few tiny values, where tanh(x) ≈ x must keep its relative precision. */
+    for (size_t i = 0; i < total; i += 7) values[i] *= 1e-4f;
+    int x = conf_add_tensor(&c, "x", act_from_f32(dtype, values, total), total * act_size(dtype),
+                            CONF_DEVICE, act_compare(dtype), act_tolerance(dtype));
+    conf_bind_at(&c, 0, x, offsetof(pagoda_op_softcap_t, x), (size_t)offset * act_size(dtype));
+    conf_check_case(&c, tally);
+}
+
+void conf_cases_softcap(conf_tally_t *tally) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 0x736f6674ull);
+    static const pagoda_dtype_t dtypes[] = {PAGODA_DTYPE_INVALID, PAGODA_DTYPE_F32,
+                                            PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
+    static const float caps[] = {30.0f, 50.0f, 1.0f, 0.125f, 1000.0f};
+    static const int64_t sizes[] = {1, 7, 8, 9, 17, 1000, 4097, 65536 + 5};
+    for (int i = 0; i < 32; ++i)
+        softcap_case(&rng, sizes[i % 8], caps[i % 5], dtypes[i % 4], (i / 4) % 3, tally);
+    /* A batch of Gemma 2 logits rows. */
+    for (size_t d = 0; d < 4; ++d) softcap_case(&rng, 4 * 256000, 30.0f, dtypes[d], 0, tally);
 }

@@ -1,8 +1,10 @@
-/* Descriptor agreement: for each op, a valid descriptor and that descriptor broken one field
- * at a time (sizes below 1, strides shorter than their rows, types that are not types or that
- * ops.h does not know, unknown flags and enum values, a struct_size too small to hold the
- * fields). Every backend's `supports` must give the reference's status for each, so a host
- * sees the same accept/reject decisions whichever backend it asks. */
+/* Descriptor agreement: for each op (SOFTCAP and ABI 1.8's new fields included), a valid
+ * descriptor and that descriptor broken one field at a time (sizes below 1, strides shorter
+ * than their rows, types that are not types or that ops.h does not know, unknown flags and enum
+ * values, a struct_size too small to hold the fields). Every backend's `supports` must give
+ * the reference's status for each, so a host sees the same accept/reject decisions whichever
+ * backend it asks. */
+#include <math.h>
 #include <string.h>
 
 #include "conformance.h"
@@ -71,6 +73,9 @@ static void embedding_descriptors(conf_tally_t *tally) {
     CHECK_MUTATION(pagoda_op_embedding_t, op, b, 0, "table unknown", a->table_dtype = kUnknownType);
     CHECK_MUTATION(pagoda_op_embedding_t, op, b, 0, "table i32", a->table_dtype = PAGODA_DTYPE_I32);
     CHECK_MUTATION(pagoda_op_embedding_t, op, b, 0, "struct_size 8", a->struct_size = 8);
+    CHECK_MUTATION(pagoda_op_embedding_t, op, b, 1, "scale 48", a->scale = 48.0f);
+    CHECK_MUTATION(pagoda_op_embedding_t, op, b, 0, "scale inf", a->scale = INFINITY);
+    CHECK_MUTATION(pagoda_op_embedding_t, op, b, 0, "scale nan", a->scale = NAN);
 }
 
 static void rmsnorm_descriptors(conf_tally_t *tally) {
@@ -134,6 +139,10 @@ static void elementwise_descriptors(conf_tally_t *tally) {
     CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 0, "dim 0", a->dim = 0);
     CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 0, "ld_in < dim", a->ld_in = 49);
     CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 0, "ldo < dim", a->ldo = 3);
+    CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 1, "gelu_tanh",
+                   a->activation = PAGODA_GLU_GELU_TANH);
+    CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 0, "activation 2", a->activation = 2);
+    CHECK_MUTATION(pagoda_op_silu_mul_t, op, s, 0, "activation -1", a->activation = -1);
 
     pagoda_op_add_t d;
     memset(&d, 0, sizeof d);
@@ -226,6 +235,10 @@ static void paged_descriptors(conf_tally_t *tally) {
     CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "cache invalid", a->cache_dtype = PAGODA_DTYPE_INVALID);
     CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "layout 7", a->layout = (pagoda_kv_layout_t)7);
     CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "struct_size 8", a->struct_size = 8);
+    CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 1, "softcap 50", a->softcap = 50.0f);
+    CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "softcap -1", a->softcap = -1.0f);
+    CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "softcap nan", a->softcap = NAN);
+    CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, 0, "softcap inf", a->softcap = INFINITY);
     /* Not pinned down by ops.h either way; backends must still agree. */
     CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, -1, "max_blocks_per_seq 0", a->max_blocks_per_seq = 0);
     CHECK_MUTATION(pagoda_op_paged_attention_t, pa, p, -1, "n_seqs 0", a->n_seqs = 0);
@@ -254,6 +267,28 @@ static void copy_descriptors(conf_tally_t *tally) {
     CHECK_MUTATION(pagoda_op_copy_blocks_t, PAGODA_OP_SWAP_BLOCKS, b, 0, "direction 5", a->direction = (pagoda_swap_direction_t)5);
 }
 
+static void softcap_descriptors(conf_tally_t *tally) {
+    pagoda_op_softcap_t b;
+    memset(&b, 0, sizeof b);
+    b.struct_size = sizeof b;
+    b.n = 256000;
+    b.cap = 30.0f;
+    const pagoda_op_t op = PAGODA_OP_SOFTCAP;
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 1, "valid", (void)a);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 1, "f32", a->dtype = PAGODA_DTYPE_F32);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 1, "bf16", a->dtype = PAGODA_DTYPE_BF16);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 1, "f16, n 1",
+                   a->dtype = PAGODA_DTYPE_F16; a->n = 1);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "n 0", a->n = 0);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "cap 0", a->cap = 0.0f);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "cap -30", a->cap = -30.0f);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "cap inf", a->cap = INFINITY);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "cap nan", a->cap = NAN);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "dtype i32", a->dtype = PAGODA_DTYPE_I32);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "dtype unknown", a->dtype = kUnknownType);
+    CHECK_MUTATION(pagoda_op_softcap_t, op, b, 0, "struct_size 4", a->struct_size = 4);
+}
+
 void conf_cases_descriptors(conf_tally_t *tally) {
     matmul_descriptors(tally);
     embedding_descriptors(tally);
@@ -263,6 +298,7 @@ void conf_cases_descriptors(conf_tally_t *tally) {
     rowwise_descriptors(tally);
     paged_descriptors(tally);
     copy_descriptors(tally);
+    softcap_descriptors(tally);
     /* No struct at all, and ops this header does not define. */
     conf_check_supports("NULL args", PAGODA_OP_MATMUL, NULL, 0, tally);
     conf_check_supports("NULL args", PAGODA_OP_PAGED_ATTENTION, NULL, 0, tally);

@@ -118,17 +118,19 @@ static void quant_matmul_case(test_rng_t *rng, int64_t m, int64_t n, int64_t k_b
 
 static void quant_embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim_blocks,
                                  int64_t n_tokens, pagoda_dtype_t table_dtype,
-                                 pagoda_dtype_t out_dtype, int padded, conf_tally_t *tally) {
+                                 pagoda_dtype_t out_dtype, int padded, float scale,
+                                 conf_tally_t *tally) {
     const int64_t dim = dim_blocks * block_values(table_dtype);
     const int64_t ldo = padded ? dim + test_rng_int(rng, 1, 7) : dim;
     conf_case_t c;
-    conf_case_init(&c, "embedding vocab=%lld dim=%lld tokens=%lld table=%s out=%s%s",
+    conf_case_init(&c, "embedding vocab=%lld dim=%lld tokens=%lld table=%s out=%s scale=%g%s",
                    (long long)vocab, (long long)dim, (long long)n_tokens,
-                   pagoda_dtype_name(table_dtype), pagoda_dtype_name(out_dtype),
+                   pagoda_dtype_name(table_dtype), pagoda_dtype_name(out_dtype), (double)scale,
                    padded ? " strided" : "");
     pagoda_op_embedding_t *a = &conf_add_step(&c, PAGODA_OP_EMBEDDING)->embedding;
     a->table_dtype = table_dtype;
     a->out_dtype = out_dtype;
+    a->scale = scale;
     a->vocab_size = vocab;
     a->dim = dim;
     a->n_tokens = n_tokens;
@@ -140,7 +142,8 @@ static void quant_embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim_blo
                                 block_bytes(table_dtype, vocab * dim), CONF_DEVICE, CONF_INPUT, 0);
     int id = conf_add_tensor(&c, "ids", ids, (size_t)n_tokens * sizeof *ids, CONF_DEVICE,
                              CONF_INPUT, 0);
-    /* Decoding is exact and rounding to bf16/f16 happens once: bit for bit. */
+    /* Decoding is exact, scaling one f32 product and rounding to bf16/f16 happens once: bit
+     * for bit. */
     int out = conf_add_tensor(&c, "out", conf_random_typed(rng, out_dtype, out_n, -1.0f, 1.0f),
                               out_n * pagoda_dtype_size(out_dtype), CONF_DEVICE, CONF_EXACT, 0);
     conf_bind(&c, 0, table, offsetof(pagoda_op_embedding_t, table));
@@ -181,10 +184,13 @@ void conf_cases_quantized(conf_tally_t *tally) {
                               test_rng_int(&rng, 1, 300), test_rng_int(&rng, 1, 2048 / per_block),
                               w, kActTypes[1 + i % 2], kActTypes[i % 3], i % 2, i / 2, i == 1, 1,
                               tally);
-        /* Embedding rows into every activation type. */
+        /* Embedding rows into every activation type, unscaled and (ABI 1.8) scaled. */
         for (int i = 0; i < 3; ++i)
             quant_embedding_case(&rng, test_rng_int(&rng, 1, 300),
                                  test_rng_int(&rng, 1, 1024 / per_block), test_rng_int(&rng, 1, 30),
-                                 w, kActTypes[i], i == 1, tally);
+                                 w, kActTypes[i], i == 1, 0.0f, tally);
+        quant_embedding_case(&rng, test_rng_int(&rng, 1, 300),
+                             test_rng_int(&rng, 1, 1024 / per_block), test_rng_int(&rng, 1, 30), w,
+                             kActTypes[t % 3], 0, 48.0f, tally);
     }
 }

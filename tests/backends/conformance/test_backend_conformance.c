@@ -28,11 +28,14 @@ CONFORMANCE_TEST(test_embedding, conf_cases_embedding, "embedding")
 CONFORMANCE_TEST(test_rmsnorm, conf_cases_rmsnorm, "rmsnorm")
 CONFORMANCE_TEST(test_rope, conf_cases_rope, "rope")
 CONFORMANCE_TEST(test_elementwise, conf_cases_elementwise, "silu_mul, add")
+CONFORMANCE_TEST(test_softcap, conf_cases_softcap, "softcap")
 CONFORMANCE_TEST(test_rowwise, conf_cases_rowwise, "argmax, softmax")
 CONFORMANCE_TEST(test_kv_write, conf_cases_kv_write, "kv_write")
 CONFORMANCE_TEST(test_paged_attention, conf_cases_paged_attention, "paged_attention")
 CONFORMANCE_TEST(test_paged_attention_odd_shapes, conf_cases_paged_attention_odd,
                  "paged_attention (odd shapes)")
+CONFORMANCE_TEST(test_paged_attention_softcap, conf_cases_paged_attention_softcap,
+                 "paged_attention (soft-capped scores)")
 CONFORMANCE_TEST(test_copy_swap_blocks, conf_cases_copy_blocks, "copy_blocks, swap_blocks")
 CONFORMANCE_TEST(test_descriptor_agreement, conf_cases_descriptors, "supports agreement")
 CONFORMANCE_TEST(test_sample, conf_cases_sample, "sample")
@@ -97,10 +100,12 @@ int main(void) {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_softcap),
         cmocka_unit_test(test_rowwise),
         cmocka_unit_test(test_kv_write),
         cmocka_unit_test(test_paged_attention),
         cmocka_unit_test(test_paged_attention_odd_shapes),
+        cmocka_unit_test(test_paged_attention_softcap),
         cmocka_unit_test(test_copy_swap_blocks),
         cmocka_unit_test(test_sample),
         cmocka_unit_test(test_quantized_weights),

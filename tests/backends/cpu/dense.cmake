@@ -9,3 +9,5 @@ pagoda_add_test(test_cpu_dense_args SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_d
 # (src/formats).
 pagoda_add_test(test_cpu_quant_matmul LABELS cpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_quant_matmul.cpp)
 target_link_libraries(test_cpu_quant_matmul PRIVATE pagoda_formats)
+# ABI 1.8's dense ops for Gemma-family models: the GELU (tanh) gate, SOFTCAP, EMBEDDING's scale.
+pagoda_add_test(test_cpu_gemma_ops SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_gemma_ops.c LABELS cpu)

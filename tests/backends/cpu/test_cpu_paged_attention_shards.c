@@ -6,7 +6,8 @@
  * Table entries no query can see (past the context, behind every window) hold -1, so reading one
  * fails the launch. Each shard's launch must equal attention over that shard's keys alone (a
  * query that sees none: out 0, lse -inf); the shards' out and lse merged, by ATTENTION_MERGE and
- * by a merge in double, must equal attention over the whole sequence. */
+ * by a merge in double, must equal attention over the whole sequence. Also with the scores
+ * soft-capped (ABI 1.8). ATTENTION_MERGE on its own is test_cpu_attention_merge.c's. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ typedef struct shard_case {
     int block_size;
     int causal;
     int sliding_window;
+    float softcap; /* ABI 1.8; 0 = off */
 } shard_case_t;
 
 /* One shard's cache and block tables. */
@@ -219,12 +221,14 @@ static pagoda_op_paged_attention_t shard_args(const fixture_t *f, int s, int32_t
     a.kv_shards = kv_shards;
     a.kv_shard = s;
     a.lse = lse;
+    a.softcap = c->softcap;
     return a;
 }
 
 /* Attention of query token t, head h over the positions it sees that lie on shard `shard` of
  * `shards` (all of them with shards = 1), in double: `out` [head_dim] and the log-sum-exp of
- * the scaled scores; returns how many keys it saw (0: out 0, lse -inf). */
+ * the scaled (and, with a softcap, capped) scores; returns how many keys it saw (0: out 0, lse
+ * -inf). */
 static int64_t reference(const fixture_t *f, int64_t t, int64_t h, int shards, int shard,
                          double *out, double *lse) {
     const shard_case_t *c = &f->c;
@@ -245,7 +249,8 @@ static int64_t reference(const fixture_t *f, int64_t t, int64_t h, int shards, i
             const int64_t kv = (f->ctx_start[seq] + p) * f->kv_row + kvh * d;
             double dot = 0.0;
             for (int64_t e = 0; e < d; ++e) dot += (double)q[e] * f->k_kept[kv + e];
-            const double score = scale * dot;
+            double score = scale * dot;
+            if (c->softcap != 0.0f) score = c->softcap * tanh(score / c->softcap);
             if (pass == 0) {
                 if (score > max) max = score;
                 ++seen;
@@ -409,7 +414,7 @@ static void run_all(const shard_case_t *c, uint64_t seed) {
 static void test_decode(void **state) {
     (void)state;
     const shard_case_t c = {"decode", 7, {1, 1, 1, 1, 1, 1, 1}, {1, 15, 16, 17, 40, 100, 257},
-                            8, 2, 64, 16, 1, 0};
+                            8, 2, 64, 16, 1, 0, 0.0f};
     run_all(&c, 100);
 }
 
@@ -417,9 +422,9 @@ static void test_decode(void **state) {
  * queries see no key of the later shards, and a batch with a sequence without queries. */
 static void test_prefill(void **state) {
     (void)state;
-    const shard_case_t chunk = {"chunk after context", 1, {37}, {100}, 8, 4, 32, 16, 1, 0};
-    const shard_case_t prompt = {"whole prompt", 1, {29}, {29}, 4, 1, 16, 8, 1, 0};
-    const shard_case_t mixed = {"mixed batch", 3, {5, 0, 9}, {21, 10, 9}, 6, 2, 16, 4, 1, 0};
+    const shard_case_t chunk = {"chunk after context", 1, {37}, {100}, 8, 4, 32, 16, 1, 0, 0.0f};
+    const shard_case_t prompt = {"whole prompt", 1, {29}, {29}, 4, 1, 16, 8, 1, 0, 0.0f};
+    const shard_case_t mixed = {"mixed batch", 3, {5, 0, 9}, {21, 10, 9}, 6, 2, 16, 4, 1, 0, 0.0f};
     run_all(&chunk, 200);
     run_all(&prompt, 300);
     run_all(&mixed, 400);
@@ -429,7 +434,7 @@ static void test_prefill(void **state) {
  * causal and not. */
 static void test_sliding_window(void **state) {
     (void)state;
-    shard_case_t c = {"window", 3, {1, 12, 1}, {90, 60, 5}, 4, 2, 16, 8, 1, 7};
+    shard_case_t c = {"window", 3, {1, 12, 1}, {90, 60, 5}, 4, 2, 16, 8, 1, 7, 0.0f};
     run_all(&c, 500);
     c.sliding_window = 33;
     run_all(&c, 600);
@@ -442,14 +447,31 @@ static void test_sliding_window(void **state) {
  * when the backend has more than one thread, as the tests run by default. */
 static void test_split(void **state) {
     (void)state;
-    const shard_case_t decode = {"split decode", 1, {1}, {2000}, 4, 1, 32, 16, 1, 0};
-    const shard_case_t chunk = {"split chunk", 1, {4}, {1600}, 2, 1, 32, 16, 1, 0};
-    const shard_case_t window = {"split window", 1, {2}, {1500}, 2, 1, 16, 32, 1, 1000};
-    const shard_case_t wide = {"split not causal", 1, {3}, {1800}, 2, 1, 16, 16, 0, 0};
+    const shard_case_t decode = {"split decode", 1, {1}, {2000}, 4, 1, 32, 16, 1, 0, 0.0f};
+    const shard_case_t chunk = {"split chunk", 1, {4}, {1600}, 2, 1, 32, 16, 1, 0, 0.0f};
+    const shard_case_t window = {"split window", 1, {2}, {1500}, 2, 1, 16, 32, 1, 1000, 0.0f};
+    const shard_case_t wide = {"split not causal", 1, {3}, {1800}, 2, 1, 16, 16, 0, 0, 0.0f};
     run_all(&decode, 800);
     run_all(&chunk, 900);
     run_all(&window, 1000);
     run_all(&wide, 1100);
+}
+
+/* Soft-capped scores (ABI 1.8): every shard's out and lse, and both merges, against attention
+ * over the capped scores; decode, a chunk, a window and a split, at a cap that barely bends
+ * these scores (50) and at caps that flatten them (1, 0.5). */
+static void test_softcap(void **state) {
+    (void)state;
+    const shard_case_t decode = {"softcap decode", 4, {1, 1, 1, 1}, {1, 17, 40, 257},
+                                 8, 2, 64, 16, 1, 0, 50.0f};
+    const shard_case_t chunk = {"softcap chunk", 2, {37, 1}, {100, 30}, 8, 4, 32, 16, 1, 0, 0.5f};
+    const shard_case_t window = {"softcap window", 3, {1, 12, 1}, {90, 60, 5},
+                                 4, 2, 16, 8, 1, 7, 1.0f};
+    const shard_case_t split = {"softcap split", 1, {2}, {1800}, 4, 1, 32, 16, 1, 0, 1.0f};
+    run_all(&decode, 1500);
+    run_all(&chunk, 1600);
+    run_all(&window, 1700);
+    run_all(&split, 1800);
 }
 
 /* Unsharded (kv_shards 0 or 1) with lse: out as before, lse the reference log-sum-exp; split and
@@ -457,10 +479,11 @@ static void test_split(void **state) {
 static void test_unsharded_lse(void **state) {
     (void)state;
     const shard_case_t cases[] = {
-        {"unsharded", 3, {1, 7, 1}, {30, 40, 3}, 4, 2, 16, 8, 1, 5},
-        {"unsharded split", 1, {1}, {1000}, 4, 1, 32, 16, 1, 0},
+        {"unsharded", 3, {1, 7, 1}, {30, 40, 3}, 4, 2, 16, 8, 1, 5, 0.0f},
+        {"unsharded split", 1, {1}, {1000}, 4, 1, 32, 16, 1, 0, 0.0f},
+        {"unsharded softcap", 2, {9, 1}, {40, 1000}, 4, 2, 32, 16, 1, 0, 0.5f},
     };
-    for (size_t i = 0; i < 2; ++i)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         for (int32_t kv_shards = 0; kv_shards <= 1; ++kv_shards) {
             fixture_t f;
             fixture_build(&f, &cases[i], 1, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32, 1200 + i);
@@ -476,89 +499,10 @@ static void test_unsharded_lse(void **state) {
         }
 }
 
-/* ATTENTION_MERGE alone: random parts and lse, a part with lse -inf (its values NaN: a part
- * that weighs 0 is not read), a row where every part is -inf, padded out rows, no lse_out. */
-static void run_merge(pagoda_dtype_t act, int lse_out_wanted, uint64_t seed) {
-    enum { P = 3, T = 5, H = 4, D = 24, STRIDE = H * D + 5 };
-    const int64_t rows = T * H;
-    test_rng_t rng;
-    test_rng_seed(&rng, seed);
-    float parts_f[P * T * H * D], lse[P * T * H];
-    test_fill_uniform(&rng, parts_f, P * T * H * D, -1.0f, 1.0f);
-    test_fill_uniform(&rng, lse, P * T * H, -6.0f, 6.0f);
-    for (int64_t r = 0; r < rows; r += 3) lse[1 * rows + r] = -INFINITY; /* part 1 saw nothing */
-    for (int p = 0; p < P; ++p) lse[p * rows + 7] = -INFINITY;          /* row 7: nobody did */
-    unsigned char parts[P * T * H * D * 4];
-    double kept[P * T * H * D];
-    test_convert_weights(act, parts_f, P * T * H * D, parts, kept);
-    for (int64_t r = 0; r < rows; ++r)
-        if (isinf(lse[1 * rows + r]))
-            memset(parts + (size_t)((rows + r) * D) * act_size(act), 0xFF, D * act_size(act));
-
-    unsigned char out[T * STRIDE * 4];
-    float lse_out[T * H];
-    memset(out, 0x5A, sizeof out);
-    pagoda_op_attention_merge_t m;
-    memset(&m, 0, sizeof m);
-    m.struct_size = sizeof m;
-    m.n_parts = P;
-    m.n_tokens = T;
-    m.n_heads = H;
-    m.head_dim = D;
-    m.parts = parts;
-    m.lse = lse;
-    m.out = out;
-    m.out_token_stride = STRIDE;
-    m.lse_out = lse_out_wanted ? lse_out : NULL;
-    m.act_dtype = act == PAGODA_DTYPE_F32 ? PAGODA_DTYPE_INVALID : act; /* 0 means f32 */
-    TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_ATTENTION_MERGE, &m));
-    TEST_ASSERT_OK(test_cpu_launch(PAGODA_OP_ATTENTION_MERGE, &m));
-
-    float got[T * H * D];
-    double ref[T * H * D];
-    for (int64_t r = 0; r < rows; ++r) {
-        double max = -INFINITY, sum = 0.0;
-        for (int p = 0; p < P; ++p)
-            if (lse[p * rows + r] > max) max = lse[p * rows + r];
-        double w[P];
-        for (int p = 0; p < P; ++p) sum += w[p] = isinf(max) ? 0.0 : exp(lse[p * rows + r] - max);
-        for (int64_t e = 0; e < D; ++e) {
-            double acc = 0.0;
-            for (int p = 0; p < P; ++p)
-                if (w[p] > 0) acc += w[p] / sum * kept[(p * rows + r) * D + e];
-            ref[r * D + e] = acc;
-            got[r * D + e] = load_act(act, out, (r / H) * STRIDE + (r % H) * D + e);
-        }
-        if (isinf(max))
-            for (int64_t e = 0; e < D; ++e) assert_true(got[r * D + e] == 0.0f);
-        if (lse_out_wanted) {
-            const double want = isinf(max) ? -INFINITY : max + log(sum);
-            if (!lse_close(lse_out[r], want, PAGODA_DTYPE_F32))
-                fail_msg("merge (%s): row %lld lse_out %.7g, want %.7g", pagoda_dtype_name(act),
-                         (long long)r, lse_out[r], want);
-        }
-    }
-    /* The padding between token rows is left alone. */
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t e = H * D * (int64_t)act_size(act); e < STRIDE * (int64_t)act_size(act); ++e)
-            assert_int_equal(out[t * STRIDE * (int64_t)act_size(act) + e], 0x5A);
-    const double err = test_rel_error(got, ref, T * H * D);
-    const double bound = out_bound(PAGODA_DTYPE_F32, act, 1);
-    if (!(err <= bound))
-        fail_msg("merge (%s): relative error %.3g > %.1e", pagoda_dtype_name(act), err, bound);
-}
-
-static void test_merge(void **state) {
-    (void)state;
-    run_merge(PAGODA_DTYPE_F32, 1, 1300);
-    run_merge(PAGODA_DTYPE_BF16, 1, 1301);
-    run_merge(PAGODA_DTYPE_F16, 0, 1302);
-}
-
 /* Descriptors and batches the backend refuses. */
 static void test_refused(void **state) {
     (void)state;
-    const shard_case_t c = {"refused", 2, {1, 3}, {20, 30}, 4, 2, 16, 8, 1, 0};
+    const shard_case_t c = {"refused", 2, {1, 3}, {20, 30}, 4, 2, 16, 8, 1, 0, 0.0f};
     fixture_t f;
     fixture_build(&f, &c, 2, PAGODA_DTYPE_F32, PAGODA_DTYPE_F32, 1400);
     float out[4 * 64], lse[4 * 4];
@@ -632,7 +576,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode),         cmocka_unit_test(test_prefill),
         cmocka_unit_test(test_sliding_window), cmocka_unit_test(test_split),
-        cmocka_unit_test(test_unsharded_lse),  cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_softcap),        cmocka_unit_test(test_unsharded_lse),
         cmocka_unit_test(test_refused),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
