@@ -88,11 +88,13 @@ PAGODA_API void pagoda_quantize_options_init(pagoda_quantize_options_t *options,
  *
  * A Hugging Face folder (`config.json`, `model.safetensors` or shards with
  * `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json`, optionally
- * `generation_config.json`) of a LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM or
- * Qwen3ForCausalLM is converted as llama.cpp's converter does: `general.architecture` "llama"
- * (Mistral too), "qwen2" or "qwen3", the `<arch>.*` keys from `config.json`, tensors under GGUF's names (Llama's Q/K rows
- * permuted for interleaved RoPE; norms and biases in F32; Llama 3 RoPE scaling as
- * `rope_freqs.weight`; no `output.weight` for tied embeddings), and the tokenizer as
+ * `generation_config.json`) of a model pagoda_model_open() reads from such a folder is converted
+ * as llama.cpp's converter does: `general.architecture` "llama" (Mistral too) or the
+ * architecture's own ("qwen2", "qwen3", "gemma2", "gemma3", "phi3"), the `<arch>.*` keys from
+ * `config.json`, tensors under GGUF's names (Llama's Q/K rows permuted for interleaved RoPE;
+ * norms and biases in F32, Gemma's norms as 1 + w; Llama 3 RoPE scaling as `rope_freqs.weight`,
+ * Phi-3's LongRoPE as `rope_factors_long`/`_short.weight`; no `output.weight` for tied
+ * embeddings), and the tokenizer as
  * `tokenizer.ggml.*`: "llama" for SentencePiece-style BPE (scores from the merges' ranks),
  * "gpt2" for byte-level BPE with `tokenizer.ggml.pre` "llama-bpe", "qwen2" or "gpt2", the chat
  * template of `tokenizer_config.json`. A tokenizer GGUF cannot carry faithfully is refused

@@ -11,8 +11,8 @@
 namespace pagoda::engine {
 
 // Writes the quantized GGUF `output_path` from `input_path` (a GGUF file, or a Hugging Face folder
-// of a Llama, Mistral, Qwen2 or Qwen3 model with tokenizer.json). Nothing is written unless the
-// whole input is understood. Throws what quantize_gguf, HfCheckpoint, gguf_vocabulary_from_hf and
+// of a Llama, Mistral, Qwen2/3, Gemma 2/3 or Phi-3 model with tokenizer.json). Nothing is
+// written unless the whole input is understood. Throws what quantize_gguf, HfCheckpoint, gguf_vocabulary_from_hf and
 // hf_quantize_source throw.
 model::QuantizeSummary quantize_model(const std::string &input_path, const std::string &output_path,
                                       model::QuantMix mix, int threads, const model::ProgressFn &progress);

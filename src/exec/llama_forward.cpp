@@ -164,6 +164,7 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     sm.rows = 1;
     sm.dim = s.shard.intermediate(c);
     sm.act_dtype = dtype;
+    sm.activation = c.mlp_activation;
     require_support(d, PAGODA_OP_SILU_MUL, &sm, what);
     if (dtype != s.activation_dtype) s.decode_graphs.drop_graphs();  // recorded with the old type
     s.activation_dtype = dtype;
@@ -270,6 +271,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         e.table = w.embed_tokens().data;
         e.ids = static_cast<const int32_t *>(s.token_ids.get());
         e.out = h_stream;
+        e.scale = float(c.embedding_scale);
         s.stream.launch(PAGODA_OP_EMBEDDING, &e);
     }
     // Every layer starts with "h += the previous sublayer's output; x = norm(h)", the first
@@ -283,8 +285,9 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         s.attention(int64_t(i), l, batch, geometry, pools[i]);
         s.matmul(l.o, none, attn_out, n, sublayer_out);
         s.all_reduce(sublayer_out, n * c.hidden_size, act);
+        if (l.attn_out_norm) s.rmsnorm(l.attn_out_norm, n, sublayer_out, nullptr, sublayer_out);
         // h += attention output
-        s.rmsnorm(l.post_attention_norm, n, sublayer_out, h_stream, normed_x);
+        s.rmsnorm(l.mlp_norm, n, sublayer_out, h_stream, normed_x);
         s.matmul(l.gate, none, normed_x, n, mlp_gate);
         s.matmul(l.up, none, normed_x, n, mlp_up);
         pagoda_op_silu_mul_t m{};
@@ -295,9 +298,11 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         m.up = mlp_up;
         m.out = mlp_gate;
         m.act_dtype = act;
+        m.activation = c.mlp_activation;
         s.stream.launch(PAGODA_OP_SILU_MUL, &m);
         s.matmul(l.down, none, mlp_gate, n, sublayer_out);
         s.all_reduce(sublayer_out, n * c.hidden_size, act);
+        if (l.mlp_out_norm) s.rmsnorm(l.mlp_out_norm, n, sublayer_out, nullptr, sublayer_out);
     }
 
     if (!last) {

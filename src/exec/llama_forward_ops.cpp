@@ -41,10 +41,16 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     require_support(device, PAGODA_OP_KV_WRITE, &w, what);
     // A backend that cannot fuse (or predates the field) says so; the keys then get their own
     // ROPE launch.
-    const pagoda_op_rope_t rope = rope_args(1);
-    w.k_rope = &rope;
+    // (Every layer's rotation: Gemma 3's windowed layers have one of their own.)
     const pagoda_backend_iface_t &f = device.iface();
-    fused_key_rope = f.kernels->supports(f.self, device.index(), PAGODA_OP_KV_WRITE, &w) == PAGODA_OK;
+    fused_key_rope = true;
+    for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+        if (layer > 0 && &c.rope_of(layer) == &c.rope_of(layer - 1)) continue;
+        const pagoda_op_rope_t rope = rope_args(1, layer);
+        w.k_rope = &rope;
+        fused_key_rope = fused_key_rope &&
+                         f.kernels->supports(f.self, device.index(), PAGODA_OP_KV_WRITE, &w) == PAGODA_OK;
+    }
     clear_last_error();
 
     pagoda_op_paged_attention_t a{};
@@ -59,8 +65,9 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
     a.block_size = g.block_size;
     a.num_blocks = g.num_blocks;
     a.max_blocks_per_seq = 1;
-    a.scale = float(1.0 / std::sqrt(double(c.head_dim)));
+    a.scale = float(c.attention_scale());
     a.sliding_window = int32_t(c.sliding_window);
+    a.softcap = float(c.attn_logit_softcap);
     a.act_dtype = act;
     if (shard.kv_size > 1) {
         a.kv_shards = shard.kv_size;
@@ -197,12 +204,21 @@ void LlamaForward::State::lm_head(const void *x, int64_t rows, float *out) {
     const model::ModelConfig &c = model->config();
     if (!shard.vocab_split(c)) {
         matmul(weights.lm_head(), DeviceTensor(), x, rows, out, PAGODA_DTYPE_F32);
-        return;
+    } else {
+        stream.memset(out, 0, size_t(rows * c.vocab_size) * sizeof(float));
+        matmul(weights.lm_head(), DeviceTensor(), x, rows, out + shard.vocab_begin(c), PAGODA_DTYPE_F32,
+               c.vocab_size);
+        all_reduce(out, rows * c.vocab_size, PAGODA_DTYPE_F32);
     }
-    stream.memset(out, 0, size_t(rows * c.vocab_size) * sizeof(float));
-    matmul(weights.lm_head(), DeviceTensor(), x, rows, out + shard.vocab_begin(c), PAGODA_DTYPE_F32,
-           c.vocab_size);
-    all_reduce(out, rows * c.vocab_size, PAGODA_DTYPE_F32);
+    if (c.final_logit_softcap != 0.0) {  // Gemma 2
+        pagoda_op_softcap_t cap{};
+        cap.struct_size = sizeof cap;
+        cap.n = rows * c.vocab_size;
+        cap.cap = float(c.final_logit_softcap);
+        cap.x = out;
+        cap.dtype = PAGODA_DTYPE_F32;
+        stream.launch(PAGODA_OP_SOFTCAP, &cap);
+    }
 }
 
 void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const void *x,
@@ -221,21 +237,23 @@ void LlamaForward::State::rmsnorm(const DeviceTensor &w, int64_t rows, const voi
     stream.launch(PAGODA_OP_RMSNORM, &a);
 }
 
-pagoda_op_rope_t LlamaForward::State::rope_args(int64_t n_tokens) const {
+pagoda_op_rope_t LlamaForward::State::rope_args(int64_t n_tokens, int64_t layer) const {
     const model::ModelConfig &c = model->config();
+    const model::RopeConfig &rope = c.rope_of(layer);
     pagoda_op_rope_t r{};
     r.struct_size = sizeof r;
-    r.layout = c.rope.layout;
-    r.scaling = c.rope.scaling;
+    r.layout = rope.layout;
+    r.scaling = rope.scaling;
     r.n_tokens = n_tokens;
     r.head_dim = c.head_dim;
     r.positions = static_cast<const int32_t *>(positions.get());
-    r.theta = float(c.rope.theta);
-    r.factor = float(c.rope.factor);
-    r.low_freq_factor = float(c.rope.low_freq_factor);
-    r.high_freq_factor = float(c.rope.high_freq_factor);
-    r.original_max_position = c.rope.original_max_position;
-    r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
+    r.theta = float(rope.theta);
+    r.factor = float(rope.factor);
+    r.low_freq_factor = float(rope.low_freq_factor);
+    r.high_freq_factor = float(rope.high_freq_factor);
+    r.original_max_position = rope.original_max_position;
+    // The file's divisors belong to the model's main rotation (Llama 3.1's).
+    if (&rope == &c.rope) r.freq_factors = static_cast<const float *>(weights.rope_freqs().data);
     r.act_dtype = act;
     return r;
 }
@@ -256,7 +274,7 @@ void LlamaForward::State::attention(int64_t layer, const LlamaLayerWeights &l, c
         rmsnorm(l.q_norm, n * q_heads, qp, nullptr, qp);
         rmsnorm(l.k_norm, n * kv_heads, kp, nullptr, kp);
     }
-    pagoda_op_rope_t r = rope_args(n);
+    pagoda_op_rope_t r = rope_args(n, layer);
     r.x = qp;
     r.n_heads = q_heads;
     stream.launch(PAGODA_OP_ROPE, &r);
@@ -297,8 +315,9 @@ void LlamaForward::State::attention(int64_t layer, const LlamaLayerWeights &l, c
     a.num_blocks = g.num_blocks;
     a.max_blocks_per_seq = b.max_blocks_per_seq;
     a.max_context_len = b.max_context_len;
-    a.scale = float(1.0 / std::sqrt(double(c.head_dim)));
+    a.scale = float(c.attention_scale());
     a.sliding_window = int32_t(c.window_of(layer));
+    a.softcap = float(c.attn_logit_softcap);
     a.q = qp;
     a.k_cache = pools.k;
     a.v_cache = pools.v;

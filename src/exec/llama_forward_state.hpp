@@ -62,8 +62,9 @@ struct LlamaForward::State {
     // the bucket's second step), op by op otherwise. False when the batch does not fit a bucket.
     bool run_bucketed(const ForwardBatch &b, const kv::KvGeometry &g,
                       const std::vector<kv::LayerPools> &pools, float *logits);
-    // RoPE of the model for `n_tokens` tokens at the step's positions; `x` and `n_heads` unset.
-    pagoda_op_rope_t rope_args(int64_t n_tokens) const;
+    // RoPE of layer `layer` (Gemma 3's layers differ) for `n_tokens` tokens at the step's
+    // positions; `x` and `n_heads` unset.
+    pagoda_op_rope_t rope_args(int64_t n_tokens, int64_t layer) const;
     // Hands the step's first `rows` rows of `logits` to the caller (copied to `host_logits`, or
     // picked on the device for run_sampled) and synchronizes.
     void deliver(size_t rows, float *host_logits);

@@ -4,6 +4,7 @@
 
 #include "formats/block_formats.hpp"
 #include "common/error.hpp"
+#include "model/gguf_quantize.hpp"
 #include "model/quant_blocks.hpp"
 #include "model/llama_tensors.hpp"
 #include "formats/names.hpp"
@@ -110,36 +111,57 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
     for (int64_t i = shard.first_layer; i < shard.end(c); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         LlamaLayerWeights &l = layers_[size_t(i)];
-        l.input_norm = place(p + "input_layernorm.weight", 0, -1, 0, -1, WeightUse::Vector);
+        l.input_norm = norm_weight(p + "input_layernorm.weight");
         // Column-parallel: the shard's output rows of Q, K, V, gate and up.
-        l.q = place(p + "self_attn.q_proj.weight", q0, nq);
-        l.k = place(p + "self_attn.k_proj.weight", kv0, nkv);
-        l.v = place(p + "self_attn.v_proj.weight", kv0, nkv);
+        if (c.fused_projections) {  // Phi-3: the shard's rows of each part of [Q; K; V]
+            const std::string qkv = p + "self_attn.qkv_proj.weight";
+            const int64_t q_rows = c.n_heads * hd, kv_rows = c.n_kv_heads * hd;
+            l.q = place(qkv, q0, nq);
+            l.k = place(qkv, q_rows + kv0, nkv);
+            l.v = place(qkv, q_rows + kv_rows + kv0, nkv);
+        } else {
+            l.q = place(p + "self_attn.q_proj.weight", q0, nq);
+            l.k = place(p + "self_attn.k_proj.weight", kv0, nkv);
+            l.v = place(p + "self_attn.v_proj.weight", kv0, nkv);
+        }
         if (c.attention_bias) {
             l.q_bias = f32_bias(place(p + "self_attn.q_proj.bias", 0, -1, q0, nq, WeightUse::Vector));
             l.k_bias = f32_bias(place(p + "self_attn.k_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
             l.v_bias = f32_bias(place(p + "self_attn.v_proj.bias", 0, -1, kv0, nkv, WeightUse::Vector));
         }
         if (c.qk_norm) {  // one weight per head dimension, shared by every head
-            l.q_norm = place(p + "self_attn.q_norm.weight", 0, -1, 0, -1, WeightUse::Vector);
-            l.k_norm = place(p + "self_attn.k_norm.weight", 0, -1, 0, -1, WeightUse::Vector);
+            l.q_norm = norm_weight(p + "self_attn.q_norm.weight");
+            l.k_norm = norm_weight(p + "self_attn.k_norm.weight");
         }
         // Row-parallel: the shard's input columns of O and down; their partial sums are
         // all-reduced.
         l.o = place(p + "self_attn.o_proj.weight", 0, -1, q0, nq);
-        l.post_attention_norm = place(p + "post_attention_layernorm.weight", 0, -1, 0, -1, WeightUse::Vector);
-        l.gate = place(p + "mlp.gate_proj.weight", i0, ni);
-        l.up = place(p + "mlp.up_proj.weight", i0, ni);
+        if (c.sandwich_norms) {
+            l.attn_out_norm = norm_weight(p + "post_attention_layernorm.weight");
+            l.mlp_norm = norm_weight(p + "pre_feedforward_layernorm.weight");
+            l.mlp_out_norm = norm_weight(p + "post_feedforward_layernorm.weight");
+        } else {
+            l.mlp_norm = norm_weight(p + "post_attention_layernorm.weight");
+        }
+        if (c.fused_projections) {  // [gate; up]
+            l.gate = place(p + "mlp.gate_up_proj.weight", i0, ni);
+            l.up = place(p + "mlp.gate_up_proj.weight", c.intermediate_size + i0, ni);
+        } else {
+            l.gate = place(p + "mlp.gate_proj.weight", i0, ni);
+            l.up = place(p + "mlp.up_proj.weight", i0, ni);
+        }
         l.down = place(p + "mlp.down_proj.weight", 0, -1, i0, ni);
     }
     layer_bytes_ = bytes_ - embed_tokens_.bytes();
     if (last) {
-        final_norm_ = place("model.norm.weight", 0, -1, 0, -1, WeightUse::Vector);
+        final_norm_ = norm_weight("model.norm.weight");
         const int64_t v0 = shard.vocab_begin(c), nv = shard.vocab_rows(c);
         lm_head_ = c.tie_word_embeddings ? place("model.embed_tokens.weight", v0, nv) : place("lm_head.weight", v0, nv);
     }
     if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor))
         rope_freqs_ = place(*f, 0, -1, 0, -1, WeightUse::Vector);
+    else if (!c.rope.divisors.empty())  // LongRoPE's, from the config
+        rope_freqs_ = upload_f32(c.rope.divisors, "LongRoPE factors");
     check_ops();
     // Uploads read the mapped file asynchronously; waiting here surfaces their failures now.
     stream_.synchronize();
@@ -244,6 +266,35 @@ DeviceTensor LlamaWeights::widened(const model::TensorRef &t, DeviceTensor d, in
     return d;
 }
 
+DeviceTensor LlamaWeights::norm_weight(const std::string &name) {
+    const double offset = model_.config().norm_weight_offset;
+    if (offset == 0.0) return place(name, 0, -1, 0, -1, WeightUse::Vector);
+    const model::TensorRef &t = model_.tensors().require(name, model_.source());
+    std::vector<float> values(size_t(t.shape.empty() ? 1 : t.shape.back()));
+    model::widen_row(t.type, static_cast<const unsigned char *>(t.data), values.size(), values.data());
+    for (float &v : values) v = float(double(v) + offset);  // as transformers: 1 + w.float()
+    DeviceTensor d = upload_f32(values, "norm weight '" + t.name + "' plus its offset");
+    d.name = &t.name;
+    return d;
+}
+
+DeviceTensor LlamaWeights::upload_f32(const std::vector<float> &values, const std::string &what) {
+    static const std::string kNoTensor = "(from the config)";
+    DeviceTensor d;
+    d.dtype = PAGODA_DTYPE_F32;
+    d.rows = 1;
+    d.cols = int64_t(values.size());
+    d.name = &kNoTensor;
+    const size_t bytes = values.size() * sizeof(float);
+    runtime::DeviceBuffer buffer(stream_.device(), bytes, what);
+    stream_.copy(buffer.get(), values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    stream_.synchronize();  // `values` may go when this returns
+    d.data = buffer.get();
+    bytes_ += bytes;
+    uploads_.push_back(std::move(buffer));
+    return d;
+}
+
 // Matmul adds its bias in y's type, F32; an F16 or BF16 bias (as Hugging Face Qwen2 checkpoints
 // store them) is widened on the device by EMBEDDING, which converts a table row to f32: the
 // bias is a one-row table and row 0 is looked up.
@@ -293,7 +344,8 @@ void LlamaWeights::check_ops() const {
             check_rmsnorm(device, l.k_norm);
         }
         check_matmul(device, l.o, nullptr);
-        check_rmsnorm(device, l.post_attention_norm);
+        for (const DeviceTensor *norm : {&l.attn_out_norm, &l.mlp_norm, &l.mlp_out_norm})
+            if (*norm) check_rmsnorm(device, *norm);
         check_matmul(device, l.gate, nullptr);
         check_matmul(device, l.up, nullptr);
         check_matmul(device, l.down, nullptr);
@@ -301,25 +353,42 @@ void LlamaWeights::check_ops() const {
     if (final_norm_) check_rmsnorm(device, final_norm_);
     if (lm_head_) check_matmul(device, lm_head_, nullptr);
 
-    pagoda_op_rope_t r{};
-    r.struct_size = sizeof r;
-    r.layout = c.rope.layout;
-    r.scaling = c.rope.scaling;
-    r.n_tokens = 1;
-    r.n_heads = shard_.n_heads(c);
-    r.head_dim = c.head_dim;
-    r.theta = float(c.rope.theta);
-    r.factor = float(c.rope.factor);
-    r.low_freq_factor = float(c.rope.low_freq_factor);
-    r.high_freq_factor = float(c.rope.high_freq_factor);
-    r.original_max_position = c.rope.original_max_position;
-    require_support(device, PAGODA_OP_ROPE, &r, "the model's rotary embedding");
+    for (const model::RopeConfig *rope : {&c.rope, c.has_sliding_rope ? &c.sliding_rope : nullptr}) {
+        if (rope == nullptr) continue;
+        pagoda_op_rope_t r{};
+        r.struct_size = sizeof r;
+        r.layout = rope->layout;
+        r.scaling = rope->scaling;
+        r.n_tokens = 1;
+        r.n_heads = shard_.n_heads(c);
+        r.head_dim = c.head_dim;
+        r.theta = float(rope->theta);
+        r.factor = float(rope->factor);
+        r.low_freq_factor = float(rope->low_freq_factor);
+        r.high_freq_factor = float(rope->high_freq_factor);
+        r.original_max_position = rope->original_max_position;
+        require_support(device, PAGODA_OP_ROPE, &r, "the model's rotary embedding");
+    }
 
     pagoda_op_silu_mul_t s{};
     s.struct_size = sizeof s;
     s.rows = 1;
     s.dim = shard_.intermediate(c);
+    s.activation = c.mlp_activation;
     require_support(device, PAGODA_OP_SILU_MUL, &s, "the MLP's activation");
+    if (c.embedding_scale != 0.0 && embed_tokens_) {
+        e = lookup_query(embed_tokens_);
+        e.scale = float(c.embedding_scale);
+        require_support(device, PAGODA_OP_EMBEDDING, &e, "scaled embeddings");
+    }
+    if (c.final_logit_softcap != 0.0 && lm_head_) {
+        pagoda_op_softcap_t cap{};
+        cap.struct_size = sizeof cap;
+        cap.n = 1;
+        cap.cap = float(c.final_logit_softcap);
+        cap.dtype = PAGODA_DTYPE_F32;
+        require_support(device, PAGODA_OP_SOFTCAP, &cap, "the final logits' soft-capping");
+    }
 }
 
 }  // namespace pagoda::exec

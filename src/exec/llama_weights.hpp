@@ -39,7 +39,11 @@ struct DeviceTensor {
 
 struct LlamaLayerWeights {
     DeviceTensor input_norm, q, k, v, q_bias, k_bias, v_bias, q_norm, k_norm, o;
-    DeviceTensor post_attention_norm, gate, up, down;
+    // Gemma only: the attention's output is normalised before the residual add.
+    DeviceTensor attn_out_norm;
+    // The MLP's input norm (Llama's post_attention_layernorm, Gemma's pre_feedforward_layernorm).
+    DeviceTensor mlp_norm, gate, up, down;
+    DeviceTensor mlp_out_norm;  // Gemma only, as attn_out_norm
 };
 
 class LlamaWeights {
@@ -57,7 +61,8 @@ public:
     const DeviceTensor &final_norm() const noexcept { return final_norm_; }
     // model.embed_tokens.weight itself when the model ties its LM head to the embeddings.
     const DeviceTensor &lm_head() const noexcept { return lm_head_; }
-    // RoPE frequency divisors (GGUF rope_freqs.weight); absent (false) for most models.
+    // RoPE frequency divisors (GGUF rope_freqs.weight, or LongRoPE's factors); absent (false)
+    // for most models.
     const DeviceTensor &rope_freqs() const noexcept { return rope_freqs_; }
     // Bytes of the weights this device holds: its shard, counted once.
     uint64_t bytes() const noexcept { return bytes_; }
@@ -78,6 +83,11 @@ private:
     // it is: its columns are whole blocks and the backend runs `use`'s op on the type.
     bool keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const;
     DeviceTensor widened(const model::TensorRef &t, DeviceTensor d, int64_t row_begin, int64_t col_begin);
+    // An RMSNorm weight as the op applies it: the stored one, or (config.norm_weight_offset,
+    // Gemma's 1 + w) an F32 copy with the offset added.
+    DeviceTensor norm_weight(const std::string &name);
+    // `values` as an F32 vector on the device (`what` names it in messages).
+    DeviceTensor upload_f32(const std::vector<float> &values, const std::string &what);
     DeviceTensor f32_bias(const DeviceTensor &bias);
     void check_ops() const;
 

@@ -1,5 +1,7 @@
 #include "model/gguf_model.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <set>
 
 #include "common/error.hpp"
@@ -24,6 +26,9 @@ constexpr SupportedArchitecture kSupported[] = {
     {"llama", Architecture::Llama, PAGODA_ROPE_INTERLEAVED, false, false},
     {"qwen2", Architecture::Qwen2, PAGODA_ROPE_HALF_SPLIT, true, false},
     {"qwen3", Architecture::Qwen3, PAGODA_ROPE_HALF_SPLIT, false, true},
+    {"gemma2", Architecture::Gemma2, PAGODA_ROPE_HALF_SPLIT, false, false},
+    {"gemma3", Architecture::Gemma3, PAGODA_ROPE_HALF_SPLIT, false, true},
+    {"phi3", Architecture::Phi3, PAGODA_ROPE_HALF_SPLIT, false, false},
 };
 
 std::string supported_list() {
@@ -49,6 +54,79 @@ int64_t read_count(const GgufFile &file, const std::string &key) {
                                            " is out of range (at most " +
                                            std::to_string(INT32_MAX) + ")");
     return v;
+}
+
+float read_positive(const GgufFile &file, const std::string &key) {
+    const float v = file.get_f32(key);
+    if (!(v > 0.0f) || !std::isfinite(v))
+        throw Error(PAGODA_ERR_FORMAT, file.path() + ": key '" + key + "' = " + std::to_string(v) +
+                                           " is not positive and finite");
+    return v;
+}
+
+// What llama.cpp's gemma2 and gemma3 graphs do beyond the keys: sandwich norms (the file's norm
+// weights already hold Gemma's 1 + w), GELU with the tanh approximation, embeddings scaled by
+// √hidden, every other layer (Gemma 2) or five of each six (Gemma 3) attending within the
+// window, Gemma 3's windowed layers rotating with base 10000 unscaled. Scores scale by
+// `attention.scale` where the file has it, else as llama.cpp does: by hidden/heads for the 27B
+// models (46 and 62 layers), by head_dim otherwise.
+void read_gemma_keys(const GgufFile &file, const std::string &k, ModelConfig &c) {
+    c.sandwich_norms = true;
+    c.mlp_activation = PAGODA_GLU_GELU_TANH;
+    c.embedding_scale = std::sqrt(double(c.hidden_size));
+    const bool gemma2 = c.architecture == Architecture::Gemma2;
+    const int64_t layers_27b = gemma2 ? 46 : 62;
+    if (file.has(k + "attention.scale")) {
+        const double scale = read_positive(file, k + "attention.scale");
+        c.query_pre_attn_scalar = 1.0 / (scale * scale);
+    } else if (c.n_layers == layers_27b && c.n_heads > 0) {
+        c.query_pre_attn_scalar = double(c.hidden_size / c.n_heads);
+    }
+    if (gemma2 && file.has(k + "attn_logit_softcapping"))
+        c.attn_logit_softcap = read_positive(file, k + "attn_logit_softcapping");
+    if (gemma2 && file.has(k + "final_logit_softcapping"))
+        c.final_logit_softcap = read_positive(file, k + "final_logit_softcapping");
+    if (c.sliding_window > 0 && c.n_layers > 0 && c.n_layers <= 4096) {
+        c.sliding_layers.assign(size_t(c.n_layers), 0);
+        for (int64_t i = 0; i < c.n_layers; ++i)
+            c.sliding_layers[size_t(i)] = gemma2 ? i % 2 == 0 : i % 6 < 5;
+    }
+    if (!gemma2) {
+        c.has_sliding_rope = true;
+        c.sliding_rope = RopeConfig{};
+        c.sliding_rope.layout = c.rope.layout;
+        c.sliding_rope.theta = 10000.0;
+    }
+}
+
+// Phi-3's LongRoPE as llama.cpp's converter writes it: rope_factors_long and _short tensors,
+// rope.scaling.original_context_length, rope.scaling.attn_factor. The long factors apply when
+// the model's context passes the original one (what llama.cpp does for a context that long).
+void read_longrope(const GgufFile &file, const std::string &k, ModelConfig &c) {
+    const GgufTensor *long_factors = file.find_tensor("rope_factors_long.weight");
+    const GgufTensor *short_factors = file.find_tensor("rope_factors_short.weight");
+    if (long_factors == nullptr && short_factors == nullptr) return;
+    if (long_factors == nullptr || short_factors == nullptr)
+        throw Error(PAGODA_ERR_FORMAT, file.path() + ": tensor '" +
+                                           std::string(long_factors ? "rope_factors_short" : "rope_factors_long") +
+                                           ".weight' is missing beside its LongRoPE twin");
+    c.rope.original_max_position = read_count(file, k + "rope.scaling.original_context_length");
+    for (const GgufTensor *t : {long_factors, short_factors}) {
+        const uint64_t n = t->dims.empty() ? 0 : t->dims[0];
+        if (t->type != TensorType::F32 || t->dims.size() != 1 || int64_t(n) != c.head_dim / 2)
+            throw Error(PAGODA_ERR_FORMAT, file.path() + ": tensor '" + t->name + "' must be F32 [head_dim / 2] = [" +
+                                               std::to_string(c.head_dim / 2) + "]");
+        std::vector<float> &factors = t == long_factors ? c.rope.long_factors : c.rope.short_factors;
+        factors.resize(size_t(n));
+        std::memcpy(factors.data(), t->data, size_t(n) * sizeof(float));
+    }
+    const bool use_long = c.max_position > c.rope.original_max_position;
+    c.rope.divisors = use_long ? c.rope.long_factors : c.rope.short_factors;
+    const double factor = double(c.max_position) / double(c.rope.original_max_position);
+    c.rope.attention_factor = file.has(k + "rope.scaling.attn_factor")
+                                  ? read_positive(file, k + "rope.scaling.attn_factor")
+                              : factor <= 1.0 ? 1.0
+                                              : std::sqrt(1.0 + std::log(factor) / std::log(double(c.rope.original_max_position)));
 }
 
 }  // namespace
@@ -132,6 +210,12 @@ ModelConfig gguf_model_config(const GgufFile &file) {
 
     c.attention_bias = arch.attention_bias;
     c.qk_norm = arch.qk_norm;
+    if (c.architecture == Architecture::Gemma2 || c.architecture == Architecture::Gemma3)
+        read_gemma_keys(file, k, c);
+    if (c.architecture == Architecture::Phi3) {
+        c.fused_projections = true;
+        if (c.head_dim > 0) read_longrope(file, k, c);
+    }
     c.tie_word_embeddings = file.find_tensor("output.weight") == nullptr;
     validate(c, path);
     return c;
@@ -139,9 +223,9 @@ ModelConfig gguf_model_config(const GgufFile &file) {
 
 TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
     const std::string &path = file.path();
-    // Each layer has at least 9 tensors; checking first keeps a huge block_count from making
-    // llama_expected_tensors build a huge list.
-    constexpr int64_t kLayerTensors = 9;
+    // Each layer has at least 6 tensors (Phi-3's); checking first keeps a huge block_count from
+    // making llama_expected_tensors build a huge list.
+    constexpr int64_t kLayerTensors = 6;
     if (config.n_layers > int64_t(file.tensors().size()) / kLayerTensors)
         throw Error(PAGODA_ERR_FORMAT,
                     path + ": key '" + config.architecture_name + ".block_count' = " +
@@ -150,18 +234,22 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
                         " tensors, but the file has " + std::to_string(file.tensors().size()));
 
     const std::vector<ExpectedTensor> expected = llama_expected_tensors(config);
+    const TensorNaming naming = tensor_naming(config);
     std::set<std::string> wanted;
     for (const auto &e : expected) wanted.insert(e.name);
 
     TensorTable table;
     for (const GgufTensor &t : file.tensors()) {
         TensorRef ref;
-        ref.name = canonical_tensor_name(t.name);
+        ref.name = canonical_tensor_name(t.name, naming);
         if (ref.name.empty())
             throw Error(PAGODA_ERR_UNSUPPORTED, path + ": tensor '" + t.name + "' is not part of a " +
                                                     config.architecture_name +
                                                     " model as Pagoda knows it");
-        if (wanted.count(ref.name) == 0 && ref.name != std::string(kRopeFreqsTensor))
+        const bool optional = ref.name == kRopeFreqsTensor ||
+                              (config.fused_projections && (ref.name == kRopeFactorsLongTensor ||
+                                                            ref.name == kRopeFactorsShortTensor));
+        if (wanted.count(ref.name) == 0 && !optional)
             throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + t.name + "' (" + ref.name +
                                                ") does not belong in this model (" +
                                                std::to_string(config.n_layers) + " layers" +
@@ -188,10 +276,10 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
     for (const ExpectedTensor &e : expected) {
         const TensorRef *t = table.find(e.name);
         if (t == nullptr)
-            throw Error(PAGODA_ERR_FORMAT, path + ": missing tensor '" + gguf_tensor_name(e.name) + "' (" +
+            throw Error(PAGODA_ERR_FORMAT, path + ": missing tensor '" + gguf_tensor_name(e.name, naming) + "' (" +
                                                e.name + ")");
         if (t->shape != e.shape)
-            throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + gguf_tensor_name(e.name) + "' (" + e.name +
+            throw Error(PAGODA_ERR_FORMAT, path + ": tensor '" + gguf_tensor_name(e.name, naming) + "' (" + e.name +
                                                ") has shape " + shape_string(t->shape) +
                                                " but the config implies " + shape_string(e.shape) +
                                                " (outermost first)");

@@ -108,7 +108,21 @@ void HfCheckpoint::add_shard(SafetensorsFile shard) {
 }
 
 void HfCheckpoint::check_tensors() const {
-    for (const ExpectedTensor &want : llama_expected_tensors(config_)) {
+    const std::vector<ExpectedTensor> expected = llama_expected_tensors(config_);
+    std::set<std::string> wanted;
+    for (const ExpectedTensor &e : expected) wanted.insert(e.name);
+    // A tensor the config does not explain means a layer this program would skip: refused, as
+    // in the GGUF loader. Two are left alone as transformers leaves them: old Llama checkpoints'
+    // RoPE tables, and an LM head stored beside embeddings it is tied to.
+    for (const auto &[name, t] : tensors_.all()) {
+        constexpr std::string_view kRopeTable = ".self_attn.rotary_emb.inv_freq";
+        const bool rope_table = std::string_view(name).ends_with(kRopeTable);
+        if (wanted.count(name) || rope_table || (name == "lm_head.weight" && config_.tie_word_embeddings)) continue;
+        throw Error(PAGODA_ERR_FORMAT, t.file + ": tensor '" + name + "' does not belong in a " +
+                                           config_.architecture_name + " model of this config (" +
+                                           std::to_string(config_.n_layers) + " layers)");
+    }
+    for (const ExpectedTensor &want : expected) {
         const TensorRef *t = tensors_.find(want.name);
         if (t == nullptr)
             // A checkpoint without a tensor its config needs is malformed, as in the GGUF loader;

@@ -1,6 +1,7 @@
 #include "model/hf_config.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -8,6 +9,8 @@
 
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "model/quant_blocks.hpp"
+#include "model/quantize_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -16,7 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char *kSupported =
-    "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM";
+    "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
+    "Gemma3ForCausalLM, Phi3ForCausalLM";
 
 [[noreturn]] void fail(pagoda_status_t status, const std::string &source, const std::string &what) {
     throw Error(status, source + ": " + what);
@@ -123,11 +127,55 @@ Architecture parse_architecture(const Keys &keys, const std::string &source, std
     if (*name == "MistralForCausalLM") return Architecture::Mistral;
     if (*name == "Qwen2ForCausalLM") return Architecture::Qwen2;
     if (*name == "Qwen3ForCausalLM") return Architecture::Qwen3;
+    if (*name == "Gemma2ForCausalLM") return Architecture::Gemma2;
+    if (*name == "Gemma3ForCausalLM") return Architecture::Gemma3;
+    if (*name == "Phi3ForCausalLM") return Architecture::Phi3;
+    if (*name == "Gemma3ForConditionalGeneration")
+        fail(PAGODA_ERR_UNSUPPORTED, source,
+             "architecture \"Gemma3ForConditionalGeneration\" (Gemma 3 with its vision tower) is not "
+             "supported; text models only (Gemma3ForCausalLM)");
     fail(PAGODA_ERR_UNSUPPORTED, source,
          "architecture \"" + *name + "\" is not supported (supported: " + kSupported + ")");
 }
 
-void parse_rope_scaling(const Keys &keys, const std::string &source, RopeConfig &rope) {
+// A list of positive factors, one per rotated pair.
+std::vector<float> read_factors(const Keys &s, const char *key) {
+    const json *v = s.find(key);
+    if (v == nullptr) s.missing(key);
+    if (!v->is_array()) s.wrong_type(key, *v, "an array of numbers");
+    std::vector<float> out;
+    for (const json &f : *v) {
+        if (!f.is_number()) s.wrong_type(key, *v, "an array of numbers");
+        out.push_back(f.get<float>());
+    }
+    return out;
+}
+
+// LongRoPE as transformers computes it (_compute_longrope_parameters): the factor is the ratio of
+// max_position_embeddings to original_max_position_embeddings where the config has the latter
+// (Phi-3), else rope_scaling's; attention_factor defaults to √(1 + ln factor / ln original).
+// Which factors apply goes by the model's context, not per sequence (see RopeConfig::divisors).
+void parse_longrope(const Keys &keys, const Keys &s, RopeConfig &rope, int64_t max_position) {
+    rope.long_factors = read_factors(s, "long_factor");
+    rope.short_factors = read_factors(s, "short_factor");
+    double factor = 0.0;
+    if (auto original = keys.integer("original_max_position_embeddings")) {
+        rope.original_max_position = *original;
+        factor = *original > 0 ? double(max_position) / double(*original) : 0.0;
+    } else {
+        rope.original_max_position = max_position;
+        factor = s.required_number("factor");
+    }
+    const bool use_long = max_position > rope.original_max_position;
+    rope.divisors = use_long ? rope.long_factors : rope.short_factors;
+    if (rope.long_factors.size() != rope.short_factors.size())
+        s.wrong_type("short_factor", *s.find("short_factor"), "as many factors as long_factor");
+    if (auto af = s.number("attention_factor")) rope.attention_factor = *af;
+    else if (factor > 1.0 && rope.original_max_position > 1)
+        rope.attention_factor = std::sqrt(1.0 + std::log(factor) / std::log(double(rope.original_max_position)));
+}
+
+void parse_rope_scaling(const Keys &keys, const std::string &source, RopeConfig &rope, int64_t max_position) {
     const json *scaling = keys.find("rope_scaling");
     if (scaling == nullptr) return;
     if (!scaling->is_object()) keys.wrong_type("rope_scaling", *scaling, "an object");
@@ -146,9 +194,80 @@ void parse_rope_scaling(const Keys &keys, const std::string &source, RopeConfig 
         rope.low_freq_factor = s.required_number("low_freq_factor");
         rope.high_freq_factor = s.required_number("high_freq_factor");
         rope.original_max_position = s.required_integer("original_max_position_embeddings");
+    } else if (*type == "longrope" || *type == "su") {  // "su": Phi-3's first name for it
+        parse_longrope(keys, s, rope, max_position);
     } else {
         fail(PAGODA_ERR_UNSUPPORTED, source,
-             "rope_scaling type \"" + *type + "\" is not supported (supported: linear, llama3)");
+             "rope_scaling type \"" + *type + "\" is not supported (supported: linear, llama3, longrope)");
+    }
+}
+
+bool is_gemma(Architecture a) { return a == Architecture::Gemma2 || a == Architecture::Gemma3; }
+
+// A soft-cap as transformers reads it: absent = the class's default, null = none.
+double softcap(const json &doc, const Keys &keys, const char *key, double fallback) {
+    if (!doc.contains(key)) return fallback;
+    return keys.number(key).value_or(0.0);
+}
+
+// √hidden as Gemma multiplies its embeddings: a tensor of the hidden states' type, so rounded
+// to bf16 or f16 when the checkpoint is (torch_dtype, or dtype in newer files).
+double gemma_embedding_scale(const Keys &keys, int64_t hidden) {
+    const float exact = float(std::sqrt(double(hidden)));
+    auto type = keys.string("torch_dtype");
+    if (!type) type = keys.string("dtype");
+    if (type == "bfloat16") {
+        uint32_t bits;
+        std::memcpy(&bits, &exact, 4);
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000u;  // to nearest, ties to even
+        float rounded;
+        std::memcpy(&rounded, &bits, 4);
+        return rounded;
+    }
+    if (type == "float16") return half_to_float(float_to_half(exact));
+    return exact;
+}
+
+// Which layers slide: config.json's layer_types where it has them, else Gemma 2's every other
+// layer from the first, Gemma 3's all but each sliding_window_pattern-th.
+void parse_gemma_layers(const Keys &keys, const std::string &source, ModelConfig &c) {
+    if (c.n_layers <= 0 || c.n_layers > 4096) return;  // validate() names it
+    c.sliding_layers.assign(size_t(c.n_layers), 0);
+    if (const json *types = keys.find("layer_types")) {
+        if (!types->is_array() || types->size() != size_t(c.n_layers))
+            keys.wrong_type("layer_types", *types, "an array with one entry per layer");
+        for (size_t i = 0; i < types->size(); ++i) {
+            const json &t = (*types)[i];
+            if (t == "sliding_attention") c.sliding_layers[i] = 1;
+            else if (t != "full_attention")
+                fail(PAGODA_ERR_UNSUPPORTED, source,
+                     "layer_types[" + std::to_string(i) + "] is " + t.dump() +
+                         " (supported: sliding_attention, full_attention)");
+        }
+        return;
+    }
+    const int64_t pattern = c.architecture == Architecture::Gemma2 ? 2 : keys.integer("sliding_window_pattern", 6);
+    if (pattern < 1) fail(PAGODA_ERR_FORMAT, source, "sliding_window_pattern " + std::to_string(pattern) + " is below 1");
+    for (int64_t i = 0; i < c.n_layers; ++i) c.sliding_layers[size_t(i)] = (i + 1) % pattern != 0;
+}
+
+// Gemma 2 and Gemma 3 (text): transformers' Gemma2Config and Gemma3TextConfig, defaults included.
+void parse_gemma(const json &doc, const Keys &keys, const std::string &source, ModelConfig &c) {
+    const bool gemma2 = c.architecture == Architecture::Gemma2;
+    c.sandwich_norms = true;
+    c.norm_weight_offset = 1.0;
+    c.mlp_activation = PAGODA_GLU_GELU_TANH;
+    c.embedding_scale = gemma_embedding_scale(keys, c.hidden_size);
+    c.query_pre_attn_scalar = keys.number("query_pre_attn_scalar", 256.0);
+    c.attn_logit_softcap = softcap(doc, keys, "attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
+    c.final_logit_softcap = softcap(doc, keys, "final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+    c.sliding_window = keys.integer("sliding_window", 4096);
+    parse_gemma_layers(keys, source, c);
+    if (!gemma2) {  // windowed layers rotate with their own base, unscaled
+        c.has_sliding_rope = true;
+        c.sliding_rope = RopeConfig{};
+        c.sliding_rope.layout = PAGODA_ROPE_HALF_SPLIT;
+        c.sliding_rope.theta = keys.number("rope_local_base_freq", 10000.0);
     }
 }
 
@@ -179,9 +298,15 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
     ModelConfig c;
     c.architecture = parse_architecture(keys, source, &c.architecture_name);
 
-    if (auto act = keys.string("hidden_act"); act && *act != "silu")
+    // Gemma names it hidden_activation (hidden_act is older and ignored by transformers).
+    const bool gemma = is_gemma(c.architecture);
+    const char *act_key = gemma ? "hidden_activation" : "hidden_act";
+    const char *act_supported = gemma ? "gelu_pytorch_tanh" : "silu";
+    auto act = keys.string(act_key);
+    if (gemma && !act) act = keys.string("hidden_act");
+    if (act && *act != act_supported)
         fail(PAGODA_ERR_UNSUPPORTED, source,
-             "hidden_act \"" + *act + "\" is not supported (supported: silu)");
+             std::string(act_key) + " \"" + *act + "\" is not supported (supported: " + act_supported + ")");
     if (keys.boolean("mlp_bias", false))
         fail(PAGODA_ERR_UNSUPPORTED, source, "mlp_bias true is not supported");
 
@@ -195,7 +320,9 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
     // transformers' own default for all three architectures.
     c.rms_norm_eps = keys.number("rms_norm_eps", 1e-6);
 
-    if (auto head_dim = keys.integer("head_dim")) {
+    std::optional<int64_t> head_dim = keys.integer("head_dim");
+    if (!head_dim && gemma) head_dim = 256;  // Gemma's configs default it
+    if (head_dim) {
         c.head_dim = *head_dim;  // may differ from hidden_size / heads (validate allows it)
     } else {
         // Non-positive head counts are left for validate() to name.
@@ -207,18 +334,26 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
         c.head_dim = c.n_heads > 0 ? c.hidden_size / c.n_heads : 0;
     }
 
-    c.rope.theta = keys.number("rope_theta", 10000.0);
+    c.rope.theta = keys.number("rope_theta", c.architecture == Architecture::Gemma3 ? 1e6 : 10000.0);
     c.rope.layout = PAGODA_ROPE_HALF_SPLIT;  // transformers' rotate_half
-    parse_rope_scaling(keys, source, c.rope);
+    parse_rope_scaling(keys, source, c.rope, c.max_position);
+    if (auto partial = keys.number("partial_rotary_factor"); partial && *partial != 1.0)
+        fail(PAGODA_ERR_UNSUPPORTED, source,
+             "partial_rotary_factor " + std::to_string(*partial) + " rotates part of each head; "
+             "partial rotary embeddings are not supported");
 
-    c.tie_word_embeddings = keys.boolean("tie_word_embeddings", false);
+    c.tie_word_embeddings = keys.boolean("tie_word_embeddings", gemma);
     // Qwen2's Q, K, V projections always carry biases; the others may say so explicitly.
     c.attention_bias =
         c.architecture == Architecture::Qwen2 || keys.boolean("attention_bias", false);
-    c.qk_norm = c.architecture == Architecture::Qwen3;
+    c.qk_norm = c.architecture == Architecture::Qwen3 || c.architecture == Architecture::Gemma3;
 
     switch (c.architecture) {
     case Architecture::Mistral: c.sliding_window = keys.integer("sliding_window", 0); break;
+    case Architecture::Phi3:  // one qkv_proj and one gate_up_proj; a window on every layer
+        c.fused_projections = true;
+        c.sliding_window = keys.integer("sliding_window", 0);
+        break;
     case Architecture::Qwen2:
     case Architecture::Qwen3:
         // Qwen configs carry a sliding_window that only applies when use_sliding_window is on,
@@ -234,6 +369,8 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
             if (full_layers >= c.n_layers) c.sliding_window = 0, c.sliding_layers.clear();
         }
         break;
+    case Architecture::Gemma2:
+    case Architecture::Gemma3: parse_gemma(doc, keys, source, c); break;
     case Architecture::Llama: break;
     }
 

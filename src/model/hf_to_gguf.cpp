@@ -34,7 +34,8 @@ void set_model_keys(const ModelConfig &c, const std::string &folder, GgufMetadat
     m.set_f32(k + "rope.freq_base", float(c.rope.theta));
     m.set_f32(k + "attention.layer_norm_rms_epsilon", float(c.rms_norm_eps));
     m.set_u32(k + "rope.dimension_count", uint32_t(c.head_dim));
-    if (c.head_dim * c.n_heads != c.hidden_size) {  // a head_dim config.json states
+    const bool gemma = c.sandwich_norms;
+    if (c.head_dim * c.n_heads != c.hidden_size || gemma) {  // a head_dim config.json states
         m.set_u32(k + "attention.key_length", uint32_t(c.head_dim));
         m.set_u32(k + "attention.value_length", uint32_t(c.head_dim));
     }
@@ -42,7 +43,39 @@ void set_model_keys(const ModelConfig &c, const std::string &folder, GgufMetadat
         m.set_string(k + "rope.scaling.type", "linear");
         m.set_f32(k + "rope.scaling.factor", float(c.rope.factor));
     }
-    if (c.sliding_window > 0) m.set_u32(k + "attention.sliding_window", uint32_t(c.sliding_window));
+    // llama.cpp's phi3 converter writes the window always, 0 for none (Phi-4).
+    if (c.sliding_window > 0 || c.architecture == Architecture::Phi3)
+        m.set_u32(k + "attention.sliding_window", uint32_t(c.sliding_window));
+    if (!c.rope.long_factors.empty()) {  // LongRoPE (the factors go as tensors)
+        m.set_u32(k + "rope.scaling.original_context_length", uint32_t(c.rope.original_max_position));
+        m.set_f32(k + "rope.scaling.attn_factor", float(c.rope.attention_factor));
+    }
+    if (c.attn_logit_softcap > 0) m.set_f32(k + "attn_logit_softcapping", float(c.attn_logit_softcap));
+    if (c.final_logit_softcap > 0) m.set_f32(k + "final_logit_softcapping", float(c.final_logit_softcap));
+    // llama.cpp's rule for Gemma's query scale (gguf_model.cpp); another one goes in its
+    // general key.
+    const int64_t layers_27b = c.architecture == Architecture::Gemma2 ? 46 : 62;
+    const double implied = c.n_layers == layers_27b ? double(c.hidden_size / c.n_heads) : double(c.head_dim);
+    if (gemma && c.query_pre_attn_scalar != implied)
+        m.set_f32(k + "attention.scale", float(1.0 / std::sqrt(c.query_pre_attn_scalar)));
+}
+
+// Whether GGUF's gemma2/gemma3 keys can say which layers slide and how they rotate: llama.cpp
+// implies even layers (Gemma 2) or five of each six (Gemma 3), the latter rotating with base
+// 10000 unscaled. Other architectures have no key for windows on some layers only.
+void check_layer_pattern(const ModelConfig &c, const std::string &config_path) {
+    if (c.sliding_layers.empty() && !c.has_sliding_rope) return;
+    const bool gemma2 = c.architecture == Architecture::Gemma2, gemma3 = c.architecture == Architecture::Gemma3;
+    bool implied = gemma2 || gemma3;
+    for (size_t i = 0; implied && i < c.sliding_layers.size(); ++i)
+        implied = c.sliding_layers[i] == (gemma2 ? i % 2 == 0 : i % 6 < 5);
+    if (c.has_sliding_rope)
+        implied = implied && c.sliding_rope.theta == 10000.0 && c.sliding_rope.scaling == PAGODA_ROPE_SCALING_NONE;
+    if (!implied)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    config_path + ": which layers attend within the sliding window (or how they rotate) " +
+                        "has no GGUF key for " + gguf_architecture(c.architecture) +
+                        ", and differs from what llama.cpp assumes for it");
 }
 
 // Llama 3's band-wise RoPE scaling as one divisor per rotated pair, as llama.cpp's converter
@@ -98,6 +131,9 @@ const char *gguf_architecture(Architecture a) {
     switch (a) {
     case Architecture::Qwen2: return "qwen2";
     case Architecture::Qwen3: return "qwen3";
+    case Architecture::Gemma2: return "gemma2";
+    case Architecture::Gemma3: return "gemma3";
+    case Architecture::Phi3: return "phi3";
     case Architecture::Llama:
     case Architecture::Mistral: break;
     }
@@ -115,10 +151,7 @@ QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint
                     config_path + ": attention_bias is " + (c.attention_bias ? "true" : "false") +
                         "; Pagoda's GGUF loader reads Q/K/V biases for qwen2 and only for qwen2, so " +
                         "the GGUF would not load");
-    if (!c.sliding_layers.empty())
-        throw Error(PAGODA_ERR_UNSUPPORTED,
-                    config_path + ": a sliding window on some layers only (max_window_layers) has no " +
-                        "GGUF key for " + gguf_architecture(c.architecture));
+    check_layer_pattern(c, config_path);
     if (vocabulary.tokens.size() != size_t(c.vocab_size))
         throw Error(PAGODA_ERR_FORMAT, checkpoint->folder() + "/tokenizer.json: the vocabulary has " +
                                            std::to_string(vocabulary.tokens.size()) +
@@ -131,21 +164,28 @@ QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint
     set_model_keys(c, checkpoint->folder(), source.metadata);
     write_gguf_vocabulary(vocabulary, source.metadata);
 
-    if (c.rope.scaling == PAGODA_ROPE_SCALING_LLAMA3) {
-        const std::vector<float> factors = llama3_rope_factors(c);
+    auto add_f32 = [&](const char *name, const std::vector<float> &factors) {
         auto &bytes = source.converted.emplace_back(factors.size() * 4);
         std::memcpy(bytes.data(), factors.data(), bytes.size());
-        source.tensors.push_back({"rope_freqs.weight", TensorType::F32, {factors.size()}, bytes.data(),
-                                  bytes.size(), {}});
+        source.tensors.push_back({name, TensorType::F32, {factors.size()}, bytes.data(), bytes.size(), {}});
+    };
+    if (c.rope.scaling == PAGODA_ROPE_SCALING_LLAMA3) add_f32("rope_freqs.weight", llama3_rope_factors(c));
+    if (!c.rope.long_factors.empty()) {
+        add_f32("rope_factors_long.weight", c.rope.long_factors);
+        add_f32("rope_factors_short.weight", c.rope.short_factors);
     }
     for (const ExpectedTensor &e : llama_expected_tensors(c)) {
         const TensorRef &t = checkpoint->tensors().require(e.name, checkpoint->folder());
         SourceTensor s;
-        s.name = gguf_tensor_name(e.name);
+        s.name = gguf_tensor_name(e.name, tensor_naming(c));
         if (s.name.empty()) throw Error(PAGODA_ERR_INTERNAL, "quantize: no GGUF name for tensor '" + e.name + "'");
         s.dims.assign(t.shape.rbegin(), t.shape.rend());
         if (t.shape.size() == 1) {
             auto &bytes = source.converted.emplace_back(as_f32(t, uint64_t(t.shape[0])));
+            if (c.norm_weight_offset != 0 && ends_with(e.name, "norm.weight")) {  // as llama.cpp: 1 + w
+                auto *values = reinterpret_cast<float *>(bytes.data());
+                for (size_t i = 0; i < bytes.size() / 4; ++i) values[i] = float(double(values[i]) + c.norm_weight_offset);
+            }
             s.type = TensorType::F32;
             s.data = bytes.data();
             s.bytes = bytes.size();

@@ -12,8 +12,8 @@
 
 namespace pagoda::model {
 
-// general.architecture for `a`: "llama" (Mistral too, as llama.cpp converts it), "qwen2" or
-// "qwen3".
+// general.architecture for `a`: "llama" (Mistral too, as llama.cpp converts it), or the
+// architecture's own name.
 const char *gguf_architecture(Architecture a);
 
 // The source for quantize_to_gguf; it keeps `checkpoint` alive. `vocabulary` (the folder's

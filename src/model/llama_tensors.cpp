@@ -12,9 +12,13 @@ std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c) {
     for (int64_t layer = 0; layer < c.n_layers; ++layer) {
         const std::string p = "model.layers." + std::to_string(layer) + ".";
         out.push_back({p + "input_layernorm.weight", {hidden}});
-        out.push_back({p + "self_attn.q_proj.weight", {q_rows, hidden}});
-        out.push_back({p + "self_attn.k_proj.weight", {kv_rows, hidden}});
-        out.push_back({p + "self_attn.v_proj.weight", {kv_rows, hidden}});
+        if (c.fused_projections) {
+            out.push_back({p + "self_attn.qkv_proj.weight", {q_rows + 2 * kv_rows, hidden}});
+        } else {
+            out.push_back({p + "self_attn.q_proj.weight", {q_rows, hidden}});
+            out.push_back({p + "self_attn.k_proj.weight", {kv_rows, hidden}});
+            out.push_back({p + "self_attn.v_proj.weight", {kv_rows, hidden}});
+        }
         if (c.attention_bias) {
             out.push_back({p + "self_attn.q_proj.bias", {q_rows}});
             out.push_back({p + "self_attn.k_proj.bias", {kv_rows}});
@@ -26,8 +30,16 @@ std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c) {
         }
         out.push_back({p + "self_attn.o_proj.weight", {hidden, q_rows}});
         out.push_back({p + "post_attention_layernorm.weight", {hidden}});
-        out.push_back({p + "mlp.gate_proj.weight", {c.intermediate_size, hidden}});
-        out.push_back({p + "mlp.up_proj.weight", {c.intermediate_size, hidden}});
+        if (c.sandwich_norms) {
+            out.push_back({p + "pre_feedforward_layernorm.weight", {hidden}});
+            out.push_back({p + "post_feedforward_layernorm.weight", {hidden}});
+        }
+        if (c.fused_projections) {
+            out.push_back({p + "mlp.gate_up_proj.weight", {2 * c.intermediate_size, hidden}});
+        } else {
+            out.push_back({p + "mlp.gate_proj.weight", {c.intermediate_size, hidden}});
+            out.push_back({p + "mlp.up_proj.weight", {c.intermediate_size, hidden}});
+        }
         out.push_back({p + "mlp.down_proj.weight", {hidden, c.intermediate_size}});
     }
     out.push_back({"model.norm.weight", {hidden}});

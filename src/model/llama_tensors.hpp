@@ -18,12 +18,20 @@ struct ExpectedTensor {
 
 // In a stable order: embeddings, then each layer's tensors, then the final norm and lm_head.
 // lm_head is absent when config.tie_word_embeddings; Q/K/V biases present when
-// config.attention_bias; per-head Q/K norm weights when config.qk_norm. Assumes `config` passed validate().
+// config.attention_bias; per-head Q/K norm weights when config.qk_norm; Gemma's two extra norms
+// when config.sandwich_norms (post_attention_layernorm is then the attention output's); Phi-3's
+// qkv_proj and gate_up_proj in place of the separate ones when config.fused_projections.
+// Assumes `config` passed validate().
 std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config);
 
 // An optional tensor beyond that list: RoPE frequency divisors, F32 [head_dim / 2], as Llama 3.1+
 // GGUF files carry them (rope_freqs.weight). Hugging Face has no such tensor, so the name is ours.
 inline constexpr const char *kRopeFreqsTensor = "model.rope_freqs.weight";
+// Phi-3's LongRoPE factors in GGUF (rope_factors_long.weight, rope_factors_short.weight; F32
+// [head_dim / 2]); Hugging Face states them in config.json. The loader picks one into the
+// config's RopeConfig::divisors.
+inline constexpr const char *kRopeFactorsLongTensor = "model.rope_factors_long.weight";
+inline constexpr const char *kRopeFactorsShortTensor = "model.rope_factors_short.weight";
 
 // "[4096, 11008]", for messages.
 std::string shape_string(const std::vector<int64_t> &shape);

@@ -1,5 +1,6 @@
 #include "model/model_config.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include "common/error.hpp"
@@ -29,6 +30,44 @@ void check_token(const std::string &source, const char *field, int64_t id, int64
                          " is not a token of the vocabulary of " + std::to_string(vocab));
 }
 
+// A number that is 0 (off) or positive and finite; or, `any_sign`, just finite.
+void check_factor(const std::string &source, const char *field, double v, bool any_sign = false) {
+    if (!std::isfinite(v) || (!any_sign && v < 0.0))
+        fail(source, std::string(field) + " " + std::to_string(v) +
+                         (any_sign ? " is not finite" : " is not 0 or positive and finite"));
+}
+
+void validate_rope(const RopeConfig &r, int64_t head_dim, const std::string &source, const std::string &what) {
+    if (!(r.theta > 0.0) || r.theta == std::numeric_limits<double>::infinity())
+        fail(source, what + " theta " + std::to_string(r.theta) + " is not positive and finite");
+    if (r.scaling != PAGODA_ROPE_SCALING_NONE) {
+        if (!(r.factor > 0.0) || r.factor == std::numeric_limits<double>::infinity())
+            fail(source, what + " scaling factor " + std::to_string(r.factor) +
+                             " is not positive and finite");
+    }
+    if (r.scaling == PAGODA_ROPE_SCALING_LLAMA3) {
+        if (!(r.low_freq_factor > 0.0) || !(r.high_freq_factor > r.low_freq_factor) ||
+            r.high_freq_factor == std::numeric_limits<double>::infinity())
+            fail(source, "llama3 " + what + " scaling needs 0 < low_freq_factor < high_freq_factor, got " +
+                             std::to_string(r.low_freq_factor) + " and " +
+                             std::to_string(r.high_freq_factor));
+        check_size(source, (what + " original_max_position").c_str(), r.original_max_position,
+                   kMaxDimension);
+    }
+    for (const std::vector<float> *factors : {&r.divisors, &r.long_factors, &r.short_factors}) {
+        if (factors->empty()) continue;
+        if (int64_t(factors->size()) != head_dim / 2)
+            fail(source, what + " has " + std::to_string(factors->size()) +
+                             " LongRoPE factors, expected head_dim / 2 = " + std::to_string(head_dim / 2));
+        for (float d : *factors)
+            if (!(d > 0.0f) || !std::isfinite(d))
+                fail(source, what + " LongRoPE factor " + std::to_string(d) + " is not positive and finite");
+    }
+    if (!(r.attention_factor > 0.0) || !std::isfinite(r.attention_factor))
+        fail(source, what + " attention factor " + std::to_string(r.attention_factor) +
+                         " is not positive and finite");
+}
+
 }  // namespace
 
 void validate(const ModelConfig &c, const std::string &source) {
@@ -49,23 +88,13 @@ void validate(const ModelConfig &c, const std::string &source) {
     // to something else. Loaders that derive head_dim check that hidden_size divides instead.
     if (!(c.rms_norm_eps > 0.0) || !(c.rms_norm_eps < 1.0))
         fail(source, "rms_norm_eps " + std::to_string(c.rms_norm_eps) + " is not in (0, 1)");
-    if (!(c.rope.theta > 0.0) || c.rope.theta == std::numeric_limits<double>::infinity())
-        fail(source, "rope theta " + std::to_string(c.rope.theta) + " is not positive and finite");
-    if (c.rope.scaling != PAGODA_ROPE_SCALING_NONE) {
-        if (!(c.rope.factor > 0.0) || c.rope.factor == std::numeric_limits<double>::infinity())
-            fail(source, "rope scaling factor " + std::to_string(c.rope.factor) +
-                             " is not positive and finite");
-    }
-    if (c.rope.scaling == PAGODA_ROPE_SCALING_LLAMA3) {
-        if (!(c.rope.low_freq_factor > 0.0) ||
-            !(c.rope.high_freq_factor > c.rope.low_freq_factor) ||
-            c.rope.high_freq_factor == std::numeric_limits<double>::infinity())
-            fail(source, "llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor, got " +
-                             std::to_string(c.rope.low_freq_factor) + " and " +
-                             std::to_string(c.rope.high_freq_factor));
-        check_size(source, "rope original_max_position", c.rope.original_max_position,
-                   kMaxDimension);
-    }
+    validate_rope(c.rope, c.head_dim, source, "rope");
+    if (c.has_sliding_rope) validate_rope(c.sliding_rope, c.head_dim, source, "sliding-window layers' rope");
+    check_factor(source, "norm weight offset", c.norm_weight_offset, true);
+    check_factor(source, "embedding scale", c.embedding_scale);
+    check_factor(source, "query_pre_attn_scalar", c.query_pre_attn_scalar);
+    check_factor(source, "attention logit soft-cap", c.attn_logit_softcap);
+    check_factor(source, "final logit soft-cap", c.final_logit_softcap);
     if (c.sliding_window < 0)
         fail(source, "sliding_window " + std::to_string(c.sliding_window) + " is negative");
     if (!c.sliding_layers.empty() && int64_t(c.sliding_layers.size()) != c.n_layers)
@@ -75,12 +104,20 @@ void validate(const ModelConfig &c, const std::string &source) {
     for (int32_t id : c.eos_token_ids) check_token(source, "eos_token_id", id, c.vocab_size);
 }
 
+double ModelConfig::attention_scale() const {
+    const double af = rope.attention_factor;  // LongRoPE scales q and k each by it
+    return af * af / std::sqrt(query_pre_attn_scalar > 0 ? query_pre_attn_scalar : double(head_dim));
+}
+
 const char *architecture_name(Architecture a) {
     switch (a) {
     case Architecture::Llama: return "llama";
     case Architecture::Mistral: return "mistral";
     case Architecture::Qwen2: return "qwen2";
     case Architecture::Qwen3: return "qwen3";
+    case Architecture::Gemma2: return "gemma2";
+    case Architecture::Gemma3: return "gemma3";
+    case Architecture::Phi3: return "phi3";
     }
     return "unknown";
 }

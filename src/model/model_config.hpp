@@ -10,8 +10,8 @@
 
 namespace pagoda::model {
 
-// The architectures the step program knows. Llama-family models differ only in these flags.
-enum class Architecture { Llama, Mistral, Qwen2, Qwen3 };
+// The architectures the step program knows. They differ only in the flags and numbers below.
+enum class Architecture { Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
 
 struct RopeConfig {
     double theta = 10000.0;
@@ -23,6 +23,14 @@ struct RopeConfig {
     double low_freq_factor = 1.0;   // LLAMA3
     double high_freq_factor = 4.0;  // LLAMA3
     int64_t original_max_position = 0;
+    // LongRoPE (Phi-3's "longrope", formerly "su"): each inv_freq[i] divided by divisors[i] (the
+    // long factors when the model's context passes original_max_position, as transformers picks
+    // them for a sequence that long, else the short ones), and cos/sin multiplied by
+    // attention_factor, which scales every q·k by its square. Empty: none.
+    std::vector<float> divisors;
+    double attention_factor = 1.0;
+    // Both of LongRoPE's lists as the file has them, for writing the model out again.
+    std::vector<float> long_factors, short_factors;
 };
 
 struct ModelConfig {
@@ -41,6 +49,25 @@ struct ModelConfig {
     bool tie_word_embeddings = false;  // lm_head shares the embedding matrix
     bool attention_bias = false;       // Q, K, V projections have biases (Qwen2)
     bool qk_norm = false;              // each head of Q and K is RMS-normalised before RoPE (Qwen3)
+    // Phi-3: one qkv_proj of [Q; K; V] rows and one gate_up_proj of [gate; up] rows per layer.
+    bool fused_projections = false;
+
+    // Gemma: the attention's and the MLP's outputs are RMS-normalised before the residual add
+    // (post_attention_layernorm, post_feedforward_layernorm), and the MLP's input has a norm of
+    // its own (pre_feedforward_layernorm) where Llama's is post_attention_layernorm.
+    bool sandwich_norms = false;
+    // Added to every RMSNorm weight as it is applied: Gemma's checkpoints store w for a scale of
+    // 1 + w (llama.cpp's converter adds the 1 into its GGUF files, which then say 0).
+    double norm_weight_offset = 0.0;
+    pagoda_glu_activation_t mlp_activation = PAGODA_GLU_SILU;
+    double embedding_scale = 0.0;       // embeddings multiplied by it; 0 = 1 (Gemma: √hidden)
+    double query_pre_attn_scalar = 0.0;  // scores scaled by its −½ power; 0 = head_dim's
+    double attn_logit_softcap = 0.0;     // 0 = none (Gemma 2: 50)
+    double final_logit_softcap = 0.0;    // 0 = none (Gemma 2: 30)
+    // The rotation of the sliding-window layers where it differs from `rope` (Gemma 3: base
+    // 10000 and no scaling, its global layers 1e6 and linear scaling).
+    bool has_sliding_rope = false;
+    RopeConfig sliding_rope;
     int64_t sliding_window = 0;        // 0 = none (Mistral may set one)
     // Per layer: 1 = attends within sliding_window, 0 = sees every earlier token. Empty: every
     // layer slides. (Qwen's use_sliding_window spares the first max_window_layers layers.)
@@ -53,13 +80,18 @@ struct ModelConfig {
         if (sliding_layers.empty()) return sliding_window;
         return sliding_layers.at(size_t(layer)) ? sliding_window : 0;
     }
+    const RopeConfig &rope_of(int64_t layer) const {
+        return has_sliding_rope && window_of(layer) > 0 ? sliding_rope : rope;
+    }
+    // The factor of q·k before the softmax.
+    double attention_scale() const;
 };
 
 // Throws Error(PAGODA_ERR_FORMAT) naming `source` and the field when the numbers cannot describe
 // a model (non-positive sizes, heads that do not divide, a head_dim that is odd for RoPE, ...).
 void validate(const ModelConfig &config, const std::string &source);
 
-// "llama", "mistral", "qwen2", "qwen3".
+// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3".
 const char *architecture_name(Architecture a);
 
 }  // namespace pagoda::model

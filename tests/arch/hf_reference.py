@@ -15,9 +15,16 @@ at that position, and the margin is how far (in log-probability) the runner-up t
 that a top-1 disagreement on a near tie can be told from a wrong model.
 
 The modelling follows transformers' published code for each architecture (LlamaForCausalLM,
-MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM): pre-norm decoder layers, RMSNorm,
-rotary embeddings on half-split pairs, grouped-query attention with an optional sliding window,
-a SiLU-gated MLP.
+MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM,
+Phi3ForCausalLM):
+pre-norm decoder layers, RMSNorm, rotary embeddings on half-split pairs, grouped-query attention
+with an optional sliding window, a gated MLP. Gemma adds norms after attention and after the MLP,
+RMSNorm weights used as 1 + w, GELU (tanh approximation), embeddings scaled by √hidden in the
+checkpoint's type, scores scaled by query_pre_attn_scalar^-½, soft-capped scores and logits
+(Gemma 2), per-head Q/K norms and windowed layers rotating with their own base (Gemma 3). Phi-3
+fuses Q/K/V and gate/up into one matrix each and may scale its rotation by LongRoPE: per forward
+call, the long factors when it reaches past original_max_position_embeddings, else the short ones,
+with cos and sin multiplied by the attention factor.
 """
 
 import argparse
@@ -76,33 +83,51 @@ class Model:
             self.config = c = json.load(f)
         self.w = read_weights(folder)
         self.arch = c["architectures"][0]
-        known = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+        known = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                 "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM")
         if self.arch not in known:
             raise SystemExit("hf_reference: %s is not modelled here" % self.arch)
+        self.gemma = self.arch.startswith("Gemma")
         self.hidden = c["hidden_size"]
         self.layers = c["num_hidden_layers"]
         self.heads = c["num_attention_heads"]
         self.kv_heads = c.get("num_key_value_heads") or self.heads
         self.head_dim = c.get("head_dim") or self.hidden // self.heads
         self.eps = c.get("rms_norm_eps", 1e-6)
+        self.qk_norm = self.arch in ("Qwen3ForCausalLM", "Gemma3ForCausalLM")
+        self.norm_offset = 1.0 if self.gemma else 0.0
+        self.scale = (c.get("query_pre_attn_scalar") or self.head_dim) ** -0.5 if self.gemma \
+            else self.head_dim ** -0.5
+        self.attn_softcap = c.get("attn_logit_softcapping") if self.gemma else None
+        self.final_softcap = c.get("final_logit_softcapping") if self.gemma else None
         self.windows = [self.window_of(i) for i in range(self.layers)]
-        self.inv_freq = self.rope_inverse_frequencies()
+        base = c.get("rope_theta", 10000.0)
+        self.inv_freq = self.rope_inverse_frequencies(base, c.get("rope_scaling"))
+        self.local_inv_freq = self.inv_freq
+        if self.arch == "Gemma3ForCausalLM":  # windowed layers: their own base, no scaling
+            self.local_inv_freq = self.rope_inverse_frequencies(c.get("rope_local_base_freq", 10000.0), None)
 
     def window_of(self, layer):
         """Tokens a layer's query sees (itself included); None = all earlier ones."""
         c = self.config
-        if self.arch == "MistralForCausalLM":
+        if self.arch in ("MistralForCausalLM", "Phi3ForCausalLM"):
             return c.get("sliding_window")
         if self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
             if c.get("use_sliding_window") and layer >= c.get("max_window_layers", 28):
                 return c.get("sliding_window")
+        if self.gemma:
+            if "layer_types" in c:
+                sliding = c["layer_types"][layer] == "sliding_attention"
+            else:
+                pattern = 2 if self.arch == "Gemma2ForCausalLM" else c.get("sliding_window_pattern", 6)
+                sliding = (layer + 1) % pattern != 0
+            return c.get("sliding_window", 4096) if sliding else None
         return None
 
-    def rope_inverse_frequencies(self):
-        c, d = self.config, self.head_dim
-        base = c.get("rope_theta", 10000.0)
+    def rope_inverse_frequencies(self, base, scaling):
+        d = self.head_dim
         inv = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
-        scaling = c.get("rope_scaling") or {}
+        scaling = scaling or {}
         kind = scaling.get("rope_type", scaling.get("type", "default"))
         if kind == "linear":
             inv = inv / scaling["factor"]
@@ -113,22 +138,63 @@ class Model:
             smooth = (old / wavelen - lo) / (hi - lo)
             blended = (1 - smooth) * inv / factor + smooth * inv
             inv = np.where(wavelen < old / hi, inv, np.where(wavelen > old / lo, inv / factor, blended))
+        elif kind in ("longrope", "su"):
+            return self.longrope(inv)
         elif kind != "default":
             raise SystemExit("hf_reference: rope type %s is not modelled here" % kind)
         return inv
 
+    def longrope(self, inv):
+        """transformers' _compute_longrope_parameters: (inv_freq for short, for long, the original
+        context, the attention factor)."""
+        c, scaling = self.config, self.config["rope_scaling"]
+        if "original_max_position_embeddings" in c:
+            original = c["original_max_position_embeddings"]
+            factor = c["max_position_embeddings"] / original
+        else:
+            original, factor = c["max_position_embeddings"], scaling["factor"]
+        af = scaling.get("attention_factor")
+        if af is None:
+            af = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+        self.longrope_parts = (inv / np.array(scaling["short_factor"], dtype=np.float64),
+                               inv / np.array(scaling["long_factor"], dtype=np.float64), original, af)
+        return None  # chosen per forward call
+
     def rmsnorm(self, x, weight):
-        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * (self.norm_offset + weight)
+
+    def embedding_scale(self):
+        """Gemma's normalizer: √hidden as a tensor of the hidden states' type."""
+        if not self.gemma:
+            return 1.0
+        exact = np.float32(math.sqrt(self.hidden))
+        kind = self.config.get("torch_dtype", self.config.get("dtype", "float32"))
+        if kind == "bfloat16":
+            bits = int(np.array([exact]).view(np.uint32)[0])
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+            return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
+        if kind == "float16":
+            return float(np.float16(exact))
+        return float(exact)
+
+    def activation(self, gate):
+        if self.gemma:  # gelu_pytorch_tanh
+            return 0.5 * gate * (1 + np.tanh(math.sqrt(2 / math.pi) * (gate + 0.044715 * gate ** 3)))
+        return gate / (1 + np.exp(-gate))
 
     def linear(self, name, x):
         y = x @ self.w[name + ".weight"].T
         bias = self.w.get(name + ".bias")
         return y if bias is None else y + bias
 
-    def rope(self, x, positions):
+    def rope(self, x, positions, inv_freq):
         """x: [tokens, heads, head_dim]; rotates (i, i + head_dim/2) pairs (rotate_half)."""
-        angles = positions[:, None].astype(np.float64) * self.inv_freq[None, :]
-        cos, sin = np.cos(angles)[:, None, :], np.sin(angles)[:, None, :]
+        scale = 1.0
+        if inv_freq is None:  # LongRoPE: by the furthest position of this forward call
+            short, long, original, scale = self.longrope_parts
+            inv_freq = long if positions.max() + 1 > original else short
+        angles = positions[:, None].astype(np.float64) * inv_freq[None, :]
+        cos, sin = np.cos(angles)[:, None, :] * scale, np.sin(angles)[:, None, :] * scale
         half = self.head_dim // 2
         a, b = x[..., :half], x[..., half:]
         return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
@@ -138,7 +204,9 @@ class Model:
         group = self.heads // self.kv_heads
         k = np.repeat(keys, group, axis=1)
         v = np.repeat(values, group, axis=1)
-        scores = np.einsum("thd,shd->hts", q, k) / math.sqrt(self.head_dim)
+        scores = np.einsum("thd,shd->hts", q, k) * self.scale
+        if self.attn_softcap:
+            scores = self.attn_softcap * np.tanh(scores / self.attn_softcap)
         seen = np.arange(keys.shape[0])[None, :]
         allowed = seen <= positions[:, None]
         window = self.windows[layer]
@@ -155,31 +223,53 @@ class Model:
         t = len(tokens)
         start = cache["length"]
         positions = np.arange(start, start + t)
-        h = self.w["model.embed_tokens.weight"][np.array(tokens)]
+        h = self.w["model.embed_tokens.weight"][np.array(tokens)] * self.embedding_scale()
         for i in range(self.layers):
             p = "model.layers.%d." % i
             x = self.rmsnorm(h, self.w[p + "input_layernorm.weight"])
-            q = self.linear(p + "self_attn.q_proj", x).reshape(t, self.heads, self.head_dim)
-            k = self.linear(p + "self_attn.k_proj", x).reshape(t, self.kv_heads, self.head_dim)
-            v = self.linear(p + "self_attn.v_proj", x).reshape(t, self.kv_heads, self.head_dim)
-            if self.arch == "Qwen3ForCausalLM":
+            if self.arch == "Phi3ForCausalLM":
+                qkv = self.linear(p + "self_attn.qkv_proj", x)
+                nq, nkv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+                q, k, v = qkv[:, :nq], qkv[:, nq:nq + nkv], qkv[:, nq + nkv:]
+            else:
+                q = self.linear(p + "self_attn.q_proj", x)
+                k = self.linear(p + "self_attn.k_proj", x)
+                v = self.linear(p + "self_attn.v_proj", x)
+            q = q.reshape(t, self.heads, self.head_dim)
+            k = k.reshape(t, self.kv_heads, self.head_dim)
+            v = v.reshape(t, self.kv_heads, self.head_dim)
+            if self.qk_norm:
                 q = self.rmsnorm(q, self.w[p + "self_attn.q_norm.weight"])
                 k = self.rmsnorm(k, self.w[p + "self_attn.k_norm.weight"])
-            q, k = self.rope(q, positions), self.rope(k, positions)
+            inv_freq = self.local_inv_freq if self.windows[i] else self.inv_freq
+            q, k = self.rope(q, positions, inv_freq), self.rope(k, positions, inv_freq)
             keys = cache["k"][i] = np.concatenate([cache["k"][i], k]) if start else k
             values = cache["v"][i] = np.concatenate([cache["v"][i], v]) if start else v
-            attn = self.attention(i, q, keys, values, positions).reshape(t, -1)
-            h = h + self.linear(p + "self_attn.o_proj", attn)
-            x = self.rmsnorm(h, self.w[p + "post_attention_layernorm.weight"])
-            gate = self.linear(p + "mlp.gate_proj", x)
-            up = self.linear(p + "mlp.up_proj", x)
-            h = h + self.linear(p + "mlp.down_proj", gate / (1 + np.exp(-gate)) * up)
+            attn = self.linear(p + "self_attn.o_proj", self.attention(i, q, keys, values, positions).reshape(t, -1))
+            if self.gemma:
+                h = h + self.rmsnorm(attn, self.w[p + "post_attention_layernorm.weight"])
+                x = self.rmsnorm(h, self.w[p + "pre_feedforward_layernorm.weight"])
+            else:
+                h = h + attn
+                x = self.rmsnorm(h, self.w[p + "post_attention_layernorm.weight"])
+            if self.arch == "Phi3ForCausalLM":
+                gate, up = np.split(self.linear(p + "mlp.gate_up_proj", x), 2, axis=-1)
+            else:
+                gate = self.linear(p + "mlp.gate_proj", x)
+                up = self.linear(p + "mlp.up_proj", x)
+            mlp = self.linear(p + "mlp.down_proj", self.activation(gate) * up)
+            if self.gemma:
+                mlp = self.rmsnorm(mlp, self.w[p + "post_feedforward_layernorm.weight"])
+            h = h + mlp
         cache["length"] = start + t
         x = self.rmsnorm(h, self.w["model.norm.weight"])
         head = self.w.get("lm_head.weight")
         if head is None or self.config.get("tie_word_embeddings"):
             head = self.w["model.embed_tokens.weight"]
-        return x @ head.T
+        logits = x @ head.T
+        if self.final_softcap:
+            logits = self.final_softcap * np.tanh(logits / self.final_softcap)
+        return logits
 
     def new_cache(self):
         return {"length": 0, "k": [None] * self.layers, "v": [None] * self.layers}

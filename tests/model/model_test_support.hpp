@@ -132,6 +132,22 @@ inline void expect_same_config(const model::ModelConfig &a, const model::ModelCo
     assert_int_equal(int(a.tie_word_embeddings), int(b.tie_word_embeddings));
     assert_int_equal(int(a.attention_bias), int(b.attention_bias));
     assert_int_equal(a.bos_token_id, b.bos_token_id);
+    // The other architectures' layers. (Gemma's norm offset lives in the weights of a GGUF and
+    // in the config of a folder, and its embedding scale rounds to a half checkpoint's type.)
+    assert_int_equal(int(a.qk_norm), int(b.qk_norm));
+    assert_int_equal(int(a.sandwich_norms), int(b.sandwich_norms));
+    assert_int_equal(int(a.mlp_activation), int(b.mlp_activation));
+    assert_int_equal(int(a.embedding_scale != 0), int(b.embedding_scale != 0));
+    assert_true(float(a.attention_scale()) == float(b.attention_scale()));
+    assert_true(float(a.attn_logit_softcap) == float(b.attn_logit_softcap));
+    assert_true(float(a.final_logit_softcap) == float(b.final_logit_softcap));
+    for (int64_t layer = 0; layer < a.n_layers; ++layer) {
+        assert_int_equal(a.window_of(layer), b.window_of(layer));
+        assert_true(float(a.rope_of(layer).theta) == float(b.rope_of(layer).theta));
+        // (GGUF carries Llama 3's scaling as rope_freqs.weight, not as a scaling type.)
+        if (a.rope_of(layer).scaling != PAGODA_ROPE_SCALING_LLAMA3)
+            assert_int_equal(int(a.rope_of(layer).scaling), int(b.rope_of(layer).scaling));
+    }
 }
 
 inline nlohmann::json read_json(const std::string &path) {

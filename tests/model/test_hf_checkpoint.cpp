@@ -154,6 +154,22 @@ void rejects_missing_tensor(void **) {
     expect_error([&] { HfCheckpoint ck(dir.path()); }, PAGODA_ERR_FORMAT, {"'lm_head.weight'"});
 }
 
+// A tensor the config does not explain (a Gemma 3 Q norm beside a config that says Llama) would be
+// a layer left out: refused by name. Old Llama RoPE tables and a tied model's stored LM head are
+// left alone, as transformers leaves them.
+void rejects_unexpected_tensor(void **) {
+    TempDir dir;
+    dir.write("config.json", kTinyConfig);
+    auto list = tiny_tensors();
+    list.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", {2}});
+    dir.write("model.safetensors", test::safetensors_of(list));
+    HfCheckpoint ok(dir.path());
+    list.push_back({"model.layers.0.self_attn.q_norm.weight", {4}});
+    dir.write("model.safetensors", test::safetensors_of(list));
+    expect_error([&] { HfCheckpoint ck(dir.path()); }, PAGODA_ERR_FORMAT,
+                 {"model.safetensors", "'model.layers.0.self_attn.q_norm.weight'", "does not belong"});
+}
+
 void rejects_wrong_shape(void **) {
     TempDir dir;
     dir.write("config.json", kTinyConfig);
@@ -238,6 +254,7 @@ int main(void) {
         cmocka_unit_test(opens_tiny_folder),
         cmocka_unit_test(rejects_missing_files),
         cmocka_unit_test(rejects_missing_tensor),
+        cmocka_unit_test(rejects_unexpected_tensor),
         cmocka_unit_test(rejects_wrong_shape),
         cmocka_unit_test(rejects_broken_shards),
     };

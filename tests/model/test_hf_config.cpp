@@ -154,6 +154,74 @@ void reads_qwen_and_mistral(void **) {
     assert_true(parse(j).attention_bias);
 }
 
+// Gemma 2 and 3 as their configs ship (google/gemma-2-2b, google/gemma-3-1b-pt), trimmed to what
+// Pagoda reads; transformers' defaults where the files leave keys out.
+void reads_gemma(void **) {
+    json j = json::parse(R"({
+        "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+        "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+        "query_pre_attn_scalar": 256, "sliding_window": 4096, "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0, "vocab_size": 256000, "bos_token_id": 2,
+        "eos_token_id": 1, "torch_dtype": "float32"
+    })");
+    ModelConfig c = parse(j);
+    assert_int_equal(int(c.architecture), int(Architecture::Gemma2));
+    assert_string_equal(architecture_name(c.architecture), "gemma2");
+    assert_true(c.tie_word_embeddings);  // Gemma's default
+    assert_true(c.sandwich_norms);
+    assert_false(c.qk_norm);
+    assert_true(c.norm_weight_offset == 1.0);
+    assert_int_equal(c.mlp_activation, PAGODA_GLU_GELU_TANH);
+    assert_true(c.embedding_scale == double(float(48.0)));  // √2304
+    assert_true(c.attention_scale() == 1.0 / 16.0);
+    assert_true(c.attn_logit_softcap == 50.0 && c.final_logit_softcap == 30.0);
+    assert_int_equal(c.window_of(0), 4096);  // even layers slide
+    assert_int_equal(c.window_of(1), 0);
+    assert_false(c.has_sliding_rope);
+    j["final_logit_softcapping"] = nullptr;  // null: none; absent: the default
+    assert_true(parse(j).final_logit_softcap == 0.0);
+    j.erase("final_logit_softcapping");
+    assert_true(parse(j).final_logit_softcap == 30.0);
+    j["layer_types"] = json::array();
+    for (int i = 0; i < 26; ++i) j["layer_types"].push_back(i < 2 ? "full_attention" : "sliding_attention");
+    c = parse(j);
+    assert_int_equal(c.window_of(0), 0);
+    assert_int_equal(c.window_of(25), 4096);
+    j["layer_types"][3] = "chunked_attention";
+    expect_error([&] { parse(j); }, PAGODA_ERR_UNSUPPORTED, {"config.json", "layer_types[3]", "chunked_attention"});
+    j["layer_types"] = json::array({"full_attention"});
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "layer_types", "one entry per layer"});
+    j.erase("layer_types");
+    j["hidden_activation"] = "gelu";
+    expect_error([&] { parse(j); }, PAGODA_ERR_UNSUPPORTED, {"config.json", "hidden_activation", "gelu_pytorch_tanh"});
+
+    j = json::parse(R"({
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+        "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "intermediate_size": 6912,
+        "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
+        "head_dim": 256, "max_position_embeddings": 32768, "query_pre_attn_scalar": 256,
+        "rope_local_base_freq": 10000, "rope_scaling": null, "rope_theta": 1000000,
+        "sliding_window": 512, "sliding_window_pattern": 6, "attn_logit_softcapping": null,
+        "final_logit_softcapping": null, "vocab_size": 262144, "torch_dtype": "bfloat16"
+    })");
+    c = parse(j);
+    assert_int_equal(int(c.architecture), int(Architecture::Gemma3));
+    assert_true(c.qk_norm);
+    assert_true(c.embedding_scale == 34.0);  // √1152 = 33.94 rounded to bf16, as transformers does
+    assert_true(c.attn_logit_softcap == 0.0 && c.final_logit_softcap == 0.0);
+    assert_int_equal(c.window_of(4), 512);  // five windowed layers, then a global one
+    assert_int_equal(c.window_of(5), 0);
+    assert_true(c.rope_of(4).theta == 10000.0);
+    assert_true(c.rope_of(5).theta == 1e6);
+    j["sliding_window_pattern"] = 0;
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "sliding_window_pattern"});
+    j["architectures"] = {"Gemma3ForConditionalGeneration"};
+    expect_error([&] { parse(j); }, PAGODA_ERR_UNSUPPORTED, {"config.json", "vision", "Gemma3ForCausalLM"});
+}
+
 void rejects_unsupported_architecture(void **) {
     json j = llama_config();
     j["architectures"] = {"GPT2LMHeadModel"};
@@ -260,6 +328,7 @@ int main(void) {
         cmocka_unit_test(applies_defaults),
         cmocka_unit_test(reads_rope_scaling_variants),
         cmocka_unit_test(reads_qwen_and_mistral),
+        cmocka_unit_test(reads_gemma),
         cmocka_unit_test(rejects_unsupported_architecture),
         cmocka_unit_test(rejects_missing_keys),
         cmocka_unit_test(rejects_wrong_types),

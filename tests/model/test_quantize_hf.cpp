@@ -89,6 +89,9 @@ void test_mistral_head_dim(void **) { check_model("mistral_head_dim"); }
 void test_llama_byte_level(void **) { check_model("llama_bpe"); }
 void test_qwen2_byte_level(void **) { check_model("qwen2_bpe"); }
 void test_qwen3_head_norms(void **) { check_model("qwen3_bpe"); }
+void test_gemma2(void **) { check_model("gemma2_bf16"); }
+void test_gemma3(void **) { check_model("gemma3_bf16"); }
+void test_phi3_longrope(void **) { check_model("phi3_longrope"); }
 
 // A copy of a random model's folder to break.
 std::string copy_folder(const test::TempDir &tmp, const std::string &model) {
@@ -168,6 +171,9 @@ int main(void) {
         cmocka_unit_test(test_llama_byte_level),
         cmocka_unit_test(test_qwen2_byte_level),
         cmocka_unit_test(test_qwen3_head_norms),
+        cmocka_unit_test(test_gemma2),
+        cmocka_unit_test(test_gemma3),
+        cmocka_unit_test(test_phi3_longrope),
         cmocka_unit_test(test_bad_folders),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
