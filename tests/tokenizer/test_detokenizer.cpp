@@ -100,6 +100,7 @@ void test_stories(void **) {
 void test_llama3(void **) { check_random_sequences(hf("llama3"), 2); }
 void test_qwen3(void **) { check_random_sequences(hf("qwen3"), 3); }
 void test_llama2(void **) { check_random_sequences(hf("llama2"), 4); }
+void test_gemma3(void **) { check_random_sequences(hf("gemma3"), 5); }
 
 // A character split over byte tokens comes out whole when its last byte arrives.
 void test_split_character(void **) {
@@ -149,6 +150,7 @@ int main(void) {
         cmocka_unit_test(test_llama3),
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_llama2),
+        cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_split_character),
         cmocka_unit_test(test_flush_unfinished),
     };

@@ -114,6 +114,9 @@ void check_vocabulary(const char *name) {
 void test_llama3(void **) { check_vocabulary("llama3"); }
 void test_qwen3(void **) { check_vocabulary("qwen3"); }
 void test_llama2(void **) { check_vocabulary("llama2"); }
+// Gemma 3: SentencePiece-style BPE of 262144 pieces, byte fallback, spaces as "▁" with no prefix
+// added, 6415 added tokens (chat markers, image tokens, runs of spaces and newlines).
+void test_gemma3(void **) { check_vocabulary("gemma3"); }
 
 // About 1 MB of English prose (varied enough that the piece cache does not do all the work).
 std::string english_megabyte() {
@@ -156,6 +159,7 @@ int main(void) {
         cmocka_unit_test(test_llama3),
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_llama2),
+        cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
