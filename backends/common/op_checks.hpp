@@ -6,6 +6,9 @@
 // slots, block tables) when it runs the op.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "pagoda/ops.h"
 #include "reporter.hpp"
 
@@ -51,5 +54,24 @@ pagoda_status_t check_swap_blocks(const Reporter &r, const pagoda_op_copy_blocks
 // any copy, so a failed launch changes nothing (ops.h). `op` is "copy_blocks" or "swap_blocks".
 pagoda_status_t check_block_pairs(const Reporter &r, const char *op,
                                   const pagoda_op_copy_blocks_t &a);
+
+// MOE_ROUTE (ABI 1.8): shapes ≥ 1, n_experts ≤ kMoeMaxExperts, top_k ≤ n_experts and
+// kMoeMaxTopK (ops.h), a routing this backend knows (another is unsupported). A NaN logit is
+// found when the op runs.
+inline constexpr int64_t kMoeMaxExperts = 1024;
+inline constexpr int64_t kMoeMaxTopK = 64;
+pagoda_status_t check_moe_route(const Reporter &r, const pagoda_op_moe_route_t &a);
+// MOE_MATMUL (ABI 1.8): shapes ≥ 1, expert_offset in int32's range, strides, types as MATMUL's
+// x, w and y (w_dtype rows of whole blocks), addressable extents. top_k is not bounded by
+// n_experts: the experts held here may be fewer than a token's picks. The ids and the experts'
+// pointers are checked when the op runs.
+pagoda_status_t check_moe_matmul(const Reporter &r, const pagoda_op_moe_matmul_t &a);
+// The wording of the data errors the MoE ops find when they run, after "<op>: ", so that every
+// backend (the CUDA one from its device record) says the same: "logits[3, 5] is NaN" and
+// "expert_ids[7] = -1 is negative (expert ids are global, from 0)"; and for MOE_MATMUL's
+// matrix of a picked expert missing, "experts[2] is NULL, but expert_ids[5] picks it".
+std::string moe_nan_logit_text(int64_t row, int64_t column);
+std::string moe_negative_id_text(int64_t index, int64_t id);
+std::string moe_null_expert_text(int64_t expert, int64_t slot);
 
 }  // namespace pagoda::plugin

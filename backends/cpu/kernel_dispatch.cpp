@@ -74,6 +74,12 @@ pagoda_status_t dispatch_op(CpuBackend &cpu, pagoda_op_t op, const void *args, b
         case PAGODA_OP_SOFTCAP:
             return dispatch<pagoda_op_softcap_t>(cpu, op, args, launch, check_softcap,
                                                  run_softcap);
+        case PAGODA_OP_MOE_ROUTE:
+            return dispatch<pagoda_op_moe_route_t>(cpu, op, args, launch, check_moe_route,
+                                                   run_moe_route);
+        case PAGODA_OP_MOE_MATMUL:
+            return dispatch<pagoda_op_moe_matmul_t>(cpu, op, args, launch, check_moe_matmul,
+                                                    run_moe_matmul);
         case PAGODA_OP_INVALID: break;
     }
     return cpu.fail(PAGODA_ERR_UNSUPPORTED,

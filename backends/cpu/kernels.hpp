@@ -23,6 +23,9 @@ pagoda_status_t run_argmax(CpuBackend &cpu, const pagoda_op_argmax_t &a);      /
 pagoda_status_t run_softmax(CpuBackend &cpu, const pagoda_op_softmax_t &a);    // rowwise.cpp
 pagoda_status_t run_softcap(CpuBackend &cpu, const pagoda_op_softcap_t &a);    // softcap.cpp
 pagoda_status_t run_sample(CpuBackend &cpu, const pagoda_op_sample_t &a);      // sample.cpp
+// moe_route.cpp and moe_matmul.cpp (ABI 1.8)
+pagoda_status_t run_moe_route(CpuBackend &cpu, const pagoda_op_moe_route_t &a);
+pagoda_status_t run_moe_matmul(CpuBackend &cpu, const pagoda_op_moe_matmul_t &a);
 pagoda_status_t run_kv_write(CpuBackend &cpu, const pagoda_op_kv_write_t &a);  // kv_write.cpp
 // paged_attention.cpp
 pagoda_status_t run_paged_attention(CpuBackend &cpu, const pagoda_op_paged_attention_t &a);

@@ -36,6 +36,7 @@
 #include "gemv.hpp"
 #include "gemv_q8x.hpp"
 #include "kernels.hpp"
+#include "matmul.hpp"
 #include "op_checks.hpp"
 #include "scratch.hpp"
 #include "widen.hpp"
@@ -284,6 +285,10 @@ pagoda_status_t run_staged(CpuBackend &cpu, const pagoda_op_matmul_t &a, const G
 }
 
 }  // namespace
+
+pagoda_status_t run_f32_product(CpuBackend &cpu, const GemvProblem &p) {
+    return run_f32(cpu, p, kRules);
+}
 
 const char *matmul_variant_name(int32_t variant) {
     return variant >= 1 && variant <= kVariants ? kVariantNames[variant - 1] : nullptr;

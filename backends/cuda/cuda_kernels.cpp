@@ -43,6 +43,11 @@ pagoda_status_t check_matmul(CudaBackend &cuda, const pagoda_op_matmul_t &a) {
     return check_matmul_limits(cuda, a);
 }
 
+pagoda_status_t check_moe_matmul(CudaBackend &cuda, const pagoda_op_moe_matmul_t &a) {
+    if (pagoda_status_t s = plugin::check_moe_matmul(cuda, a); s != PAGODA_OK) return s;
+    return check_moe_matmul_limits(cuda, a);
+}
+
 // Cache parallelism (ABI 1.2): the kernels attend over a whole sequence and keep no
 // log-normaliser, so a sharded launch or one asking for lse is refused, by supports() too.
 constexpr const char *kNoCacheParallelism =
@@ -114,6 +119,13 @@ pagoda_status_t dispatch_op(CudaBackend &cuda, pagoda_backend_stream_t *stream, 
             return dispatch<pagoda_op_softcap_t>(
                 cuda, stream, op, args, shared_check<pagoda_op_softcap_t, check_softcap>,
                 run_softcap);
+        case PAGODA_OP_MOE_ROUTE:
+            return dispatch<pagoda_op_moe_route_t>(
+                cuda, stream, op, args, shared_check<pagoda_op_moe_route_t, check_moe_route>,
+                run_moe_route);
+        case PAGODA_OP_MOE_MATMUL:
+            return dispatch<pagoda_op_moe_matmul_t>(cuda, stream, op, args, check_moe_matmul,
+                                                    run_moe_matmul);
         case PAGODA_OP_INVALID: break;
     }
     return cuda.fail(PAGODA_ERR_UNSUPPORTED,

@@ -58,6 +58,15 @@ pagoda_status_t run_paged_attention(CudaBackend &cuda, pagoda_backend_stream_t &
 pagoda_status_t check_paged_attention_limits(CudaBackend &cuda,
                                              const pagoda_op_paged_attention_t &a);
 
+// cuda_moe.cpp over moe_route_kernel.cu (one block per token) and moe_matmul_kernel.cu (slots
+// bucketed by expert on the device, a tiled product per expert over its gathered rows). Every
+// w_dtype MATMUL takes runs; check_moe_matmul_limits adds the bucketing's int32 bounds.
+pagoda_status_t check_moe_matmul_limits(CudaBackend &cuda, const pagoda_op_moe_matmul_t &a);
+pagoda_status_t run_moe_route(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                              const pagoda_op_moe_route_t &a);
+pagoda_status_t run_moe_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
+                               const pagoda_op_moe_matmul_t &a);
+
 // cuda_copy_blocks.cpp: COPY_BLOCKS within the device, SWAP_BLOCKS to and from pinned host
 // memory, all pairs of all caches in one launch where it can.
 pagoda_status_t run_copy_blocks(CudaBackend &cuda, pagoda_backend_stream_t &stream,

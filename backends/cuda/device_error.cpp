@@ -3,10 +3,12 @@
 // backend, plus where it was found.
 #include "device_error.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "check_helpers.hpp"
 #include "names.hpp"
+#include "op_checks.hpp"
 #include "pagoda/ops.h"
 #include "sample_rules.hpp"
 
@@ -60,6 +62,20 @@ std::string what_was_wrong(const DeviceError &e) {
             std::memcpy(&value, &bits, sizeof value);
             return plugin::sample_fault_text(plugin::SampleFault(e.limit), e.index, value,
                                              e.value);
+        }
+        case DeviceErrorField::MoeRouteLogit: return plugin::moe_nan_logit_text(e.index, e.value);
+        case DeviceErrorField::MoeExpertId: return plugin::moe_negative_id_text(e.index, e.value);
+        case DeviceErrorField::MoeExpert: {
+            if (e.value == 0)
+                return plugin::moe_null_expert_text(e.index, e.limit);
+            char address[32];
+            std::snprintf(address, sizeof address, "%#llx",
+                          static_cast<unsigned long long>(e.value));
+            // The kernels load an f32 matrix 4 bytes at a time, Q4_K and Q5_K blocks 8, the
+            // others 2 (block_decode.cuh).
+            return "experts[" + text(e.index) + "] = " + address +
+                   " is misaligned for its type (f32 needs 4 bytes, Q4_K and Q5_K 8, the others "
+                   "2)";
         }
         case DeviceErrorField::None: break;
     }

@@ -26,6 +26,13 @@ enum class DeviceErrorField : int32_t {
     // sample: row index is rejected; limit: its plugin::SampleFault (sample_rules.hpp); value:
     // the bad parameter's f32 bit pattern, or the column of a NaN logit
     SampleRow,
+    // moe_route: row index holds a NaN logit, the first at column value
+    MoeRouteLogit,
+    // moe_matmul: expert_ids[index] = value is negative
+    MoeExpertId,
+    // moe_matmul: experts[index] (value: its address) is NULL or misaligned for the kernel's
+    // loads; limit: a slot that picks it
+    MoeExpert,
 };
 
 // One per stream, in device memory (zeroed when the stream is made and after each report).

@@ -14,13 +14,15 @@
  *        copied when a backend can use host memory as is), checks every tensor against the
  *        config, and pages the weights in. Nothing is placed on a device until an engine is made.
  *
- * Supported: GGUF v2/v3 (`llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3` architectures; F32, F16 and BF16 tensors, and Q4_0,
+ * Supported: GGUF v2/v3 (`llama` (Mixtral too), `qwen2`, `qwen3`, `qwen3moe`, `gemma2`, `gemma3`,
+ * `phi3` architectures; F32, F16 and BF16 tensors, and Q4_0,
  * Q8_0, Q4_K, Q5_K and Q6_K ones, kept as stored where the backend decodes them (CPU, CUDA) and
  * widened to F32 for one that does not) and
  * Hugging Face folders (`config.json`, `model.safetensors` or shards with
  * `model.safetensors.index.json`, `tokenizer.json`, `generation_config.json`) of
  * LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM,
- * Gemma3ForCausalLM (text) and Phi3ForCausalLM. An open model is immutable: every
+ * Gemma3ForCausalLM (text), Phi3ForCausalLM, MixtralForCausalLM and Qwen3MoeForCausalLM. An open
+ * model is immutable: every
  * function taking a `const pagoda_model_t *` is safe from any thread.
  * @{
  */
@@ -48,7 +50,9 @@ typedef struct pagoda_model_options {
 /** \brief What a model is; filled by pagoda_model_get_info(). */
 typedef struct pagoda_model_info {
     uint32_t struct_size;       /**< Set by the caller to sizeof(pagoda_model_info_t). */
-    char architecture[32];      /**< `"llama"`, `"mistral"`, `"qwen2"`, `"qwen3"`, `"gemma2"`, `"gemma3"` or `"phi3"`, NUL-terminated. */
+    /** The architecture (`"llama"`, `"mistral"`, `"qwen2"`, `"qwen3"`, `"gemma2"`, `"gemma3"`,
+     *  `"phi3"`, `"mixtral"`, `"qwen3moe"`), NUL-terminated. */
+    char architecture[32];
     int64_t vocab_size;         /**< Rows of the embedding. */
     int64_t hidden_size;        /**< Model width. */
     int64_t intermediate_size;  /**< FFN width. */

@@ -55,8 +55,9 @@ extern "C" {
  *   inside one process.
  * - 1.8: the layers of newer architectures: ::pagoda_op_silu_mul_t's `activation` (GELU with
  *   the tanh approximation, Gemma), ::pagoda_op_paged_attention_t's `softcap` (Gemma 2),
- *   ::pagoda_op_embedding_t's `scale` (Gemma), and ::PAGODA_OP_SOFTCAP (Gemma 2's logits). An
- *   older backend refuses a descriptor that sets a field past its struct, and the new op, with
+ *   ::pagoda_op_embedding_t's `scale` (Gemma), ::PAGODA_OP_SOFTCAP (Gemma 2's logits), and
+ *   mixture-of-experts layers: ::PAGODA_OP_MOE_ROUTE and ::PAGODA_OP_MOE_MATMUL. An
+ *   older backend refuses a descriptor that sets a field past its struct, and the new ops, with
  *   ::PAGODA_ERR_UNSUPPORTED; models that need none of them still run on it.
  */
 #define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 8u)

@@ -88,7 +88,8 @@ PAGODA_API void pagoda_quantize_options_init(pagoda_quantize_options_t *options,
  *
  * A Hugging Face folder (`config.json`, `model.safetensors` or shards with
  * `model.safetensors.index.json`, `tokenizer.json`, `tokenizer_config.json`, optionally
- * `generation_config.json`) of a model pagoda_model_open() reads from such a folder is converted
+ * `generation_config.json`) of a model pagoda_model_open() reads from such a folder (a
+ * mixture of experts aside, refused with ::PAGODA_ERR_UNSUPPORTED: quantize its GGUF) is converted
  * as llama.cpp's converter does: `general.architecture` "llama" (Mistral too) or the
  * architecture's own ("qwen2", "qwen3", "gemma2", "gemma3", "phi3"), the `<arch>.*` keys from
  * `config.json`, tensors under GGUF's names (Llama's Q/K rows permuted for interleaved RoPE;

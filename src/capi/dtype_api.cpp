@@ -13,7 +13,7 @@
 namespace {
 
 bool known_dtype(int v) { return v > PAGODA_DTYPE_INVALID && v <= pagoda::plugin::kLastDtype; }
-bool known_op(int v) { return v >= PAGODA_OP_INVALID && v <= PAGODA_OP_SOFTCAP; }
+bool known_op(int v) { return v >= PAGODA_OP_INVALID && v <= PAGODA_OP_MOE_MATMUL; }
 
 }  // namespace
 

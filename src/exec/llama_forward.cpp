@@ -111,6 +111,10 @@ LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runt
                                                      std::to_string(shard.end(c)) + "), tp rank " +
                                                      std::to_string(shard.tp_rank) + " of " +
                                                      std::to_string(shard.tp_size) + " does not fit the model");
+    if (c.n_experts > 0 && c.expert_intermediate_size % shard.tp_size != 0)
+        throw Error(PAGODA_ERR_UNSUPPORTED, "LlamaForward: the experts' " + std::to_string(c.expert_intermediate_size) +
+                                                " MLP columns do not split evenly over " +
+                                                std::to_string(shard.tp_size) + " tensor-parallel devices");
     state_ = std::make_unique<State>(std::move(model), stream, shard);
 }
 
@@ -149,7 +153,7 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     const runtime::Device &d = s.stream.device();
     const model::ModelConfig &c = s.model->config();
     const std::string what = std::string(plugin::dtype_name(dtype)) + " activations";
-    const pagoda_op_matmul_t m = matmul_query(s.weights.first_layer().gate, dtype);
+    const pagoda_op_matmul_t m = matmul_query(s.weights.first_mlp_weight(), dtype);
     require_support(d, PAGODA_OP_MATMUL, &m, what);
     pagoda_op_rmsnorm_t r{};
     r.struct_size = sizeof r;
@@ -175,7 +179,7 @@ pagoda_dtype_t LlamaForward::activation_dtype() const noexcept {
 }
 
 pagoda_dtype_t LlamaForward::weight_dtype() const noexcept {
-    return state_->weights.first_layer().gate.dtype;
+    return state_->weights.first_mlp_weight().dtype;
 }
 
 void LlamaForward::set_quantized_activations(bool allow) noexcept {
@@ -288,19 +292,23 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         if (l.attn_out_norm) s.rmsnorm(l.attn_out_norm, n, sublayer_out, nullptr, sublayer_out);
         // h += attention output
         s.rmsnorm(l.mlp_norm, n, sublayer_out, h_stream, normed_x);
-        s.matmul(l.gate, none, normed_x, n, mlp_gate);
-        s.matmul(l.up, none, normed_x, n, mlp_up);
-        pagoda_op_silu_mul_t m{};
-        m.struct_size = sizeof m;
-        m.rows = n;
-        m.dim = s.shard.intermediate(c);
-        m.gate = mlp_gate;
-        m.up = mlp_up;
-        m.out = mlp_gate;
-        m.act_dtype = act;
-        m.activation = c.mlp_activation;
-        s.stream.launch(PAGODA_OP_SILU_MUL, &m);
-        s.matmul(l.down, none, mlp_gate, n, sublayer_out);
+        if (l.router) {
+            s.moe_mlp(l, n);
+        } else {
+            s.matmul(l.gate, none, normed_x, n, mlp_gate);
+            s.matmul(l.up, none, normed_x, n, mlp_up);
+            pagoda_op_silu_mul_t m{};
+            m.struct_size = sizeof m;
+            m.rows = n;
+            m.dim = s.shard.intermediate(c);
+            m.gate = mlp_gate;
+            m.up = mlp_up;
+            m.out = mlp_gate;
+            m.act_dtype = act;
+            m.activation = c.mlp_activation;
+            s.stream.launch(PAGODA_OP_SILU_MUL, &m);
+            s.matmul(l.down, none, mlp_gate, n, sublayer_out);
+        }
         s.all_reduce(sublayer_out, n * c.hidden_size, act);
         if (l.mlp_out_norm) s.rmsnorm(l.mlp_out_norm, n, sublayer_out, nullptr, sublayer_out);
     }

@@ -92,7 +92,8 @@ void LlamaForward::tune_kernels(runtime::KernelChoices &choices, int64_t max_row
         const LlamaLayerWeights &l = s.weights.layers()[size_t(i)];
         for (const auto &[w, bias] : {std::pair{&l.q, &l.q_bias}, {&l.k, &l.k_bias}, {&l.v, &l.v_bias},
                                       {&l.o, &none}, {&l.gate, &none}, {&l.up, &none}, {&l.down, &none}})
-            products.push_back({w, bias, act});
+            if (*w) products.push_back({w, bias, act});  // (a mixture of experts has no dense MLP)
+        if (l.router) products.push_back({&l.router, &none, PAGODA_DTYPE_F32});
     }
     if (s.weights.lm_head()) products.push_back({&s.weights.lm_head(), &none, PAGODA_DTYPE_F32});
 

@@ -2,6 +2,7 @@
 // llama_forward.cpp strings them together: the KV ops checked against the cache's shape, the
 // activations bound and the batch staged, matmuls, all-reduces, the LM head, norms, RoPE and
 // the attention sublayer.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -97,7 +98,9 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     const model::ModelConfig &c = model->config();
     // The residual stream and the logits stay f32; the rest is of the activation type.
     const size_t f = sizeof(float), a = plugin::dtype_size(act), hidden = size_t(c.hidden_size),
-                 inter = size_t(shard.intermediate(c)), q_width = size_t(shard.n_heads(c) * c.head_dim),
+                 inter = std::max(size_t(shard.intermediate(c)),  // a token's, or its experts'
+                                  size_t(c.experts_per_token * shard.expert_intermediate(c))),
+                 q_width = size_t(shard.n_heads(c) * c.head_dim),
                  kv_width = size_t(shard.n_kv_heads(c) * c.head_dim);
     bool moved = false;
     auto bind = [&](StepBuffer &view, ScratchBuffer &buffer, size_t bytes) {
@@ -116,6 +119,10 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     bind(up, m.up, tokens * inter * a);
     bind(gathered, m.gathered, rows * hidden * a);
     bind(logits, m.logits, rows * size_t(c.vocab_size) * f);
+    const size_t experts = size_t(c.n_experts), picked = size_t(c.experts_per_token);
+    bind(router_logits, m.router_logits, tokens * experts * f);
+    bind(expert_ids, m.expert_ids, tokens * picked * sizeof(int32_t));
+    bind(expert_weights, m.expert_weights, tokens * picked * f);
     const size_t shards = size_t(shard.kv_size), q_heads = size_t(shard.n_heads(c));
     bind(lse, m.lse, shards > 1 ? tokens * q_heads * f : 0);
     bind(kv_parts, m.kv_parts, shards > 1 ? shards * tokens * q_width * a : 0);

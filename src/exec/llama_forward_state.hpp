@@ -32,6 +32,9 @@ struct Activations {
     ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
     ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
     ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
+    // Mixture-of-experts layers: the router's logits, and per token its experts and weights.
+    ScratchBuffer router_logits{"router logits"}, expert_ids{"routed experts"},
+        expert_weights{"routing weights"};
 };
 
 // The batch's index arrays on the device, for steps run op by op.
@@ -82,6 +85,9 @@ struct LlamaForward::State {
     void lm_head(const void *x, int64_t rows, float *out);
     // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
     void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
+    // A mixture-of-experts MLP on `n` tokens: `normed` → `delta` (this device's share, to be
+    // all-reduced as a dense MLP's), through `gate` and `up` as scratch.
+    void moe_mlp(const LlamaLayerWeights &l, int64_t n);
     // Layer `layer`'s attention sublayer: `normed` → `attn`.
     void attention(int64_t layer, const LlamaLayerWeights &l, const ForwardBatch &b,
                    const kv::KvGeometry &g, const kv::LayerPools &pools);
@@ -96,6 +102,7 @@ struct LlamaForward::State {
 
     // What the current step's launches use, bound to one of the memories below.
     StepBuffer residual, normed, q, k, v, attn, delta, gate, up, gathered, logits;
+    StepBuffer router_logits, expert_ids, expert_weights;
     StepBuffer lse, kv_parts, kv_lse;
     StepBuffer token_ids, positions, slots, query_start, context_lens, block_tables, logit_rows;
     // Steps run op by op own these...

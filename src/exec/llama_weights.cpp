@@ -92,7 +92,45 @@ void check_rmsnorm(const runtime::Device &device, const DeviceTensor &w) {
     require_support(device, PAGODA_OP_RMSNORM, &r, describe(w));
 }
 
+// A mixture-of-experts layer's ops: the router's product (logits in f32), the routing, and the
+// three expert products (gate and up per token, down per slot and weighted).
+void check_moe(const runtime::Device &device, const model::ModelConfig &c, const LlamaLayerWeights &l) {
+    pagoda_op_matmul_t m = matmul_query(l.router, PAGODA_DTYPE_F32);
+    require_support(device, PAGODA_OP_MATMUL, &m, describe(l.router));
+    pagoda_op_moe_route_t r{};
+    r.struct_size = sizeof r;
+    r.n_tokens = 1;
+    r.n_experts = c.n_experts;
+    r.top_k = c.experts_per_token;
+    r.routing = c.moe_routing;
+    require_support(device, PAGODA_OP_MOE_ROUTE, &r, "the router of " + describe(l.router));
+    for (const std::vector<DeviceTensor> *experts : {&l.expert_gate, &l.expert_up, &l.expert_down}) {
+        const DeviceTensor &w = experts->front();
+        pagoda_op_moe_matmul_t e = moe_matmul_query(w, c, PAGODA_DTYPE_F32);
+        if (experts == &l.expert_down) {
+            e.x_per_slot = 1;
+            static const float kWeight = 1.0f;
+            e.weights = &kWeight;  // supports() looks at whether they are given
+        }
+        require_support(device, PAGODA_OP_MOE_MATMUL, &e, describe(w) + " and its fellow experts");
+    }
+}
+
 }  // namespace
+
+pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, pagoda_dtype_t act) {
+    pagoda_op_moe_matmul_t e{};
+    e.struct_size = sizeof e;
+    e.x_dtype = e.y_dtype = act;
+    e.w_dtype = w.dtype;
+    e.n_tokens = 1;
+    e.top_k = c.experts_per_token;
+    e.n_experts = c.n_experts;
+    e.n = w.rows;
+    e.k = w.cols;
+    e.ldw = w.ld;
+    return e;
+}
 
 uint64_t DeviceTensor::bytes() const noexcept {
     return data == nullptr ? 0 : uint64_t(rows) * uint64_t(plugin::row_bytes(dtype, cols));
@@ -143,14 +181,16 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
         } else {
             l.mlp_norm = norm_weight(p + "post_attention_layernorm.weight");
         }
-        if (c.fused_projections) {  // [gate; up]
+        if (c.is_sparse(i)) {
+            place_experts(i, l);
+        } else if (c.fused_projections) {  // [gate; up]
             l.gate = place(p + "mlp.gate_up_proj.weight", i0, ni);
             l.up = place(p + "mlp.gate_up_proj.weight", c.intermediate_size + i0, ni);
         } else {
             l.gate = place(p + "mlp.gate_proj.weight", i0, ni);
             l.up = place(p + "mlp.up_proj.weight", i0, ni);
         }
-        l.down = place(p + "mlp.down_proj.weight", 0, -1, i0, ni);
+        if (!c.is_sparse(i)) l.down = place(p + "mlp.down_proj.weight", 0, -1, i0, ni);
     }
     layer_bytes_ = bytes_ - embed_tokens_.bytes();
     if (last) {
@@ -176,7 +216,9 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
                                  int64_t cols, WeightUse use) {
     DeviceTensor d;
     d.dtype = weight_dtype(t);
-    const int64_t all_rows = t.shape.size() >= 2 ? t.shape[0] : 1;
+    // A stacked [experts, rows, cols] tensor is sliced as its experts·rows rows.
+    int64_t all_rows = 1;
+    for (size_t i = 0; i + 1 < t.shape.size(); ++i) all_rows *= t.shape[i];
     const int64_t all_cols = t.shape.empty() ? 1 : t.shape.back();
     d.rows = rows < 0 ? all_rows : rows;
     d.cols = cols < 0 ? all_cols : cols;
@@ -278,6 +320,51 @@ DeviceTensor LlamaWeights::norm_weight(const std::string &name) {
     return d;
 }
 
+void LlamaWeights::place_experts(int64_t layer, LlamaLayerWeights &l) {
+    const model::ModelConfig &c = model_.config();
+    const std::string p = "model.layers." + std::to_string(layer) + ".mlp.";
+    const int64_t ei = c.expert_intermediate_size, i0 = shard_.expert_intermediate_begin(c),
+                  ni = shard_.expert_intermediate(c), hidden = c.hidden_size;
+    l.router = place(p + "gate.weight");  // every expert's logit, on every device
+    const model::TensorRef *gate = model_.tensors().find(p + "experts.gate_proj.weight");
+    for (int64_t j = 0; j < c.n_experts; ++j) {
+        if (gate != nullptr) {  // stacked (GGUF): expert j's rows of each
+            l.expert_gate.push_back(place(*gate, j * ei + i0, ni));
+            l.expert_up.push_back(place(p + "experts.up_proj.weight", j * ei + i0, ni));
+            l.expert_down.push_back(place(p + "experts.down_proj.weight", j * hidden, hidden, i0, ni));
+        } else {
+            const std::string x = p + "experts." + std::to_string(j) + ".";
+            l.expert_gate.push_back(place(x + "gate_proj.weight", i0, ni));
+            l.expert_up.push_back(place(x + "up_proj.weight", i0, ni));
+            l.expert_down.push_back(place(x + "down_proj.weight", 0, -1, i0, ni));
+        }
+    }
+    const std::string what = "layer " + std::to_string(layer) + "'s experts' ";
+    l.expert_gate_ptrs = address_array(l.expert_gate, what + "gate projections");
+    l.expert_up_ptrs = address_array(l.expert_up, what + "up projections");
+    l.expert_down_ptrs = address_array(l.expert_down, what + "down projections");
+}
+
+const void *const *LlamaWeights::address_array(const std::vector<DeviceTensor> &tensors, const std::string &what) {
+    std::vector<const void *> addresses;
+    for (const DeviceTensor &t : tensors) {
+        // One MOE_MATMUL reads them all, with one type and row stride.
+        if (t.dtype != tensors.front().dtype || t.ld != tensors.front().ld)
+            throw Error(PAGODA_ERR_UNSUPPORTED, what + ": '" + *t.name + "' is " + plugin::dtype_name(t.dtype) +
+                                                    ", '" + *tensors.front().name + "' " +
+                                                    plugin::dtype_name(tensors.front().dtype) +
+                                                    "; the experts of a projection must share a type");
+        addresses.push_back(t.data);
+    }
+    const size_t bytes = addresses.size() * sizeof(void *);
+    runtime::DeviceBuffer buffer(stream_.device(), bytes, what + " addresses");
+    stream_.copy(buffer.get(), addresses.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    stream_.synchronize();
+    const auto *array = static_cast<const void *const *>(buffer.get());
+    uploads_.push_back(std::move(buffer));
+    return array;
+}
+
 DeviceTensor LlamaWeights::upload_f32(const std::vector<float> &values, const std::string &what) {
     static const std::string kNoTensor = "(from the config)";
     DeviceTensor d;
@@ -346,6 +433,10 @@ void LlamaWeights::check_ops() const {
         check_matmul(device, l.o, nullptr);
         for (const DeviceTensor *norm : {&l.attn_out_norm, &l.mlp_norm, &l.mlp_out_norm})
             if (*norm) check_rmsnorm(device, *norm);
+        if (l.router) {
+            check_moe(device, c, l);
+            continue;
+        }
         check_matmul(device, l.gate, nullptr);
         check_matmul(device, l.up, nullptr);
         check_matmul(device, l.down, nullptr);

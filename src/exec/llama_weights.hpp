@@ -44,6 +44,13 @@ struct LlamaLayerWeights {
     // The MLP's input norm (Llama's post_attention_layernorm, Gemma's pre_feedforward_layernorm).
     DeviceTensor mlp_norm, gate, up, down;
     DeviceTensor mlp_out_norm;  // Gemma only, as attn_out_norm
+    // A mixture-of-experts layer (ModelConfig::is_sparse): the router, and per projection the
+    // device's share of each expert and a device array of their addresses (MOE_MATMUL's
+    // `experts`).
+    DeviceTensor router;
+    std::vector<DeviceTensor> expert_gate, expert_up, expert_down;
+    const void *const *expert_gate_ptrs = nullptr, *const *expert_up_ptrs = nullptr,
+                      *const *expert_down_ptrs = nullptr;
 };
 
 class LlamaWeights {
@@ -58,6 +65,11 @@ public:
     // One entry per model layer; only the shard's layers are placed.
     const std::vector<LlamaLayerWeights> &layers() const noexcept { return layers_; }
     const LlamaLayerWeights &first_layer() const { return layers_.at(size_t(shard_.first_layer)); }
+    // The first layer's MLP gate (its first expert's in a mixture of experts).
+    const DeviceTensor &first_mlp_weight() const {
+        const LlamaLayerWeights &l = first_layer();
+        return l.router ? l.expert_gate.front() : l.gate;
+    }
     const DeviceTensor &final_norm() const noexcept { return final_norm_; }
     // model.embed_tokens.weight itself when the model ties its LM head to the embeddings.
     const DeviceTensor &lm_head() const noexcept { return lm_head_; }
@@ -88,6 +100,11 @@ private:
     DeviceTensor norm_weight(const std::string &name);
     // `values` as an F32 vector on the device (`what` names it in messages).
     DeviceTensor upload_f32(const std::vector<float> &values, const std::string &what);
+    // Layer `layer`'s router and experts (the shard's columns of each), from per-expert tensors
+    // or stacked ones.
+    void place_experts(int64_t layer, LlamaLayerWeights &l);
+    // A device array of the addresses of `tensors`' data.
+    const void *const *address_array(const std::vector<DeviceTensor> &tensors, const std::string &what);
     DeviceTensor f32_bias(const DeviceTensor &bias);
     void check_ops() const;
 
@@ -112,6 +129,8 @@ pagoda_dtype_t weight_dtype(const model::TensorRef &t);
 // looking one row up in `table`.
 pagoda_op_matmul_t matmul_query(const DeviceTensor &w, pagoda_dtype_t act);
 pagoda_op_embedding_t lookup_query(const DeviceTensor &table);
+// A one-token MOE_MATMUL over experts shaped as `w`, per token, without weights.
+pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, pagoda_dtype_t act);
 
 // Whether `device`'s backend runs `op` as `args` describes; a refusal leaves no error message.
 bool backend_supports(const runtime::Device &device, pagoda_op_t op, const void *args);

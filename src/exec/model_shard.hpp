@@ -1,7 +1,8 @@
 // Which part of a model one device runs: a pipeline stage's layers and, under tensor
 // parallelism (Megatron), its share of each layer: query heads and MLP columns split evenly
 // over the stage's tp devices, KV heads split when tp ≤ n_kv_heads and otherwise each held by
-// tp / n_kv_heads devices (as vLLM does), the LM head split by vocabulary rows when they
+// tp / n_kv_heads devices (as vLLM does), each expert's MLP columns split as the dense MLP's,
+// the LM head split by vocabulary rows when they
 // divide evenly (its logits then summed into one full row by all-reduce) and replicated when
 // not. Embeddings and norms are replicated.
 #pragma once
@@ -41,6 +42,9 @@ struct ModelShard {
     }
     int64_t intermediate(const model::ModelConfig &c) const { return c.intermediate_size / tp_size; }
     int64_t intermediate_begin(const model::ModelConfig &c) const { return tp_rank * intermediate(c); }
+    // Each expert's MLP splits as a dense one does.
+    int64_t expert_intermediate(const model::ModelConfig &c) const { return c.expert_intermediate_size / tp_size; }
+    int64_t expert_intermediate_begin(const model::ModelConfig &c) const { return tp_rank * expert_intermediate(c); }
     bool vocab_split(const model::ModelConfig &c) const { return tp_size > 1 && c.vocab_size % tp_size == 0; }
     int64_t vocab_rows(const model::ModelConfig &c) const {
         return vocab_split(c) ? c.vocab_size / tp_size : c.vocab_size;

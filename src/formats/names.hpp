@@ -23,6 +23,8 @@ inline const char *op_name(pagoda_op_t op) {
         case PAGODA_OP_SAMPLE: return "sample";
         case PAGODA_OP_ATTENTION_MERGE: return "attention_merge";
         case PAGODA_OP_SOFTCAP: return "softcap";
+        case PAGODA_OP_MOE_ROUTE: return "moe_route";
+        case PAGODA_OP_MOE_MATMUL: return "moe_matmul";
         case PAGODA_OP_INVALID: break;
     }
     return "invalid";

@@ -29,6 +29,7 @@ constexpr SupportedArchitecture kSupported[] = {
     {"gemma2", Architecture::Gemma2, PAGODA_ROPE_HALF_SPLIT, false, false},
     {"gemma3", Architecture::Gemma3, PAGODA_ROPE_HALF_SPLIT, false, true},
     {"phi3", Architecture::Phi3, PAGODA_ROPE_HALF_SPLIT, false, false},
+    {"qwen3moe", Architecture::Qwen3Moe, PAGODA_ROPE_HALF_SPLIT, false, true},
 };
 
 std::string supported_list() {
@@ -129,6 +130,22 @@ void read_longrope(const GgufFile &file, const std::string &k, ModelConfig &c) {
                                               : std::sqrt(1.0 + std::log(factor) / std::log(double(c.rope.original_max_position)));
 }
 
+// A mixture of experts as llama.cpp writes one: expert_count and expert_used_count (Mixtral
+// converts as "llama" with them), qwen3moe's expert_feed_forward_length (llama's experts are
+// feed_forward_length wide). Both weigh the picked experts' softmax renormalised, as llama.cpp
+// runs them (Mixtral; Qwen3-MoE's norm_topk_prob).
+void read_experts(const GgufFile &file, const std::string &k, ModelConfig &c) {
+    if (!file.has(k + "expert_count")) return;
+    c.n_experts = read_count(file, k + "expert_count");
+    if (c.n_experts == 0) return;
+    c.experts_per_token = read_count(file, k + "expert_used_count");
+    c.expert_intermediate_size = file.has(k + "expert_feed_forward_length")
+                                     ? read_count(file, k + "expert_feed_forward_length")
+                                     : c.intermediate_size;
+    c.moe_routing = PAGODA_MOE_SOFTMAX_TOPK_NORM;
+    if (c.architecture == Architecture::Llama) c.architecture = Architecture::Mixtral;
+}
+
 }  // namespace
 
 ModelConfig gguf_model_config(const GgufFile &file) {
@@ -212,6 +229,7 @@ ModelConfig gguf_model_config(const GgufFile &file) {
     c.qk_norm = arch.qk_norm;
     if (c.architecture == Architecture::Gemma2 || c.architecture == Architecture::Gemma3)
         read_gemma_keys(file, k, c);
+    read_experts(file, k, c);
     if (c.architecture == Architecture::Phi3) {
         c.fused_projections = true;
         if (c.head_dim > 0) read_longrope(file, k, c);
@@ -233,7 +251,7 @@ TensorTable gguf_tensor_table(const GgufFile &file, const ModelConfig &config) {
                         std::to_string(config.n_layers * kLayerTensors) +
                         " tensors, but the file has " + std::to_string(file.tensors().size()));
 
-    const std::vector<ExpectedTensor> expected = llama_expected_tensors(config);
+    const std::vector<ExpectedTensor> expected = llama_expected_tensors(config, ExpertLayout::Stacked);
     const TensorNaming naming = tensor_naming(config);
     std::set<std::string> wanted;
     for (const auto &e : expected) wanted.insert(e.name);

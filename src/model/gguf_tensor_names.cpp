@@ -37,6 +37,11 @@ constexpr NamePair kLayerNames[] = {
     {"attn_k_norm.weight", "self_attn.k_norm.weight"},
     {"attn_output.weight", "self_attn.o_proj.weight"},
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    // Mixture of experts: the router, and each projection's experts stacked in one tensor.
+    {"ffn_gate_inp.weight", "mlp.gate.weight"},
+    {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+    {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+    {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
 };
 

@@ -34,6 +34,26 @@ bool plain_file_name(const std::string &name) {
     return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
 
+// Mixtral's names for its mixture of experts, in the canonical (Qwen-style) ones:
+// block_sparse_moe.gate → mlp.gate; block_sparse_moe.experts.J.{w1, w3, w2} → mlp.experts.J.
+// {gate_proj, up_proj, down_proj}. Other names pass unchanged.
+std::string mixtral_canonical_name(const std::string &name) {
+    const size_t at = name.find(".block_sparse_moe.");
+    if (at == std::string::npos) return name;
+    const std::string head = name.substr(0, at) + ".mlp.";
+    const std::string rest = name.substr(at + std::string(".block_sparse_moe.").size());
+    if (rest == "gate.weight") return head + "gate.weight";
+    // rest = "experts.J.wN.weight"
+    const size_t dot = rest.find('.', std::string("experts.").size());
+    if (rest.rfind("experts.", 0) == 0 && dot != std::string::npos) {
+        const std::string expert = rest.substr(0, dot), matrix = rest.substr(dot + 1);
+        if (matrix == "w1.weight") return head + expert + ".gate_proj.weight";
+        if (matrix == "w3.weight") return head + expert + ".up_proj.weight";
+        if (matrix == "w2.weight") return head + expert + ".down_proj.weight";
+    }
+    return name;  // refused later as a tensor the config does not explain
+}
+
 }  // namespace
 
 HfCheckpoint::HfCheckpoint(const std::string &folder) : folder_(folder) {
@@ -98,7 +118,8 @@ void HfCheckpoint::load_sharded(const std::string &index_path) {
 }
 
 void HfCheckpoint::add_shard(SafetensorsFile shard) {
-    for (const TensorRef &t : shard.tensors()) {
+    for (TensorRef t : shard.tensors()) {
+        if (config_.architecture == Architecture::Mixtral) t.name = mixtral_canonical_name(t.name);
         if (const TensorRef *seen = tensors_.find(t.name))
             throw Error(PAGODA_ERR_FORMAT, folder_ + ": tensor '" + t.name + "' is in both " +
                                                seen->file + " and " + t.file);

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 constexpr const char *kSupported =
     "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-    "Gemma3ForCausalLM, Phi3ForCausalLM";
+    "Gemma3ForCausalLM, Phi3ForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM";
 
 [[noreturn]] void fail(pagoda_status_t status, const std::string &source, const std::string &what) {
     throw Error(status, source + ": " + what);
@@ -130,6 +130,8 @@ Architecture parse_architecture(const Keys &keys, const std::string &source, std
     if (*name == "Gemma2ForCausalLM") return Architecture::Gemma2;
     if (*name == "Gemma3ForCausalLM") return Architecture::Gemma3;
     if (*name == "Phi3ForCausalLM") return Architecture::Phi3;
+    if (*name == "MixtralForCausalLM") return Architecture::Mixtral;
+    if (*name == "Qwen3MoeForCausalLM") return Architecture::Qwen3Moe;
     if (*name == "Gemma3ForConditionalGeneration")
         fail(PAGODA_ERR_UNSUPPORTED, source,
              "architecture \"Gemma3ForConditionalGeneration\" (Gemma 3 with its vision tower) is not "
@@ -271,6 +273,38 @@ void parse_gemma(const json &doc, const Keys &keys, const std::string &source, M
     }
 }
 
+// Mixtral (MixtralConfig): num_local_experts experts as wide as intermediate_size on every
+// layer, the picked ones' softmax renormalised.
+void parse_mixtral(const Keys &keys, ModelConfig &c) {
+    c.n_experts = keys.integer("num_local_experts", 8);
+    c.experts_per_token = keys.integer("num_experts_per_tok", 2);
+    c.expert_intermediate_size = c.intermediate_size;
+    c.moe_routing = PAGODA_MOE_SOFTMAX_TOPK_NORM;
+}
+
+// Qwen3-MoE (Qwen3MoeConfig): experts of moe_intermediate_size on every decoder_sparse_step-th
+// layer but those in mlp_only_layers (dense, of intermediate_size); the picked probabilities
+// renormalised only with norm_topk_prob.
+void parse_qwen3_moe(const Keys &keys, const std::string &source, ModelConfig &c) {
+    c.n_experts = keys.integer("num_experts", 128);
+    c.experts_per_token = keys.integer("num_experts_per_tok", 8);
+    c.expert_intermediate_size = keys.integer("moe_intermediate_size", 768);
+    c.moe_routing = keys.boolean("norm_topk_prob", false) ? PAGODA_MOE_SOFTMAX_TOPK_NORM : PAGODA_MOE_SOFTMAX_TOPK;
+    const int64_t step = keys.integer("decoder_sparse_step", 1);
+    if (step < 1) fail(PAGODA_ERR_FORMAT, source, "decoder_sparse_step " + std::to_string(step) + " is below 1");
+    if (c.n_layers <= 0 || c.n_layers > 4096) return;  // validate() names it
+    c.sparse_layers.assign(size_t(c.n_layers), 0);
+    for (int64_t i = 0; i < c.n_layers; ++i) c.sparse_layers[size_t(i)] = (i + 1) % step == 0;
+    if (const json *dense = keys.find("mlp_only_layers")) {
+        if (!dense->is_array()) keys.wrong_type("mlp_only_layers", *dense, "an array of layer indices");
+        for (const json &i : *dense) {
+            if (!i.is_number_integer() || i.get<int64_t>() < 0 || i.get<int64_t>() >= c.n_layers)
+                keys.wrong_type("mlp_only_layers", *dense, "an array of layer indices below num_hidden_layers");
+            c.sparse_layers[size_t(i.get<int64_t>())] = 0;
+        }
+    }
+}
+
 std::vector<int32_t> parse_eos(const Keys &keys, const json &v) {
     std::vector<int32_t> ids;
     if (v.is_array()) {
@@ -346,14 +380,17 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
     // Qwen2's Q, K, V projections always carry biases; the others may say so explicitly.
     c.attention_bias =
         c.architecture == Architecture::Qwen2 || keys.boolean("attention_bias", false);
-    c.qk_norm = c.architecture == Architecture::Qwen3 || c.architecture == Architecture::Gemma3;
+    c.qk_norm = c.architecture == Architecture::Qwen3 || c.architecture == Architecture::Qwen3Moe ||
+                c.architecture == Architecture::Gemma3;
 
     switch (c.architecture) {
+    case Architecture::Mixtral: parse_mixtral(keys, c); [[fallthrough]];
     case Architecture::Mistral: c.sliding_window = keys.integer("sliding_window", 0); break;
     case Architecture::Phi3:  // one qkv_proj and one gate_up_proj; a window on every layer
         c.fused_projections = true;
         c.sliding_window = keys.integer("sliding_window", 0);
         break;
+    case Architecture::Qwen3Moe: parse_qwen3_moe(keys, source, c); [[fallthrough]];
     case Architecture::Qwen2:
     case Architecture::Qwen3:
         // Qwen configs carry a sliding_window that only applies when use_sliding_window is on,

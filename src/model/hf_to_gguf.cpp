@@ -152,6 +152,10 @@ QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint
                         "; Pagoda's GGUF loader reads Q/K/V biases for qwen2 and only for qwen2, so " +
                         "the GGUF would not load");
     check_layer_pattern(c, config_path);
+    if (c.n_experts > 0)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    config_path + ": converting a mixture of experts to GGUF (its experts stacked per "
+                                  "projection) is not supported yet; quantize its GGUF instead");
     if (vocabulary.tokens.size() != size_t(c.vocab_size))
         throw Error(PAGODA_ERR_FORMAT, checkpoint->folder() + "/tokenizer.json: the vocabulary has " +
                                            std::to_string(vocabulary.tokens.size()) +

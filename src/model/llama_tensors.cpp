@@ -2,7 +2,7 @@
 
 namespace pagoda::model {
 
-std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c) {
+std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c, ExpertLayout experts) {
     const int64_t hidden = c.hidden_size;
     const int64_t q_rows = c.n_heads * c.head_dim;
     const int64_t kv_rows = c.n_kv_heads * c.head_dim;
@@ -33,6 +33,23 @@ std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &c) {
         if (c.sandwich_norms) {
             out.push_back({p + "pre_feedforward_layernorm.weight", {hidden}});
             out.push_back({p + "post_feedforward_layernorm.weight", {hidden}});
+        }
+        if (c.is_sparse(layer)) {
+            const int64_t e = c.n_experts, ei = c.expert_intermediate_size;
+            out.push_back({p + "mlp.gate.weight", {e, hidden}});
+            if (experts == ExpertLayout::Stacked) {
+                out.push_back({p + "mlp.experts.gate_proj.weight", {e, ei, hidden}});
+                out.push_back({p + "mlp.experts.up_proj.weight", {e, ei, hidden}});
+                out.push_back({p + "mlp.experts.down_proj.weight", {e, hidden, ei}});
+            } else {
+                for (int64_t j = 0; j < e; ++j) {
+                    const std::string x = p + "mlp.experts." + std::to_string(j) + ".";
+                    out.push_back({x + "gate_proj.weight", {ei, hidden}});
+                    out.push_back({x + "up_proj.weight", {ei, hidden}});
+                    out.push_back({x + "down_proj.weight", {hidden, ei}});
+                }
+            }
+            continue;
         }
         if (c.fused_projections) {
             out.push_back({p + "mlp.gate_up_proj.weight", {2 * c.intermediate_size, hidden}});

@@ -22,7 +22,14 @@ struct ExpectedTensor {
 // when config.sandwich_norms (post_attention_layernorm is then the attention output's); Phi-3's
 // qkv_proj and gate_up_proj in place of the separate ones when config.fused_projections.
 // Assumes `config` passed validate().
-std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config);
+// A mixture-of-experts layer's experts: one tensor per expert and projection, as Hugging Face
+// stores them ("mlp.experts.3.gate_proj.weight"), or each projection's experts stacked in one
+// [n_experts, rows, cols] tensor, as GGUF does ("mlp.experts.gate_proj.weight", a name of ours).
+// Either way the router is "mlp.gate.weight" [n_experts, hidden] (Mixtral's block_sparse_moe
+// names are read as these).
+enum class ExpertLayout { PerExpert, Stacked };
+std::vector<ExpectedTensor> llama_expected_tensors(const ModelConfig &config,
+                                                   ExpertLayout experts = ExpertLayout::PerExpert);
 
 // An optional tensor beyond that list: RoPE frequency divisors, F32 [head_dim / 2], as Llama 3.1+
 // GGUF files carry them (rope_freqs.weight). Hugging Face has no such tensor, so the name is ours.

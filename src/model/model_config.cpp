@@ -1,5 +1,6 @@
 #include "model/model_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -97,6 +98,15 @@ void validate(const ModelConfig &c, const std::string &source) {
     check_factor(source, "final logit soft-cap", c.final_logit_softcap);
     if (c.sliding_window < 0)
         fail(source, "sliding_window " + std::to_string(c.sliding_window) + " is negative");
+    if (c.n_experts != 0 || c.architecture == Architecture::Mixtral || c.architecture == Architecture::Qwen3Moe) {
+        // Bounds of the MoE ops (ops.h): at most 1024 experts, 64 of them per token.
+        check_size(source, "expert count", c.n_experts, 1024);
+        check_size(source, "experts per token", c.experts_per_token, std::min<int64_t>(64, c.n_experts));
+        check_size(source, "expert intermediate size", c.expert_intermediate_size, kMaxDimension);
+        if (!c.sparse_layers.empty() && int64_t(c.sparse_layers.size()) != c.n_layers)
+            fail(source, "the sparse-layer pattern names " + std::to_string(c.sparse_layers.size()) +
+                             " layers, the model has " + std::to_string(c.n_layers));
+    }
     if (!c.sliding_layers.empty() && int64_t(c.sliding_layers.size()) != c.n_layers)
         fail(source, "the sliding-window pattern names " + std::to_string(c.sliding_layers.size()) +
                          " layers, the model has " + std::to_string(c.n_layers));
@@ -118,6 +128,8 @@ const char *architecture_name(Architecture a) {
     case Architecture::Gemma2: return "gemma2";
     case Architecture::Gemma3: return "gemma3";
     case Architecture::Phi3: return "phi3";
+    case Architecture::Mixtral: return "mixtral";
+    case Architecture::Qwen3Moe: return "qwen3moe";
     }
     return "unknown";
 }

@@ -11,7 +11,7 @@
 namespace pagoda::model {
 
 // The architectures the step program knows. They differ only in the flags and numbers below.
-enum class Architecture { Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+enum class Architecture { Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Mixtral, Qwen3Moe };
 
 struct RopeConfig {
     double theta = 10000.0;
@@ -52,6 +52,15 @@ struct ModelConfig {
     // Phi-3: one qkv_proj of [Q; K; V] rows and one gate_up_proj of [gate; up] rows per layer.
     bool fused_projections = false;
 
+    // Mixture of experts (Mixtral, Qwen3-MoE): a router (mlp.gate) picks experts_per_token of
+    // n_experts SiLU-gated MLPs of expert_intermediate_size (mlp.experts.J.*) per token, weighted
+    // as moe_routing says; 0 experts = a dense model. Per layer, 1 = sparse; empty = every layer.
+    int64_t n_experts = 0;
+    int64_t experts_per_token = 0;
+    int64_t expert_intermediate_size = 0;
+    pagoda_moe_routing_t moe_routing = PAGODA_MOE_SOFTMAX_TOPK_NORM;
+    std::vector<uint8_t> sparse_layers;
+
     // Gemma: the attention's and the MLP's outputs are RMS-normalised before the residual add
     // (post_attention_layernorm, post_feedforward_layernorm), and the MLP's input has a norm of
     // its own (pre_feedforward_layernorm) where Llama's is post_attention_layernorm.
@@ -85,13 +94,17 @@ struct ModelConfig {
     }
     // The factor of q·k before the softmax.
     double attention_scale() const;
+    // Whether layer `layer`'s MLP is a mixture of experts.
+    bool is_sparse(int64_t layer) const {
+        return n_experts > 0 && (sparse_layers.empty() || sparse_layers.at(size_t(layer)) != 0);
+    }
 };
 
 // Throws Error(PAGODA_ERR_FORMAT) naming `source` and the field when the numbers cannot describe
 // a model (non-positive sizes, heads that do not divide, a head_dim that is odd for RoPE, ...).
 void validate(const ModelConfig &config, const std::string &source);
 
-// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3".
+// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "mixtral", "qwen3moe".
 const char *architecture_name(Architecture a);
 
 }  // namespace pagoda::model

@@ -24,7 +24,9 @@ checkpoint's type, scores scaled by query_pre_attn_scalar^-½, soft-capped score
 (Gemma 2), per-head Q/K norms and windowed layers rotating with their own base (Gemma 3). Phi-3
 fuses Q/K/V and gate/up into one matrix each and may scale its rotation by LongRoPE: per forward
 call, the long factors when it reaches past original_max_position_embeddings, else the short ones,
-with cos and sin multiplied by the attention factor.
+with cos and sin multiplied by the attention factor. Mixtral and Qwen3-MoE route each token to
+the top-k experts of a softmax over the router's logits, weighted by their probabilities
+(renormalised for Mixtral, and for Qwen3-MoE with norm_topk_prob), each expert a SiLU-gated MLP.
 """
 
 import argparse
@@ -84,7 +86,8 @@ class Model:
         self.w = read_weights(folder)
         self.arch = c["architectures"][0]
         known = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                 "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM")
+                 "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM", "MixtralForCausalLM",
+                 "Qwen3MoeForCausalLM")
         if self.arch not in known:
             raise SystemExit("hf_reference: %s is not modelled here" % self.arch)
         self.gemma = self.arch.startswith("Gemma")
@@ -94,7 +97,7 @@ class Model:
         self.kv_heads = c.get("num_key_value_heads") or self.heads
         self.head_dim = c.get("head_dim") or self.hidden // self.heads
         self.eps = c.get("rms_norm_eps", 1e-6)
-        self.qk_norm = self.arch in ("Qwen3ForCausalLM", "Gemma3ForCausalLM")
+        self.qk_norm = self.arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
         self.norm_offset = 1.0 if self.gemma else 0.0
         self.scale = (c.get("query_pre_attn_scalar") or self.head_dim) ** -0.5 if self.gemma \
             else self.head_dim ** -0.5
@@ -110,9 +113,9 @@ class Model:
     def window_of(self, layer):
         """Tokens a layer's query sees (itself included); None = all earlier ones."""
         c = self.config
-        if self.arch in ("MistralForCausalLM", "Phi3ForCausalLM"):
+        if self.arch in ("MistralForCausalLM", "Phi3ForCausalLM", "MixtralForCausalLM"):
             return c.get("sliding_window")
-        if self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
+        if self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):
             if c.get("use_sliding_window") and layer >= c.get("max_window_layers", 28):
                 return c.get("sliding_window")
         if self.gemma:
@@ -199,6 +202,41 @@ class Model:
         a, b = x[..., :half], x[..., half:]
         return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 
+    def sparse(self, layer):
+        c = self.config
+        if self.arch == "MixtralForCausalLM":
+            return True
+        if self.arch == "Qwen3MoeForCausalLM":
+            return layer not in c.get("mlp_only_layers", []) and (layer + 1) % c.get("decoder_sparse_step", 1) == 0
+        return False
+
+    def experts(self, p, x):
+        """A mixture-of-experts MLP (transformers' MixtralSparseMoeBlock, Qwen3MoeSparseMoeBlock)."""
+        c = self.config
+        mixtral = self.arch == "MixtralForCausalLM"
+        block = p + ("block_sparse_moe." if mixtral else "mlp.")
+        k = c["num_experts_per_tok"]
+        logits = x @ self.w[block + "gate.weight"].T
+        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        probs /= probs.sum(axis=-1, keepdims=True)
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            picked = np.argsort(-probs[t], kind="stable")[:k]
+            weights = probs[t, picked]
+            if mixtral or c.get("norm_topk_prob"):
+                weights = weights / weights.sum()
+            for e, w in zip(picked, weights):
+                x_name = block + "experts.%d." % e
+                if mixtral:
+                    gate = x[t] @ self.w[x_name + "w1.weight"].T
+                    up = x[t] @ self.w[x_name + "w3.weight"].T
+                    out[t] += w * (self.activation(gate) * up) @ self.w[x_name + "w2.weight"].T
+                else:
+                    gate = x[t] @ self.w[x_name + "gate_proj.weight"].T
+                    up = x[t] @ self.w[x_name + "up_proj.weight"].T
+                    out[t] += w * (self.activation(gate) * up) @ self.w[x_name + "down_proj.weight"].T
+        return out
+
     def attention(self, layer, q, keys, values, positions):
         """q: [t, heads, d] at `positions`; keys, values: [T, kv_heads, d] for positions 0..T-1."""
         group = self.heads // self.kv_heads
@@ -252,12 +290,15 @@ class Model:
             else:
                 h = h + attn
                 x = self.rmsnorm(h, self.w[p + "post_attention_layernorm.weight"])
-            if self.arch == "Phi3ForCausalLM":
-                gate, up = np.split(self.linear(p + "mlp.gate_up_proj", x), 2, axis=-1)
+            if self.sparse(i):
+                mlp = self.experts(p, x)
             else:
-                gate = self.linear(p + "mlp.gate_proj", x)
-                up = self.linear(p + "mlp.up_proj", x)
-            mlp = self.linear(p + "mlp.down_proj", self.activation(gate) * up)
+                if self.arch == "Phi3ForCausalLM":
+                    gate, up = np.split(self.linear(p + "mlp.gate_up_proj", x), 2, axis=-1)
+                else:
+                    gate = self.linear(p + "mlp.gate_proj", x)
+                    up = self.linear(p + "mlp.up_proj", x)
+                mlp = self.linear(p + "mlp.down_proj", self.activation(gate) * up)
             if self.gemma:
                 mlp = self.rmsnorm(mlp, self.w[p + "post_feedforward_layernorm.weight"])
             h = h + mlp

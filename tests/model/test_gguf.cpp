@@ -532,6 +532,46 @@ void test_unexpected_tensors(void **) {
     expect_error(b.bytes(), PAGODA_ERR_FORMAT, {"llama.block_count", "4000"});
 }
 
+// tiny_llama as Mixtral converts: 4 experts of 32 columns, 2 per token, stacked per projection.
+GgufWriter tiny_mixtral(const std::string &skip = "", uint32_t expert_count = 4, uint32_t used = 2) {
+    GgufWriter w = pagoda::test::tiny_llama();
+    if (skip != "llama.expert_count") w.add_u32("llama.expert_count", expert_count);
+    w.add_u32("llama.expert_used_count", used);
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        for (const char *dense : {"ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"}) w.remove_tensor(p + dense);
+        for (const auto &[name, dims] : std::vector<std::pair<std::string, std::vector<uint64_t>>>{
+                 {"ffn_gate_inp.weight", {16, 4}},
+                 {"ffn_gate_exps.weight", {16, 32, 4}},
+                 {"ffn_up_exps.weight", {16, 32, 4}},
+                 {"ffn_down_exps.weight", {32, 16, 4}}})
+            if (p + name != skip) w.add_f32_tensor(p + name, dims);
+    }
+    return w;
+}
+
+// A mixture of experts loads with its keys; a missing expert tensor, an expert count the tensors
+// disagree with, or more experts per token than experts are refused by name.
+void test_mixture_of_experts(void **) {
+    {
+        TempFile f(tiny_mixtral().bytes());
+        const GgufModel m = expect_model(f);
+        assert_int_equal(int(m.config.architecture), int(pagoda::model::Architecture::Mixtral));
+        assert_int_equal(m.config.n_experts, 4);
+        assert_int_equal(m.config.experts_per_token, 2);
+        assert_int_equal(m.config.expert_intermediate_size, 32);
+        assert_non_null(m.tensors.find("model.layers.1.mlp.experts.down_proj.weight"));
+    }
+    expect_error(tiny_mixtral("blk.1.ffn_up_exps.weight").bytes(), PAGODA_ERR_FORMAT,
+                 {"missing tensor", "blk.1.ffn_up_exps.weight"});
+    expect_error(tiny_mixtral("", 5).bytes(), PAGODA_ERR_FORMAT,
+                 {"blk.0.ffn_gate_inp.weight", "[4, 16]", "[5, 16]"});
+    expect_error(tiny_mixtral("", 4, 5).bytes(), PAGODA_ERR_FORMAT, {"experts per token", "5"});
+    GgufWriter r = pagoda::test::tiny_llama();
+    r.add_string("llama.rope.scaling.type", "yarn");
+    expect_error(r.bytes(), PAGODA_ERR_UNSUPPORTED, {"llama.rope.scaling.type", "yarn"});
+}
+
 void test_unsupported_architecture(void **) {
     GgufWriter w;
     w.add_string("general.architecture", "gpt2");
@@ -583,6 +623,7 @@ int main(void) {
         cmocka_unit_test(test_missing_tensor),
         cmocka_unit_test(test_shape_mismatch),
         cmocka_unit_test(test_unexpected_tensors),
+        cmocka_unit_test(test_mixture_of_experts),
         cmocka_unit_test(test_unsupported_architecture),
         cmocka_unit_test(test_vocabulary_checks),
     };

@@ -222,6 +222,49 @@ void reads_gemma(void **) {
     expect_error([&] { parse(j); }, PAGODA_ERR_UNSUPPORTED, {"config.json", "vision", "Gemma3ForCausalLM"});
 }
 
+// Mixtral and Qwen3-MoE configs as shipped (mistralai/Mixtral-8x7B-v0.1, Qwen/Qwen3-30B-A3B),
+// trimmed to what Pagoda reads.
+void reads_mixture_of_experts(void **) {
+    json j = llama_config();
+    j["architectures"] = {"MixtralForCausalLM"};
+    j["num_local_experts"] = 8;
+    j["num_experts_per_tok"] = 2;
+    j.erase("rope_scaling");
+    ModelConfig c = parse(j);
+    assert_int_equal(int(c.architecture), int(Architecture::Mixtral));
+    assert_int_equal(c.n_experts, 8);
+    assert_int_equal(c.experts_per_token, 2);
+    assert_int_equal(c.expert_intermediate_size, c.intermediate_size);
+    assert_int_equal(c.moe_routing, PAGODA_MOE_SOFTMAX_TOPK_NORM);
+    assert_true(c.is_sparse(0) && c.is_sparse(1));
+    j["num_experts_per_tok"] = 9;
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "experts per token", "9"});
+    j["num_experts_per_tok"] = 2;
+    j["num_local_experts"] = 0;
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "expert count", "0"});
+
+    j = llama_config();
+    j["architectures"] = {"Qwen3MoeForCausalLM"};
+    j.erase("rope_scaling");
+    j["num_hidden_layers"] = 4;
+    j["num_experts"] = 128;
+    j["num_experts_per_tok"] = 8;
+    j["moe_intermediate_size"] = 768;
+    j["norm_topk_prob"] = true;
+    j["mlp_only_layers"] = {1};
+    j["decoder_sparse_step"] = 1;
+    c = parse(j);
+    assert_int_equal(int(c.architecture), int(Architecture::Qwen3Moe));
+    assert_true(c.qk_norm);
+    assert_int_equal(c.n_experts, 128);
+    assert_int_equal(c.expert_intermediate_size, 768);
+    assert_true(c.is_sparse(0) && !c.is_sparse(1) && c.is_sparse(2));
+    j["norm_topk_prob"] = false;
+    assert_int_equal(parse(j).moe_routing, PAGODA_MOE_SOFTMAX_TOPK);
+    j["mlp_only_layers"] = {7};
+    expect_error([&] { parse(j); }, PAGODA_ERR_FORMAT, {"config.json", "mlp_only_layers"});
+}
+
 void rejects_unsupported_architecture(void **) {
     json j = llama_config();
     j["architectures"] = {"GPT2LMHeadModel"};
@@ -329,6 +372,7 @@ int main(void) {
         cmocka_unit_test(reads_rope_scaling_variants),
         cmocka_unit_test(reads_qwen_and_mistral),
         cmocka_unit_test(reads_gemma),
+        cmocka_unit_test(reads_mixture_of_experts),
         cmocka_unit_test(rejects_unsupported_architecture),
         cmocka_unit_test(rejects_missing_keys),
         cmocka_unit_test(rejects_wrong_types),

@@ -48,7 +48,7 @@ void conf_backends_release(void);
 enum {
     CONF_MAX_TENSORS = 16,
     CONF_MAX_STEPS = 4,
-    CONF_MAX_BINDINGS = 24,
+    CONF_MAX_BINDINGS = 32,
     CONF_MAX_CACHES = 8,
     CONF_MAX_NESTED = 4
 };
@@ -69,6 +69,8 @@ typedef union conf_args {
     pagoda_op_sample_t sample;
     pagoda_op_attention_merge_t merge;
     pagoda_op_softcap_t softcap;
+    pagoda_op_moe_route_t moe_route;
+    pagoda_op_moe_matmul_t moe_matmul;
 } conf_args_t;
 
 /* Where a tensor lives on the backend. */
@@ -124,7 +126,9 @@ typedef enum conf_binding_kind {
     CONF_BIND_FIELD = 0,   /* *(void **)((char *)&args + offset) = address */
     CONF_BIND_SRC_CACHE,   /* copy.src_caches[index] = address */
     CONF_BIND_DST_CACHE,   /* copy.dst_caches[index] = address */
-    CONF_BIND_NESTED_FIELD /* *(void **)((char *)run's copy of nested[nested] + offset) = address */
+    CONF_BIND_NESTED_FIELD, /* *(void **)((char *)run's copy of nested[nested] + offset) = address */
+    CONF_BIND_TABLE_ENTRY  /* entry `index` of tensor `table`, a device array of pointers
+                            * (MOE_MATMUL's experts), = address; written before the first step */
 } conf_binding_kind_t;
 
 typedef struct conf_binding {
@@ -133,6 +137,7 @@ typedef struct conf_binding {
     size_t offset_or_index;
     size_t byte_offset; /* added to the tensor's address (a fused buffer's second half) */
     int nested;         /* CONF_BIND_NESTED_FIELD: which of the case's nested structs */
+    int table;          /* CONF_BIND_TABLE_ENTRY: the tensor holding the pointers */
 } conf_binding_t;
 
 /* A host struct that a pointer field of a step's struct points to, with device addresses inside
@@ -195,6 +200,10 @@ void conf_bind_cache(conf_case_t *c, int step, int tensor, int is_destination, s
 int conf_add_nested(conf_case_t *c, int step, size_t offset, void *host, size_t bytes);
 /* Binds tensor `tensor` to the pointer field at `offset` of nested struct `nested`. */
 void conf_bind_nested(conf_case_t *c, int nested, int tensor, size_t offset);
+/* Sets entry `index` of tensor `table` (a device array of pointers, every entry not set NULL)
+ * to the address `byte_offset` bytes into tensor `tensor`. */
+void conf_bind_table_entry(conf_case_t *c, int table, size_t index, int tensor,
+                           size_t byte_offset);
 /* Hands host memory to the case, to be freed with it; returns `p`. */
 void *conf_own(conf_case_t *c, void *p);
 void conf_case_free(conf_case_t *c);
@@ -203,6 +212,11 @@ void conf_case_free(conf_case_t *c);
  * values go to `kept` if not NULL). Both return malloc'd memory. */
 float *conf_random_f32(test_rng_t *rng, size_t n, float lo, float hi);
 void *conf_random_typed(test_rng_t *rng, pagoda_dtype_t dtype, size_t n, float lo, float hi);
+
+/* `values` values of block type `t` (whole blocks): random bytes, the f16 scales (d, and dmin
+ * for the K types with mins) replaced by random finite ones, so every bit pattern of the values
+ * is met (gen_quant.c). malloc'd. */
+void *conf_random_blocks(test_rng_t *rng, pagoda_dtype_t t, int64_t values);
 
 /* The f32 tolerance of an op whose weights or cache are `dtype`, against the reference: two
  * f32 computations differ only in rounding order; a backend may round half-precision operands'
@@ -273,6 +287,7 @@ void conf_cases_sample(conf_tally_t *tally);          /* gen_sample.c */
 void conf_cases_quantized(conf_tally_t *tally);       /* gen_quant.c: block-type weights */
 /* gen_attention_shards.c: PAGED_ATTENTION over a KV shard with lse, ATTENTION_MERGE */
 void conf_cases_attention_shards(conf_tally_t *tally);
+void conf_cases_moe(conf_tally_t *tally);             /* gen_moe.c: moe_route, moe_matmul */
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,8 @@ static uint32_t args_size(pagoda_op_t op) {
         case PAGODA_OP_SAMPLE: return sizeof(pagoda_op_sample_t);
         case PAGODA_OP_ATTENTION_MERGE: return sizeof(pagoda_op_attention_merge_t);
         case PAGODA_OP_SOFTCAP: return sizeof(pagoda_op_softcap_t);
+        case PAGODA_OP_MOE_ROUTE: return sizeof(pagoda_op_moe_route_t);
+        case PAGODA_OP_MOE_MATMUL: return sizeof(pagoda_op_moe_matmul_t);
         default: return 0;
     }
 }
@@ -119,6 +121,20 @@ void conf_bind_nested(conf_case_t *c, int nested, int tensor, size_t offset) {
     b->kind = CONF_BIND_NESTED_FIELD;
     b->offset_or_index = offset;
     b->nested = nested;
+}
+
+void conf_bind_table_entry(conf_case_t *c, int table, size_t index, int tensor,
+                           size_t byte_offset) {
+    assert_true(c->n_bindings < CONF_MAX_BINDINGS);
+    assert_true((index + 1) * sizeof(void *) <= c->tensors[table].bytes);
+    conf_binding_t *b = &c->bindings[c->n_bindings++];
+    memset(b, 0, sizeof *b);
+    b->step = -1; /* no step's: written once, before the first */
+    b->tensor = tensor;
+    b->kind = CONF_BIND_TABLE_ENTRY;
+    b->offset_or_index = index;
+    b->byte_offset = byte_offset;
+    b->table = table;
 }
 
 void *conf_own(conf_case_t *c, void *p) {
@@ -203,6 +219,16 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
             if (ten->bytes > 0) memcpy(memory[t], ten->init, ten->bytes);
         }
     }
+    /* Pointer tables hold this backend's addresses; the copies read `entries` until the sync. */
+    void *entries[CONF_MAX_BINDINGS];
+    for (int i = 0; i < c->n_bindings; ++i) {
+        const conf_binding_t *bind = &c->bindings[i];
+        if (bind->kind != CONF_BIND_TABLE_ENTRY) continue;
+        entries[i] = (char *)memory[bind->tensor] + bind->byte_offset;
+        HARNESS_OK(b, f->copy(f->self, stream,
+                              (char *)memory[bind->table] + bind->offset_or_index * sizeof(void *),
+                              &entries[i], sizeof(void *), PAGODA_COPY_HOST_TO_DEVICE));
+    }
     HARNESS_OK(b, f->stream_synchronize(f->self, stream));
 
     for (int s = 0; s < c->n_steps && out->status == PAGODA_OK; ++s) {
@@ -237,6 +263,7 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
                     memcpy((char *)nested[bind->nested] + bind->offset_or_index, &address,
                            sizeof address);
                     break;
+                case CONF_BIND_TABLE_ENTRY: break; /* step -1: never here */
             }
         }
         pagoda_status_t st = f->kernels->launch(f->self, stream, c->steps[s].op, &args);

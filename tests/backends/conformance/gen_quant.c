@@ -40,9 +40,8 @@ static uint16_t random_scale(test_rng_t *rng) {
     return (uint16_t)((sign << 15) | (exp << 10) | mant);
 }
 
-/* `values` values of block type `t`: random bytes, the f16 scales (d, and dmin for the K types
- * with mins) replaced by random finite ones. */
-static void *random_blocks(test_rng_t *rng, pagoda_dtype_t t, int64_t values) {
+/* conformance.h: random bytes, random finite scales. */
+void *conf_random_blocks(test_rng_t *rng, pagoda_dtype_t t, int64_t values) {
     int64_t elements = 0;
     size_t bytes = 0;
     pagoda_dtype_block(t, &elements, &bytes);
@@ -97,7 +96,7 @@ static void quant_matmul_case(test_rng_t *rng, int64_t m, int64_t n, int64_t k_b
     const size_t nx = (size_t)(m * ldx), ny = (size_t)(m * ldy);
     int x = conf_add_tensor(&c, "x", conf_random_typed(rng, x_dtype, nx, -1.0f, 1.0f),
                             nx * pagoda_dtype_size(x_dtype), CONF_DEVICE, CONF_INPUT, 0);
-    int w = conf_add_tensor(&c, "w", random_blocks(rng, w_dtype, n * ldw),
+    int w = conf_add_tensor(&c, "w", conf_random_blocks(rng, w_dtype, n * ldw),
                             block_bytes(w_dtype, n * ldw), CONF_DEVICE, CONF_INPUT, 0);
     const double tolerance = round_w && conf_tolerance(x_dtype) > conf_tolerance(y_dtype)
                                  ? conf_tolerance(x_dtype)
@@ -138,7 +137,7 @@ static void quant_embedding_case(test_rng_t *rng, int64_t vocab, int64_t dim_blo
     int32_t *ids = test_xmalloc((size_t)n_tokens * sizeof *ids);
     for (int64_t t = 0; t < n_tokens; ++t) ids[t] = (int32_t)test_rng_int(rng, 0, vocab - 1);
     const size_t out_n = (size_t)(n_tokens * ldo);
-    int table = conf_add_tensor(&c, "table", random_blocks(rng, table_dtype, vocab * dim),
+    int table = conf_add_tensor(&c, "table", conf_random_blocks(rng, table_dtype, vocab * dim),
                                 block_bytes(table_dtype, vocab * dim), CONF_DEVICE, CONF_INPUT, 0);
     int id = conf_add_tensor(&c, "ids", ids, (size_t)n_tokens * sizeof *ids, CONF_DEVICE,
                              CONF_INPUT, 0);

@@ -43,6 +43,7 @@ CONFORMANCE_TEST(test_quantized_weights, conf_cases_quantized,
                  "matmul and embedding with quantized block weights")
 CONFORMANCE_TEST(test_attention_shards, conf_cases_attention_shards,
                  "paged_attention over a KV shard, attention_merge")
+CONFORMANCE_TEST(test_moe, conf_cases_moe, "moe_route, moe_matmul")
 
 /* The comparisons themselves: each must reject an output that is off by a little more than it
  * tolerates, and accept one within it. */
@@ -110,6 +111,7 @@ int main(void) {
         cmocka_unit_test(test_sample),
         cmocka_unit_test(test_quantized_weights),
         cmocka_unit_test(test_attention_shards),
+        cmocka_unit_test(test_moe),
     };
     return cmocka_run_group_tests(tests, NULL, release_backends);
 }

@@ -11,3 +11,8 @@ pagoda_add_test(test_cpu_quant_matmul LABELS cpu SOURCES ${CMAKE_CURRENT_LIST_DI
 target_link_libraries(test_cpu_quant_matmul PRIVATE pagoda_formats)
 # ABI 1.8's dense ops for Gemma-family models: the GELU (tanh) gate, SOFTCAP, EMBEDDING's scale.
 pagoda_add_test(test_cpu_gemma_ops SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_gemma_ops.c LABELS cpu)
+# ABI 1.8's mixture-of-experts ops: MOE_ROUTE, and MOE_MATMUL on every weight type (C++: the
+# block weights are decoded by the reference decoders, src/formats).
+pagoda_add_test(test_cpu_moe_route SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_moe_route.c LABELS cpu)
+pagoda_add_test(test_cpu_moe_matmul LABELS cpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cpu_moe_matmul.cpp)
+target_link_libraries(test_cpu_moe_matmul PRIVATE pagoda_formats)

@@ -87,6 +87,17 @@ void test_rope_and_unknown_messages(void **) {
     expect(record(PAGODA_OP_SAMPLE, DeviceErrorField::SampleRow, 2, 77,
                   int64_t(pagoda::plugin::SampleFault::NanLogit)),
            "sample: logits row 2 has a NaN at column 77 (found on the device)");
+    // The mixture-of-experts ops, worded as the CPU backend words them (op_checks.hpp).
+    expect(record(PAGODA_OP_MOE_ROUTE, DeviceErrorField::MoeRouteLogit, 2, 9, 0),
+           "moe_route: logits[2, 9] is NaN (found on the device)");
+    expect(record(PAGODA_OP_MOE_MATMUL, DeviceErrorField::MoeExpertId, 7, -1, 0),
+           "moe_matmul: expert_ids[7] = -1 is negative (expert ids are global, from 0) (found "
+           "on the device)");
+    expect(record(PAGODA_OP_MOE_MATMUL, DeviceErrorField::MoeExpert, 2, 0, 5),
+           "moe_matmul: experts[2] is NULL, but expert_ids[5] picks it (found on the device)");
+    expect(record(PAGODA_OP_MOE_MATMUL, DeviceErrorField::MoeExpert, 3, 0x1002, 8),
+           "moe_matmul: experts[3] = 0x1002 is misaligned for its type (f32 needs 4 bytes, "
+           "Q4_K and Q5_K 8, the others 2) (found on the device)");
     // A record from a newer kernel still gives a message, with the numbers.
     const std::string got = describe(record(PAGODA_OP_ADD, DeviceErrorField(99), 1, 2, 3));
     assert_true(got.find("add: ") == 0);
