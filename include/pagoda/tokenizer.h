@@ -10,9 +10,9 @@
 
 /**
  * \defgroup tokenizer Tokenizers
- * \brief Byte-level BPE (GPT-2, Llama 3, Qwen2) and SentencePiece-style BPE (Llama 2, Mistral)
- *        as Hugging Face's `tokenizer.json` describes them, and the `llama` and `gpt2`
- *        vocabularies GGUF files carry.
+ * \brief Byte-level BPE (GPT-2, Llama 3, Qwen2), SentencePiece-style BPE (Llama 2, Mistral),
+ *        Unigram (T5, ALBERT style) and WordPiece (BERT) as Hugging Face's `tokenizer.json`
+ *        describes them, and the `llama` and `gpt2` vocabularies GGUF files carry.
  *
  * A tokenizer is immutable once opened: every function here is safe from any thread.
  * @{
@@ -49,7 +49,8 @@ typedef struct pagoda_tokenizer_info {
     int32_t eos_token_id;  /**< End of sequence (the first, when there are several); -1 when none. */
     int32_t unk_token_id;  /**< Unknown token; -1 when none. */
     int32_t pad_token_id;  /**< Padding; -1 when none. */
-    char model[16];        /**< `"bpe"` (byte-level) or `"spm"` (SentencePiece-style), NUL-terminated. */
+    char model[16];        /**< `"bpe"` (byte-level BPE), `"spm"` (SentencePiece-style BPE), `"unigram"` or
+                                `"wordpiece"`, NUL-terminated. */
 } pagoda_tokenizer_info_t;
 
 /**
@@ -143,7 +144,8 @@ PAGODA_API pagoda_status_t pagoda_tokenizer_decode(const pagoda_tokenizer_t *tok
 
 /**
  * \brief The bytes one token stands for (a byte token gives its byte; SentencePiece's `▁`
- *        becomes a space; byte-level BPE's symbols become their bytes).
+ *        becomes a space; byte-level BPE's symbols become their bytes; a WordPiece token loses
+ *        its `##` continuation prefix, and a word-initial one gets no space).
  * \param[in] tokenizer the handle.
  * \param[in] id the token.
  * \param[out] buffer where to write; may be NULL when `capacity` is 0.

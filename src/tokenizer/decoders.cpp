@@ -93,4 +93,26 @@ void MetaspaceDecoder::decode_chain(std::vector<std::string> &tokens) const {
     }
 }
 
+void WordPieceDecoder::decode_chain(std::vector<std::string> &tokens) const {
+    // Hugging Face's decoders::wordpiece::cleanup, replacement by replacement in its order.
+    static const std::pair<TextPattern, const char *> kCleanup[] = {
+        {TextPattern::literal(" ."), "."},        {TextPattern::literal(" ?"), "?"},
+        {TextPattern::literal(" !"), "!"},        {TextPattern::literal(" ,"), ","},
+        {TextPattern::literal(" ' "), "'"},       {TextPattern::literal(" n't"), "n't"},
+        {TextPattern::literal(" 'm"), "'m"},      {TextPattern::literal(" do not"), " don't"},
+        {TextPattern::literal(" 's"), "'s"},      {TextPattern::literal(" 've"), "'ve"},
+        {TextPattern::literal(" 're"), "'re"},
+    };
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        std::string &token = tokens[i];
+        if (i > 0) {
+            // An empty prefix starts every token, so no token gets a space (as in Hugging Face).
+            if (token.compare(0, prefix_.size(), prefix_) == 0) token.erase(0, prefix_.size());
+            else token.insert(0, " ");
+        }
+        if (cleanup_)
+            for (const auto &[pattern, content] : kCleanup) token = pattern.replace_all(token, content);
+    }
+}
+
 }  // namespace pagoda::tok

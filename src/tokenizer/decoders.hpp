@@ -79,6 +79,19 @@ private:
     bool strip_first_space_;
 };
 
+// WordPiece's: tokens after the first lose the continuing-subword prefix ("##ing" joins its
+// word) or get a space in front; with `cleanup`, each token then has the spaces before
+// punctuation and English contractions taken out (" ." to ".", " n't" to "n't").
+class WordPieceDecoder final : public Decoder {
+public:
+    WordPieceDecoder(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
+    void decode_chain(std::vector<std::string> &tokens) const override;
+
+private:
+    std::string prefix_;
+    bool cleanup_;
+};
+
 // The byte a "<0xNN>" token stands for; -1 for any other token.
 int byte_fallback_value(const std::string &token);
 

@@ -287,7 +287,13 @@ GgufVocabulary gguf_vocabulary_from_hf(const std::string &folder, int64_t vocab_
     const json &model = member(root, "model");
     if (!model.is_object()) throw Error(PAGODA_ERR_FORMAT, where + ": model is missing or not an object");
     const std::string model_type = type_of(model).empty() ? "BPE" : type_of(model);
-    if (model_type != "BPE") unsupported(where + ": model.type '" + model_type + "'", "is not BPE");
+    // llama.cpp's "t5" (Unigram) and "bert" (WordPiece) vocabularies are not written: refused, not
+    // approximated as BPE.
+    if (model_type != "BPE")
+        unsupported(where + ": model.type '" + model_type + "'",
+                    "is not BPE (conversion writes only llama.cpp's \"llama\" and \"gpt2\" vocabularies, not " +
+                        std::string(model_type == "Unigram" ? "\"t5\"" : model_type == "WordPiece" ? "\"bert\"" : "others") +
+                        ")");
     for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
         const json &affix = member(model, key);
         if (affix.is_string() && !affix.get<std::string>().empty()) unsupported(where + ": model." + key, "is set");

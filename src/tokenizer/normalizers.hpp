@@ -58,4 +58,35 @@ private:
     Form form_;
 };
 
+// BERT's text cleaning (Hugging Face's BertNormalizer), step by step in its order: NUL, U+FFFD
+// and control characters dropped and whitespace made ' ' (clean_text); spaces put around CJK
+// ideographs (handle_chinese_chars); accents stripped (NFD, then nonspacing marks removed);
+// lowercased one character at a time (no final-sigma rule, as Rust's char::to_lowercase).
+class BertNormalizer final : public Normalizer {
+public:
+    BertNormalizer(bool clean_text, bool handle_chinese_chars, bool strip_accents, bool lowercase)
+        : clean_text_(clean_text), handle_chinese_chars_(handle_chinese_chars), strip_accents_(strip_accents),
+          lowercase_(lowercase) {}
+    void normalize(std::string &text) const override;
+
+private:
+    bool clean_text_, handle_chinese_chars_, strip_accents_, lowercase_;
+};
+
+// Removes nonspacing marks (ALBERT's tokenizer runs it after NFKD).
+class StripAccentsNormalizer final : public Normalizer {
+public:
+    void normalize(std::string &text) const override;
+};
+
+// Removes whitespace from the start and/or the end.
+class StripNormalizer final : public Normalizer {
+public:
+    StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
+    void normalize(std::string &text) const override;
+
+private:
+    bool left_, right_;
+};
+
 }  // namespace pagoda::tok

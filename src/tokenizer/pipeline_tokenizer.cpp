@@ -92,6 +92,10 @@ std::string PipelineTokenizer::token_to_piece(int32_t id) const {
         return bytes ? *bytes : token;
     }
     if (byte_token_[id]) return std::string(1, char(byte_fallback_value(token)));
+    if (parts_.piece_style == PieceStyle::WordPiece) {
+        const std::string &prefix = parts_.subword_prefix;
+        return !prefix.empty() && token.compare(0, prefix.size(), prefix) == 0 ? token.substr(prefix.size()) : token;
+    }
     return TextPattern::literal(parts_.metaspace).replace_all(token, " ");
 }
 

@@ -22,6 +22,7 @@ namespace pagoda::tok {
 enum class PieceStyle {
     ByteLevel,    // GPT-2 symbols stand for bytes
     Metaspace,    // "▁" is a space and "<0xNN>" a byte (SentencePiece)
+    WordPiece,    // the continuing-subword prefix ("##") is dropped; other tokens read as written
 };
 
 struct PipelineParts {
@@ -35,6 +36,8 @@ struct PipelineParts {
     std::unique_ptr<Decoder> decoder;            // null: tokens joined with spaces
     PieceStyle piece_style = PieceStyle::ByteLevel;
     std::string metaspace = "\xE2\x96\x81";      // "▁"
+    std::string subword_prefix = "##";           // PieceStyle::WordPiece's prefix
+    std::string model_name;                      // "" = by piece_style: "bpe" or "spm"
     bool byte_fallback = false;                  // "<0xNN>" tokens are bytes of unfinished text
     int32_t bos = -1, eos = -1, unk = -1, pad = -1;
 };
@@ -57,6 +60,7 @@ public:
     int32_t unk_token_id() const override { return parts_.unk; }
     int32_t pad_token_id() const override { return parts_.pad; }
     const char *model_name() const override {
+        if (!parts_.model_name.empty()) return parts_.model_name.c_str();
         return parts_.piece_style == PieceStyle::ByteLevel ? "bpe" : "spm";
     }
 

@@ -1,6 +1,8 @@
 #include "tokenizer/pre_tokenizers.hpp"
 
 #include "tokenizer/byte_level.hpp"
+#include "tokenizer/unicode_classes.hpp"
+#include "tokenizer/utf8.hpp"
 
 namespace pagoda::tok {
 
@@ -53,6 +55,27 @@ std::vector<Segment> apply_behavior(const std::vector<Segment> &segments, SplitB
         return out;
     }
     return out;
+}
+
+// Each character for which `is_match` holds is a match of its own (Hugging Face's split by a
+// character predicate), then `behavior` decides what becomes of the matches.
+template <class Predicate>
+void split_characters(const std::string &piece, Predicate is_match, SplitBehavior behavior,
+                      std::vector<std::string> &out) {
+    std::vector<Segment> segments;
+    size_t done = 0;
+    for (size_t pos = 0; pos < piece.size();) {
+        const size_t n = utf8_sequence_length(piece, pos);
+        if (n > 0 && is_match(utf8_decode_at(piece, pos))) {
+            if (pos > done) segments.push_back({done, pos, false});
+            segments.push_back({pos, pos + n, true});
+            done = pos + n;
+        }
+        pos += n == 0 ? 1 : n;
+    }
+    if (done < piece.size()) segments.push_back({done, piece.size(), false});
+    for (const Segment &s : apply_behavior(segments, behavior))
+        if (s.end > s.begin) out.push_back(piece.substr(s.begin, s.end - s.begin));
 }
 
 }  // namespace
@@ -128,6 +151,21 @@ DigitsPreTokenizer::DigitsPreTokenizer(bool individual_digits)
 
 void DigitsPreTokenizer::pre_tokenize(std::vector<std::string> &pieces, bool at_text_start) const {
     split_.pre_tokenize(pieces, at_text_start);
+}
+
+void BertPreTokenizer::pre_tokenize(std::vector<std::string> &pieces, bool) const {
+    std::vector<std::string> words, out;
+    for (const std::string &piece : pieces) split_characters(piece, is_bert_whitespace, SplitBehavior::Removed, words);
+    out.reserve(words.size());
+    for (const std::string &word : words) split_characters(word, is_bert_punctuation, SplitBehavior::Isolated, out);
+    pieces = std::move(out);
+}
+
+void PunctuationPreTokenizer::pre_tokenize(std::vector<std::string> &pieces, bool) const {
+    std::vector<std::string> out;
+    out.reserve(pieces.size());
+    for (const std::string &piece : pieces) split_characters(piece, is_bert_punctuation, behavior_, out);
+    pieces = std::move(out);
 }
 
 }  // namespace pagoda::tok

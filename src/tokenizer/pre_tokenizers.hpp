@@ -80,6 +80,23 @@ private:
     SplitPreTokenizer split_;
 };
 
+// BERT's: split at whitespace (dropped), then each punctuation character (ASCII punctuation and
+// symbols, Unicode P*) apart.
+class BertPreTokenizer final : public PreTokenizer {
+public:
+    void pre_tokenize(std::vector<std::string> &pieces, bool at_text_start) const override;
+};
+
+// Punctuation characters (as BertPreTokenizer's) split off with `behavior`.
+class PunctuationPreTokenizer final : public PreTokenizer {
+public:
+    explicit PunctuationPreTokenizer(SplitBehavior behavior) : behavior_(behavior) {}
+    void pre_tokenize(std::vector<std::string> &pieces, bool at_text_start) const override;
+
+private:
+    SplitBehavior behavior_;
+};
+
 // The split regexes models are trained with.
 extern const char *const kGpt2SplitRegex;
 extern const char *const kLlama3SplitRegex;

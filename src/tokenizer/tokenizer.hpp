@@ -1,5 +1,5 @@
 // The tokenizer contract the rest of the core uses. Implementations: Hugging Face tokenizer.json
-// (byte-level BPE, SentencePiece-style BPE) and GGUF vocabularies (llama, gpt2).
+// (byte-level BPE, SentencePiece-style BPE, Unigram, WordPiece) and GGUF vocabularies (llama, gpt2).
 #pragma once
 
 #include <cstdint>
@@ -55,7 +55,8 @@ public:
     virtual int32_t eos_token_id() const = 0;  // -1 = none
     virtual int32_t unk_token_id() const = 0;  // -1 = none
     virtual int32_t pad_token_id() const = 0;  // -1 = none
-    virtual const char *model_name() const = 0;  // "bpe" or "spm"
+    // "bpe" (byte-level BPE), "spm" (SentencePiece-style BPE), "unigram" or "wordpiece".
+    virtual const char *model_name() const = 0;
 
     // The chat templates the tokenizer's files carry (tokenizer_config.json's chat_template, a
     // GGUF file's tokenizer.chat_template), with the special tokens a template sees; null, or a set

@@ -2,256 +2,24 @@
 // into a PipelineTokenizer. Every message names the file and the field at fault.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
 #include "common/error.hpp"
 #include "common/json_text.hpp"
 #include "common/log.hpp"
-#include "tokenizer/bpe_model.hpp"
 #include "tokenizer/chat_template.hpp"
 #include "tokenizer/pipeline_tokenizer.hpp"
+#include "tokenizer/tokenizer_json_components.hpp"
+#include "tokenizer/tokenizer_json_field.hpp"
+#include "tokenizer/tokenizer_json_models.hpp"
 
 namespace pagoda::tok {
 
 namespace {
 
 using nlohmann::json;
-
-// A JSON value and where it sits ("tokenizer.json: model.merges[3]"), for messages.
-struct Field {
-    const json &value;
-    std::string where;
-
-    [[noreturn]] void fail(pagoda_status_t status, const std::string &what) const {
-        throw Error(status, where + " " + what);
-    }
-    [[noreturn]] void wrong_type(const char *expected) const {
-        fail(PAGODA_ERR_FORMAT, std::string("must be ") + expected + ", found " + json_type_phrase(value));
-    }
-    bool has(const char *key) const { return value.is_object() && value.contains(key) && !value[key].is_null(); }
-    Field at(const char *key) const {
-        if (!value.is_object()) wrong_type("an object");
-        const auto it = value.find(key);
-        if (it == value.end()) throw Error(PAGODA_ERR_FORMAT, where + "." + key + " is missing");
-        return {*it, where + "." + key};
-    }
-    Field at(size_t index) const { return {value[index], where + "[" + std::to_string(index) + "]"}; }
-    std::string string() const {
-        if (!value.is_string()) wrong_type("a string");
-        return value.get<std::string>();
-    }
-    bool boolean() const {
-        if (!value.is_boolean()) wrong_type("a boolean");
-        return value.get<bool>();
-    }
-    int64_t integer() const {
-        if (!value.is_number_integer()) wrong_type("an integer");
-        return value.get<int64_t>();
-    }
-    const json &array() const {
-        if (!value.is_array()) wrong_type("an array");
-        return value;
-    }
-    // Optional members with their defaults (absent or null gives the default).
-    std::string string_or(const char *key, const std::string &fallback) const {
-        return has(key) ? at(key).string() : fallback;
-    }
-    bool boolean_or(const char *key, bool fallback) const { return has(key) ? at(key).boolean() : fallback; }
-    std::string type() const { return at("type").string(); }
-};
-
-int32_t token_id_value(const Field &f, int64_t limit = INT32_MAX) {
-    const int64_t id = f.integer();
-    if (id < 0 || id >= limit) f.fail(PAGODA_ERR_FORMAT, "= " + std::to_string(id) + " is not a valid token id");
-    return int32_t(id);
-}
-
-[[noreturn]] void unsupported(const Field &f, const char *kind, const std::string &type) {
-    throw Error(PAGODA_ERR_UNSUPPORTED, f.where + ": " + kind + " '" + type + "' is not supported");
-}
-
-TextPattern pattern_of(const Field &f) {
-    if (f.has("String")) return TextPattern::literal(f.at("String").string());
-    if (f.has("Regex")) return TextPattern::regex(f.at("Regex").string(), f.where + ".Regex");
-    f.fail(PAGODA_ERR_FORMAT, "must hold \"String\" or \"Regex\"");
-}
-
-// What the components tell about the tokenizer as a whole.
-struct Traits {
-    bool byte_level = false;
-};
-
-std::unique_ptr<Normalizer> normalizer_of(const Field &f) {
-    const std::string type = f.type();
-    if (type == "Sequence") {
-        std::vector<std::unique_ptr<Normalizer>> steps;
-        const Field list = f.at("normalizers");
-        for (size_t i = 0; i < list.array().size(); ++i) steps.push_back(normalizer_of(list.at(i)));
-        return std::make_unique<SequenceNormalizer>(std::move(steps));
-    }
-    if (type == "Prepend") return std::make_unique<PrependNormalizer>(f.at("prepend").string());
-    if (type == "Replace")
-        return std::make_unique<ReplaceNormalizer>(pattern_of(f.at("pattern")), f.at("content").string());
-    if (type == "NFC") return std::make_unique<UnicodeNormalizer>(UnicodeNormalizer::Form::NFC);
-    if (type == "NFD") return std::make_unique<UnicodeNormalizer>(UnicodeNormalizer::Form::NFD);
-    if (type == "NFKC") return std::make_unique<UnicodeNormalizer>(UnicodeNormalizer::Form::NFKC);
-    if (type == "NFKD") return std::make_unique<UnicodeNormalizer>(UnicodeNormalizer::Form::NFKD);
-    if (type == "Lowercase") return std::make_unique<UnicodeNormalizer>(UnicodeNormalizer::Form::Lowercase);
-    unsupported(f, "normalizer", type);
-}
-
-SplitBehavior behavior_of(const Field &f) {
-    const std::string b = f.string();
-    if (b == "Removed") return SplitBehavior::Removed;
-    if (b == "Isolated") return SplitBehavior::Isolated;
-    if (b == "MergedWithPrevious") return SplitBehavior::MergedWithPrevious;
-    if (b == "MergedWithNext") return SplitBehavior::MergedWithNext;
-    if (b == "Contiguous") return SplitBehavior::Contiguous;
-    f.fail(PAGODA_ERR_FORMAT, "= '" + b + "' is not a split behavior");
-}
-
-// Metaspace's prepend_scheme, or the older add_prefix_space it replaced.
-MetaspacePreTokenizer::Prepend prepend_scheme_of(const Field &f) {
-    if (f.has("prepend_scheme")) {
-        const Field s = f.at("prepend_scheme");
-        const std::string v = s.string();
-        if (v == "always") return MetaspacePreTokenizer::Prepend::Always;
-        if (v == "first") return MetaspacePreTokenizer::Prepend::First;
-        if (v == "never") return MetaspacePreTokenizer::Prepend::Never;
-        s.fail(PAGODA_ERR_FORMAT, "= '" + v + "' is not one of always, first, never");
-    }
-    return f.boolean_or("add_prefix_space", true) ? MetaspacePreTokenizer::Prepend::Always
-                                                  : MetaspacePreTokenizer::Prepend::Never;
-}
-
-std::unique_ptr<PreTokenizer> pre_tokenizer_of(const Field &f, Traits &traits) {
-    const std::string type = f.type();
-    if (type == "Sequence") {
-        std::vector<std::unique_ptr<PreTokenizer>> steps;
-        const Field list = f.at("pretokenizers");
-        for (size_t i = 0; i < list.array().size(); ++i) steps.push_back(pre_tokenizer_of(list.at(i), traits));
-        return std::make_unique<SequencePreTokenizer>(std::move(steps));
-    }
-    if (type == "ByteLevel") {
-        traits.byte_level = true;
-        return std::make_unique<ByteLevelPreTokenizer>(f.boolean_or("add_prefix_space", true),
-                                                       f.boolean_or("use_regex", true));
-    }
-    if (type == "Split")
-        return std::make_unique<SplitPreTokenizer>(pattern_of(f.at("pattern")), behavior_of(f.at("behavior")),
-                                                   f.boolean_or("invert", false));
-    if (type == "Metaspace")
-        return std::make_unique<MetaspacePreTokenizer>(f.string_or("replacement", "\xE2\x96\x81"),
-                                                       prepend_scheme_of(f), f.boolean_or("split", true));
-    if (type == "Digits") return std::make_unique<DigitsPreTokenizer>(f.boolean_or("individual_digits", false));
-    if (type == "Whitespace")  // words and runs of punctuation; the whitespace between goes
-        return std::make_unique<SplitPreTokenizer>(TextPattern::regex(R"(\w+|[^\w\s]+)", f.where),
-                                                   SplitBehavior::Removed, true);
-    if (type == "WhitespaceSplit")
-        return std::make_unique<SplitPreTokenizer>(TextPattern::regex(R"(\s+)", f.where),
-                                                   SplitBehavior::Removed, false);
-    unsupported(f, "pre-tokenizer", type);
-}
-
-std::unique_ptr<Decoder> decoder_of(const Field &f, Traits &traits) {
-    const std::string type = f.type();
-    if (type == "Sequence") {
-        std::vector<std::unique_ptr<Decoder>> steps;
-        const Field list = f.at("decoders");
-        for (size_t i = 0; i < list.array().size(); ++i) steps.push_back(decoder_of(list.at(i), traits));
-        return std::make_unique<SequenceDecoder>(std::move(steps));
-    }
-    if (type == "ByteLevel") {
-        traits.byte_level = true;
-        return std::make_unique<ByteLevelDecoder>();
-    }
-    if (type == "Replace") return std::make_unique<ReplaceDecoder>(pattern_of(f.at("pattern")), f.at("content").string());
-    if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
-    if (type == "Fuse") return std::make_unique<FuseDecoder>();
-    if (type == "Strip") {
-        const int64_t start = f.at("start").integer(), stop = f.at("stop").integer();
-        if (start < 0 || stop < 0) f.fail(PAGODA_ERR_FORMAT, "has a negative start or stop");
-        return std::make_unique<StripDecoder>(f.at("content").string(), size_t(start), size_t(stop));
-    }
-    if (type == "Metaspace")
-        return std::make_unique<MetaspaceDecoder>(f.string_or("replacement", "\xE2\x96\x81"),
-                                                  prepend_scheme_of(f) != MetaspacePreTokenizer::Prepend::Never);
-    unsupported(f, "decoder", type);
-}
-
-// A token's id from its text: added tokens first, then the vocabulary; -1 when neither has it.
-struct TokenLookup {
-    const Vocabulary &vocab;
-    const std::vector<AddedToken> &added;
-    int32_t find(const std::string &content) const {
-        for (const AddedToken &t : added)
-            if (t.content == content) return t.id;
-        const auto it = vocab.find(content);
-        return it == vocab.end() ? -1 : it->second;
-    }
-};
-
-SequenceTemplate post_processor_of(const Field &f, const TokenLookup &lookup) {
-    const std::string type = f.type();
-    if (type == "ByteLevel") return {};  // changes offsets only
-    if (type == "Sequence") {
-        SequenceTemplate all;
-        const Field list = f.at("processors");
-        for (size_t i = 0; i < list.array().size(); ++i) all.then(post_processor_of(list.at(i), lookup));
-        return all;
-    }
-    if (type == "TemplateProcessing") {
-        const Field single = f.at("single");
-        const Field specials = f.at("special_tokens");
-        std::vector<int32_t> before, after;
-        bool seen_sequence = false;
-        for (size_t i = 0; i < single.array().size(); ++i) {
-            const Field item = single.at(i);
-            if (item.has("Sequence")) {
-                const std::string which = item.at("Sequence").at("id").string();
-                if (which != "A") item.fail(PAGODA_ERR_FORMAT, "names sequence '" + which + "' in a single template");
-                seen_sequence = true;
-                continue;
-            }
-            const std::string name = item.at("SpecialToken").at("id").string();
-            if (!specials.value.is_object() || !specials.value.contains(name))
-                specials.fail(PAGODA_ERR_FORMAT, "has no entry for \"" + name + "\", which the template uses");
-            const Field ids = specials.at(name.c_str()).at("ids");
-            for (size_t k = 0; k < ids.array().size(); ++k)
-                (seen_sequence ? after : before).push_back(token_id_value(ids.at(k)));
-        }
-        if (!seen_sequence) single.fail(PAGODA_ERR_FORMAT, "has no {\"Sequence\": {\"id\": \"A\"}} item");
-        return {std::move(before), std::move(after)};
-    }
-    if (type == "RobertaProcessing" || type == "BertProcessing") {
-        // "cls": ["<s>", 0], "sep": ["</s>", 2]: CLS $A SEP.
-        const Field cls = f.at("cls"), sep = f.at("sep");
-        if (cls.array().size() != 2) cls.fail(PAGODA_ERR_FORMAT, "must be [token, id]");
-        if (sep.array().size() != 2) sep.fail(PAGODA_ERR_FORMAT, "must be [token, id]");
-        return {{token_id_value(cls.at(1))}, {token_id_value(sep.at(1))}};
-    }
-    unsupported(f, "post-processor", type);
-}
-
-std::vector<std::pair<std::string, std::string>> merges_of(const Field &f) {
-    std::vector<std::pair<std::string, std::string>> merges;
-    merges.reserve(f.array().size());
-    for (size_t i = 0; i < f.value.size(); ++i) {
-        const Field m = f.at(i);
-        if (m.value.is_array()) {  // ["a", "b"] (tokenizers 0.20 and later)
-            if (m.value.size() != 2) m.fail(PAGODA_ERR_FORMAT, "must hold 2 tokens");
-            merges.emplace_back(m.at(size_t(0)).string(), m.at(size_t(1)).string());
-        } else {  // "a b"
-            const std::string s = m.string();
-            const size_t space = s.find(' ');
-            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
-                m.fail(PAGODA_ERR_FORMAT, "= \"" + s + "\" is not two tokens separated by one space");
-            merges.emplace_back(s.substr(0, space), s.substr(space + 1));
-        }
-    }
-    return merges;
-}
 
 std::string read_text_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -301,33 +69,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     const Field top{root, json_path + ":"};
     if (!root.is_object()) top.wrong_type("an object");
 
-    // The model.
-    const Field model = top.at("model");
-    const std::string model_type = model.string_or("type", "BPE");
-    if (model_type != "BPE") unsupported(model.at("type"), "model type", model_type);
-    if (model.has("dropout") && (!model.at("dropout").value.is_number() || model.at("dropout").value.get<double>() > 0.0))
-        model.fail(PAGODA_ERR_UNSUPPORTED, "has BPE dropout, which inference does not use");
-    Vocabulary vocab;
-    int32_t vocab_end = 0;
-    {
-        const Field v = model.at("vocab");
-        if (!v.value.is_object()) v.wrong_type("an object");
-        vocab.reserve(v.value.size());
-        for (const auto &[token, id_value] : v.value.items()) {
-            const int32_t id = token_id_value({id_value, v.where + "[\"" + token + "\"]"});
-            vocab.emplace(token, id);
-            vocab_end = std::max(vocab_end, id + 1);
-        }
-    }
-    BpeOptions options;
-    options.unk_token = model.string_or("unk_token", "");
-    options.fuse_unk = model.boolean_or("fuse_unk", false);
-    options.byte_fallback = model.boolean_or("byte_fallback", false);
-    options.ignore_merges = model.boolean_or("ignore_merges", false);
-    options.continuing_subword_prefix = model.string_or("continuing_subword_prefix", "");
-    options.end_of_word_suffix = model.string_or("end_of_word_suffix", "");
-    const auto merges = model.has("merges") ? merges_of(model.at("merges"))
-                                            : std::vector<std::pair<std::string, std::string>>{};
+    // The model, and the token table its vocabulary defines.
+    ModelSpec spec = model_of(top.at("model"));
+    int32_t vocab_end = spec.ids_end;
+    const size_t model_entries = spec.pieces.empty() ? spec.vocab->size() : spec.pieces.size();
 
     PipelineParts parts;
     // Added tokens.
@@ -351,16 +96,21 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     }
     // Ids index a table: gaps are allowed, but one far past the entries would make it huge
     // for nothing (a corrupt file, not a vocabulary).
-    const size_t entries = vocab.size() + added.size();
+    const size_t entries = model_entries + added.size();
     if (static_cast<size_t>(vocab_end) > 2 * entries + 1024)
         top.fail(PAGODA_ERR_FORMAT, "has token id " + std::to_string(vocab_end - 1) + " but only " +
                                         std::to_string(entries) +
                                         " tokens: ids must number the vocabulary from 0");
-    parts.tokens.resize(vocab_end);
-    parts.defined.resize(vocab_end, false);
-    for (const auto &[token, id] : vocab) {
-        parts.tokens[id] = token;
-        parts.defined[id] = true;
+    parts.tokens.resize(size_t(vocab_end));
+    parts.defined.resize(size_t(vocab_end), false);
+    if (!spec.pieces.empty()) {  // Unigram: by index, so a piece spelled twice names both ids
+        for (size_t id = 0; id < spec.pieces.size(); ++id) parts.tokens[id] = std::move(spec.pieces[id]);
+        std::fill(parts.defined.begin(), parts.defined.begin() + std::ptrdiff_t(spec.pieces.size()), true);
+    } else {
+        for (const auto &[token, id] : *spec.vocab) {
+            parts.tokens[size_t(id)] = token;
+            parts.defined[size_t(id)] = true;
+        }
     }
     for (const AddedToken &t : added) {
         parts.tokens[t.id] = t.content;
@@ -371,12 +121,12 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     if (top.has("normalizer")) parts.normalizer = normalizer_of(top.at("normalizer"));
     if (top.has("pre_tokenizer")) parts.pre_tokenizer = pre_tokenizer_of(top.at("pre_tokenizer"), traits);
     if (top.has("decoder")) parts.decoder = decoder_of(top.at("decoder"), traits);
-    const TokenLookup lookup{vocab, added};
+    const TokenLookup lookup{*spec.vocab, added};
     if (top.has("post_processor")) parts.post_template = post_processor_of(top.at("post_processor"), lookup);
 
     // The special tokens: tokenizer_config.json names them; without it, the template's first.
     if (!parts.post_template.before().empty()) parts.bos = parts.post_template.before().front();
-    if (!options.unk_token.empty()) parts.unk = lookup.find(options.unk_token);
+    if (!spec.unk_token.empty()) parts.unk = lookup.find(spec.unk_token);
     if (config_json != nullptr) {
         const json config_root = parse_json_text(*config_json, config_path);
         const Field config{config_root, config_path + ":"};
@@ -402,9 +152,13 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
         }
     }
 
-    parts.piece_style = traits.byte_level ? PieceStyle::ByteLevel : PieceStyle::Metaspace;
-    parts.byte_fallback = options.byte_fallback;
-    parts.model = std::make_unique<BpeModel>(std::move(vocab), merges, std::move(options), model.where);
+    parts.piece_style = !spec.piece_style_from_components ? spec.piece_style
+                        : traits.byte_level                 ? PieceStyle::ByteLevel
+                                                            : PieceStyle::Metaspace;
+    parts.byte_fallback = spec.byte_fallback;
+    parts.subword_prefix = spec.subword_prefix;
+    parts.model_name = spec.name;
+    parts.model = std::move(spec.model);
     parts.added_tokens = AddedTokens(std::move(added));
     auto tokenizer = std::make_shared<PipelineTokenizer>(std::move(parts));
     if (config_json != nullptr) {

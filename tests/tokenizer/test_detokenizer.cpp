@@ -1,7 +1,8 @@
-// The Detokenizer on every tokenizer we have: for random id sequences (with many byte tokens, so
-// UTF-8 characters and byte-fallback runs break across pushes), what push() and flush() give
-// together equals decode() of the whole, each piece is valid UTF-8, and after a prompt the text
-// is what the ids add to the prompt's text.
+// The Detokenizer on every tokenizer we have, and on small WordPiece and Unigram ones: for random
+// id sequences (with many byte tokens, so UTF-8 characters and byte-fallback runs break across
+// pushes), what push() and flush() give together equals decode() of the whole, each piece is valid
+// UTF-8, and after a prompt the text is what the ids add to the prompt's text.
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +88,73 @@ void check_random_sequences(const std::shared_ptr<const Tokenizer> &t, uint32_t 
     }
 }
 
+// Random ids of a tokenizer with no byte tokens: streamed text equals decode(), alone and after
+// a prompt.
+void check_streaming(const std::shared_ptr<const Tokenizer> &t, uint32_t seed, const char *prompt_text) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int32_t> any_id(0, t->vocab_size() - 1);
+    std::uniform_int_distribution<int> length(0, 30);
+    const std::vector<int32_t> prompt = t->encode(prompt_text, PAGODA_TOKENIZE_ADD_SPECIAL);
+    for (int round = 0; round < 200; ++round) {
+        std::vector<int32_t> ids(size_t(length(rng)));
+        for (int32_t &id : ids) id = any_id(rng);
+        for (uint32_t flags : {0u, uint32_t(PAGODA_DETOKENIZE_SKIP_SPECIAL)}) {
+            if (run(t, {}, ids, flags) != t->decode(ids, flags))
+                fail_msg("round %d flags %u: streamed text differs from decode()", round, flags);
+            std::vector<int32_t> all = prompt;
+            all.insert(all.end(), ids.begin(), ids.end());
+            const std::string before = t->decode(prompt, flags), whole = t->decode(all, flags);
+            assert_true(whole.compare(0, before.size(), before) == 0);
+            if (run(t, prompt, ids, flags) != whole.substr(before.size()))
+                fail_msg("round %d flags %u: streamed text after the prompt differs", round, flags);
+        }
+    }
+}
+
+// WordPiece: "##" pieces join the word before them, other tokens get a space, and the cleanup
+// takes the space before punctuation out; the first token of a decode gets no space.
+void test_wordpiece(void **) {
+    const auto t = Tokenizer::from_json_text(R"({
+      "added_tokens":[{"id":0,"content":"[UNK]","special":true},{"id":1,"content":"[CLS]","special":true},
+                      {"id":2,"content":"[SEP]","special":true}],
+      "normalizer":{"type":"BertNormalizer","lowercase":true},
+      "pre_tokenizer":{"type":"BertPreTokenizer"},
+      "post_processor":{"type":"BertProcessing","sep":["[SEP]",2],"cls":["[CLS]",1]},
+      "decoder":{"type":"WordPiece","prefix":"##","cleanup":true},
+      "model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"[CLS]":1,"[SEP]":2,"once":3,"upon":4,
+               "a":5,"time":6,"##s":7,",":8,".":9,"'":10,"!":11,"##ly":12,"café":13,"##é":14}}})",
+                                             "tokenizer.json", nullptr, "");
+    check_streaming(t, 6, "Once upon a time");
+    const std::vector<int32_t> prompt = t->encode("Once upon a", PAGODA_TOKENIZE_ADD_SPECIAL);
+    Detokenizer d(t, prompt, PAGODA_DETOKENIZE_SKIP_SPECIAL);
+    assert_string_equal(d.push(6).c_str(), " time");
+    assert_string_equal(d.push(7).c_str(), "s");
+    assert_string_equal(d.push(8).c_str(), ",");
+}
+
+// Unigram with Metaspace and byte fallback (ALBERT/T5-like pieces).
+void test_unigram(void **) {
+    std::string vocab = R"(["<unk>",0],["</s>",0],["▁",-2],["▁once",-3],["▁upon",-3],["▁a",-2],
+                           ["▁time",-3],["s",-4],["▁caf",-5],["é",-6])";
+    for (int b = 0; b < 256; ++b) {
+        char piece[16];
+        std::snprintf(piece, sizeof piece, ",[\"<0x%02X>\",-9]", b);
+        vocab += piece;
+    }
+    const auto t = Tokenizer::from_json_text(R"({
+      "added_tokens":[{"id":0,"content":"<unk>","special":true},{"id":1,"content":"</s>","special":true}],
+      "pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true},
+      "decoder":{"type":"Sequence","decoders":[{"type":"ByteFallback"},{"type":"Metaspace","replacement":"▁",
+                 "prepend_scheme":"always"}]},
+      "post_processor":{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},
+        {"SpecialToken":{"id":"</s>","type_id":0}}],"special_tokens":{"</s>":{"id":"</s>","ids":[1],"tokens":["</s>"]}}},
+      "model":{"type":"Unigram","unk_id":0,"byte_fallback":true,"vocab":[)" + vocab + "]}}",
+                                             "tokenizer.json", nullptr, "");
+    check_random_sequences(t, 7);
+    // An unknown character is spelled in its bytes, which stream out as one character.
+    assert_true(t->encode("time\xF0\x9F\x9A\x80", 0) == (std::vector<int32_t>{6, 10 + 0xF0, 10 + 0x9F, 10 + 0x9A, 10 + 0x80}));
+}
+
 void test_stories(void **) {
     const auto t = stories();
     check_random_sequences(t, 1);
@@ -151,6 +219,8 @@ int main(void) {
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_llama2),
         cmocka_unit_test(test_gemma3),
+        cmocka_unit_test(test_wordpiece),
+        cmocka_unit_test(test_unigram),
         cmocka_unit_test(test_split_character),
         cmocka_unit_test(test_flush_unfinished),
     };

@@ -117,6 +117,13 @@ void test_llama2(void **) { check_vocabulary("llama2"); }
 // Gemma 3: SentencePiece-style BPE of 262144 pieces, byte fallback, spaces as "▁" with no prefix
 // added, 6415 added tokens (chat markers, image tokens, runs of spaces and newlines).
 void test_gemma3(void **) { check_vocabulary("gemma3"); }
+// WordPiece and Unigram: no npm package ships a real vocabulary of either, so these two are made
+// from the corpus (scripts/tokenizer-parity/synthetic_vocabularies.mjs) with their real
+// counterparts' components. BERT-style: BertNormalizer (lowercase, accents stripped, CJK spaced),
+// BertPreTokenizer, [CLS] $A [SEP], the WordPiece decoder; words over 24 characters are [UNK].
+void test_wordpiece_synthetic(void **) { check_vocabulary("wordpiece_synthetic"); }
+// T5-style: NFKC, WhitespaceSplit + Metaspace, Viterbi over scored pieces, "$A </s>".
+void test_unigram_synthetic(void **) { check_vocabulary("unigram_synthetic"); }
 
 // About 1 MB of English prose (varied enough that the piece cache does not do all the work).
 std::string english_megabyte() {
@@ -147,9 +154,25 @@ void check_speed(const char *name) {
     pagoda_tokenizer_destroy(t);
 }
 
+// The synthetic vocabularies lack most of these words' pieces (and WordPiece lowercases), so the
+// text does not come back whole: only the time is checked.
+void check_encode_speed(const char *name) {
+    pagoda_tokenizer_t *t = open_vocabulary(name);
+    const std::string text = english_megabyte();
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<int32_t> ids = encode(t, text, 0);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s: encoded %zu bytes into %zu ids in %.3f s\n", name, text.size(), ids.size(), seconds);
+    assert_true(ids.size() > text.size() / 8);
+    assert_true(seconds < 10.0);
+    pagoda_tokenizer_destroy(t);
+}
+
 void test_speed(void **) {
     check_speed("llama3");
     check_speed("llama2");
+    check_encode_speed("wordpiece_synthetic");
+    check_encode_speed("unigram_synthetic");
 }
 
 }  // namespace
@@ -160,6 +183,8 @@ int main(void) {
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_llama2),
         cmocka_unit_test(test_gemma3),
+        cmocka_unit_test(test_wordpiece_synthetic),
+        cmocka_unit_test(test_unigram_synthetic),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

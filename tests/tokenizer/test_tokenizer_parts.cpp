@@ -237,12 +237,12 @@ void test_malformed(void **) {
     expect_open_error(bpe_json({"a"}, R"(["a"])"), fmt, {"model.merges[0]", "two tokens"});
     expect_open_error(bpe_json({"a"}, R"([["a"]])"), fmt, {"model.merges[0]", "2 tokens"});
     expect_open_error(bpe_json({"a"}, "[]", R"(,"unk_token":"<unk>")"), fmt, {"unk_token", "<unk>"});
-    expect_open_error(R"({"model":{"type":"Unigram","vocab":[]}})", unsup, {"model.type", "'Unigram'"});
+    expect_open_error(R"({"model":{"type":"WordLevel","vocab":{}}})", unsup, {"model.type", "'WordLevel'"});
     expect_open_error(bpe_json({"a"}, "[]", "", R"(,"normalizer":{"type":"Precompiled"})"), unsup,
                       {"normalizer", "'Precompiled'"});
-    expect_open_error(bpe_json({"a"}, "[]", "", R"(,"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Punctuation"}]})"),
-                      unsup, {"pre_tokenizer.pretokenizers[0]", "'Punctuation'"});
-    expect_open_error(bpe_json({"a"}, "[]", "", R"(,"decoder":{"type":"WordPiece"})"), unsup, {"decoder", "'WordPiece'"});
+    expect_open_error(bpe_json({"a"}, "[]", "", R"(,"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"UnicodeScripts"}]})"),
+                      unsup, {"pre_tokenizer.pretokenizers[0]", "'UnicodeScripts'"});
+    expect_open_error(bpe_json({"a"}, "[]", "", R"(,"decoder":{"type":"CTC"})"), unsup, {"decoder", "'CTC'"});
     expect_open_error(bpe_json({"a"}, "[]", "", R"(,"pre_tokenizer":{"type":"Split","pattern":{"Regex":"(a"},"behavior":"Isolated"})"),
                       fmt, {"pre_tokenizer.pattern.Regex", "(a"});
     expect_open_error(bpe_json({"a"}, "[]", "", R"(,"pre_tokenizer":{"type":"Split","pattern":{"String":"a"},"behavior":"Sideways"})"),

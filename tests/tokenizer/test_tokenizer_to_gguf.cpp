@@ -111,8 +111,11 @@ void expect_refused(const char *name, F edit, pagoda_status_t status, std::vecto
 }
 
 void test_refusals(void **) {
+    // Unigram and WordPiece are refused by name, not converted as if they were BPE.
     expect_refused("llama2", [](nlohmann::json &t) { t["model"]["type"] = "Unigram"; }, PAGODA_ERR_UNSUPPORTED,
-                   {"tokenizer.json", "model.type", "Unigram"});
+                   {"tokenizer.json", "model.type", "Unigram", "\"t5\""});
+    expect_refused("llama2", [](nlohmann::json &t) { t["model"]["type"] = "WordPiece"; }, PAGODA_ERR_UNSUPPORTED,
+                   {"tokenizer.json", "model.type", "WordPiece", "\"bert\""});
     // A merge SentencePiece would make that the BPE list lacks: the two would disagree.
     expect_refused("llama2", [](nlohmann::json &t) { t["model"]["merges"].erase(0); }, PAGODA_ERR_UNSUPPORTED,
                    {"tokenizer.json", "model.merges lacks"});
