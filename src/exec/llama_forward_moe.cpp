@@ -8,14 +8,14 @@ namespace pagoda::exec {
 
 void LlamaForward::State::moe_mlp(const LlamaLayerWeights &l, int64_t n) {
     const model::ModelConfig &c = model->config();
-    const int64_t k = c.experts_per_token, width = shard.expert_intermediate(c);
+    const int64_t picked = c.experts_per_token, width = shard.expert_intermediate(c);
     matmul(l.router, DeviceTensor(), normed.get(), n, router_logits.get(), PAGODA_DTYPE_F32);
 
     pagoda_op_moe_route_t r{};
     r.struct_size = sizeof r;
     r.n_tokens = n;
     r.n_experts = c.n_experts;
-    r.top_k = k;
+    r.top_k = picked;
     r.routing = c.moe_routing;
     r.logits = static_cast<const float *>(router_logits.get());
     r.expert_ids = static_cast<int32_t *>(expert_ids.get());
@@ -23,14 +23,14 @@ void LlamaForward::State::moe_mlp(const LlamaLayerWeights &l, int64_t n) {
     stream.launch(PAGODA_OP_MOE_ROUTE, &r);
 
     auto experts = [&](const std::vector<DeviceTensor> &w, const void *const *addresses, const void *x,
-                       bool per_slot, const float *weights, void *y) {
+                       bool per_slot, const float *routing_weights, void *y) {
         pagoda_op_moe_matmul_t e = moe_matmul_query(w.front(), c, act);
         e.n_tokens = n;
         e.x = x;
         e.x_per_slot = per_slot ? 1 : 0;
         e.experts = addresses;
         e.expert_ids = static_cast<const int32_t *>(expert_ids.get());
-        e.weights = weights;
+        e.weights = routing_weights;
         e.y = y;
         stream.launch(PAGODA_OP_MOE_MATMUL, &e);
     };
@@ -38,7 +38,7 @@ void LlamaForward::State::moe_mlp(const LlamaLayerWeights &l, int64_t n) {
     experts(l.expert_up, l.expert_up_ptrs, normed.get(), false, nullptr, up.get());
     pagoda_op_silu_mul_t m{};
     m.struct_size = sizeof m;
-    m.rows = n * k;
+    m.rows = n * picked;
     m.dim = width;
     m.gate = gate.get();
     m.up = up.get();

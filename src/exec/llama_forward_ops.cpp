@@ -277,7 +277,7 @@ void LlamaForward::State::attention(int64_t layer, const LlamaLayerWeights &l, c
     matmul(l.v, l.v_bias, x, n, vp);
 
     const int64_t q_heads = shard.n_heads(c), kv_heads = shard.n_kv_heads(c);
-    if (l.q_norm) {  // Qwen3: each head of Q and K normalised on its own, in place
+    if (l.q_norm) {  // Qwen3, Gemma 3: each head of Q and K normalised on its own, in place
         rmsnorm(l.q_norm, n * q_heads, qp, nullptr, qp);
         rmsnorm(l.k_norm, n * kv_heads, kp, nullptr, kp);
     }

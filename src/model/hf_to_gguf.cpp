@@ -134,7 +134,9 @@ const char *gguf_architecture(Architecture a) {
     case Architecture::Gemma2: return "gemma2";
     case Architecture::Gemma3: return "gemma3";
     case Architecture::Phi3: return "phi3";
+    case Architecture::Qwen3Moe: return "qwen3moe";
     case Architecture::Llama:
+    case Architecture::Mixtral:
     case Architecture::Mistral: break;
     }
     return "llama";

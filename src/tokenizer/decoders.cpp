@@ -108,7 +108,7 @@ void WordPieceDecoder::decode_chain(std::vector<std::string> &tokens) const {
         if (i > 0) {
             // An empty prefix starts every token, so no token gets a space (as in Hugging Face).
             if (token.compare(0, prefix_.size(), prefix_) == 0) token.erase(0, prefix_.size());
-            else token.insert(0, " ");
+            else token = " " + token;  // (insert(0, " ") trips GCC 12's -Wrestrict)
         }
         if (cleanup_)
             for (const auto &[pattern, content] : kCleanup) token = pattern.replace_all(token, content);
