@@ -81,7 +81,7 @@ pagoda_status_t run_silu_mul(CpuBackend &cpu, const pagoda_op_silu_mul_t &a) {
     PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, op, "up", a.up));
     PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, op, "out", a.out));
     const SiluMulRows rows{a.gate, a.up, plugin::packed_or(a.ld_in, a.dim), a.out,
-                           plugin::packed_or(a.ldo, a.dim), a.dim, a.activation};
+                           plugin::packed_or(a.ldo, a.dim), a.dim, int32_t(a.activation)};  // checked
     const pagoda_dtype_t act = plugin::act_dtype_of(a.act_dtype);
     cpu.pool().parallel_for(a.rows, rows_per_chunk(a.dim), [&](int64_t begin, int64_t end) {
         with_act_type<SiluMulKernel>(act, rows, begin, end);

@@ -200,8 +200,8 @@ LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &str
     }
     if (const model::TensorRef *f = model.tensors().find(model::kRopeFreqsTensor))
         rope_freqs_ = place(*f, 0, -1, 0, -1, WeightUse::Vector);
-    else if (!c.rope.divisors.empty())  // LongRoPE's, from the config
-        rope_freqs_ = upload_f32(c.rope.divisors, "LongRoPE factors");
+    else if (!c.longrope_divisors().empty())  // LongRoPE's, from the config
+        rope_freqs_ = upload_f32(c.longrope_divisors(), "LongRoPE factors");
     check_ops();
     // Uploads read the mapped file asynchronously; waiting here surfaces their failures now.
     stream_.synchronize();
@@ -327,11 +327,13 @@ void LlamaWeights::place_experts(int64_t layer, LlamaLayerWeights &l) {
                   ni = shard_.expert_intermediate(c), hidden = c.hidden_size;
     l.router = place(p + "gate.weight");  // every expert's logit, on every device
     const model::TensorRef *gate = model_.tensors().find(p + "experts.gate_proj.weight");
+    const model::TensorRef *up = gate ? &model_.tensors().require(p + "experts.up_proj.weight", model_.source()) : nullptr;
+    const model::TensorRef *down = gate ? &model_.tensors().require(p + "experts.down_proj.weight", model_.source()) : nullptr;
     for (int64_t j = 0; j < c.n_experts; ++j) {
         if (gate != nullptr) {  // stacked (GGUF): expert j's rows of each
             l.expert_gate.push_back(place(*gate, j * ei + i0, ni));
-            l.expert_up.push_back(place(p + "experts.up_proj.weight", j * ei + i0, ni));
-            l.expert_down.push_back(place(p + "experts.down_proj.weight", j * hidden, hidden, i0, ni));
+            l.expert_up.push_back(place(*up, j * ei + i0, ni));
+            l.expert_down.push_back(place(*down, j * hidden, hidden, i0, ni));
         } else {
             const std::string x = p + "experts." + std::to_string(j) + ".";
             l.expert_gate.push_back(place(x + "gate_proj.weight", i0, ni));

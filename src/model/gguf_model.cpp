@@ -87,7 +87,7 @@ void read_gemma_keys(const GgufFile &file, const std::string &k, ModelConfig &c)
         c.attn_logit_softcap = read_positive(file, k + "attn_logit_softcapping");
     if (gemma2 && file.has(k + "final_logit_softcapping"))
         c.final_logit_softcap = read_positive(file, k + "final_logit_softcapping");
-    if (c.sliding_window > 0 && c.n_layers > 0 && c.n_layers <= 4096) {
+    if (c.sliding_window > 0 && c.n_layers > 0 && c.n_layers <= kMaxLayers) {
         c.sliding_layers.assign(size_t(c.n_layers), 0);
         for (int64_t i = 0; i < c.n_layers; ++i)
             c.sliding_layers[size_t(i)] = gemma2 ? i % 2 == 0 : i % 6 < 5;
@@ -121,8 +121,6 @@ void read_longrope(const GgufFile &file, const std::string &k, ModelConfig &c) {
         factors.resize(size_t(n));
         std::memcpy(factors.data(), t->data, size_t(n) * sizeof(float));
     }
-    const bool use_long = c.max_position > c.rope.original_max_position;
-    c.rope.divisors = use_long ? c.rope.long_factors : c.rope.short_factors;
     const double factor = double(c.max_position) / double(c.rope.original_max_position);
     c.rope.attention_factor = file.has(k + "rope.scaling.attn_factor")
                                   ? read_positive(file, k + "rope.scaling.attn_factor")

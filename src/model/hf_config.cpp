@@ -156,7 +156,8 @@ std::vector<float> read_factors(const Keys &s, const char *key) {
 // LongRoPE as transformers computes it (_compute_longrope_parameters): the factor is the ratio of
 // max_position_embeddings to original_max_position_embeddings where the config has the latter
 // (Phi-3), else rope_scaling's; attention_factor defaults to √(1 + ln factor / ln original).
-// Which factors apply goes by the model's context, not per sequence (see RopeConfig::divisors).
+// Which factors apply goes by the model's context, not per sequence
+// (ModelConfig::longrope_divisors).
 void parse_longrope(const Keys &keys, const Keys &s, RopeConfig &rope, int64_t max_position) {
     rope.long_factors = read_factors(s, "long_factor");
     rope.short_factors = read_factors(s, "short_factor");
@@ -168,10 +169,6 @@ void parse_longrope(const Keys &keys, const Keys &s, RopeConfig &rope, int64_t m
         rope.original_max_position = max_position;
         factor = s.required_number("factor");
     }
-    const bool use_long = max_position > rope.original_max_position;
-    rope.divisors = use_long ? rope.long_factors : rope.short_factors;
-    if (rope.long_factors.size() != rope.short_factors.size())
-        s.wrong_type("short_factor", *s.find("short_factor"), "as many factors as long_factor");
     if (auto af = s.number("attention_factor")) rope.attention_factor = *af;
     else if (factor > 1.0 && rope.original_max_position > 1)
         rope.attention_factor = std::sqrt(1.0 + std::log(factor) / std::log(double(rope.original_max_position)));
@@ -233,7 +230,7 @@ double gemma_embedding_scale(const Keys &keys, int64_t hidden) {
 // Which layers slide: config.json's layer_types where it has them, else Gemma 2's every other
 // layer from the first, Gemma 3's all but each sliding_window_pattern-th.
 void parse_gemma_layers(const Keys &keys, const std::string &source, ModelConfig &c) {
-    if (c.n_layers <= 0 || c.n_layers > 4096) return;  // validate() names it
+    if (c.n_layers <= 0 || c.n_layers > kMaxLayers) return;  // validate() names it
     c.sliding_layers.assign(size_t(c.n_layers), 0);
     if (const json *types = keys.find("layer_types")) {
         if (!types->is_array() || types->size() != size_t(c.n_layers))
@@ -292,7 +289,7 @@ void parse_qwen3_moe(const Keys &keys, const std::string &source, ModelConfig &c
     c.moe_routing = keys.boolean("norm_topk_prob", false) ? PAGODA_MOE_SOFTMAX_TOPK_NORM : PAGODA_MOE_SOFTMAX_TOPK;
     const int64_t step = keys.integer("decoder_sparse_step", 1);
     if (step < 1) fail(PAGODA_ERR_FORMAT, source, "decoder_sparse_step " + std::to_string(step) + " is below 1");
-    if (c.n_layers <= 0 || c.n_layers > 4096) return;  // validate() names it
+    if (c.n_layers <= 0 || c.n_layers > kMaxLayers) return;  // validate() names it
     c.sparse_layers.assign(size_t(c.n_layers), 0);
     for (int64_t i = 0; i < c.n_layers; ++i) c.sparse_layers[size_t(i)] = (i + 1) % step == 0;
     if (const json *dense = keys.find("mlp_only_layers")) {
@@ -399,7 +396,7 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string &sourc
             c.sliding_window = keys.integer("sliding_window", 0);
             const int64_t full_layers = keys.integer("max_window_layers", 28);
             if (full_layers < 0) fail(PAGODA_ERR_FORMAT, source, "max_window_layers is negative");
-            if (c.n_layers > 0 && c.n_layers <= 4096) {
+            if (c.n_layers > 0 && c.n_layers <= kMaxLayers) {
                 c.sliding_layers.assign(size_t(c.n_layers), 0);
                 for (int64_t i = full_layers; i < c.n_layers; ++i) c.sliding_layers[size_t(i)] = 1;
             }

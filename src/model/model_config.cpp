@@ -13,7 +13,6 @@ namespace {
 // Bounds that keep every product the loaders form (vocab·hidden, heads·head_dim, ...) inside
 // int64 and the per-layer tensor list a reasonable size, whatever a hostile file claims.
 constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
-constexpr int64_t kMaxLayers = 4096;
 
 [[noreturn]] void fail(const std::string &source, const std::string &what) {
     throw Error(PAGODA_ERR_FORMAT, source + ": " + what);
@@ -55,7 +54,10 @@ void validate_rope(const RopeConfig &r, int64_t head_dim, const std::string &sou
         check_size(source, (what + " original_max_position").c_str(), r.original_max_position,
                    kMaxDimension);
     }
-    for (const std::vector<float> *factors : {&r.divisors, &r.long_factors, &r.short_factors}) {
+    if (r.long_factors.size() != r.short_factors.size())
+        fail(source, what + " has " + std::to_string(r.long_factors.size()) + " long LongRoPE factors and " +
+                         std::to_string(r.short_factors.size()) + " short ones");
+    for (const std::vector<float> *factors : {&r.long_factors, &r.short_factors}) {
         if (factors->empty()) continue;
         if (int64_t(factors->size()) != head_dim / 2)
             fail(source, what + " has " + std::to_string(factors->size()) +

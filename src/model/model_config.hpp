@@ -23,15 +23,15 @@ struct RopeConfig {
     double low_freq_factor = 1.0;   // LLAMA3
     double high_freq_factor = 4.0;  // LLAMA3
     int64_t original_max_position = 0;
-    // LongRoPE (Phi-3's "longrope", formerly "su"): each inv_freq[i] divided by divisors[i] (the
-    // long factors when the model's context passes original_max_position, as transformers picks
-    // them for a sequence that long, else the short ones), and cos/sin multiplied by
-    // attention_factor, which scales every q·k by its square. Empty: none.
-    std::vector<float> divisors;
-    double attention_factor = 1.0;
-    // Both of LongRoPE's lists as the file has them, for writing the model out again.
+    // LongRoPE (Phi-3's "longrope", formerly "su"): each inv_freq[i] divided by a factor
+    // (ModelConfig::longrope_divisors picks the list), and cos/sin multiplied by
+    // attention_factor, which scales every q·k by its square. Empty lists: none.
     std::vector<float> long_factors, short_factors;
+    double attention_factor = 1.0;
 };
+
+// Bounds every loader holds a config to (validate() names a count past it).
+inline constexpr int64_t kMaxLayers = 4096;
 
 struct ModelConfig {
     Architecture architecture = Architecture::Llama;
@@ -94,6 +94,12 @@ struct ModelConfig {
     }
     // The factor of q·k before the softmax.
     double attention_scale() const;
+    // LongRoPE's divisors of the main rotation: the long factors when the model's context passes
+    // the original one (as transformers picks them for a sequence that long, and llama.cpp for
+    // a context that long), else the short ones; empty without LongRoPE.
+    const std::vector<float> &longrope_divisors() const {
+        return max_position > rope.original_max_position ? rope.long_factors : rope.short_factors;
+    }
     // Whether layer `layer`'s MLP is a mixture of experts.
     bool is_sparse(int64_t layer) const {
         return n_experts > 0 && (sparse_layers.empty() || sparse_layers.at(size_t(layer)) != 0);

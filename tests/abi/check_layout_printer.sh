@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The layout printer covers every struct of the public headers but the plugin ABI's (ops.h, and
-# plugin.h's but its device info), as layout_printer_gen.py selects them, and prints their fields.
+# The layout printer covers every struct of the public headers but the plugin ABI's (ops.h,
+# ops_moe.h, and plugin.h's but its device info), as layout_printer_gen.py selects them, and prints their fields.
 #   check_layout_printer.sh PRINTER INCLUDE_DIR
 set -euo pipefail
 out=$("$1")
 headers=()
 for h in "$2"/pagoda/*.h; do
-    case $(basename "$h") in ops.h|plugin.h) ;; *) headers+=("$h") ;; esac
+    case $(basename "$h") in ops.h|ops_moe.h|plugin.h) ;; *) headers+=("$h") ;; esac
 done
 want=$(( $(cat "${headers[@]}" | grep -c '^typedef struct [a-z_]* {') + 1 ))  # + device info
 got=$(grep -c '^struct ' <<<"$out")
