@@ -94,7 +94,8 @@ func TestPlanServesEngine(t *testing.T) {
 		t.Fatalf("summary %+v (%v)", sum, err)
 	}
 	stage, err := again.Stage(0)
-	if err != nil || stage.FirstLayer != 0 || stage.EndLayer != 5 || !stage.HasEmbedding || !stage.HasHead {
+	if err != nil || stage.FirstLayer != 0 || stage.EndLayer != 5 || !stage.HasEmbedding || !stage.HasHead ||
+		stage.ExpertParallel != 1 {
 		t.Fatalf("stage %+v (%v)", stage, err)
 	}
 	if _, err := again.Stage(1); !errors.Is(err, StatusInvalidArgument) {
@@ -131,7 +132,9 @@ func TestPlanServesEngine(t *testing.T) {
 		t.Fatalf("engine devices %d (%v)", n, err)
 	}
 	ds, err := engine.DeviceStats(0)
-	if err != nil || ds.Device != "cpu:0" || ds.EndLayer != 5 || ds.WeightBytes == 0 {
+	// The bundled model is dense: one expert group, no expert weights.
+	if err != nil || ds.Device != "cpu:0" || ds.EndLayer != 5 || ds.WeightBytes == 0 ||
+		ds.EPRank != 0 || ds.EPSize != 1 || ds.ExpertWeightBytes != 0 {
 		t.Fatalf("device stats %+v (%v)", ds, err)
 	}
 	m, err := engine.Metrics()

@@ -42,6 +42,7 @@ type PlanOptions struct {
 	PromptTokens   int64   // > 0: also slice a prompt this long
 	Granularity    int64   // slices are multiples of this many tokens
 	EpsilonSeconds float64 // skip bottleneck candidates closer than this
+	ExpertParallel int32   // split each stage's experts into this many groups (the mesh's ep); 0 = the planner's choice
 }
 
 // DefaultPlanOptions are the library's defaults (pagoda_plan_options_init).
@@ -67,6 +68,7 @@ func planOptionsFromC(c *C.pagoda_plan_options_t) PlanOptions {
 		PromptTokens:   int64(c.prompt_tokens),
 		Granularity:    int64(c.granularity),
 		EpsilonSeconds: float64(c.epsilon_seconds),
+		ExpertParallel: int32(c.expert_parallel),
 	}
 }
 
@@ -90,6 +92,7 @@ func (o *PlanOptions) toC(a *cAlloc) *C.pagoda_plan_options_t {
 	c.prompt_tokens = C.int64_t(o.PromptTokens)
 	c.granularity = C.int64_t(o.Granularity)
 	c.epsilon_seconds = C.double(o.EpsilonSeconds)
+	c.expert_parallel = C.int32_t(o.ExpertParallel)
 	return c
 }
 
@@ -224,6 +227,7 @@ type PlanStage struct {
 	HasHead        bool
 	Seconds        float64
 	MemoryBytes    float64 // per device
+	ExpertParallel int32   // groups of its devices the stage's experts split into; 1 for a dense model
 }
 
 // Stage is the plan's index-th stage.
@@ -253,6 +257,7 @@ func (pl *Plan) Stage(index int) (PlanStage, error) {
 		HasHead:        c.has_head != 0,
 		Seconds:        float64(c.seconds),
 		MemoryBytes:    float64(c.memory_bytes),
+		ExpertParallel: int32(c.expert_parallel),
 	}, nil
 }
 

@@ -148,7 +148,7 @@ func TestOptionsRoundTrip(t *testing.T) {
 	}
 	po := PlanOptions{Objective: PlanThroughput, MicroBatches: 2, Stages: 3, TensorParallel: 4,
 		Device: "h100", CostFile: "c.json", MeshShape: "1x4", StepTokens: 5, ContextTokens: 6,
-		KVTokens: 7, PromptTokens: 8, Granularity: 9, EpsilonSeconds: 0.5}
+		KVTokens: 7, PromptTokens: 8, Granularity: 9, EpsilonSeconds: 0.5, ExpertParallel: 2}
 	if got := roundTripPlanOptions(po); got != po {
 		t.Fatalf("plan options\n got %+v\nwant %+v", got, po)
 	}

@@ -48,18 +48,21 @@ func (e *Engine) Stats() (EngineStats, error) {
 
 // DeviceStats is a pagoda_device_stats_t: what one device of the engine holds and runs.
 type DeviceStats struct {
-	Device           string // such as "cpu:1"
-	Stage            int32
-	TPRank           int32
-	TPSize           int32
-	FirstLayer       int64
-	EndLayer         int64
-	KVHeads          int64
-	WeightBytes      uint64
-	KVBytes          uint64
-	LayerWeightBytes uint64
-	KVPRank          int32
-	KVPSize          int32
+	Device            string // such as "cpu:1"
+	Stage             int32
+	TPRank            int32
+	TPSize            int32
+	FirstLayer        int64
+	EndLayer          int64
+	KVHeads           int64
+	WeightBytes       uint64
+	KVBytes           uint64
+	LayerWeightBytes  uint64
+	KVPRank           int32
+	KVPSize           int32
+	EPRank            int32  // its group among the stage's expert-parallel groups (0 without)
+	EPSize            int32  // groups the stage's experts split into (the mesh's ep; 1 without)
+	ExpertWeightBytes uint64 // of LayerWeightBytes, those of the experts it holds (0 for a dense model)
 }
 
 // DeviceCount is the number of devices the engine runs on.
@@ -87,18 +90,21 @@ func (e *Engine) DeviceStats(index int) (DeviceStats, error) {
 		return DeviceStats{}, err
 	}
 	return DeviceStats{
-		Device:           charArray(c.device[:]),
-		Stage:            int32(c.stage),
-		TPRank:           int32(c.tp_rank),
-		TPSize:           int32(c.tp_size),
-		FirstLayer:       int64(c.first_layer),
-		EndLayer:         int64(c.end_layer),
-		KVHeads:          int64(c.kv_heads),
-		WeightBytes:      uint64(c.weight_bytes),
-		KVBytes:          uint64(c.kv_bytes),
-		LayerWeightBytes: uint64(c.layer_weight_bytes),
-		KVPRank:          int32(c.kvp_rank),
-		KVPSize:          int32(c.kvp_size),
+		Device:            charArray(c.device[:]),
+		Stage:             int32(c.stage),
+		TPRank:            int32(c.tp_rank),
+		TPSize:            int32(c.tp_size),
+		FirstLayer:        int64(c.first_layer),
+		EndLayer:          int64(c.end_layer),
+		KVHeads:           int64(c.kv_heads),
+		WeightBytes:       uint64(c.weight_bytes),
+		KVBytes:           uint64(c.kv_bytes),
+		LayerWeightBytes:  uint64(c.layer_weight_bytes),
+		KVPRank:           int32(c.kvp_rank),
+		KVPSize:           int32(c.kvp_size),
+		EPRank:            int32(c.ep_rank),
+		EPSize:            int32(c.ep_size),
+		ExpertWeightBytes: uint64(c.expert_weight_bytes),
 	}, nil
 }
 

@@ -21,6 +21,8 @@ static void plan_usage(FILE *out) {
           "  --micro-batches B     micro-batches for throughput (default 1)\n"
           "  --stages K            exactly K pipeline stages (default: the planner's choice)\n"
           "  --tensor-parallel T   every stage on T devices (default: the planner's choice)\n"
+          "  --expert-parallel E   a mixture of experts' experts split into E groups of each\n"
+          "                        stage's devices (default: the planner's choice)\n"
           "  --step-tokens N       new tokens per pipeline step (default 2048)\n"
           "  --kv-tokens N         KV-cache tokens every layer reserves (default 0)\n"
           "  --prompt-len L        also slice an L-token prompt across the stages (TeraPipe)\n"
@@ -84,6 +86,9 @@ int cli_plan(int argc, char **argv) {
         } else if (strcmp(f, "--tensor-parallel") == 0) {
             if (!parse_long(f, v, &n)) return CLI_EXIT_USAGE;
             o.tensor_parallel = (int32_t)n;
+        } else if (strcmp(f, "--expert-parallel") == 0) {
+            if (!parse_long(f, v, &n)) return CLI_EXIT_USAGE;
+            o.expert_parallel = (int32_t)n;
         } else if (strcmp(f, "--step-tokens") == 0) {
             if (!parse_long(f, v, &n)) return CLI_EXIT_USAGE;
             o.step_tokens = n;
@@ -141,9 +146,11 @@ int cli_plan(int argc, char **argv) {
             char mem[32];
             st.struct_size = sizeof st;
             pagoda_plan_get_stage(plan, i, &st);
-            printf("  stage %zu: layers %lld-%lld on (%d,%d), tp %d, %.3f ms, %s per device%s%s\n", i,
+            char experts[40] = "";
+            if (st.expert_parallel > 1) snprintf(experts, sizeof experts, ", experts over ep %d", st.expert_parallel);
+            printf("  stage %zu: layers %lld-%lld on (%d,%d), tp %d%s, %.3f ms, %s per device%s%s\n", i,
                    (long long)st.first_layer, (long long)st.end_layer - 1, st.nodes, st.devices,
-                   st.tensor_parallel, st.seconds * 1e3,
+                   st.tensor_parallel, experts, st.seconds * 1e3,
                    cli_format_bytes((uint64_t)st.memory_bytes, mem, sizeof mem),
                    st.has_embedding ? ", embedding" : "", st.has_head ? ", LM head" : "");
         }

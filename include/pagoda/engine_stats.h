@@ -50,6 +50,10 @@ typedef struct pagoda_device_stats {
                                       embedding, final norm and LM head). */
     int32_t kvp_rank;       /**< Its share of the KV cache under cache parallelism (0 without). */
     int32_t kvp_size;       /**< Devices the KV cache's blocks are split over (1 without). */
+    /* Appended in 0.9: mixtures of experts. */
+    int32_t ep_rank;        /**< Its group among the stage's expert-parallel groups (0 without). */
+    int32_t ep_size;        /**< Groups the stage's experts split into (the mesh's `ep`; 1 without). */
+    uint64_t expert_weight_bytes; /**< Of `layer_weight_bytes`, those of the experts it holds (0 for a dense model). */
 } pagoda_device_stats_t;
 
 /**

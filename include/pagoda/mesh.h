@@ -15,7 +15,10 @@
  *        is looked for on the default search path (pagoda_backends_discover()), and only the
  *        backends named are loaded. A mesh of several devices runs a model in pipeline
  *        stages, each tensor-parallel over its devices, as a plan says (plan.h); its axes, when
- *        named, fix the layout: `pp` stages of `tp` devices each, repeated `kvp` times for
+ *        named, fix the layout: `pp` stages of `tp` × `ep` devices each (attention and dense
+ *        layers split over all of them; a mixture of experts' experts split into `ep` groups of
+ *        `tp` devices, each group holding whole experts, each expert's columns split over its
+ *        group; `ep` needs a mixture-of-experts model), repeated `kvp` times for
  *        cache parallelism (every KV block split into `kvp` runs of tokens, one per copy, their
  *        attention merged by log-sum-exp), device `i` of the list at the row-major coordinates
  *        of the axes in the order given (the last varies fastest). `dp` larger than 1 is
@@ -51,7 +54,7 @@ typedef pagoda_status_t (*pagoda_bootstrap_broadcast_fn)(void *user, void *data,
 typedef struct pagoda_mesh_options {
     uint32_t struct_size; /**< sizeof(pagoda_mesh_options_t) as the caller knows it. */
     const char *devices;  /**< This process's device list; NULL or `""` = `"cpu:0"`. */
-    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"` (names pp, tp, kvp, dp) over the whole mesh; NULL or `""` = none: the plan decides the layout. */
+    const char *axes;     /**< Axis sizes such as `"pp=2,tp=4"` (names pp, tp, ep, kvp, dp) over the whole mesh; NULL or `""` = none: the plan decides the layout. */
     /* Appended: meshes over several processes (a caller whose struct ends before them gets one). */
     /**
      * This process's rank in its launch; -1 (the default) = from the environment:

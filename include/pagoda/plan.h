@@ -34,7 +34,10 @@
  * {
  *   "format": "pagoda-plan", "version": 1,
  *   "model": {"hidden": 8192, "intermediate": 28672, "layers": 80, "heads": 64,
- *             "kv_heads": 8, "head_dim": 128, "vocab": 128256, "tied_embeddings": false},
+ *             "kv_heads": 8, "head_dim": 128, "vocab": 128256, "tied_embeddings": false,
+ *             "experts": 0, "experts_per_token": 0,   // a mixture of experts: its experts,
+ *             "expert_intermediate": 0,               // the columns of each, and the layers
+ *             "sparse_layers": 0},                    // that hold them (all 0: dense)
  *   "device": "h100",                  // the device spec the costs used
  *   "cost_source": "analytic",         // or "measured:<cost file path>"
  *   "mesh": {"nodes": 8, "devices_per_node": 8},
@@ -48,6 +51,7 @@
  *     {"first_layer": 0, "end_layer": 10,        // decoder layers [first_layer, end_layer)
  *      "nodes": 1, "devices": 8,                 // the sub-mesh
  *      "tensor_parallel": 8,                     // = nodes × devices
+ *      "expert_parallel": 1,                     // groups the experts split into
  *      "has_embedding": true, "has_head": false,
  *      "seconds": 0.0123,                        // t_i for one workload step
  *      "memory_bytes": 2.1e10}                   // per device
@@ -65,7 +69,17 @@
  * }
  * \endcode
  * Times are seconds, memory bytes. Readers reject another "format" or "version", missing
- * fields, and stages that do not cover the layers and the mesh exactly.
+ * fields, and stages that do not cover the layers and the mesh exactly; the expert fields, added
+ * in 0.9, may be absent (a dense model, expert_parallel 1).
+ *
+ * \par Mixtures of experts
+ * A layer's memory counts every expert; its time counts the experts a step reads (under even
+ * routing, E·(1 − (1 − k/E)^tokens) distinct ones of E, k per token). A stage splits its experts
+ * into `expert_parallel` groups of its devices, each group holding whole experts, each expert's
+ * columns split over its group. Attention stays tensor-parallel over all the stage's devices, so
+ * every device already has every token: the experts' products come back through the stage's
+ * all-reduce, the same bytes as tensor parallelism moves, and the memory per device is the same
+ * either way; the planner therefore splits experts by columns (1) unless they do not divide.
  *
  * \par Cost files
  * A cost file (JSON, `"format": "pagoda-costs"`) holds layer times measured on a backend: t(l, 0)
@@ -100,6 +114,14 @@ typedef struct pagoda_plan_options {
     int64_t prompt_tokens;     /**< > 0: also slice a prompt this long across the stages; default 0. */
     int64_t granularity;       /**< Slices are multiples of this many tokens; default 8. */
     double epsilon_seconds;    /**< Skip bottleneck candidates closer than this (≤ B·ε, K·ε from optimal); default 0 = exact. */
+    /* Appended in 0.9: mixtures of experts (a caller whose struct ends before it gets the default). */
+    /**
+     * Every stage splits a mixture of experts' experts into this many groups of its devices
+     * (expert parallelism, the mesh's `ep` axis); 0 = the planner's choice (default): the
+     * smallest power of two that divides the experts and leaves each expert's columns
+     * splitting over its group. Must be 0 or 1 for a dense model.
+     */
+    int32_t expert_parallel;
 } pagoda_plan_options_t;
 
 /** \brief One pipeline stage of a plan. */
@@ -114,6 +136,8 @@ typedef struct pagoda_plan_stage {
     int32_t has_head;         /**< 1 when the stage runs the final norm and LM head (the last stage). */
     double seconds;           /**< Predicted time for one workload step, the send to the next stage included. */
     double memory_bytes;      /**< Predicted memory per device: weights, KV reservation, activations. */
+    /* Appended in 0.9. */
+    int32_t expert_parallel;  /**< Groups of the stage's devices its experts split into (1: every expert's columns over all of them, as a dense MLP's; always 1 for a dense model). */
 } pagoda_plan_stage_t;
 
 /** \brief A plan's predicted totals. */

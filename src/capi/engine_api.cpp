@@ -426,6 +426,9 @@ PAGODA_API pagoda_status_t pagoda_engine_get_device_stats(const pagoda_engine_t 
         full.layer_weight_bytes = u.layer_weight_bytes;
         full.kvp_rank = u.kvp_rank;
         full.kvp_size = u.kvp_size;
+        full.ep_rank = u.ep_rank;
+        full.ep_size = u.ep_size;
+        full.expert_weight_bytes = u.expert_weight_bytes;
         pagoda::write_sized(stats, full, "stats");
         return PAGODA_OK;
     });

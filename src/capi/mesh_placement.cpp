@@ -26,23 +26,27 @@ std::string shape_difference(const plan::ModelShape &a, const plan::ModelShape &
 
 bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-// The planner's layout for `mesh` when the host gave no plan: the mesh's pp and tp axes, when
-// named, fix the stage count and width (otherwise the planner chooses); costs come from the
+// The planner's layout for `mesh` when the host gave no plan: the mesh's pp, tp and ep axes, when
+// named, fix the stage count, width and expert split (otherwise the planner chooses); costs come from the
 // device kind's preset.
 plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
     // Each kvp copy of the layout spans this many devices.
     const int32_t n = int32_t(mesh.device_count()) / std::max(mesh.axis("kvp"), 1);
     plan::PlanRequest r;
-    const int32_t tp = mesh.axis("tp");
+    const bool named = !mesh.axes().empty();
+    // Named axes fix each stage's width, tp · ep devices, and how its experts split.
+    const int32_t tp = mesh.axis("tp"), ep = mesh.axis("ep");
+    r.partition.tensor_parallel = tp > 0 || ep > 0 ? std::max(tp, 1) * std::max(ep, 1) : 0;
+    r.partition.expert_parallel = named ? std::max(ep, 1) : 0;
+    r.partition.stages = mesh.axis("pp");
     // Alpa's sub-mesh shapes need a power-of-two node width; other counts plan as nodes of one
     // device, which is exact when no stage is tensor-parallel.
     r.mesh = power_of_two(n) ? plan::MeshShape{1, n} : plan::MeshShape{n, 1};
-    if (!power_of_two(n) && tp > 1)
-        throw Error(PAGODA_ERR_UNSUPPORTED, "planning tp=" + std::to_string(tp) + " over " + std::to_string(n) +
+    if (!power_of_two(n) && r.partition.tensor_parallel > 1)
+        throw Error(PAGODA_ERR_UNSUPPORTED, "planning " + std::to_string(r.partition.tensor_parallel) +
+                                                "-wide stages over " + std::to_string(n) +
                                                 " devices: without a plan, the device count must be a power of two");
     r.device = mesh.devices().front()->info().kind == PAGODA_DEVICE_GPU ? "h100" : "cpu";
-    r.partition.stages = mesh.axis("pp");
-    r.partition.tensor_parallel = tp;
     // Stages run micro-batches at the same time, so balanced stages serve fastest: Alpa's
     // throughput objective with one micro-batch per stage.
     r.partition.objective = plan::PartitionObjective::Throughput;
@@ -55,8 +59,9 @@ mesh::LayoutSpec layout_spec(const plan::Plan &plan) {
     mesh::LayoutSpec spec;
     spec.devices = plan.mesh.device_count();
     for (const plan::Stage &s : plan.partition.stages)
-        spec.stages.push_back({s.first_layer, s.end_layer, s.tensor_parallel});
-    spec.shape = {plan.shape.heads, plan.shape.kv_heads, plan.shape.intermediate};
+        spec.stages.push_back({s.first_layer, s.end_layer, s.tensor_parallel, s.expert_parallel});
+    spec.shape = {plan.shape.heads, plan.shape.kv_heads, plan.shape.intermediate, plan.shape.experts,
+                  plan.shape.expert_intermediate};
     return spec;
 }
 

@@ -52,6 +52,7 @@ plan::PlanRequest plan_request(const pagoda_plan_options_t *options, size_t devi
     r.partition.micro_batches = o.micro_batches;
     r.partition.stages = o.stages;
     r.partition.tensor_parallel = o.tensor_parallel;
+    r.partition.expert_parallel = o.expert_parallel;
     r.partition.epsilon_seconds = o.epsilon_seconds;
     if (o.device != nullptr && o.device[0] != '\0') r.device = o.device;
     if (o.cost_file != nullptr) r.cost_file = o.cost_file;
@@ -191,6 +192,7 @@ PAGODA_API pagoda_status_t pagoda_plan_get_stage(const pagoda_plan_t *plan, size
         s.has_head = st.has_head ? 1 : 0;
         s.seconds = st.seconds;
         s.memory_bytes = st.memory_bytes;
+        s.expert_parallel = st.expert_parallel;
         pagoda::write_sized(stage, s, "stage");
         return PAGODA_OK;
     });

@@ -9,20 +9,26 @@ namespace pagoda::exec {
 std::unique_ptr<Executor> make_executor(std::shared_ptr<const model::Model> model,
                                         std::shared_ptr<kv::KvCache> cache, const mesh::Layout &layout,
                                         const PipelineOptions &pipeline, std::shared_ptr<const mesh::World> world) {
+    std::unique_ptr<Executor> executor;
+    const model::Model &weights = *model;
     if (world != nullptr && world->size() > 1) {
         if (cache->shard_count() * size_t(world->size()) != layout.device_count())
             throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                         "the KV cache holds " + std::to_string(cache->shard_count()) + " devices' shards on each of " +
                             std::to_string(world->size()) + " processes, the layout spans " +
                             std::to_string(layout.device_count()) + " devices");
-        return std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline, std::move(world));
+        executor = std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline, std::move(world));
+    } else {
+        if (cache->shard_count() != layout.device_count())
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache spans " + std::to_string(cache->shard_count()) +
+                                                         " devices, the layout " +
+                                                         std::to_string(layout.device_count()));
+        if (layout.device_count() == 1) executor = std::make_unique<LocalExecutor>(std::move(model), std::move(cache));
+        else executor = std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline);
     }
-    if (cache->shard_count() != layout.device_count())
-        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the KV cache spans " + std::to_string(cache->shard_count()) +
-                                                     " devices, the layout " +
-                                                     std::to_string(layout.device_count()));
-    if (layout.device_count() == 1) return std::make_unique<LocalExecutor>(std::move(model), std::move(cache));
-    return std::make_unique<MeshExecutor>(std::move(model), std::move(cache), layout, pipeline);
+    // The process keeps resident only the weights its devices read in place (its shard).
+    model::release_unused_pages(weights, executor->host_weight_ranges());
+    return executor;
 }
 
 }  // namespace pagoda::exec

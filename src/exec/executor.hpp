@@ -15,6 +15,7 @@
 #include "mesh/layout.hpp"
 #include "mesh/process_group.hpp"
 #include "model/model.hpp"
+#include "model/page_residency.hpp"
 #include "runtime/kernel_choices.hpp"
 
 namespace pagoda::exec {
@@ -32,6 +33,9 @@ struct DeviceUsage {
     int64_t kv_heads = 0;       // KV heads its cache shard holds
     uint64_t weight_bytes = 0;  // its share of the weights
     uint64_t layer_weight_bytes = 0;  // of which its decoder layers
+    uint64_t expert_weight_bytes = 0; // of which its experts
+    int32_t ep_rank = 0;
+    int32_t ep_size = 1;
     uint64_t kv_bytes = 0;      // its KV pools
 };
 
@@ -82,6 +86,8 @@ public:
     virtual size_t device_count() const = 0;
     // This process's devices only, when the mesh spans several.
     virtual std::vector<DeviceUsage> device_usage() const = 0;
+    // The bytes of the model's mapping this process's devices read in place.
+    virtual std::vector<model::ByteRange> host_weight_ranges() const = 0;
     // The mesh's processes, when it spans several (null otherwise): the engine keeps its steps
     // in lockstep over it.
     virtual const mesh::ProcessGroup *processes() const { return nullptr; }

@@ -111,10 +111,18 @@ LlamaForward::LlamaForward(std::shared_ptr<const model::Model> model, const runt
                                                      std::to_string(shard.end(c)) + "), tp rank " +
                                                      std::to_string(shard.tp_rank) + " of " +
                                                      std::to_string(shard.tp_size) + " does not fit the model");
-    if (c.n_experts > 0 && c.expert_intermediate_size % shard.tp_size != 0)
+    if (shard.ep_size < 1 || shard.tp_size % shard.ep_size != 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: expert parallelism of " + std::to_string(shard.ep_size) +
+                                                     " does not divide the stage's " + std::to_string(shard.tp_size) +
+                                                     " devices");
+    if (shard.ep_size > 1 && (c.n_experts == 0 || c.n_experts % shard.ep_size != 0))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "LlamaForward: expert parallelism of " + std::to_string(shard.ep_size) +
+                                                     " over the model's " + std::to_string(c.n_experts) +
+                                                     " experts (they must split evenly)");
+    if (c.n_experts > 0 && c.expert_intermediate_size % shard.expert_tp() != 0)
         throw Error(PAGODA_ERR_UNSUPPORTED, "LlamaForward: the experts' " + std::to_string(c.expert_intermediate_size) +
                                                 " MLP columns do not split evenly over " +
-                                                std::to_string(shard.tp_size) + " tensor-parallel devices");
+                                                std::to_string(shard.expert_tp()) + " tensor-parallel devices");
     state_ = std::make_unique<State>(std::move(model), stream, shard);
 }
 
@@ -127,6 +135,12 @@ void LlamaForward::set_cache_parallel(const mesh::Communicator *comm) noexcept {
 uint64_t LlamaForward::weight_bytes() const noexcept { return state_->weights.bytes(); }
 
 uint64_t LlamaForward::layer_weight_bytes() const noexcept { return state_->weights.layer_bytes(); }
+
+uint64_t LlamaForward::expert_weight_bytes() const noexcept { return state_->weights.expert_bytes(); }
+
+const std::vector<model::ByteRange> &LlamaForward::host_weight_ranges() const noexcept {
+    return state_->weights.host_ranges();
+}
 
 LlamaForward::~LlamaForward() = default;
 

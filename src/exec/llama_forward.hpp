@@ -13,6 +13,7 @@
 #include "exec/model_shard.hpp"
 #include "kv/kv_geometry.hpp"
 #include "model/model.hpp"
+#include "model/page_residency.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_choices.hpp"
 
@@ -97,6 +98,9 @@ public:
     // Bytes of the weights this device holds.
     uint64_t weight_bytes() const noexcept;
     uint64_t layer_weight_bytes() const noexcept;
+    uint64_t expert_weight_bytes() const noexcept;
+    // The bytes of the model's mapping its kernels read in place.
+    const std::vector<model::ByteRange> &host_weight_ranges() const noexcept;
 
     // The type of the activations between ops (F32, BF16 or F16; F32 by default) in whole-model
     // runs; the residual stream and the logits stay f32, and a pipeline stage runs in f32.

@@ -2,6 +2,8 @@
 // experts per token (MOE_ROUTE), then the experts' gate and up products, SiLU·mul over every
 // token's slots, and the down products weighted and summed per token (MOE_MATMUL, which groups
 // tokens by expert, so each expert's weights are read once per step and unpicked ones not at all).
+// Under expert parallelism the device holds some experts only: MOE_MATMUL leaves the other slots
+// at zero, and the stage's all-reduce of the MLP's output adds the groups' sums.
 #include "exec/llama_forward_state.hpp"
 
 namespace pagoda::exec {
@@ -24,7 +26,7 @@ void LlamaForward::State::moe_mlp(const LlamaLayerWeights &l, int64_t n) {
 
     auto experts = [&](const std::vector<DeviceTensor> &w, const void *const *addresses, const void *x,
                        bool per_slot, const float *routing_weights, void *y) {
-        pagoda_op_moe_matmul_t e = moe_matmul_query(w.front(), c, act);
+        pagoda_op_moe_matmul_t e = moe_matmul_query(w.front(), c, shard, act);
         e.n_tokens = n;
         e.x = x;
         e.x_per_slot = per_slot ? 1 : 0;

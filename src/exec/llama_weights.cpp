@@ -94,7 +94,8 @@ void check_rmsnorm(const runtime::Device &device, const DeviceTensor &w) {
 
 // A mixture-of-experts layer's ops: the router's product (logits in f32), the routing, and the
 // three expert products (gate and up per token, down per slot and weighted).
-void check_moe(const runtime::Device &device, const model::ModelConfig &c, const LlamaLayerWeights &l) {
+void check_moe(const runtime::Device &device, const model::ModelConfig &c, const ModelShard &shard,
+               const LlamaLayerWeights &l) {
     pagoda_op_matmul_t m = matmul_query(l.router, PAGODA_DTYPE_F32);
     require_support(device, PAGODA_OP_MATMUL, &m, describe(l.router));
     pagoda_op_moe_route_t r{};
@@ -106,7 +107,7 @@ void check_moe(const runtime::Device &device, const model::ModelConfig &c, const
     require_support(device, PAGODA_OP_MOE_ROUTE, &r, "the router of " + describe(l.router));
     for (const std::vector<DeviceTensor> *experts : {&l.expert_gate, &l.expert_up, &l.expert_down}) {
         const DeviceTensor &w = experts->front();
-        pagoda_op_moe_matmul_t e = moe_matmul_query(w, c, PAGODA_DTYPE_F32);
+        pagoda_op_moe_matmul_t e = moe_matmul_query(w, c, shard, PAGODA_DTYPE_F32);
         if (experts == &l.expert_down) {
             e.x_per_slot = 1;
             static const float kWeight = 1.0f;
@@ -118,14 +119,16 @@ void check_moe(const runtime::Device &device, const model::ModelConfig &c, const
 
 }  // namespace
 
-pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, pagoda_dtype_t act) {
+pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, const ModelShard &shard,
+                                        pagoda_dtype_t act) {
     pagoda_op_moe_matmul_t e{};
     e.struct_size = sizeof e;
     e.x_dtype = e.y_dtype = act;
     e.w_dtype = w.dtype;
     e.n_tokens = 1;
     e.top_k = c.experts_per_token;
-    e.n_experts = c.n_experts;
+    e.n_experts = shard.n_local_experts(c);
+    e.expert_offset = shard.expert_begin(c);
     e.n = w.rows;
     e.k = w.cols;
     e.ldw = w.ld;
@@ -252,6 +255,7 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
     const runtime::Device &device = stream_.device();
     if (device.uses_host_weights()) {
         d.data = start;
+        host_ranges_.push_back({start, start + size_t(d.rows - 1) * size_t(full_row_bytes) + row_bytes});
         return d;
     }
     // Only the shard crosses to the device: a row slice in one copy, a column slice row by row.
@@ -329,7 +333,8 @@ void LlamaWeights::place_experts(int64_t layer, LlamaLayerWeights &l) {
     const model::TensorRef *gate = model_.tensors().find(p + "experts.gate_proj.weight");
     const model::TensorRef *up = gate ? &model_.tensors().require(p + "experts.up_proj.weight", model_.source()) : nullptr;
     const model::TensorRef *down = gate ? &model_.tensors().require(p + "experts.down_proj.weight", model_.source()) : nullptr;
-    for (int64_t j = 0; j < c.n_experts; ++j) {
+    const int64_t first = shard_.expert_begin(c);
+    for (int64_t j = first; j < first + shard_.n_local_experts(c); ++j) {
         if (gate != nullptr) {  // stacked (GGUF): expert j's rows of each
             l.expert_gate.push_back(place(*gate, j * ei + i0, ni));
             l.expert_up.push_back(place(*up, j * ei + i0, ni));
@@ -341,6 +346,8 @@ void LlamaWeights::place_experts(int64_t layer, LlamaLayerWeights &l) {
             l.expert_down.push_back(place(x + "down_proj.weight", 0, -1, i0, ni));
         }
     }
+    for (const auto *experts : {&l.expert_gate, &l.expert_up, &l.expert_down})
+        for (const DeviceTensor &e : *experts) expert_bytes_ += e.bytes();
     const std::string what = "layer " + std::to_string(layer) + "'s experts' ";
     l.expert_gate_ptrs = address_array(l.expert_gate, what + "gate projections");
     l.expert_up_ptrs = address_array(l.expert_up, what + "up projections");
@@ -436,7 +443,7 @@ void LlamaWeights::check_ops() const {
         for (const DeviceTensor *norm : {&l.attn_out_norm, &l.mlp_norm, &l.mlp_out_norm})
             if (*norm) check_rmsnorm(device, *norm);
         if (l.router) {
-            check_moe(device, c, l);
+            check_moe(device, c, shard_, l);
             continue;
         }
         check_matmul(device, l.gate, nullptr);

@@ -12,6 +12,7 @@
 
 #include "exec/model_shard.hpp"
 #include "model/model.hpp"
+#include "model/page_residency.hpp"
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 #include "runtime/device.hpp"
@@ -80,6 +81,11 @@ public:
     uint64_t bytes() const noexcept { return bytes_; }
     // Of those, the decoder layers' (no embedding, final norm or LM head).
     uint64_t layer_bytes() const noexcept { return layer_bytes_; }
+    // The bytes of the model's mapping that the kernels read in place (on a device that uses
+    // host weights; a copied shard reads none).
+    const std::vector<model::ByteRange> &host_ranges() const noexcept { return host_ranges_; }
+    // Of those, the experts' (those of this device's expert-parallel group).
+    uint64_t expert_bytes() const noexcept { return expert_bytes_; }
 
 private:
     // What the forward pass does with a weight: which op must decode a block-quantized one.
@@ -113,6 +119,8 @@ private:
     ModelShard shard_;
     uint64_t bytes_ = 0;
     uint64_t layer_bytes_ = 0;
+    uint64_t expert_bytes_ = 0;
+    std::vector<model::ByteRange> host_ranges_;
     // Device copies of weights (none when kernels read the mapped file), widened biases and
     // widened block-quantized weights.
     std::vector<runtime::DeviceBuffer> uploads_;
@@ -129,8 +137,9 @@ pagoda_dtype_t weight_dtype(const model::TensorRef &t);
 // looking one row up in `table`.
 pagoda_op_matmul_t matmul_query(const DeviceTensor &w, pagoda_dtype_t act);
 pagoda_op_embedding_t lookup_query(const DeviceTensor &table);
-// A one-token MOE_MATMUL over experts shaped as `w`, per token, without weights.
-pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, pagoda_dtype_t act);
+// A one-token MOE_MATMUL over `shard`'s experts shaped as `w`, per token, without weights.
+pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::ModelConfig &c, const ModelShard &shard,
+                                        pagoda_dtype_t act);
 
 // Whether `device`'s backend runs `op` as `args` describes; a refusal leaves no error message.
 bool backend_supports(const runtime::Device &device, pagoda_op_t op, const void *args);

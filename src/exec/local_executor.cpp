@@ -22,6 +22,7 @@ std::vector<DeviceUsage> LocalExecutor::device_usage() const {
     u.kv_heads = c.n_kv_heads;
     u.weight_bytes = forward_.weight_bytes();
     u.layer_weight_bytes = forward_.layer_weight_bytes();
+    u.expert_weight_bytes = forward_.expert_weight_bytes();
     u.kv_bytes = cache_->shard(0).bytes();
     return {u};
 }

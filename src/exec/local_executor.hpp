@@ -31,6 +31,7 @@ public:
     bool devices_apart_from_host() const override { return !stream_.device().host_accessible(); }
     size_t device_count() const override { return 1; }
     std::vector<DeviceUsage> device_usage() const override;
+    std::vector<model::ByteRange> host_weight_ranges() const override { return forward_.host_weight_ranges(); }
 
 private:
     std::shared_ptr<kv::KvCache> cache_;

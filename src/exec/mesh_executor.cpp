@@ -67,7 +67,7 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
         w->place = layout_.place(d);
         const mesh::StagePlacement &stage = layout_.stages()[size_t(w->place.stage)];
         w->shard = {stage.first_layer, stage.end_layer, w->place.tp_rank, stage.tensor_parallel,
-                    w->place.kvp_rank, layout_.kv_parallel()};
+                    w->place.kvp_rank, layout_.kv_parallel(), stage.expert_parallel};
         w->cache = &cache_->shard(d - first_local_);
         const kv::KvShardSpec &spec = w->cache->spec();
         if (spec.first_layer != stage.first_layer || spec.end_layer != stage.end_layer ||
@@ -382,8 +382,20 @@ std::vector<DeviceUsage> MeshExecutor::device_usage() const {
         u.kv_heads = w->shard.n_kv_heads(c);
         u.weight_bytes = w->forward->weight_bytes();
         u.layer_weight_bytes = w->forward->layer_weight_bytes();
+        u.expert_weight_bytes = w->forward->expert_weight_bytes();
+        u.ep_rank = w->shard.ep_rank();
+        u.ep_size = w->shard.ep_size;
         u.kv_bytes = w->cache->bytes();
         out.push_back(u);
+    }
+    return out;
+}
+
+std::vector<model::ByteRange> MeshExecutor::host_weight_ranges() const {
+    std::vector<model::ByteRange> out;
+    for (const auto &w : workers_) {
+        const std::vector<model::ByteRange> &mine = w->forward->host_weight_ranges();
+        out.insert(out.end(), mine.begin(), mine.end());
     }
     return out;
 }

@@ -54,6 +54,7 @@ public:
     bool devices_apart_from_host() const override;
     size_t device_count() const override { return workers_.size(); }
     std::vector<DeviceUsage> device_usage() const override;
+    std::vector<model::ByteRange> host_weight_ranges() const override;
     const mesh::ProcessGroup *processes() const override { return processes_.get(); }
 
 private:

@@ -1,10 +1,17 @@
 // Which part of a model one device runs: a pipeline stage's layers and, under tensor
 // parallelism (Megatron), its share of each layer: query heads and MLP columns split evenly
 // over the stage's tp devices, KV heads split when tp ≤ n_kv_heads and otherwise each held by
-// tp / n_kv_heads devices (as vLLM does), each expert's MLP columns split as the dense MLP's,
-// the LM head split by vocabulary rows when they
+// tp / n_kv_heads devices (as vLLM does), the LM head split by vocabulary rows when they
 // divide evenly (its logits then summed into one full row by all-reduce) and replicated when
-// not. Embeddings and norms are replicated.
+// not. Embeddings, norms and a mixture of experts' router are replicated.
+//
+// A mixture of experts' experts split two ways at once: expert parallelism puts whole experts
+// on devices (the stage's tp_size devices form ep_size groups, group g holding experts
+// [g·E/ep, (g+1)·E/ep)), and each expert's MLP columns split over the tp_size / ep_size devices
+// of its group as a dense MLP's do. Every device has every token's hidden state (attention is
+// tensor-parallel over all tp_size devices), so routing a token to its experts' devices costs
+// nothing, and bringing the products back is the sum over devices that the stage's all-reduce
+// of the MLP already is.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +29,8 @@ struct ModelShard {
     // and computes everything else as its kvp peers do.
     int32_t kv_rank = 0;
     int32_t kv_size = 1;
+    // Expert parallelism: the groups the experts split into (divides tp_size).
+    int32_t ep_size = 1;
 
     static ModelShard whole() { return {}; }
 
@@ -42,9 +51,15 @@ struct ModelShard {
     }
     int64_t intermediate(const model::ModelConfig &c) const { return c.intermediate_size / tp_size; }
     int64_t intermediate_begin(const model::ModelConfig &c) const { return tp_rank * intermediate(c); }
-    // Each expert's MLP splits as a dense one does.
-    int64_t expert_intermediate(const model::ModelConfig &c) const { return c.expert_intermediate_size / tp_size; }
-    int64_t expert_intermediate_begin(const model::ModelConfig &c) const { return tp_rank * expert_intermediate(c); }
+    // Devices an expert's columns split over, the device's group and its place in the group.
+    int32_t expert_tp() const { return tp_size / ep_size; }
+    int32_t ep_rank() const { return tp_rank / expert_tp(); }
+    int64_t n_local_experts(const model::ModelConfig &c) const { return c.n_experts / ep_size; }
+    int64_t expert_begin(const model::ModelConfig &c) const { return ep_rank() * n_local_experts(c); }
+    int64_t expert_intermediate(const model::ModelConfig &c) const { return c.expert_intermediate_size / expert_tp(); }
+    int64_t expert_intermediate_begin(const model::ModelConfig &c) const {
+        return (tp_rank % expert_tp()) * expert_intermediate(c);
+    }
     bool vocab_split(const model::ModelConfig &c) const { return tp_size > 1 && c.vocab_size % tp_size == 0; }
     int64_t vocab_rows(const model::ModelConfig &c) const {
         return vocab_split(c) ? c.vocab_size / tp_size : c.vocab_size;

@@ -34,9 +34,23 @@ void check_tensor_parallel(const SplitShape &shape, int32_t tp) {
                  " KV heads neither split evenly nor replicate evenly (the degree must divide them or be a multiple of them)");
 }
 
+void check_expert_parallel(const SplitShape &shape, int32_t width, int32_t ep) {
+    const std::string at = "expert parallelism of " + std::to_string(ep) + ": ";
+    if (ep == 1) return;
+    if (ep < 1) mismatch(at + "the degree must be at least 1");
+    if (shape.experts == 0) mismatch(at + "the model is dense (it has no experts to split)");
+    if (width % ep != 0)
+        mismatch(at + "it does not divide the stage's " + std::to_string(width) + " devices");
+    if (shape.experts % ep != 0)
+        mismatch(at + "the model's " + std::to_string(shape.experts) + " experts do not split evenly");
+    if (shape.expert_intermediate % (width / ep) != 0)
+        mismatch(at + "each expert's " + std::to_string(shape.expert_intermediate) +
+                 " MLP columns do not split evenly over the " + std::to_string(width / ep) + " devices of a group");
+}
+
 Layout Layout::single_device(int32_t n_layers) {
     Layout l;
-    l.stages_.push_back({0, n_layers, 1, {0}});
+    l.stages_.push_back({0, n_layers, 1, 1, {0}});
     l.places_.push_back({0, 0});
     return l;
 }
@@ -62,8 +76,8 @@ Layout::Layout(const Mesh &mesh, const LayoutSpec &plan) {
                             "): stages on different backends are not executed yet");
 
     for (const auto &[name, size] : mesh.axes()) {
-        if (name != "pp" && name != "tp" && name != "kvp" && name != "dp")
-            mismatch("mesh axis '" + name + "' is not one of pp, tp, kvp, dp");
+        if (name != "pp" && name != "tp" && name != "ep" && name != "kvp" && name != "dp")
+            mismatch("mesh axis '" + name + "' is not one of pp, tp, ep, kvp, dp");
         if (name == "dp" && size > 1)
             throw Error(PAGODA_ERR_UNSUPPORTED, "mesh axis dp=" + std::to_string(size) +
                                                     ": data parallelism is not executed yet (serve each replica with its own engine)");
@@ -71,6 +85,7 @@ Layout::Layout(const Mesh &mesh, const LayoutSpec &plan) {
     const bool named = !mesh.axes().empty();
     const int32_t pp = mesh.axis("pp") > 0 ? mesh.axis("pp") : 1;
     const int32_t tp = mesh.axis("tp") > 0 ? mesh.axis("tp") : 1;
+    const int32_t ep = mesh.axis("ep") > 0 ? mesh.axis("ep") : 1;
     if (named && int32_t(stages.size()) != pp)
         mismatch("the plan has " + std::to_string(stages.size()) + " pipeline stages but the mesh's axes say pp=" +
                  std::to_string(pp));
@@ -78,14 +93,20 @@ Layout::Layout(const Mesh &mesh, const LayoutSpec &plan) {
     int32_t next_device = 0;
     for (size_t k = 0; k < stages.size(); ++k) {
         const StageSpec &s = stages[k];
-        if (named && s.tensor_parallel != tp)
+        if (named && s.tensor_parallel != tp * ep)
             mismatch("stage " + std::to_string(k) + " of the plan is " + std::to_string(s.tensor_parallel) +
-                     " devices wide but the mesh's axes say tp=" + std::to_string(tp));
+                     " devices wide but the mesh's axes say tp=" + std::to_string(tp) +
+                     (ep > 1 ? " × ep=" + std::to_string(ep) : ""));
+        if (named && s.expert_parallel != ep)
+            mismatch("stage " + std::to_string(k) + " of the plan splits the experts " +
+                     std::to_string(s.expert_parallel) + " ways but the mesh's axes say ep=" + std::to_string(ep));
         check_tensor_parallel(plan.shape, s.tensor_parallel);
+        check_expert_parallel(plan.shape, s.tensor_parallel, s.expert_parallel);
         StagePlacement p;
         p.first_layer = int32_t(s.first_layer);
         p.end_layer = int32_t(s.end_layer);
         p.tensor_parallel = s.tensor_parallel;
+        p.expert_parallel = s.expert_parallel;
         p.devices.assign(size_t(s.tensor_parallel * kvp_), -1);
         if (!named) {
             std::iota(p.devices.begin(), p.devices.end(), next_device);
@@ -97,13 +118,14 @@ Layout::Layout(const Mesh &mesh, const LayoutSpec &plan) {
     if (named) {
         for (int32_t d = 0; d < n_devices; ++d) {
             const std::vector<int32_t> c = coordinates(mesh.axes(), d);
-            int32_t stage = 0, rank = 0, share = 0;
+            int32_t stage = 0, rank = 0, group = 0, share = 0;
             for (size_t i = 0; i < c.size(); ++i) {
                 if (mesh.axes()[i].first == "pp") stage = c[i];
                 if (mesh.axes()[i].first == "tp") rank = c[i];
+                if (mesh.axes()[i].first == "ep") group = c[i];
                 if (mesh.axes()[i].first == "kvp") share = c[i];
             }
-            stages_[size_t(stage)].devices[size_t(share * tp + rank)] = d;
+            stages_[size_t(stage)].devices[size_t((share * ep + group) * tp + rank)] = d;
         }
     }
     for (size_t k = 0; k < stages_.size(); ++k) {
@@ -121,6 +143,13 @@ std::string Layout::describe() const {
     out += "), tp=";
     for (size_t k = 0; k < stages_.size(); ++k)
         out += (k ? "/" : "") + std::to_string(stages_[k].tensor_parallel);
+    bool experts_split = false;
+    for (const StagePlacement &s : stages_) experts_split = experts_split || s.expert_parallel > 1;
+    if (experts_split) {
+        out += ", ep=";
+        for (size_t k = 0; k < stages_.size(); ++k)
+            out += (k ? "/" : "") + std::to_string(stages_[k].expert_parallel);
+    }
     if (kvp_ > 1) out += ", kvp=" + std::to_string(kvp_);
     return out;
 }

@@ -1,6 +1,7 @@
 // How a model is laid out on a mesh: pipeline stages (ranges of decoder layers) over groups of
 // the mesh's devices, each stage tensor-parallel over its group (Alpa's stages over sub-meshes,
-// Megatron's tensor parallelism inside a stage), and each such group repeated `kvp` times for
+// Megatron's tensor parallelism inside a stage; a mixture of experts' experts also split whole
+// over `ep` groups of the stage's devices), and each such group repeated `kvp` times for
 // cache parallelism: the kvp copies of a device hold the same weights and split every
 // sequence's KV cache between them, block by block (thesis Ch. 4). Made from what a plan says
 // (where the layers go and how wide each stage is), as plain data so that the mesh needs nothing
@@ -21,6 +22,8 @@ struct SplitShape {
     int64_t heads = 0;
     int64_t kv_heads = 0;
     int64_t intermediate = 0;
+    int64_t experts = 0;  // 0: a dense model
+    int64_t expert_intermediate = 0;
 };
 
 // What a plan asks of a layout: its stages (layer ranges and widths) for one kvp copy of a mesh
@@ -28,7 +31,8 @@ struct SplitShape {
 struct StageSpec {
     int64_t first_layer = 0;  // decoder layers [first_layer, end_layer)
     int64_t end_layer = 0;
-    int32_t tensor_parallel = 1;
+    int32_t tensor_parallel = 1;  // the stage's width
+    int32_t expert_parallel = 1;  // groups of its devices the experts split into (divides the width)
 };
 struct LayoutSpec {
     int32_t devices = 0;
@@ -40,6 +44,7 @@ struct StagePlacement {
     int32_t first_layer = 0;  // decoder layers [first_layer, end_layer)
     int32_t end_layer = 0;
     int32_t tensor_parallel = 1;
+    int32_t expert_parallel = 1;
     std::vector<int32_t> devices;  // mesh device indices, devices[kvp_rank · tensor_parallel + tp_rank]
 
     bool operator==(const StagePlacement &) const = default;
@@ -60,10 +65,12 @@ public:
     static Layout single_device(int32_t n_layers);
     // The plan's stages on `mesh`'s devices. With axes, a device's coordinates come from its
     // place in the list (the last axis varying fastest): its `pp` coordinate is its stage, its
-    // `tp` coordinate its rank there and its `kvp` coordinate its share of the cache; the plan
-    // then lays out one kvp copy (mesh devices / kvp). Without axes, stages take the devices in
-    // list order. Throws INVALID_ARGUMENT naming what disagrees (stage count against pp, a
-    // stage's width against tp, the device count, a width that does not divide the heads), and
+    // `ep` and `tp` coordinates its rank there (ep · tp + tp: a stage is tp · ep devices wide,
+    // its attention split over all of them, its experts over the ep groups of tp) and its `kvp`
+    // coordinate its share of the cache; the plan then lays out one kvp copy (mesh devices /
+    // kvp). Without axes, stages take the devices in list order. Throws INVALID_ARGUMENT naming
+    // what disagrees (stage count against pp, a stage's width against tp · ep, the device
+    // count, a width that does not divide the heads or ep that does not divide the experts), and
     // UNSUPPORTED for what is not executed yet (dp, stages over several backends).
     Layout(const Mesh &mesh, const LayoutSpec &plan);
 
@@ -88,5 +95,9 @@ private:
 // (Megatron's split: query heads and the MLP's columns evenly; KV heads evenly when tp ≤ their
 // count, else each replicated over tp / n_kv_heads devices, as vLLM does).
 void check_tensor_parallel(const SplitShape &shape, int32_t tp);
+// Throws INVALID_ARGUMENT unless a stage `width` devices wide can split its experts into `ep`
+// groups: ep divides the width, the model has experts and ep divides them, and each expert's
+// columns split over the width / ep devices of a group.
+void check_expert_parallel(const SplitShape &shape, int32_t width, int32_t ep);
 
 }  // namespace pagoda::mesh

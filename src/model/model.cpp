@@ -129,6 +129,7 @@ public:
     explicit GgufBackedModel(GgufModel gguf) : gguf_(std::move(gguf)) {}
     const GgufVocabulary *gguf_vocabulary() const noexcept override { return &gguf_.vocabulary; }
     const GgufModel &gguf() const noexcept { return gguf_; }
+    std::vector<const MappedFile *> mappings() const override { return {&gguf_.file.mapping()}; }
 
 private:
     GgufModel gguf_;  // owns the mapping the tensors point into
@@ -138,6 +139,11 @@ class HfBackedModel final : public LoadedModel {
 public:
     explicit HfBackedModel(HfCheckpoint checkpoint) : checkpoint_(std::move(checkpoint)) {}
     const HfCheckpoint &checkpoint() const noexcept { return checkpoint_; }
+    std::vector<const MappedFile *> mappings() const override {
+        std::vector<const MappedFile *> out;
+        for (const SafetensorsFile &shard : checkpoint_.shards()) out.push_back(&shard.mapping());
+        return out;
+    }
 
 private:
     HfCheckpoint checkpoint_;  // owns the shards' mappings the tensors point into

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "common/mapped_file.hpp"
 #include "model/model_config.hpp"
 #include "model/tensor_table.hpp"
 
@@ -35,6 +36,8 @@ public:
     uint64_t weight_bytes() const noexcept { return weight_bytes_; }
     // The vocabulary a GGUF file carries, for building its tokenizer; NULL for other formats.
     virtual const GgufVocabulary *gguf_vocabulary() const noexcept { return nullptr; }
+    // The file mappings the tensors point into.
+    virtual std::vector<const MappedFile *> mappings() const { return {}; }
 
 protected:
     Model() = default;

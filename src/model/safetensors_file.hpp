@@ -36,6 +36,7 @@ public:
     explicit SafetensorsFile(const std::string &path);
 
     const std::string &path() const noexcept { return file_.path(); }
+    const MappedFile &mapping() const noexcept { return file_; }
     const std::vector<TensorRef> &tensors() const noexcept { return contents_.tensors; }
     const std::map<std::string, std::string> &metadata() const noexcept {
         return contents_.metadata;

@@ -27,8 +27,8 @@ CostModel::CostModel(const MeasuredLayerCosts &costs)
 
 double CostModel::layer_flops(int64_t tokens, int64_t context) const {
     const double l = double(tokens), c = double(context);
-    // 2 FLOPs per multiply-add over every weight of the layer, per token.
-    const double matmul = 2.0 * l * (shape_.layer_parameters() - 2.0 * double(shape_.hidden));
+    // 2 FLOPs per multiply-add over every weight the token goes through (its experts' only).
+    const double matmul = 2.0 * l * (shape_.layer_parameters_active() - 2.0 * double(shape_.hidden));
     // QKᵀ and AV: each query sees the cached prefix and, causally, the slice up to itself.
     const double attention = 4.0 * l * (c + (l + 1.0) / 2.0) * double(shape_.heads * shape_.head_dim);
     return matmul + attention;
@@ -38,7 +38,8 @@ double CostModel::layer_traffic_bytes(int64_t tokens, int64_t context) const {
     const double l = double(tokens), c = double(context);
     const double kv_read = (c + l) * kv_bytes_per_token_per_layer();
     const double acts = l * double(4 * shape_.hidden + 2 * shape_.intermediate) * device_.activation_bytes;
-    return layer_weight_bytes() + kv_read + acts;
+    // Unpicked experts are not read.
+    return shape_.layer_parameters_read(tokens) * device_.weight_bytes + kv_read + acts;
 }
 
 double CostModel::all_reduce_seconds(double bytes, int32_t tp, bool inter_node) const {

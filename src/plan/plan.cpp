@@ -19,6 +19,35 @@ CostModel cost_model_for(const ModelShape &shape, const PlanRequest &r) {
 
 }  // namespace
 
+int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested) {
+    if (requested < 0)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "expert_parallel is " + std::to_string(requested) + ", want >= 0");
+    if (shape.experts == 0) {
+        if (requested > 1)
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "expert_parallel=" + std::to_string(requested) +
+                                                         ": the model is dense (it has no experts to split)");
+        return 1;
+    }
+    auto fits = [&](int32_t ep) {
+        return width % ep == 0 && shape.experts % ep == 0 && shape.expert_intermediate % (width / ep) == 0;
+    };
+    if (requested > 0) {
+        if (!fits(requested))
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                        "expert_parallel=" + std::to_string(requested) + " on a stage of " + std::to_string(width) +
+                            " devices: it must divide the devices and the model's " + std::to_string(shape.experts) +
+                            " experts, and leave each expert's " + std::to_string(shape.expert_intermediate) +
+                            " columns splitting evenly over its group");
+        return requested;
+    }
+    for (int32_t ep = 1; ep <= width; ep *= 2)
+        if (fits(ep)) return ep;
+    throw Error(PAGODA_ERR_INVALID_ARGUMENT, "no expert split fits a stage of " + std::to_string(width) +
+                                                 " devices: the model's " + std::to_string(shape.experts) +
+                                                 " experts of " + std::to_string(shape.expert_intermediate) +
+                                                 " columns divide neither way");
+}
+
 MeshShape parse_mesh_shape(const std::string &text) {
     const size_t x = text.find('x');
     auto number = [&](const std::string &part) -> int32_t {
@@ -63,6 +92,10 @@ Plan make_plan(const ModelShape &shape, const PlanRequest &r) {
     p.partition_options = r.partition;
     p.workload = r.workload;
     p.partition = partition_stages(make_stage_cost_table(model, r.mesh, r.workload), r.mesh, r.partition);
+    // Splitting experts whole or by columns moves the same bytes (the stage's all-reduce) and
+    // holds the same memory per device, so the split is chosen after the partition.
+    for (Stage &s : p.partition.stages)
+        s.expert_parallel = expert_parallel_for(shape, s.tensor_parallel, r.partition.expert_parallel);
 
     if (r.prompt_tokens > 0) {
         SlicingOptions o;

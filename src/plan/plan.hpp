@@ -58,6 +58,13 @@ Plan make_plan(const ModelShape &shape, const PlanRequest &request);
 double stage_slice_seconds(const CostModel &model, const Plan &plan, const Stage &stage, int64_t tokens,
                            int64_t context);
 
+// The expert split a stage `width` devices wide gets: `requested` when nonzero (it must divide
+// the width and the experts, and leave each expert's columns splitting over its group), else the
+// smallest power of two that does, since splitting every expert's columns over all the devices
+// (ep = 1) reads the fewest bytes on the busiest device; 1 for a dense model. Throws
+// INVALID_ARGUMENT naming what does not divide.
+int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested);
+
 // "8x8" → {8, 8}. Throws Error(INVALID_ARGUMENT) naming the text for anything else.
 MeshShape parse_mesh_shape(const std::string &text);
 

@@ -35,6 +35,11 @@ int64_t get_int(const json &obj, const char *key, const std::string &where, int6
     return i;
 }
 
+// A field later plans write and earlier ones lack (experts, expert parallelism).
+int64_t get_int_or(const json &obj, const char *key, const std::string &where, int64_t absent, int64_t min = 0) {
+    return obj.is_object() && !obj.contains(key) ? absent : get_int(obj, key, where, min);
+}
+
 double get_number(const json &obj, const char *key, const std::string &where) {
     const json &v = member(obj, key, where);
     if (!v.is_number()) bad(path(where, key), std::string("want a number, got ") + v.type_name());
@@ -97,6 +102,7 @@ std::string plan_to_json(const Plan &p) {
                           {"nodes", s.shape.nodes},
                           {"devices", s.shape.devices},
                           {"tensor_parallel", s.tensor_parallel},
+                          {"expert_parallel", s.expert_parallel},
                           {"has_embedding", s.has_embedding},
                           {"has_head", s.has_head},
                           {"seconds", s.seconds},
@@ -107,7 +113,9 @@ std::string plan_to_json(const Plan &p) {
         {"model",
          {{"hidden", p.shape.hidden}, {"intermediate", p.shape.intermediate}, {"layers", p.shape.layers},
           {"heads", p.shape.heads}, {"kv_heads", p.shape.kv_heads}, {"head_dim", p.shape.head_dim},
-          {"vocab", p.shape.vocab}, {"tied_embeddings", p.shape.tied_embeddings}}},
+          {"vocab", p.shape.vocab}, {"tied_embeddings", p.shape.tied_embeddings}, {"experts", p.shape.experts},
+          {"experts_per_token", p.shape.experts_per_token}, {"expert_intermediate", p.shape.expert_intermediate},
+          {"sparse_layers", p.shape.sparse_layers}}},
         {"device", p.device},
         {"cost_source", p.cost_source},
         {"mesh", {{"nodes", p.mesh.nodes}, {"devices_per_node", p.mesh.devices_per_node}}},
@@ -115,6 +123,7 @@ std::string plan_to_json(const Plan &p) {
         {"micro_batches", p.partition_options.micro_batches},
         {"requested_stages", p.partition_options.stages},
         {"requested_tensor_parallel", p.partition_options.tensor_parallel},
+        {"requested_expert_parallel", p.partition_options.expert_parallel},
         {"epsilon_seconds", p.partition_options.epsilon_seconds},
         {"workload",
          {{"tokens", p.workload.tokens}, {"context", p.workload.context}, {"kv_tokens", p.workload.kv_tokens},
@@ -159,6 +168,15 @@ Plan plan_from_json(std::string_view text) {
     p.shape.head_dim = get_int(m, "head_dim", "model", 1);
     p.shape.vocab = get_int(m, "vocab", "model", 1);
     p.shape.tied_embeddings = get_bool(m, "tied_embeddings", "model");
+    p.shape.experts = get_int_or(m, "experts", "model", 0);
+    p.shape.experts_per_token = get_int_or(m, "experts_per_token", "model", 0);
+    p.shape.expert_intermediate = get_int_or(m, "expert_intermediate", "model", 0);
+    p.shape.sparse_layers = get_int_or(m, "sparse_layers", "model", 0);
+    try {
+        validate(p.shape);
+    } catch (const Error &e) {
+        bad("model", e.what());
+    }
     p.device = get_string(doc, "device", "");
     p.cost_source = get_string(doc, "cost_source", "");
     const json &mesh = member(doc, "mesh", "");
@@ -171,6 +189,7 @@ Plan plan_from_json(std::string_view text) {
     p.partition_options.micro_batches = int32_t(get_int(doc, "micro_batches", "", 1));
     p.partition_options.stages = int32_t(get_int(doc, "requested_stages", ""));
     p.partition_options.tensor_parallel = int32_t(get_int(doc, "requested_tensor_parallel", ""));
+    p.partition_options.expert_parallel = int32_t(get_int_or(doc, "requested_expert_parallel", "", 0));
     p.partition_options.epsilon_seconds = get_number(doc, "epsilon_seconds", "");
     const json &w = member(doc, "workload", "");
     p.workload.tokens = get_int(w, "tokens", "workload", 1);
@@ -207,6 +226,12 @@ Plan plan_from_json(std::string_view text) {
         if (s.tensor_parallel != s.shape.device_count())
             bad(at + ".tensor_parallel", std::to_string(s.tensor_parallel) + ", want the sub-mesh's " +
                                              std::to_string(s.shape.device_count()) + " devices");
+        s.expert_parallel = int32_t(get_int_or(j, "expert_parallel", at, 1, 1));
+        try {
+            expert_parallel_for(p.shape, s.tensor_parallel, s.expert_parallel);
+        } catch (const Error &e) {
+            bad(at + ".expert_parallel", e.what());
+        }
         s.has_embedding = get_bool(j, "has_embedding", at);
         s.has_head = get_bool(j, "has_head", at);
         if (s.has_embedding != (i == 0) || s.has_head != (i + 1 == stages.size()))

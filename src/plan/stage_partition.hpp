@@ -77,6 +77,8 @@ struct PartitionOptions {
     int32_t micro_batches = 1;    // B, for Throughput
     int32_t stages = 0;           // 0: any number; else exactly this many stages
     int32_t tensor_parallel = 0;  // 0: any shape; else only shapes of this many devices
+    int32_t expert_parallel = 0;  // 0: the planner's choice; else every stage splits its experts so
+                                  // many ways (plan.hpp: expert_parallel_for)
     // t_max candidates within epsilon of the last one tried are skipped (Alpa §3.5, TeraPipe
     // Eq. 6–8); the result is then within B·epsilon of the optimum. 0 = exact.
     double epsilon_seconds = 0.0;
@@ -87,6 +89,7 @@ struct Stage {
     int64_t end_layer = 0;
     SubmeshShape shape;
     int32_t tensor_parallel = 1;  // = shape.device_count()
+    int32_t expert_parallel = 1;  // groups of its devices a mixture's experts split into
     bool has_embedding = false;
     bool has_head = false;
     double seconds = 0;           // compute + all-reduces + the send to the next stage

@@ -19,6 +19,7 @@
 #define MAX_PROMPT 2048
 #define MAX_GREEDY 64
 #define MAX_LAYOUTS 8
+#define MAX_DEVICES 8
 
 /* f32 activations over a few layers differ from float64 by ~1e-5 in log-probability; a wrong
  * norm, rotation or window moves them by 1e-2 and more. */
@@ -42,6 +43,8 @@ typedef struct served {
     size_t n_prompt;
     int32_t greedy[MAX_GREEDY];
     size_t n_greedy;
+    pagoda_device_stats_t devices[MAX_DEVICES]; /* what each device of the mesh held */
+    size_t n_devices;
 } served_t;
 
 static const char *g_model_dir;
@@ -120,6 +123,12 @@ static void serve(pagoda_model_t *model, pagoda_mesh_t *mesh, const reference_t 
         }
         assert_true(++steps < 4000);
     }
+    out->n_devices = pagoda_engine_device_count(engine);
+    assert_true(out->n_devices >= 1 && out->n_devices <= MAX_DEVICES);
+    for (size_t d = 0; d < out->n_devices; ++d) {
+        out->devices[d].struct_size = sizeof out->devices[d];
+        TEST_ASSERT_OK(pagoda_engine_get_device_stats(engine, d, &out->devices[d]));
+    }
     pagoda_kv_cache_stats_t kv;
     memset(&kv, 0, sizeof kv);
     kv.struct_size = sizeof kv;
@@ -163,6 +172,27 @@ static void expect_same(const served_t *alone, const served_t *got, const char *
     if (!(worst <= kLayoutTolerance)) fail_msg("%s: log-probabilities differ by %g from one device's", what, worst);
 }
 
+/* What each device of a layout holds of the experts, by pagoda_engine_get_device_stats: the
+ * experts of its layers split over its stage's devices (whole experts over ep groups, each
+ * expert's columns over the tp devices of a group), so that ep=2 holds half of them. */
+static void expect_expert_shares(const served_t *alone, const served_t *got, const char *axes, const char *what) {
+    const pagoda_device_stats_t *one = &alone->devices[0];
+    if (one->expert_weight_bytes == 0) return; /* a dense model */
+    const char *ep_axis = strstr(axes, "ep=");
+    const int32_t ep = ep_axis != NULL ? atoi(ep_axis + 3) : 1;
+    const uint64_t per_layer = one->expert_weight_bytes / (uint64_t)(one->end_layer - one->first_layer);
+    for (size_t d = 0; d < got->n_devices; ++d) {
+        const pagoda_device_stats_t *s = &got->devices[d];
+        const uint64_t want = per_layer * (uint64_t)(s->end_layer - s->first_layer) / (uint64_t)s->tp_size;
+        if (s->ep_size != ep || s->ep_rank != s->tp_rank / (s->tp_size / ep) || s->expert_weight_bytes != want)
+            fail_msg("%s: %s holds %llu bytes of experts as group %d of %d, want %llu as group %d of %d", what,
+                     s->device, (unsigned long long)s->expert_weight_bytes, s->ep_rank, s->ep_size,
+                     (unsigned long long)want, s->tp_rank / (s->tp_size / ep), ep);
+    }
+    printf("  %-44s each device holds %llu of the experts' %llu bytes\n", what,
+           (unsigned long long)got->devices[0].expert_weight_bytes, (unsigned long long)one->expert_weight_bytes);
+}
+
 /* The devices a layout's axes multiply to: "pp=2,tp=2" → "cpu:0-3". */
 static void layout_devices(const char *axes, char *out, size_t size) {
     int devices = 1;
@@ -189,6 +219,7 @@ static void one_format(const reference_t *ref, const char *path, const char *for
         pagoda_mesh_destroy(mesh);
         snprintf(what, sizeof what, "%s, %s", format, g_layouts[i]);
         expect_same(alone, meshed, what);
+        expect_expert_shares(alone, meshed, g_layouts[i], what);
     }
     free(alone);
     free(meshed);

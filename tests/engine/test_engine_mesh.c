@@ -433,6 +433,9 @@ static void test_plan_mismatches(void **state) {
     /* dp is refused as not executed yet. */
     pagoda_mesh_t *dp = test_mesh("cpu:0-1", "dp=2");
     test_expect_failure(pagoda_kv_cache_create(model, dp, NULL, NULL, &cache), PAGODA_ERR_UNSUPPORTED, "dp=2");
+    /* ep splits experts: this model is dense. */
+    pagoda_mesh_t *ep = test_mesh("cpu:0-1", "ep=2");
+    test_expect_failure(pagoda_kv_cache_create(model, ep, NULL, NULL, &cache), PAGODA_ERR_INVALID_ARGUMENT, "dense");
     /* An engine given another plan than its cache's: tp=2 against pp=2 on two plain devices. */
     pagoda_mesh_t *plain = test_mesh("cpu:0-1", NULL);
     pagoda_plan_options_default(&po);
@@ -457,6 +460,7 @@ static void test_plan_mismatches(void **state) {
     pagoda_plan_destroy(pp2);
     pagoda_mesh_destroy(plain);
     pagoda_mesh_destroy(dp);
+    pagoda_mesh_destroy(ep);
     pagoda_mesh_destroy(three);
     pagoda_mesh_destroy(four);
     pagoda_mesh_destroy(two);

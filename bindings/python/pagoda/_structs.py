@@ -101,7 +101,7 @@ class PlanOptions(_Struct):
                 ("cost_file", c_char_p), ("mesh_shape", c_char_p), ("step_tokens", c_int64),
                 ("context_tokens", c_int64), ("kv_tokens", c_int64),
                 ("prompt_tokens", c_int64), ("granularity", c_int64),
-                ("epsilon_seconds", c_double)]
+                ("epsilon_seconds", c_double), ("expert_parallel", c_int32)]
 
 
 class PlanStage(_Struct):
@@ -109,7 +109,7 @@ class PlanStage(_Struct):
     _fields_ = [("struct_size", c_uint32), ("first_layer", c_int64), ("end_layer", c_int64),
                 ("nodes", c_int32), ("devices", c_int32), ("tensor_parallel", c_int32),
                 ("has_embedding", c_int32), ("has_head", c_int32), ("seconds", c_double),
-                ("memory_bytes", c_double)]
+                ("memory_bytes", c_double), ("expert_parallel", c_int32)]
 
 
 class PlanSummary(_Struct):
@@ -213,7 +213,8 @@ class DeviceStats(_Struct):
                 ("tp_rank", c_int32), ("tp_size", c_int32), ("first_layer", c_int64),
                 ("end_layer", c_int64), ("kv_heads", c_int64), ("weight_bytes", c_uint64),
                 ("kv_bytes", c_uint64), ("layer_weight_bytes", c_uint64),
-                ("kvp_rank", c_int32), ("kvp_size", c_int32)]
+                ("kvp_rank", c_int32), ("kvp_size", c_int32), ("ep_rank", c_int32),
+                ("ep_size", c_int32), ("expert_weight_bytes", c_uint64)]
 
 
 HISTOGRAM_MAX_BOUNDS = 32  # PAGODA_HISTOGRAM_MAX_BOUNDS

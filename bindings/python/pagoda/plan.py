@@ -33,6 +33,7 @@ class PlanStage:
     has_head: int
     seconds: float
     memory_bytes: float
+    expert_parallel: int  #: groups of its devices the stage's experts split into; 1 if dense
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,9 +52,9 @@ class PlanSummary:
 @dataclasses.dataclass
 class PlanOptions:
     """The planner's options (``pagoda_plan_options_t``); ``None`` keeps the library's default:
-    latency objective, the planner's choice of stages and tensor parallelism, the ``"cpu"``
-    preset, analytic costs, 2048 step tokens, no slicing, granularity 8, exact search (plan.h
-    says each)."""
+    latency objective, the planner's choice of stages, tensor and expert parallelism, the
+    ``"cpu"`` preset, analytic costs, 2048 step tokens, no slicing, granularity 8, exact search
+    (plan.h says each)."""
     objective: Optional[PlanObjective] = None
     micro_batches: Optional[int] = None
     stages: Optional[int] = None
@@ -67,6 +68,9 @@ class PlanOptions:
     prompt_tokens: Optional[int] = None
     granularity: Optional[int] = None
     epsilon_seconds: Optional[float] = None
+    #: every stage splits a mixture of experts' experts into this many groups of its devices
+    #: (the mesh's ``ep`` axis); 0 or ``None`` = the planner's choice; 0 or 1 for a dense model
+    expert_parallel: Optional[int] = None
 
     def to_c(self) -> S.PlanOptions:
         fields = dataclasses.asdict(self)

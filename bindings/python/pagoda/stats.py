@@ -38,6 +38,9 @@ class DeviceStats:
     layer_weight_bytes: int
     kvp_rank: int
     kvp_size: int
+    ep_rank: int              #: its group of the stage's expert-parallel groups (0 without)
+    ep_size: int              #: groups the stage's experts split into (mesh axis ``ep``; 1 without)
+    expert_weight_bytes: int  #: of ``layer_weight_bytes``, those of its experts (0 if dense)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -73,6 +73,7 @@ class PlanTest(ModelTestCase):
             (stage,) = plan.stages()
             self.assertEqual((stage.first_layer, stage.end_layer), (0, 5))
             self.assertTrue(stage.has_embedding and stage.has_head)
+            self.assertEqual(stage.expert_parallel, 1)  # a dense model splits no experts
             self.assertEqual(plan.slice_lengths(), [])
             # A cache and an engine made with the plan generate as without one.
             with pagoda.KvCache(self.model, mesh, plan) as cache, \
@@ -107,6 +108,10 @@ class PlanTest(ModelTestCase):
         with pagoda.Plan.create(self.model, None, opts) as a, \
                 pagoda.Plan.create(self.model, None, mesh_shape="1x2", stages=2) as b:
             self.assertEqual(a.stages(), b.stages())
+            # A dense model has no experts to split: 1 group is the planner's choice already.
+            with pagoda.Plan.create(self.model, None, mesh_shape="1x2", stages=2,
+                                    expert_parallel=1) as c:
+                self.assertEqual(c.stages(), a.stages())
         with self.assertRaises(TypeError):
             pagoda.Plan.create(self.model, None, opts, stages=2)  # both: which one would win?
         with self.assertRaises(TypeError):

@@ -45,6 +45,8 @@ class StatsTest(unittest.TestCase):
             self.assertEqual(d.device, "cpu:0")
             self.assertEqual((d.first_layer, d.end_layer), (0, 5))
             self.assertEqual((d.tp_size, d.kvp_size), (1, 1))
+            # The bundled model is dense: one expert group, no expert weights.
+            self.assertEqual((d.ep_rank, d.ep_size, d.expert_weight_bytes), (0, 1, 0))
             self.assertGreater(d.weight_bytes, 0)
             self.assertGreater(d.kv_bytes, 0)
             with self.assertRaises(pagoda.InvalidArgumentError):

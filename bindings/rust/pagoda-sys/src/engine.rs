@@ -184,6 +184,10 @@ pub struct pagoda_device_stats_t {
     pub layer_weight_bytes: u64,
     pub kvp_rank: i32,
     pub kvp_size: i32,
+    /// Appended in 0.9: mixtures of experts.
+    pub ep_rank: i32,
+    pub ep_size: i32,
+    pub expert_weight_bytes: u64,
 }
 
 /// `pagoda_histogram_t`: fixed layout, no `struct_size`.

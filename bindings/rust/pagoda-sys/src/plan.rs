@@ -29,6 +29,8 @@ pub struct pagoda_plan_options_t {
     pub prompt_tokens: i64,
     pub granularity: i64,
     pub epsilon_seconds: f64,
+    /// Appended in 0.9: expert groups per stage; 0 = the planner's choice.
+    pub expert_parallel: i32,
 }
 
 /// `pagoda_plan_stage_t`; the caller sets `struct_size`.
@@ -45,6 +47,8 @@ pub struct pagoda_plan_stage_t {
     pub has_head: i32,
     pub seconds: f64,
     pub memory_bytes: f64,
+    /// Appended in 0.9: groups the stage's experts split into (1 for a dense model).
+    pub expert_parallel: i32,
 }
 
 /// `pagoda_plan_summary_t`; the caller sets `struct_size`.

@@ -174,6 +174,7 @@ fn declared() -> Vec<Layout> {
             prompt_tokens,
             granularity,
             epsilon_seconds,
+            expert_parallel,
         }),
         layout!(pagoda_plan_stage_t {
             struct_size,
@@ -186,6 +187,7 @@ fn declared() -> Vec<Layout> {
             has_head,
             seconds,
             memory_bytes,
+            expert_parallel,
         }),
         layout!(pagoda_plan_summary_t {
             struct_size,
@@ -302,6 +304,9 @@ fn declared() -> Vec<Layout> {
             layer_weight_bytes,
             kvp_rank,
             kvp_size,
+            ep_rank,
+            ep_size,
+            expert_weight_bytes,
         }),
         layout!(pagoda_kernel_choice_info_t {
             struct_size,

@@ -18,8 +18,8 @@ use std::ptr::{self, NonNull};
 pub struct MeshOptions {
     /// This process's device list, such as "cpu:0-1" or "cuda:0-3,cuda:6"; `None` = "cpu:0".
     pub devices: Option<String>,
-    /// Axis sizes over the whole mesh, such as "pp=2,tp=4" (names pp, tp, kvp, dp); `None` = the
-    /// plan decides.
+    /// Axis sizes over the whole mesh, such as "pp=2,tp=4" (names pp, tp, ep, kvp, dp); `None` =
+    /// the plan decides.
     pub axes: Option<String>,
     /// This process's rank in its launch; `None` = `PAGODA_RANK`, else OpenMPI's
     /// `OMPI_COMM_WORLD_RANK`, else 0.

@@ -48,6 +48,9 @@ pub struct PlanOptions {
     pub granularity: i64,
     /// Skip bottleneck candidates closer than this; 0 = exact.
     pub epsilon_seconds: f64,
+    /// Every stage splits a mixture of experts' experts into this many groups of its devices
+    /// (the mesh's `ep` axis); 0 = the planner's choice. Must be 0 or 1 for a dense model.
+    pub expert_parallel: i32,
 }
 
 impl Default for PlanOptions {
@@ -70,6 +73,7 @@ impl Default for PlanOptions {
             prompt_tokens: raw.prompt_tokens,
             granularity: raw.granularity,
             epsilon_seconds: raw.epsilon_seconds,
+            expert_parallel: raw.expert_parallel,
         }
     }
 }
@@ -99,6 +103,7 @@ impl PlanOptions {
         raw.prompt_tokens = self.prompt_tokens;
         raw.granularity = self.granularity;
         raw.epsilon_seconds = self.epsilon_seconds;
+        raw.expert_parallel = self.expert_parallel;
         // Moving the CStrings moves no bytes: the pointers above stay valid.
         Ok(RawPlanOptions { raw, _strings: [device, cost_file, mesh_shape] })
     }
@@ -122,6 +127,9 @@ c_struct! {
         pub seconds: f64,
         /// Predicted memory per device.
         pub memory_bytes: f64,
+        /// Groups of the stage's devices its experts split into (1: every expert's columns
+        /// over all of them; always 1 for a dense model).
+        pub expert_parallel: i32,
     }
 }
 

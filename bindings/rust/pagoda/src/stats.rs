@@ -44,6 +44,12 @@ c_struct! {
         pub layer_weight_bytes: u64,
         pub kvp_rank: i32,
         pub kvp_size: i32,
+        /// Its group among the stage's expert-parallel groups (0 without).
+        pub ep_rank: i32,
+        /// Groups the stage's experts split into (the mesh's `ep`; 1 without).
+        pub ep_size: i32,
+        /// Of `layer_weight_bytes`, those of the experts it holds (0 for a dense model).
+        pub expert_weight_bytes: u64,
     }
 }
 

@@ -135,6 +135,7 @@ fn a_plan_is_data() {
     assert_eq!(stages[0].first_layer, 0);
     assert_eq!(stages[0].end_layer, model.info().unwrap().n_layers);
     assert!(stages[0].has_embedding && stages[0].has_head);
+    assert_eq!(stages[0].expert_parallel, 1, "a dense model's stages do not split experts");
     assert!(summary.n_slices >= 1);
     let sliced: i64 = (0..summary.n_slices).map(|i| plan.slice_length(i).unwrap()).sum();
     assert_eq!(sliced, 64);

@@ -168,6 +168,8 @@ fn statistics_count_what_was_generated() {
     let device = s.engine.device_stats(0).unwrap();
     assert_eq!(device.device, "cpu:0");
     assert!(device.weight_bytes > 0);
+    // The bundled model is dense: no expert parallelism, no expert weights.
+    assert_eq!((device.ep_rank, device.ep_size, device.expert_weight_bytes), (0, 1, 0));
     assert!(s.engine.device_stats(1).is_err());
     let cache = s.cache.stats().unwrap();
     assert_eq!(cache.blocks_total, 256);
