@@ -198,11 +198,14 @@ static const layout_t kLayouts[] = {
     {"cpu:0-1", "tp=2"},      {"cpu:0-3", "tp=4"},  {"cpu:0-1", "pp=2"},
     {"cpu:0-2", "pp=3"},      {"cpu:0-3", "pp=2,tp=2"}, {"cpu:0-1", "kvp=2"},
     {"cpu:0-3", "kvp=2,tp=2"}, {"cpu:0-3", "pp=2,kvp=2"},
+    /* A mixture of experts' experts split whole over groups of devices. */
+    {"cpu:0-1", "ep=2"},      {"cpu:0-3", "ep=4"},  {"cpu:0-3", "ep=2,tp=2"},
+    {"cpu:0-3", "pp=2,ep=2"}, {"cpu:0-3", "ep=2,kvp=2"},
 };
 
 /* Every layout against one device, under `how`, on the model at `path`. `max_tp` skips the
- * layouts a model's heads cannot split into. */
-static void layouts_match_one_device(const char *path, const serving_t *how, int max_tp) {
+ * layouts a model's heads cannot split into, and the ep layouts run on mixtures of experts. */
+static void layouts_match_one_device(const char *path, const serving_t *how, int max_tp, int experts) {
     pagoda_model_t *model = NULL;
     TEST_ASSERT_OK(pagoda_model_open(path, NULL, &model));
     run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
@@ -214,7 +217,8 @@ static void layouts_match_one_device(const char *path, const serving_t *how, int
                                                        : alone->stats.preemptions_recompute > 0);
     assert_true(alone->kv.prefix_hits > 0);
     for (size_t i = 0; i < sizeof kLayouts / sizeof kLayouts[0]; ++i) {
-        if ((strstr(kLayouts[i].axes, "tp=4") && max_tp < 4) || (strstr(kLayouts[i].axes, "tp=2") && max_tp < 2))
+        if ((strstr(kLayouts[i].axes, "tp=4") && max_tp < 4) || (strstr(kLayouts[i].axes, "tp=2") && max_tp < 2) ||
+            (strstr(kLayouts[i].axes, "ep=") && !experts))
             continue;
         pagoda_mesh_t *mesh = test_mesh(kLayouts[i].devices, kLayouts[i].axes);
         /* Under kvp=2 a block is two runs of block_size tokens: halving the option keeps the
@@ -238,25 +242,32 @@ static const serving_t kTightSwap = {48, 4, 40, PAGODA_PREEMPT_SWAP, PAGODA_QUAN
 
 static void test_stories_layouts(void **state) {
     (void)state;
-    layouts_match_one_device(STORIES, &kTight, 4);
+    layouts_match_one_device(STORIES, &kTight, 4, 0);
 }
 
 static void test_stories_layouts_swap(void **state) {
     (void)state;
-    layouts_match_one_device(STORIES, &kTightSwap, 4);
+    layouts_match_one_device(STORIES, &kTightSwap, 4, 0);
 }
 
 static void test_gqa_layouts(void **state) {
     (void)state;
     /* 4 query heads over 2 KV heads: tp=2 splits the KV heads, tp=4 replicates each twice. */
-    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/gqa/hf", &kTight, 4);
+    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/gqa/hf", &kTight, 4, 0);
+}
+
+static void test_moe_layouts(void **state) {
+    (void)state;
+    /* Qwen3-MoE-shaped, 8 experts of 32 columns, 2 per token: every layout, ep ones included,
+     * through preemption, prefix hits and chunked prompts (the GGUF's stacked experts). */
+    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/moe/model.gguf", &kTight, 4, 1);
 }
 
 static void test_mqa_layouts(void **state) {
     (void)state;
     /* One KV head: every tensor-parallel rank holds a copy (tp > n_kv_heads); a vocabulary of 99
      * does not split over tp ranks, so the tied LM head is replicated. */
-    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4);
+    layouts_match_one_device(PAGODA_MESH_MODELS_DIR "/mqa/hf", &kTight, 4, 0);
 }
 
 /* Quantizes the width-256 test model to Q4_K_M at `path` (in a fresh folder `dir`). */
@@ -281,7 +292,7 @@ static void test_quantized_layouts(void **state) {
     quantize_q256(dir, path, sizeof path);
     serving_t exact = kTight;
     exact.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
-    layouts_match_one_device(path, &exact, 4);
+    layouts_match_one_device(path, &exact, 4, 0);
     assert_int_equal(remove(path), 0);
     assert_int_equal(rmdir(dir), 0);
 }
@@ -500,9 +511,11 @@ static void test_plan_from_json_runs(void **state) {
 
 /* ---- One mesh over the processes of an mpirun launch ------------------------------------- */
 
-/* Set by --world: the axes over every rank's cpu:0, and whether preemption swaps. */
+/* Set by --world: the axes over every rank's cpu:0, whether preemption swaps, and the model
+ * (--moe: the mixture of experts). */
 static const char *g_world_axes;
 static int g_world_swap;
+static const char *g_world_model = STORIES;
 
 /* Under mpirun: rank 0 serves the workload on a mesh over every rank (each bringing cpu:0) and
  * compares it with the one-device run in its own process; the other ranks follow its steps. On
@@ -511,7 +524,7 @@ static void test_world_matches_one_device(void **state) {
     (void)state;
     const serving_t *how = g_world_swap ? &kTightSwap : &kTight;
     pagoda_model_t *model = NULL;
-    TEST_ASSERT_OK(pagoda_model_open(STORIES, NULL, &model));
+    TEST_ASSERT_OK(pagoda_model_open(g_world_model, NULL, &model));
     pagoda_mesh_t *mesh = test_mesh("cpu:0", g_world_axes); /* rank and size from mpirun */
     int32_t rank = -1, size = 0;
     TEST_ASSERT_OK(pagoda_mesh_world(mesh, &rank, &size));
@@ -554,9 +567,10 @@ static int world_main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--world") == 0 && i + 1 < argc) g_world_axes = argv[++i];
         else if (strcmp(argv[i], "--swap") == 0) g_world_swap = 1;
+        else if (strcmp(argv[i], "--moe") == 0) g_world_model = PAGODA_MESH_MODELS_DIR "/moe/model.gguf";
     }
     if (g_world_axes == NULL) {
-        fputs("usage: test_engine_mesh [--world AXES [--swap]] (under mpirun)\n", stderr);
+        fputs("usage: test_engine_mesh [--world AXES [--swap] [--moe]] (under mpirun)\n", stderr);
         return 2;
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_world_matches_one_device)};
@@ -570,6 +584,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stories_layouts),  cmocka_unit_test(test_stories_layouts_swap),
         cmocka_unit_test(test_gqa_layouts),      cmocka_unit_test(test_mqa_layouts),
+        cmocka_unit_test(test_moe_layouts),
         cmocka_unit_test(test_quantized_layouts), cmocka_unit_test(test_quantized_activations),
         cmocka_unit_test(test_memory_per_device), cmocka_unit_test(test_plan_mismatches),
         cmocka_unit_test(test_plan_from_json_runs),
