@@ -79,7 +79,10 @@
  * columns split over its group. Attention stays tensor-parallel over all the stage's devices, so
  * every device already has every token: the experts' products come back through the stage's
  * all-reduce, the same bytes as tensor parallelism moves, and the memory per device is the same
- * either way; the planner therefore splits experts by columns (1) unless they do not divide.
+ * either way; the planner therefore splits experts by columns (1) unless they do not divide or
+ * a device's columns would cut the blocks of a quantized type (which the device would widen to
+ * f32), in which case it keeps whole experts together: Qwen3-30B-A3B in Q4_K_M over 8 devices
+ * (768 columns, 256-value blocks) gets expert_parallel 8.
  *
  * \par Cost files
  * A cost file (JSON, `"format": "pagoda-costs"`) holds layer times measured on a backend: t(l, 0)
@@ -119,7 +122,7 @@ typedef struct pagoda_plan_options {
      * Every stage splits a mixture of experts' experts into this many groups of its devices
      * (expert parallelism, the mesh's `ep` axis); 0 = the planner's choice (default): the
      * smallest power of two that divides the experts and leaves each expert's columns
-     * splitting over its group. Must be 0 or 1 for a dense model.
+     * splitting over its group in whole blocks of their type. Must be 0 or 1 for a dense model.
      */
     int32_t expert_parallel;
 } pagoda_plan_options_t;

@@ -29,7 +29,7 @@ bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 // The planner's layout for `mesh` when the host gave no plan: the mesh's pp, tp and ep axes, when
 // named, fix the stage count, width and expert split (otherwise the planner chooses); costs come from the
 // device kind's preset.
-plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
+plan::Plan default_plan(const model::Model &model, const plan::ModelShape &shape, const mesh::Mesh &mesh) {
     // Each kvp copy of the layout spans this many devices.
     const int32_t n = int32_t(mesh.device_count()) / std::max(mesh.axis("kvp"), 1);
     plan::PlanRequest r;
@@ -47,6 +47,7 @@ plan::Plan default_plan(const plan::ModelShape &shape, const mesh::Mesh &mesh) {
                                                 "-wide stages over " + std::to_string(n) +
                                                 " devices: without a plan, the device count must be a power of two");
     r.device = mesh.devices().front()->info().kind == PAGODA_DEVICE_GPU ? "h100" : "cpu";
+    r.expert_column_block = model::expert_column_block(model);
     // Stages run micro-batches at the same time, so balanced stages serve fastest: Alpa's
     // throughput objective with one micro-batch per stage.
     r.partition.objective = plan::PartitionObjective::Throughput;
@@ -79,7 +80,7 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the plan was made for another model shape (" +
                                                      shape_difference(plan->shape, shape) +
                                                      ", the plan's first): make it for this model");
-    const plan::Plan planned = plan != nullptr ? *plan : default_plan(shape, mesh);
+    const plan::Plan planned = plan != nullptr ? *plan : default_plan(model, shape, mesh);
     p.layout = std::make_shared<const mesh::Layout>(mesh, layout_spec(planned));
     if (planned.slicing) {
         p.pipeline.prefill_slices = planned.slicing->optimal.lengths;

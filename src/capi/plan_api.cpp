@@ -116,6 +116,7 @@ PAGODA_API pagoda_status_t pagoda_plan_create(const pagoda_model_t *model, const
             devices = pagoda::require_handle(const_cast<pagoda_mesh_t *>(mesh), "mesh")->impl->device_count();
         plan::PlanRequest request = plan_request(options, devices);
         request.weight_bytes = served_weight_bytes(*m->impl, request.device);
+        request.expert_column_block = pagoda::model::expert_column_block(*m->impl);
         return hand_out(plan::make_plan(plan::model_shape(m->impl->config()), request), out);
     });
 }

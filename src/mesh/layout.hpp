@@ -65,8 +65,9 @@ public:
     static Layout single_device(int32_t n_layers);
     // The plan's stages on `mesh`'s devices. With axes, a device's coordinates come from its
     // place in the list (the last axis varying fastest): its `pp` coordinate is its stage, its
-    // `ep` and `tp` coordinates its rank there (ep · tp + tp: a stage is tp · ep devices wide,
-    // its attention split over all of them, its experts over the ep groups of tp) and its `kvp`
+    // `ep` and `tp` coordinates its rank there (ep coordinate · tp + tp coordinate: a stage is
+    // tp · ep devices wide, its attention split over all of them, its experts over the ep groups
+    // of tp devices) and its `kvp`
     // coordinate its share of the cache; the plan then lays out one kvp copy (mesh devices /
     // kvp). Without axes, stages take the devices in list order. Throws INVALID_ARGUMENT naming
     // what disagrees (stage count against pp, a stage's width against tp · ep, the device

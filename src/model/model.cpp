@@ -18,6 +18,7 @@
 #include "model/gguf_model.hpp"
 #include "model/gguf_vocabulary.hpp"
 #include "model/hf_checkpoint.hpp"
+#include "model/quant_blocks.hpp"
 
 namespace pagoda::model {
 
@@ -165,6 +166,18 @@ void finish_opening(LoadedModel &model, const TensorTable &loaded, OpeningProgre
 }
 
 }  // namespace
+
+int64_t expert_column_block(const Model &model) {
+    const ModelConfig &c = model.config();
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        if (!c.is_sparse(l)) continue;
+        const std::string experts = "model.layers." + std::to_string(l) + ".mlp.experts.";
+        const TensorRef *down = model.tensors().find(experts + "down_proj.weight");  // stacked
+        if (down == nullptr) down = model.tensors().find(experts + "0.down_proj.weight");
+        return down == nullptr ? 1 : int64_t(block_layout(down->type).elements);
+    }
+    return 1;
+}
 
 std::shared_ptr<const Model> open_model(const std::string &path, const ProgressFn &progress,
                                         const std::atomic<bool> *cancel) {

@@ -49,6 +49,11 @@ protected:
     uint64_t weight_bytes_ = 0;
 };
 
+// The values of one block of the type a mixture of experts' down projections are stored in (1 for
+// a float type or a dense model): a device's share of each expert's columns keeps its blocks whole
+// only in multiples of it.
+int64_t expert_column_block(const Model &model);
+
 // Opens a GGUF file or a Hugging Face folder. Reports progress through `progress` (may be
 // empty) and stops with Error(PAGODA_ERR_CANCELLED) when it returns false or `*cancel` turns
 // true. Other errors as open_gguf_model and HfCheckpoint throw them.

@@ -19,7 +19,7 @@ CostModel cost_model_for(const ModelShape &shape, const PlanRequest &r) {
 
 }  // namespace
 
-int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested) {
+int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested, int64_t column_block) {
     if (requested < 0)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "expert_parallel is " + std::to_string(requested) + ", want >= 0");
     if (shape.experts == 0) {
@@ -40,6 +40,8 @@ int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requ
                             " columns splitting evenly over its group");
         return requested;
     }
+    for (int32_t ep = 1; ep <= width; ep *= 2)
+        if (fits(ep) && (shape.expert_intermediate / (width / ep)) % std::max<int64_t>(column_block, 1) == 0) return ep;
     for (int32_t ep = 1; ep <= width; ep *= 2)
         if (fits(ep)) return ep;
     throw Error(PAGODA_ERR_INVALID_ARGUMENT, "no expert split fits a stage of " + std::to_string(width) +
@@ -95,7 +97,8 @@ Plan make_plan(const ModelShape &shape, const PlanRequest &r) {
     // Splitting experts whole or by columns moves the same bytes (the stage's all-reduce) and
     // holds the same memory per device, so the split is chosen after the partition.
     for (Stage &s : p.partition.stages)
-        s.expert_parallel = expert_parallel_for(shape, s.tensor_parallel, r.partition.expert_parallel);
+        s.expert_parallel =
+            expert_parallel_for(shape, s.tensor_parallel, r.partition.expert_parallel, r.expert_column_block);
 
     if (r.prompt_tokens > 0) {
         SlicingOptions o;

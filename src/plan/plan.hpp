@@ -22,6 +22,7 @@ struct PlanRequest {
     std::string device = "cpu";      // a device preset; ignored when cost_file is set
     std::string cost_file;           // measured layer costs (measured_costs.hpp); "" = analytic
     double weight_bytes = 0;         // bytes per weight as served; 0 = the preset's
+    int64_t expert_column_block = 1; // the experts' block (model.hpp: expert_column_block)
     PartitionOptions partition;
     ServingWorkload workload;        // sizes stage costs and memory
     int64_t prompt_tokens = 0;       // > 0: also slice a prompt of this length (TeraPipe)
@@ -60,10 +61,12 @@ double stage_slice_seconds(const CostModel &model, const Plan &plan, const Stage
 
 // The expert split a stage `width` devices wide gets: `requested` when nonzero (it must divide
 // the width and the experts, and leave each expert's columns splitting over its group), else the
-// smallest power of two that does, since splitting every expert's columns over all the devices
-// (ep = 1) reads the fewest bytes on the busiest device; 1 for a dense model. Throws
-// INVALID_ARGUMENT naming what does not divide.
-int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested);
+// smallest power of two that does with each device's columns a multiple of `column_block` (so
+// that quantized blocks stay whole; a split block is widened to f32 on the device), or failing
+// that the smallest that divides at all. Smallest, since splitting every expert's columns over
+// all the devices (ep = 1) reads the fewest bytes on the busiest device. 1 for a dense model.
+// Throws INVALID_ARGUMENT naming what does not divide.
+int32_t expert_parallel_for(const ModelShape &shape, int32_t width, int32_t requested, int64_t column_block = 1);
 
 // "8x8" → {8, 8}. Throws Error(INVALID_ARGUMENT) naming the text for anything else.
 MeshShape parse_mesh_shape(const std::string &text);

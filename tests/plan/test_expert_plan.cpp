@@ -65,6 +65,11 @@ void test_expert_split_choice(void **) {
     // 768 columns split over 8 devices: by columns, the balanced split.
     assert_int_equal(expert_parallel_for(s, 8, 0), 1);
     assert_int_equal(expert_parallel_for(s, 8, 4), 4);
+    // Q4_K_M's 256-value blocks: 96 or 192 columns would split them (and be widened to f32), so
+    // each expert stays whole on one device of eight.
+    assert_int_equal(expert_parallel_for(s, 8, 0, 256), 8);
+    assert_int_equal(expert_parallel_for(s, 2, 0, 256), 2);
+    assert_int_equal(expert_parallel_for(s, 8, 0, 32), 1);  // Q8_0: 96 columns are 3 blocks
     // 96 columns (3·32) do not split over 64 devices; groups of 32 take them.
     s.expert_intermediate = 96;
     assert_int_equal(expert_parallel_for(s, 64, 0), 2);
