@@ -73,7 +73,8 @@ const unsigned char *source_row(const SourceTensor &t, uint64_t r, uint64_t row_
 
 void quantize_rows(const SourceTensor &t, TensorType type, int threads, unsigned char *out,
                    QuantizedTypeStats &stats) {
-    const uint64_t row = t.dims[0], rows = t.dims[1];  // quant_type_for quantizes matrices only
+    // quant_type_for quantizes matrices and stacks of them (a mixture's experts) only.
+    const uint64_t row = t.dims[0], rows = t.dims[1] * (t.dims.size() == 3 ? t.dims[2] : 1);
     const uint64_t in_row_bytes = row * block_layout(t.type).bytes;
     const uint64_t out_row_bytes = row / block_layout(type).elements * block_layout(type).bytes;
     struct Partial {
@@ -157,13 +158,17 @@ void widen_row(TensorType t, const unsigned char *src, uint64_t n, float *dst) {
 
 TensorType quant_type_for(QuantMix mix, const std::string &name, const std::vector<uint64_t> &dims,
                           TensorType source, int64_t n_layers, bool has_output) {
-    if (dims.size() != 2 || !ends_with(name, ".weight")) return source;  // norms, biases
+    if (dims.size() < 2 || dims.size() > 3 || !ends_with(name, ".weight")) return source;  // norms, biases
+    // A mixture's router stays as it is, as llama.cpp leaves it: its logits pick the experts,
+    // and a rounded one picks others.
+    if (ends_with(name, ".ffn_gate_inp.weight")) return source;
     TensorType t = base_type(mix);
     const bool output = name == "output.weight" || (!has_output && name == "token_embd.weight");
     if (output && mix != QuantMix::Q8_0) {
         t = TensorType::Q6_K;
     } else if ((mix == QuantMix::Q4_K_M || mix == QuantMix::Q5_K_M) &&
-               (ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight"))) {
+               (ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight") ||
+                ends_with(name, ".ffn_down_exps.weight"))) {
         if (more_bits(layer_of(name), n_layers)) t = TensorType::Q6_K;
     }
     // Rows must be whole blocks: a row no 256-value block fits takes Q8_0's 32-value blocks,

@@ -1,12 +1,14 @@
 // GGUF's quantized block types: Pagoda's reference decoders and block sizes against ggml's own,
 // bit for bit, on the blocks of tests/fixtures/quant/ggml_vectors.bin (quantized by ggml from
-// random rows, and random bytes); the byte counts of tensors of them.
+// random rows, and random bytes); the byte counts of tensors of them; the types a mix gives a
+// mixture of experts' tensors.
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "ggml_vectors.hpp"
+#include "model/gguf_quantize.hpp"
 #include "model/quant_blocks.hpp"
 #include "model_test_support.hpp"
 
@@ -61,12 +63,32 @@ void tensor_sizes(void **) {
     }
 }
 
+
+void mixture_tensor_types(void **) {
+    using pagoda::model::QuantMix;
+    using pagoda::model::quant_type_for;
+    // Stacked experts [256 columns, 512 rows, 8 experts] quantize as matrices do, ffn_down's
+    // choice of more bits included; the router stays as it is, as llama.cpp leaves it.
+    assert_int_equal(int(quant_type_for(QuantMix::Q4_K_M, "blk.1.ffn_gate_exps.weight", {256, 512, 8}, TensorType::F16, 8, true)),
+                     int(TensorType::Q4_K));
+    assert_int_equal(int(quant_type_for(QuantMix::Q4_K_M, "blk.0.ffn_down_exps.weight", {256, 256, 8}, TensorType::F16, 8, true)),
+                     int(TensorType::Q6_K));
+    assert_int_equal(int(quant_type_for(QuantMix::Q8_0, "blk.0.ffn_up_exps.weight", {256, 512, 8}, TensorType::F16, 8, true)),
+                     int(TensorType::Q8_0));
+    assert_int_equal(int(quant_type_for(QuantMix::Q4_K_M, "blk.0.ffn_gate_inp.weight", {256, 8}, TensorType::F16, 8, true)),
+                     int(TensorType::F16));
+    // Rows of 96 values take Q8_0's blocks, as a matrix's would.
+    assert_int_equal(int(quant_type_for(QuantMix::Q4_K_M, "blk.1.ffn_up_exps.weight", {96, 64, 8}, TensorType::F16, 8, true)),
+                     int(TensorType::Q8_0));
+}
+
 }  // namespace
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decoders_match_ggml_bit_for_bit),
         cmocka_unit_test(tensor_sizes),
+        cmocka_unit_test(mixture_tensor_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
