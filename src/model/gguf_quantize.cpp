@@ -65,8 +65,12 @@ struct Planned {
 };
 
 // Quantizes one tensor's rows on `threads` threads into `out`; adds its error to `stats`.
-// Row r of `t` as stored (its row_order applied).
+// Row r of `t` as stored (its row_order applied, or from its part).
 const unsigned char *source_row(const SourceTensor &t, uint64_t r, uint64_t row_bytes) {
+    if (!t.parts.empty()) {
+        const uint64_t part_rows = t.bytes / t.parts.size() / row_bytes;
+        return t.parts[size_t(r / part_rows)] + (r % part_rows) * row_bytes;
+    }
     const uint64_t stored = t.row_order.empty() ? r : t.row_order[size_t(r)];
     return t.data + stored * row_bytes;
 }
@@ -191,7 +195,7 @@ QuantizeSource gguf_quantize_source(const std::string &path) {
             throw Error(PAGODA_ERR_UNSUPPORTED, path + ": tensor '" + t.name + "' is already " +
                                                     tensor_type_name(t.type) +
                                                     ": quantize from an F32, F16 or BF16 file");
-        source.tensors.push_back({t.name, t.type, t.dims, t.data, t.bytes, {}});
+        source.tensors.push_back({t.name, t.type, t.dims, t.data, t.bytes, {}, {}});
     }
     source.backing = std::move(file);
     return source;
@@ -241,10 +245,12 @@ QuantizeSummary quantize_to_gguf(const QuantizeSource &source, const std::string
             throw Error(PAGODA_ERR_INTERNAL, "quantize: tensor '" + p.source->name + "' misplaced");
         const SourceTensor &t = *p.source;
         if (p.type == t.type) {
-            if (t.row_order.empty()) {
+            if (t.row_order.empty() && t.parts.empty()) {
                 out.write(t.data, size_t(p.bytes));
             } else {
-                const uint64_t rows = t.row_order.size(), row_bytes = t.bytes / rows;
+                uint64_t rows = 1;
+                for (size_t d = 1; d < t.dims.size(); ++d) rows *= t.dims[d];
+                const uint64_t row_bytes = t.bytes / rows;
                 for (uint64_t r = 0; r < rows; ++r) out.write(source_row(t, r, row_bytes), size_t(row_bytes));
             }
             summary.tensors_kept += 1;

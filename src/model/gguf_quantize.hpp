@@ -53,6 +53,9 @@ struct SourceTensor {
     // Empty: rows as stored. Else row r of the output is row row_order[r] of `data` (llama.cpp's
     // Q/K permutation for interleaved RoPE, applied as the rows are written).
     std::vector<uint32_t> row_order;
+    // Empty: the rows are at `data`. Else the tensor is these matrices stacked in order, each
+    // bytes / parts.size() bytes (a mixture's experts, one tensor each in a Hugging Face folder).
+    std::vector<const unsigned char *> parts;
 };
 
 // What a quantized file is made from: its metadata (general.file_type and

@@ -35,7 +35,10 @@ void set_model_keys(const ModelConfig &c, const std::string &folder, GgufMetadat
     m.set_f32(k + "attention.layer_norm_rms_epsilon", float(c.rms_norm_eps));
     m.set_u32(k + "rope.dimension_count", uint32_t(c.head_dim));
     const bool gemma = c.sandwich_norms;
-    if (c.head_dim * c.n_heads != c.hidden_size || gemma) {  // a head_dim config.json states
+    // Written when config.json states a head_dim, as llama.cpp's converter does: Gemma's and
+    // Qwen3's always do, others when it is not hidden / heads.
+    const bool qwen3 = c.architecture == Architecture::Qwen3 || c.architecture == Architecture::Qwen3Moe;
+    if (c.head_dim * c.n_heads != c.hidden_size || gemma || qwen3) {
         m.set_u32(k + "attention.key_length", uint32_t(c.head_dim));
         m.set_u32(k + "attention.value_length", uint32_t(c.head_dim));
     }
@@ -49,6 +52,12 @@ void set_model_keys(const ModelConfig &c, const std::string &folder, GgufMetadat
     if (!c.rope.long_factors.empty()) {  // LongRoPE (the factors go as tensors)
         m.set_u32(k + "rope.scaling.original_context_length", uint32_t(c.rope.original_max_position));
         m.set_f32(k + "rope.scaling.attn_factor", float(c.rope.attention_factor));
+    }
+    if (c.n_experts > 0) {  // Mixtral's experts are feed_forward_length wide; Qwen3-MoE's say so
+        m.set_u32(k + "expert_count", uint32_t(c.n_experts));
+        m.set_u32(k + "expert_used_count", uint32_t(c.experts_per_token));
+        if (c.architecture == Architecture::Qwen3Moe)
+            m.set_u32(k + "expert_feed_forward_length", uint32_t(c.expert_intermediate_size));
     }
     if (c.attn_logit_softcap > 0) m.set_f32(k + "attn_logit_softcapping", float(c.attn_logit_softcap));
     if (c.final_logit_softcap > 0) m.set_f32(k + "final_logit_softcapping", float(c.final_logit_softcap));
@@ -121,6 +130,44 @@ std::vector<uint32_t> interleave_rows(int64_t heads, int64_t head_dim) {
     return order;
 }
 
+// What GGUF's keys cannot say of a mixture of experts: llama.cpp renormalises the picked
+// experts' weights (Mixtral; Qwen3-MoE with norm_topk_prob) and makes every layer sparse.
+void check_experts(const ModelConfig &c, const std::string &config_path) {
+    if (c.n_experts == 0) return;
+    if (c.moe_routing != PAGODA_MOE_SOFTMAX_TOPK_NORM)
+        throw Error(PAGODA_ERR_UNSUPPORTED, config_path + ": norm_topk_prob is false, and GGUF's " +
+                                                gguf_architecture(c.architecture) +
+                                                " keys imply the picked experts' weights renormalised");
+    for (int64_t l = 0; l < c.n_layers; ++l)
+        if (!c.is_sparse(l))
+            throw Error(PAGODA_ERR_UNSUPPORTED, config_path + ": layer " + std::to_string(l) +
+                                                    " has a dense MLP (mlp_only_layers, decoder_sparse_step), " +
+                                                    "and GGUF has no key for layers without experts");
+}
+
+// The stacked tensor `stacked` ("model.layers.L.mlp.experts.gate_proj.weight") from the
+// folder's one tensor per expert, rows expert after expert, as llama.cpp's converter stacks them.
+SourceTensor stacked_experts(const HfCheckpoint &checkpoint, const ModelConfig &c, const std::string &stacked) {
+    const size_t cut = stacked.find("experts.") + std::string("experts.").size();
+    SourceTensor s;
+    for (int64_t j = 0; j < c.n_experts; ++j) {
+        const std::string name = stacked.substr(0, cut) + std::to_string(j) + "." + stacked.substr(cut);
+        const TensorRef &t = checkpoint.tensors().require(name, checkpoint.folder());
+        if (j == 0) {
+            s.type = t.type;
+            s.dims.assign(t.shape.rbegin(), t.shape.rend());
+            s.dims.push_back(uint64_t(c.n_experts));
+        } else if (t.type != s.type) {
+            throw Error(PAGODA_ERR_UNSUPPORTED, checkpoint.folder() + ": expert tensor '" + name + "' is " +
+                                                    tensor_type_name(t.type) + ", expert 0's " +
+                                                    tensor_type_name(s.type) + "; GGUF stacks them in one type");
+        }
+        s.parts.push_back(static_cast<const unsigned char *>(t.data));
+        s.bytes += t.bytes;
+    }
+    return s;
+}
+
 bool ends_with(const std::string &s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -146,18 +193,16 @@ QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint
                                   const GgufVocabulary &vocabulary) {
     const ModelConfig &c = checkpoint->config();
     const std::string config_path = checkpoint->folder() + "/config.json";
-    // llama.cpp runs qwen2 and qwen3 half-split, llama interleaved.
-    const bool permute = c.architecture == Architecture::Llama || c.architecture == Architecture::Mistral;
+    // llama.cpp runs qwen2 and qwen3 half-split, llama (Mixtral's GGUF architecture too) interleaved.
+    const bool permute = c.architecture == Architecture::Llama || c.architecture == Architecture::Mistral ||
+                         c.architecture == Architecture::Mixtral;
     if (c.attention_bias != (c.architecture == Architecture::Qwen2))
         throw Error(PAGODA_ERR_UNSUPPORTED,
                     config_path + ": attention_bias is " + (c.attention_bias ? "true" : "false") +
                         "; Pagoda's GGUF loader reads Q/K/V biases for qwen2 and only for qwen2, so " +
                         "the GGUF would not load");
     check_layer_pattern(c, config_path);
-    if (c.n_experts > 0)
-        throw Error(PAGODA_ERR_UNSUPPORTED,
-                    config_path + ": converting a mixture of experts to GGUF (its experts stacked per "
-                                  "projection) is not supported yet; quantize its GGUF instead");
+    check_experts(c, config_path);
     if (vocabulary.tokens.size() != size_t(c.vocab_size))
         throw Error(PAGODA_ERR_FORMAT, checkpoint->folder() + "/tokenizer.json: the vocabulary has " +
                                            std::to_string(vocabulary.tokens.size()) +
@@ -173,18 +218,24 @@ QuantizeSource hf_quantize_source(std::shared_ptr<const HfCheckpoint> checkpoint
     auto add_f32 = [&](const char *name, const std::vector<float> &factors) {
         auto &bytes = source.converted.emplace_back(factors.size() * 4);
         std::memcpy(bytes.data(), factors.data(), bytes.size());
-        source.tensors.push_back({name, TensorType::F32, {factors.size()}, bytes.data(), bytes.size(), {}});
+        source.tensors.push_back({name, TensorType::F32, {factors.size()}, bytes.data(), bytes.size(), {}, {}});
     };
     if (c.rope.scaling == PAGODA_ROPE_SCALING_LLAMA3) add_f32("rope_freqs.weight", llama3_rope_factors(c));
     if (!c.rope.long_factors.empty()) {
         add_f32("rope_factors_long.weight", c.rope.long_factors);
         add_f32("rope_factors_short.weight", c.rope.short_factors);
     }
-    for (const ExpectedTensor &e : llama_expected_tensors(c)) {
+    for (const ExpectedTensor &e : llama_expected_tensors(c, ExpertLayout::Stacked)) {
+        const std::string gguf_name = gguf_tensor_name(e.name, tensor_naming(c));
+        if (gguf_name.empty()) throw Error(PAGODA_ERR_INTERNAL, "quantize: no GGUF name for tensor '" + e.name + "'");
+        if (e.shape.size() == 3) {
+            source.tensors.push_back(stacked_experts(*checkpoint, c, e.name));
+            source.tensors.back().name = gguf_name;
+            continue;
+        }
         const TensorRef &t = checkpoint->tensors().require(e.name, checkpoint->folder());
         SourceTensor s;
-        s.name = gguf_tensor_name(e.name, tensor_naming(c));
-        if (s.name.empty()) throw Error(PAGODA_ERR_INTERNAL, "quantize: no GGUF name for tensor '" + e.name + "'");
+        s.name = gguf_name;
         s.dims.assign(t.shape.rbegin(), t.shape.rend());
         if (t.shape.size() == 1) {
             auto &bytes = source.converted.emplace_back(as_f32(t, uint64_t(t.shape[0])));

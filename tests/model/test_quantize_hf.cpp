@@ -92,6 +92,8 @@ void test_qwen3_head_norms(void **) { check_model("qwen3_bpe"); }
 void test_gemma2(void **) { check_model("gemma2_bf16"); }
 void test_gemma3(void **) { check_model("gemma3_bf16"); }
 void test_phi3_longrope(void **) { check_model("phi3_longrope"); }
+void test_mixtral(void **) { check_model("mixtral_bf16"); }
+void test_qwen3moe(void **) { check_model("qwen3moe_f16"); }
 
 // A copy of a random model's folder to break.
 std::string copy_folder(const test::TempDir &tmp, const std::string &model) {
@@ -108,6 +110,14 @@ void expect_refused(const std::string &folder, pagoda_status_t status, std::init
 }
 
 void test_bad_folders(void **) {
+    {  // GGUF's qwen3moe keys imply renormalised expert weights.
+        const test::TempDir tmp;
+        const std::string f = copy_folder(tmp, "qwen3moe_f16");
+        nlohmann::json c = test::read_json(f + "/config.json");
+        c["norm_topk_prob"] = false;
+        tmp.write("hf/config.json", c.dump());
+        expect_refused(f, PAGODA_ERR_UNSUPPORTED, {"config.json", "norm_topk_prob"});
+    }
     {
         const test::TempDir tmp;
         const std::string f = copy_folder(tmp, "llama_f32");
@@ -174,6 +184,8 @@ int main(void) {
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_phi3_longrope),
+        cmocka_unit_test(test_mixtral),
+        cmocka_unit_test(test_qwen3moe),
         cmocka_unit_test(test_bad_folders),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
