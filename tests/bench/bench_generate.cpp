@@ -1,7 +1,7 @@
 // pagoda-bench-generate: the engine's end-to-end throughput through the public API, as one JSON
 // object per line on stdout and a short summary on stderr.
 //
-//   pagoda-bench-generate (--model PATH | --random-model 110m|tiny|1b|...) [--dtype f32|f16|bf16]
+//   pagoda-bench-generate (--model PATH | --random-model SPEC[,SPEC...]) [--dtype f32|f16|bf16]
 //                         [--device cpu:0|cuda:N] [--threads N] [--batch B] [--prompt-tokens P]
 //                         [--gen-tokens G] [--repeats N] [--quick] [--plugin-dir DIR] [--seed S]
 //
@@ -10,17 +10,20 @@
 //            from submit until all have finished: prompt tokens/s.
 //   decode:  requests of 8 prompt tokens generating G tokens greedily past EOS, timed per step
 //            once every prompt is prefilled: generated tokens/s and ms/step. Decode reads every
-//            weight once per step, so weight bytes / step time is an effective bandwidth, set
+//            weight once per step (of a mixture of experts, the experts the step's tokens picked:
+//            decode_weights.hpp), so weight bytes / step time is an effective bandwidth, set
 //            against a streaming-read probe of this machine run just before each repeat
 //            (decode_fraction_of_bandwidth is the median of these paired ratios).
 //            decode_fraction_of_roofline adds the KV cache's bytes to the weights': the keys and
 //            values each step's attention reads over the batch's contexts.
+// Several random models (--random-model moe32,moe32-dense-active) are measured side by side:
+// each repeat runs them in turn, and decode_step_ratio lines give the first one's step time over
+// each other's, paired repeat by repeat, beside the ratio of the weight bytes they read.
 // On a device the host cannot read (--device cuda:0), the probe is the device's own copy
 // bandwidth instead, measured through the backend's interface as pagoda-bench-kernels does it
 // (device-to-device copies timed by the backend's timing events, bytes read + written / time),
 // and the decode lines carry the roofline fraction as the figure tests/gpu/run.sh tabulates.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
@@ -37,19 +40,22 @@
 #include <unordered_map>
 #include <vector>
 
-// OpenBLAS's header declares C99 _Complex types, which -Wpedantic flags in C++ under clang.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
-#include <cblas.h>
-#pragma GCC diagnostic pop
-
 #include "bench_common.hpp"
+#include "decode_weights.hpp"
+#include "generate_ceilings.hpp"
 #include "pagoda/pagoda.h"
 #include "random_gguf.hpp"
 
 namespace {
 
+using pagoda::bench::BandwidthProbe;
+using pagoda::bench::DeviceCopyProbe;
+using pagoda::bench::ExpertShape;
 using pagoda::bench::RandomModelShape;
+using pagoda::bench::RateSample;
+using pagoda::bench::ReadProbe;
+using pagoda::bench::SgemmProbe;
+using pagoda::bench::StepWeights;
 using pagoda::bench::TempGgufFile;
 
 // Tokens in each decode request's prompt: short, so decode steps dominate its time.
@@ -67,7 +73,7 @@ constexpr double kRooflineGoalBatched = 0.6;
 
 struct Options {
     std::string model_path;    // --model
-    std::string random_model;  // --random-model
+    std::string random_model;  // --random-model: one shape, or several measured side by side
     pagoda_dtype_t dtype = PAGODA_DTYPE_F32;
     bool dtype_set = false;
     std::string plugin_dir = PAGODA_BENCH_PLUGIN_DIR;
@@ -92,10 +98,13 @@ struct Options {
 
 void usage(FILE *to) {
     std::fprintf(to,
-                 "usage: pagoda-bench-generate (--model PATH | --random-model SPEC) [options]\n"
+                 "usage: pagoda-bench-generate (--model PATH | --random-model SPEC[,SPEC...]) [options]\n"
                  "  --model PATH         GGUF file or Hugging Face folder\n"
                  "  --random-model SPEC  random weights of a known shape: 110m (stories110M), tiny,\n"
-                 "                       1b (Llama-3.2-1B), serve or serve-large\n"
+                 "                       1b (Llama-3.2-1B), serve, serve-large, moe32 (Qwen3-MoE-\n"
+                 "                       shaped, 32 experts, top-4), moe32-dense-active, moe32-dense-\n"
+                 "                       total, moe-tiny, moe-tiny-dense-active; a comma-separated\n"
+                 "                       list measures them side by side (decode_step_ratio lines)\n"
                  "  --dtype T            random model weights: f32 (default), f16 or bf16\n"
                  "  --device D           the device to serve on, as a mesh names it (default cpu:0;\n"
                  "                       e.g. cuda:0, whose plugin is loaded from --plugin-dir)\n"
@@ -246,8 +255,8 @@ bool parse_options(int argc, char **argv, Options &o) {
         usage(stderr);
         return false;
     }
-    if (!o.write_model.empty() && o.random_model.empty()) {
-        std::fprintf(stderr, "pagoda-bench-generate: --write-model writes a --random-model\n");
+    if (!o.write_model.empty() && (o.random_model.empty() || o.random_model.find(',') != std::string::npos)) {
+        std::fprintf(stderr, "pagoda-bench-generate: --write-model writes one --random-model\n");
         return false;
     }
     if (!o.model_path.empty() && o.dtype_set) {
@@ -273,240 +282,6 @@ void check(pagoda_status_t s, const std::string &what) {
     if (s != PAGODA_OK)
         throw std::runtime_error(what + ": " + pagoda_status_string(s) + ": " +
                                  pagoda_last_error_message());
-}
-
-// ---- the bandwidth probes --------------------------------------------------------------------
-
-// A rate over a few passes of a probe (bytes/s of the bandwidth probes, FLOP/s of the sgemm
-// probe): their median and their best.
-struct RateSample {
-    double median = 0.0;
-    double best = 0.0;
-};
-
-// The bandwidth a decode step's reads are set against, measured again before each decode
-// repeat so that both sides of a ratio see the same moment.
-class BandwidthProbe {
-public:
-    virtual ~BandwidthProbe() = default;
-    // Bytes one pass counts as moved.
-    virtual size_t bytes() const = 0;
-    virtual RateSample sample(int passes) const = 0;
-};
-
-// Sums n words as four interleaved streams (the four quarters, read in lockstep). A GEMV reads
-// several weight rows at once, and several streams per core draw more bandwidth than one (15-20%
-// on the 2-core EPYC VM this was written on, where a one-stream probe had batch-1 decode of the
-// 110m shape at 105-109% of its "ceiling").
-// target_clones picks the AVX2 build where the processor has one.
-__attribute__((target_clones("avx2", "default"))) uint64_t sum_words(const uint64_t *p, size_t n) {
-    const size_t q = n / 4;
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (size_t i = 0; i < q; ++i) {
-        s0 += p[i];
-        s1 += p[q + i];
-        s2 += p[2 * q + i];
-        s3 += p[3 * q + i];
-    }
-    for (size_t i = 4 * q; i < n; ++i) s0 += p[i];
-    return s0 + s1 + s2 + s3;
-}
-
-std::atomic<uint64_t> g_sink{0};  // keeps the sums alive
-
-// Runs `body(begin, end)` on `threads` threads over [0, n) in contiguous ranges.
-template <typename Body>
-void parallel(int threads, size_t n, Body body) {
-    std::vector<std::thread> pool;
-    const size_t per = (n + size_t(threads) - 1) / size_t(threads);
-    for (int t = 1; t < threads; ++t) {
-        const size_t b = std::min(n, per * size_t(t)), e = std::min(n, b + per);
-        pool.emplace_back([=] { body(b, e); });
-    }
-    body(0, std::min(n, per));
-    for (auto &th : pool) th.join();
-}
-
-// Sums a buffer far larger than the last-level cache with the benchmark's thread count: the
-// access pattern of a decode step's weight reads, at the speed plain loads reach. The buffer is
-// kept so that the probe can run again right before each decode repeat: on a shared machine the
-// bandwidth on offer moves with the neighbours' load, and a ratio is only fair between
-// measurements taken in the same moment.
-class ReadProbe final : public BandwidthProbe {
-public:
-    ReadProbe(size_t bytes, int threads)
-        : n_(bytes / sizeof(uint64_t)), threads_(threads), words_(new uint64_t[n_]) {
-        uint64_t *p = words_.get();
-        // First touch by the threads that read, so pages sit where they are read.
-        parallel(threads_, n_, [p](size_t b, size_t e) { std::memset(p + b, 1, (e - b) * sizeof(uint64_t)); });
-    }
-    size_t bytes() const override { return n_ * sizeof(uint64_t); }
-
-    // Bytes/s of `passes` passes over the buffer, each one's rate in `rates`. Threads claim
-    // 1 MiB chunks as they go, as the CPU backend's pool hands out work, so a thread the
-    // scheduler stalls does not hold the whole pass back.
-    void measure(int passes, std::vector<double> &rates) const {
-        constexpr size_t kChunkWords = (size_t(1) << 20) / sizeof(uint64_t);
-        const uint64_t *p = words_.get();
-        const size_t n = n_;
-        for (int r = 0; r < passes; ++r) {
-            std::atomic<size_t> next{0};
-            const double t0 = now();
-            parallel(threads_, size_t(threads_), [&](size_t, size_t) {
-                uint64_t sum = 0;
-                for (size_t b; (b = next.fetch_add(kChunkWords, std::memory_order_relaxed)) < n;)
-                    sum += sum_words(p + b, std::min(kChunkWords, n - b));
-                g_sink.fetch_add(sum, std::memory_order_relaxed);
-            });
-            rates.push_back(double(bytes()) / (now() - t0));
-        }
-    }
-    RateSample sample(int passes) const override {
-        std::vector<double> rates;
-        measure(passes, rates);
-        return {median(rates), *std::max_element(rates.begin(), rates.end())};
-    }
-
-private:
-    size_t n_;
-    int threads_;
-    std::unique_ptr<uint64_t[]> words_;
-};
-
-// A device's copy bandwidth, as pagoda-bench-kernels measures it (bench_bandwidth.cpp, through
-// bench_common's Bench and measure()): device-to-device copies of a buffer far larger than a
-// GPU's L2 cache, timed by the backend's timing events, each byte counted once read and once
-// written. A decode step's weight and KV reads are set against it as the CPU path sets them
-// against the read probe.
-class DeviceCopyProbe final : public BandwidthProbe {
-public:
-    // `buffer_bytes` for each of the source and the destination, on `device` of `backend`.
-    DeviceCopyProbe(pagoda_backend_t *backend, const std::string &backend_name, int32_t device,
-                    size_t buffer_bytes, bool quick)
-        : bench_(bench_options(backend_name, device, quick), backend), buffer_bytes_(buffer_bytes) {
-        src_ = bench_.alloc(buffer_bytes_);
-        dst_ = bench_.alloc(buffer_bytes_);
-        const pagoda_backend_iface_t &f = bench_.iface();
-        check(f.memset(f.self, bench_.stream(), src_, 1, buffer_bytes_), "filling the copy probe's buffer");
-        bench_.synchronize();
-    }
-    size_t bytes() const override { return 2 * buffer_bytes_; }
-    const pagoda_device_info_t &device_info() const { return bench_.device(); }
-
-    RateSample sample(int passes) const override {
-        const pagoda_backend_iface_t &f = bench_.iface();
-        auto copy = [&](int64_t) {
-            check(f.copy(f.self, bench_.stream(), dst_, src_, buffer_bytes_, PAGODA_COPY_DEVICE_TO_DEVICE),
-                  "the copy probe's device-to-device copy");
-        };
-        const pagoda::bench::Timing t = pagoda::bench::measure(bench_, copy, passes);
-        return {double(bytes()) / t.seconds, double(bytes()) / t.best_seconds};
-    }
-
-private:
-    // Each pass runs enough copies to last a tenth of a second (a hundredth with --quick): long
-    // enough that launch gaps do not count, short enough to run before every decode repeat.
-    static pagoda::bench::Options bench_options(const std::string &backend_name, int32_t device,
-                                                bool quick) {
-        pagoda::bench::Options b;
-        b.backend = backend_name;
-        b.device = device;
-        b.quick = quick;
-        b.target_seconds = quick ? 0.01 : 0.1;
-        b.min_iterations = quick ? 1 : 3;
-        return b;
-    }
-
-    // measure() takes a non-const Bench (it synchronises its stream); a sample changes nothing
-    // the probe's callers can see.
-    mutable pagoda::bench::Bench bench_;
-    size_t buffer_bytes_;
-    void *src_ = nullptr;
-    void *dst_ = nullptr;
-};
-
-// The CPU's arithmetic ceiling: OpenBLAS's sgemm on its own threads (as many as the engine
-// has), m = n = k = 1536, in FLOP/s. Prefill and batched decode are set against it as decode is
-// set against the read probe. It is OpenBLAS's product as a program calling it would see it,
-// not the backend's MATMUL (which runs OpenBLAS single-threaded on its own pool), so the
-// engine is measured against the library, not against itself.
-class SgemmProbe {
-public:
-    SgemmProbe(int threads, bool quick) : threads_(threads), quick_(quick) {
-        std::mt19937 rng(7);
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        for (std::vector<float> &b : buffers_) {
-            b.resize(size_t(kSize * kSize));
-            for (float &v : b) v = dist(rng);
-        }
-    }
-
-    // FLOP/s over `passes` passes: median and best. Afterwards the process's OpenBLAS is set
-    // back to one thread (the backend sets it so before each product anyway), and the probe
-    // waits until OpenBLAS's threads have stopped spinning (its THREAD_TIMEOUT, about 2^28
-    // cycles), so they take no core from the engine's next repeat.
-    RateSample sample(int passes) {
-        openblas_set_num_threads(threads_);
-        const float *x = buffers_[0].data(), *w = buffers_[1].data();
-        float *y = buffers_[2].data();
-        auto product = [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(kSize), int(kSize), int(kSize), 1.0f, x,
-                        int(kSize), w, int(kSize), 0.0f, y, int(kSize));
-        };
-        product();  // warm-up: OpenBLAS's threads start, its buffers are allocated
-        const double target = quick_ ? 0.02 : 0.2;
-        std::vector<double> seconds;
-        for (int pass = 0; pass < passes; ++pass) {
-            const double start = pagoda::bench::now();
-            int64_t calls = 0;
-            do {
-                product();
-                ++calls;
-            } while (pagoda::bench::now() - start < target || calls < (quick_ ? 1 : 3));
-            seconds.push_back((pagoda::bench::now() - start) / double(calls));
-        }
-        openblas_set_num_threads(1);
-        std::this_thread::sleep_for(std::chrono::milliseconds(quick_ ? 10 : 300));
-        const double flops = 2.0 * double(kSize) * double(kSize) * double(kSize);
-        std::sort(seconds.begin(), seconds.end());
-        return {flops / seconds[seconds.size() / 2], flops / seconds.front()};
-    }
-
-private:
-    static constexpr int64_t kSize = 1536;
-    int threads_;
-    bool quick_;
-    std::vector<float> buffers_[3];
-};
-
-// Bytes of the largest CPU cache Linux reports for cpu0, or 0 when it cannot be read. Weights
-// that fit in it are read from the cache, not memory, and the bandwidth ratio means nothing.
-uint64_t last_level_cache_bytes() {
-    uint64_t best = 0;
-    for (int i = 0; i < 8; ++i) {
-        const std::string f = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size";
-        FILE *in = std::fopen(f.c_str(), "r");
-        if (!in) continue;
-        unsigned long long size = 0;
-        char unit = 0;
-        if (std::fscanf(in, "%llu%c", &size, &unit) >= 1) {
-            const uint64_t bytes = size << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0);
-            best = std::max<uint64_t>(best, bytes);
-        }
-        std::fclose(in);
-    }
-    return best;
-}
-
-// The 1-minute load average, or -1 where /proc/loadavg cannot be read: on a shared machine,
-// how much the neighbours were running while these figures were taken.
-double load_average() {
-    double load = -1.0;
-    if (FILE *in = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(in, "%lf", &load) != 1) load = -1.0;
-        std::fclose(in);
-    }
-    return load;
 }
 
 // ---- JSON lines ------------------------------------------------------------------------------
@@ -571,17 +346,32 @@ struct ModelDescription {
     std::string dtype;  // of the weights as the forward pass reads them
     double bytes_per_weight = 0.0;
     pagoda_model_info_t info{};
+    // A mixture of experts' MLPs (experts == 0: dense); nullopt when the files do not say it
+    // (decode_weights.hpp), and every parameter is then counted as read.
+    std::optional<ExpertShape> experts;
 };
 
-// Weights one decode step reads: every layer's matrices and norms, the final norm and the LM
-// head (the embedding table is only gathered, a row per token, so it does not count unless tied
-// to the LM head, which is then counted once as the head).
-double weights_read_per_step(const pagoda_model_info_t &m) {
-    const double h = double(m.hidden_size), f = double(m.intermediate_size);
-    const double q = double(m.n_heads * m.head_dim), kv = double(m.n_kv_heads * m.head_dim);
-    double layer = h * q + 2 * h * kv + q * h + 3 * h * f + 2 * h;
-    if (std::strcmp(m.architecture, "qwen2") == 0) layer += q + 2 * kv;  // Q/K/V biases
-    return double(m.n_layers) * layer + h + double(m.vocab_size) * h;
+// Only a mixture of experts can have an unknown expert shape.
+bool is_mixture_of_experts(const ModelDescription &m) { return !m.experts || m.experts->experts > 0; }
+
+// Weight bytes one decode step of `batch` tokens reads (active) and could read (total).
+StepWeights step_weight_bytes(const ModelDescription &m, int batch) {
+    StepWeights w;
+    if (m.experts) {
+        w = pagoda::bench::weights_read_per_step(m.info, *m.experts, batch);
+    } else {
+        w.active = w.total = double(m.info.n_parameters);
+    }
+    w.active *= m.bytes_per_weight;
+    w.total *= m.bytes_per_weight;
+    return w;
+}
+
+// The weights' multiply-adds per token, through a mixture's k experts (attention's, a few
+// percent at these lengths, are left out, so the fractions of sgemm slightly understate the
+// arithmetic done).
+double weight_flops_per_token(const ModelDescription &m) {
+    return 2.0 * step_weight_bytes(m, 1).active / m.bytes_per_weight;
 }
 
 // Bytes of the files a model was opened from: the GGUF, or a folder's safetensors.
@@ -621,21 +411,6 @@ void describe_weights_from_files(ModelDescription &d) {
 struct Server {
     pagoda_kv_cache_t *cache = nullptr;
     pagoda_engine_t *engine = nullptr;
-};
-
-struct Handles {
-    pagoda_model_t *model = nullptr;
-    pagoda_mesh_t *mesh = nullptr;
-    Server main;
-    Server op_by_op;  // --decode-graphs compare: the same model with decode graphs off
-    ~Handles() {
-        for (Server *s : {&op_by_op, &main}) {
-            pagoda_engine_destroy(s->engine);
-            pagoda_kv_cache_destroy(s->cache);
-        }
-        pagoda_mesh_destroy(mesh);
-        pagoda_model_destroy(model);
-    }
 };
 
 // What one request produced.
@@ -790,43 +565,39 @@ JsonLine line_start(const ModelDescription &m, const Options &o, const char *mea
     return l;
 }
 
-int run(const Options &o) {
-    if (!o.write_model.empty()) {
-        pagoda::bench::write_random_gguf(o.write_model, pagoda::bench::random_model_shape(o.random_model),
-                                         o.dtype, o.seed);
-        std::printf("%s: random %s model in %s\n", o.write_model.c_str(), o.random_model.c_str(),
-                    pagoda_dtype_name(o.dtype));
-        return 0;
-    }
-    // The CPU backend first, with our thread count: the mesh uses loaded backends and looks
-    // only on the default search path for the others. So another device's backend is loaded
-    // here too, from the same folder (with no configuration: only the CPU backend takes a
-    // thread count, and the others refuse keys they do not know).
-    const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
-    const std::string config = "threads=" + std::to_string(o.threads);
-    pagoda_backend_t *backend = nullptr;
-    check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "loading " + plugin);
-    const bool on_cpu = o.device_backend == "cpu";
-    pagoda_backend_t *device_backend = backend;
-    if (!on_cpu) {
-        const std::string device_plugin = o.plugin_dir + "/libpagoda-backend-" + o.device_backend + ".so";
-        check(pagoda_backend_load(device_plugin.c_str(), nullptr, &device_backend),
-              "loading " + device_plugin + " for --device " + o.device);
-    }
-
-    // The mesh before the model, so that a device that is not there fails the run before
-    // gigabytes of random weights are written.
-    Handles h;
-    pagoda_mesh_options_t mo;
-    pagoda_mesh_options_default(&mo);
-    mo.devices = o.device.c_str();
-    check(pagoda_mesh_create(&mo, &h.mesh), "pagoda_mesh_create (" + o.device + ")");
-
+// A model under measurement, with its engine (and, with --decode-graphs compare, an op-by-op
+// twin on the same weights). Several are measured side by side, their repeats interleaved, so
+// that ratios between them come from one run.
+struct Contender {
     ModelDescription desc;
+    pagoda_model_t *model = nullptr;
+    Server main;
+    Server op_by_op;
+    std::optional<Session> session;
+    std::optional<Session> op_by_op_session;
+    double kv_bytes_per_token = 0.0;  // one cached token across all layers, K and V
+
+    Contender() = default;
+    Contender(const Contender &) = delete;
+    Contender &operator=(const Contender &) = delete;
+    ~Contender() {
+        for (Server *s : {&op_by_op, &main}) {
+            pagoda_engine_destroy(s->engine);
+            pagoda_kv_cache_destroy(s->cache);
+        }
+        pagoda_model_destroy(model);
+    }
+};
+
+// Opens `spec` (a --model path, or a --random-model shape written to a temporary file) on
+// `mesh` with its engines.
+std::unique_ptr<Contender> open_contender(const Options &o, pagoda_mesh_t *mesh, const std::string &spec) {
+    auto c = std::make_unique<Contender>();
+    ModelDescription &desc = c->desc;
     std::optional<TempGgufFile> temp;
-    std::string path = o.model_path;
+    std::string path = spec;
     if (!o.random_model.empty()) {
-        const RandomModelShape shape = pagoda::bench::random_model_shape(o.random_model);
+        const RandomModelShape shape = pagoda::bench::random_model_shape(spec);
         temp.emplace();
         const double t0 = now();
         pagoda::bench::write_random_gguf(temp->path(), shape, o.dtype, o.seed);
@@ -837,14 +608,20 @@ int run(const Options &o) {
         desc.dtype = pagoda_dtype_name(o.dtype);
         desc.bytes_per_weight = double(pagoda_dtype_size(o.dtype));
     } else {
-        desc.label = o.model_path;
+        desc.label = spec;
     }
 
-    check(pagoda_model_open(path.c_str(), nullptr, &h.model), "opening " + path);
-    if (temp) temp->remove();  // the mapping keeps the data; nothing is left behind on any exit
+    check(pagoda_model_open(path.c_str(), nullptr, &c->model), "opening " + path);
     desc.info.struct_size = sizeof desc.info;
-    check(pagoda_model_get_info(h.model, &desc.info), "pagoda_model_get_info");
+    check(pagoda_model_get_info(c->model, &desc.info), "pagoda_model_get_info");
+    desc.experts = pagoda::bench::model_expert_shape(path, desc.info);
+    if (temp) temp->remove();  // the mapping keeps the data; nothing is left behind on any exit
     if (o.random_model.empty()) describe_weights_from_files(desc);
+    if (!desc.experts)
+        std::fprintf(stderr, "pagoda-bench-generate: %s: a mixture of experts from a folder, whose "
+                             "expert shape this benchmark does not read; every weight is counted as "
+                             "read each step\n",
+                     desc.label.c_str());
     const pagoda_model_info_t &info = desc.info;
 
     const int64_t longest = std::max<int64_t>(o.prompt_tokens + 1, kDecodePromptTokens + o.gen_tokens);
@@ -861,9 +638,8 @@ int run(const Options &o) {
     pagoda_kv_cache_options_default(&ko);
     ko.block_size = kBlockSize;
     ko.num_blocks = int64_t(std::max(o.batch, 1)) * blocks_per_seq + 4;
-    const bool compare_graphs = o.decode_graphs == "compare";
     auto make_server = [&](Server &server, bool graphs) {
-        check(pagoda_kv_cache_create(h.model, h.mesh, nullptr, &ko, &server.cache),
+        check(pagoda_kv_cache_create(c->model, mesh, nullptr, &ko, &server.cache),
               "allocating a KV cache of " + std::to_string(ko.num_blocks) + " blocks");
         pagoda_engine_options_t eo;
         pagoda_engine_options_default(&eo);
@@ -871,49 +647,300 @@ int run(const Options &o) {
         eo.decode_graphs = graphs ? PAGODA_DECODE_GRAPHS_ON : PAGODA_DECODE_GRAPHS_OFF;
         if (o.exact_matmul) eo.quantized_matmul = PAGODA_QUANTIZED_MATMUL_EXACT;
         if (!o.kernel_choices.empty()) eo.kernel_choices_file = o.kernel_choices.c_str();
-        check(pagoda_engine_create(h.model, h.mesh, nullptr, server.cache, &eo, &server.engine),
+        check(pagoda_engine_create(c->model, mesh, nullptr, server.cache, &eo, &server.engine),
               "pagoda_engine_create");
     };
-    make_server(h.main, o.decode_graphs != "off");
-    if (compare_graphs) make_server(h.op_by_op, false);
-    // What one cached token costs across all layers, K and V: the cache's own block size says
-    // it in whatever dtype the cache chose (F32 on a CPU, F16 on a GPU by default).
+    make_server(c->main, o.decode_graphs != "off");
+    c->session.emplace(c->main, info.vocab_size, o.seed);
+    if (o.decode_graphs == "compare") {
+        make_server(c->op_by_op, false);
+        c->op_by_op_session.emplace(c->op_by_op, info.vocab_size, o.seed);
+    }
+    // The cache's own block size says what a token costs in whatever dtype the cache chose (F32
+    // on a CPU, F16 on a GPU by default).
     pagoda_kv_cache_stats_t cache_stats;
     std::memset(&cache_stats, 0, sizeof cache_stats);
     cache_stats.struct_size = sizeof cache_stats;
-    check(pagoda_kv_cache_get_stats(h.main.cache, &cache_stats), "pagoda_kv_cache_get_stats");
-    const double kv_bytes_per_token = double(cache_stats.bytes_per_block) / double(cache_stats.block_size);
+    check(pagoda_kv_cache_get_stats(c->main.cache, &cache_stats), "pagoda_kv_cache_get_stats");
+    c->kv_bytes_per_token = double(cache_stats.bytes_per_block) / double(cache_stats.block_size);
+    return c;
+}
 
+// The ceilings a measurement is set against, measured before the engines start working.
+struct Ceilings {
+    std::unique_ptr<BandwidthProbe> probe;  // sampled again before each decode repeat
+    bool on_cpu = true;
+    uint64_t llc = 0;
+    std::optional<SgemmProbe> sgemm;  // the CPU's arithmetic ceiling, for prefill and batched decode
+    double sgemm_flops = 0.0;
+};
+
+// Prefill at batch 1 and --batch, each contender's repeats interleaved with the others'.
+void measure_prefill(const Options &o, std::vector<std::unique_ptr<Contender>> &contenders, Ceilings &ceil,
+                     const std::vector<int> &batches) {
+    for (int b : batches) {
+        std::vector<std::vector<double>> rates(contenders.size()), fractions(contenders.size());
+        for (int r = 0; r < o.repeats; ++r) {
+            for (size_t i = 0; i < contenders.size(); ++i) {
+                Contender &c = *contenders[i];
+                rates[i].push_back(double(b) * o.prompt_tokens / run_prefill(*c.session, b, o.prompt_tokens));
+                // Each repeat against its own sgemm sample, taken just after it.
+                if (ceil.sgemm)
+                    fractions[i].push_back(rates[i].back() * weight_flops_per_token(c.desc) /
+                                           ceil.sgemm->sample(1).median);
+            }
+        }
+        for (size_t i = 0; i < contenders.size(); ++i) {
+            const ModelDescription &desc = contenders[i]->desc;
+            const double flops_per_token = weight_flops_per_token(desc);
+            const double tps = median(rates[i]);
+            JsonLine line = line_start(desc, o, "prefill");
+            line.add("batch", b)
+                .add("prompt_tokens", o.prompt_tokens)
+                .add("generated_tokens", 1)
+                .add("repeats", o.repeats)
+                .add("seconds", double(b) * o.prompt_tokens / tps)
+                .add("tokens_per_s", tps)
+                .add("best_tokens_per_s", *std::max_element(rates[i].begin(), rates[i].end()));
+            if (ceil.sgemm)
+                line.add("weight_flops_per_token", flops_per_token).add("fraction_of_sgemm", median(fractions[i]));
+            line.print();
+            std::fprintf(stderr, "  prefill batch %3d x %d tokens: %9.1f prompt tokens/s", b, o.prompt_tokens, tps);
+            if (ceil.sgemm)
+                std::fprintf(stderr, ", %.1f GFLOP/s of weights = %.0f%% of sgemm's", tps * flops_per_token / 1e9,
+                             100.0 * median(fractions[i]));
+            std::fprintf(stderr, "%s%s\n", contenders.size() > 1 ? " -- " : "",
+                         contenders.size() > 1 ? desc.label.c_str() : "");
+        }
+    }
+}
+
+// One contender's decode repeats at one batch size.
+struct DecodeSamples {
+    std::vector<double> rates, step_ms, paired_bandwidth, fractions, kv_bytes, roofline_fractions;
+    std::vector<double> op_by_op_rates, graph_speedups;
+};
+
+void report_decode(const Options &o, const Contender &c, int b, const DecodeSamples &s, const Ceilings &ceil,
+                   bool several) {
+    const ModelDescription &desc = c.desc;
+    const StepWeights weights = step_weight_bytes(desc, b);
+    const double flops_per_token = weight_flops_per_token(desc);
+    const double ms = median(s.step_ms);
+    const double effective = weights.active / (ms / 1e3);
+    const double fraction = median(s.fractions);
+    const double roofline_fraction = median(s.roofline_fractions);
+    // Every weight a step may read takes its turn through the cache: all of a mixture's experts.
+    const bool weights_cached = ceil.llc > 0 && weights.total <= double(ceil.llc);
+    JsonLine line = line_start(desc, o, "decode");
+    line.add("batch", b)
+        .add("decode_graphs", o.decode_graphs == "off" ? "off" : "on")
+        .add("prompt_tokens", kDecodePromptTokens)
+        .add("generated_tokens", o.gen_tokens)
+        .add("repeats", o.repeats)
+        .add("tokens_per_s", median(s.rates))
+        .add("best_tokens_per_s", *std::max_element(s.rates.begin(), s.rates.end()))
+        .add("ms_per_step", ms)
+        .add("min_ms_per_step", *std::min_element(s.step_ms.begin(), s.step_ms.end()))
+        .add("max_ms_per_step", *std::max_element(s.step_ms.begin(), s.step_ms.end()))
+        .add("weight_bytes_per_step", int64_t(weights.active))
+        .add("total_weight_bytes", int64_t(weights.total))
+        .add("active_weight_fraction", weights.active / weights.total);
+    if (is_mixture_of_experts(desc)) {
+        if (desc.experts) {
+            line.add("experts", desc.experts->experts)
+                .add("experts_per_token", desc.experts->experts_per_token)
+                .add("expected_distinct_experts", weights.distinct_experts)
+                .add("expert_bytes_model", "uniform-routing expectation");
+        } else {
+            line.add("expert_bytes_model", "unknown: every weight counted");
+        }
+    }
+    line.add("effective_gb_per_s", effective / 1e9)
+        .add("bandwidth_gb_per_s", median(s.paired_bandwidth) / 1e9)
+        .add("decode_fraction_of_bandwidth", fraction)
+        .add("min_decode_fraction_of_bandwidth", *std::min_element(s.fractions.begin(), s.fractions.end()))
+        .add("max_decode_fraction_of_bandwidth", *std::max_element(s.fractions.begin(), s.fractions.end()));
+    if (ceil.llc > 0) line.add("weights_fit_in_llc", weights_cached);
+    line.add("bandwidth_source", ceil.on_cpu ? "read_probe" : "device_copy")
+        .add("kv_bytes_per_token", int64_t(c.kv_bytes_per_token))
+        .add("kv_bytes_per_step", int64_t(median(s.kv_bytes)))
+        .add("decode_fraction_of_roofline", roofline_fraction);
+    // Batched decode also does b tokens' arithmetic per step: against the sgemm rate.
+    const double compute_fraction = ceil.sgemm ? median(s.rates) * flops_per_token / ceil.sgemm_flops : 0.0;
+    if (ceil.sgemm) line.add("decode_fraction_of_sgemm", compute_fraction);
+    if (!ceil.on_cpu) {
+        // The figure tests/gpu/run.sh tabulates against its goal, as the kernel benchmark's
+        // lines carry theirs.
+        line.add("figure_name", "decode fraction of roofline")
+            .add("figure", roofline_fraction)
+            .add("goal", b == 1 ? kRooflineGoalBatch1 : kRooflineGoalBatched);
+    }
+    line.print();
+    if (several) std::fprintf(stderr, "  %s:\n", desc.label.c_str());
     std::fprintf(stderr,
-                 "pagoda-bench-generate: %s, %.1fM parameters, %s, %s, %d threads, median of %d, "
-                 "kernels by %s\n",
-                 desc.label.c_str(), double(info.n_parameters) / 1e6, desc.dtype.c_str(),
-                 o.device.c_str(), o.threads, o.repeats,
-                 o.kernel_choices.empty() ? "the backend's rules" : o.kernel_choices.c_str());
+                 "  decode  batch %3d: %9.1f tokens/s, %7.2f ms/step, %.2f GB/s of weights = "
+                 "%.0f%% of the %s bandwidth%s; with %.1f MB of KV: %.0f%% of the roofline\n",
+                 b, median(s.rates), ms, effective / 1e9, 100.0 * fraction, ceil.on_cpu ? "read" : "copy",
+                 weights_cached ? " (weights fit in the last-level cache)" : "", median(s.kv_bytes) / 1e6,
+                 100.0 * roofline_fraction);
+    if (desc.experts && desc.experts->experts > 0)
+        std::fprintf(stderr, "                     %.1f of %lld experts per layer read (expected): "
+                             "%.1f of %.1f MB\n",
+                     weights.distinct_experts, (long long)desc.experts->experts, weights.active / 1e6,
+                     weights.total / 1e6);
+    if (ceil.sgemm)
+        std::fprintf(stderr, "                     %.1f GFLOP/s of weights = %.0f%% of sgemm's\n",
+                     median(s.rates) * flops_per_token / 1e9, 100.0 * compute_fraction);
+    if (c.op_by_op_session) {
+        line_start(desc, o, "decode_graph_speedup")
+            .add("batch", b)
+            .add("repeats", o.repeats)
+            .add("graphs_tokens_per_s", median(s.rates))
+            .add("op_by_op_tokens_per_s", median(s.op_by_op_rates))
+            .add("speedup", median(s.graph_speedups))
+            .print();
+        std::fprintf(stderr, "  decode  batch %3d op by op: %9.1f tokens/s; graphs are %.2fx as fast\n", b,
+                     median(s.op_by_op_rates), median(s.graph_speedups));
+    }
+}
 
-    // The bandwidth ceiling, measured before the engine starts working; decode repeats are
+// The first contender's decode step time over another's, repeat by repeat (each pair taken in
+// the same moment), beside the ratio of the weight bytes they read: equal when a step's time
+// is its weight reads, as a mixture of experts' should be against a dense model of its active size.
+void report_decode_ratio(const Options &o, const Contender &first, const DecodeSamples &first_samples,
+                         const Contender &other, const DecodeSamples &other_samples, int b) {
+    std::vector<double> ratios;
+    for (size_t r = 0; r < first_samples.step_ms.size(); ++r)
+        ratios.push_back(first_samples.step_ms[r] / other_samples.step_ms[r]);
+    const double bytes_ratio =
+        step_weight_bytes(first.desc, b).active / step_weight_bytes(other.desc, b).active;
+    line_start(first.desc, o, "decode_step_ratio")
+        .add("batch", b)
+        .add("versus", other.desc.label)
+        .add("repeats", o.repeats)
+        .add("step_time_ratio", median(ratios))
+        .add("min_step_time_ratio", *std::min_element(ratios.begin(), ratios.end()))
+        .add("max_step_time_ratio", *std::max_element(ratios.begin(), ratios.end()))
+        .add("weight_bytes_ratio", bytes_ratio)
+        .print();
+    std::fprintf(stderr,
+                 "  decode  batch %3d: %s steps take %.2fx (%.2f-%.2f) %s's, reading %.2fx its weight bytes\n",
+                 b, first.desc.label.c_str(), median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                 *std::max_element(ratios.begin(), ratios.end()), other.desc.label.c_str(), bytes_ratio);
+}
+
+// Decode at batch 1 and --batch: per repeat, each contender in turn, each paired with its own
+// bandwidth sample.
+void measure_decode(const Options &o, std::vector<std::unique_ptr<Contender>> &contenders, Ceilings &ceil,
+                    const std::vector<int> &batches) {
+    for (int b : batches) {
+        std::vector<DecodeSamples> samples(contenders.size());
+        for (int r = 0; r < o.repeats; ++r) {
+            for (size_t i = 0; i < contenders.size(); ++i) {
+                Contender &c = *contenders[i];
+                DecodeSamples &s = samples[i];
+                const double weight_bytes = step_weight_bytes(c.desc, b).active;
+                if (c.op_by_op_session) {
+                    // Each repeat pairs the two modes back to back, so both see the same moment.
+                    const DecodeRun eager = run_decode(*c.op_by_op_session, b, o.gen_tokens);
+                    s.op_by_op_rates.push_back(double(eager.tokens) / eager.seconds);
+                }
+                const double bw = ceil.probe->sample(3).median;
+                const DecodeRun d = run_decode(*c.session, b, o.gen_tokens);
+                if (c.op_by_op_session)
+                    s.graph_speedups.push_back(double(d.tokens) / d.seconds / s.op_by_op_rates.back());
+                const double step_seconds = d.seconds / double(d.steps);
+                const double kv_step_bytes = c.kv_bytes_per_token * double(d.keys_attended) / double(d.steps);
+                s.rates.push_back(double(d.tokens) / d.seconds);
+                s.step_ms.push_back(1e3 * step_seconds);
+                s.paired_bandwidth.push_back(bw);
+                s.fractions.push_back(weight_bytes / step_seconds / bw);
+                s.kv_bytes.push_back(kv_step_bytes);
+                s.roofline_fractions.push_back((weight_bytes + kv_step_bytes) / step_seconds / bw);
+            }
+        }
+        for (size_t i = 0; i < contenders.size(); ++i)
+            report_decode(o, *contenders[i], b, samples[i], ceil, contenders.size() > 1);
+        for (size_t i = 1; i < contenders.size(); ++i)
+            report_decode_ratio(o, *contenders[0], samples[0], *contenders[i], samples[i], b);
+    }
+}
+
+// The names --random-model lists, or the one --model.
+std::vector<std::string> model_specs(const Options &o) {
+    if (o.random_model.empty()) return {o.model_path};
+    std::vector<std::string> specs;
+    size_t start = 0;
+    for (size_t comma; (comma = o.random_model.find(',', start)) != std::string::npos; start = comma + 1)
+        specs.push_back(o.random_model.substr(start, comma - start));
+    specs.push_back(o.random_model.substr(start));
+    return specs;
+}
+
+int run(const Options &o) {
+    if (!o.write_model.empty()) {
+        pagoda::bench::write_random_gguf(o.write_model, pagoda::bench::random_model_shape(o.random_model),
+                                         o.dtype, o.seed);
+        std::printf("%s: random %s model in %s\n", o.write_model.c_str(), o.random_model.c_str(),
+                    pagoda_dtype_name(o.dtype));
+        return 0;
+    }
+    // The CPU backend first, with our thread count: the mesh uses loaded backends and looks
+    // only on the default search path for the others. So another device's backend is loaded
+    // here too, from the same folder (with no configuration: only the CPU backend takes a
+    // thread count, and the others refuse keys they do not know).
+    const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
+    const std::string config = "threads=" + std::to_string(o.threads);
+    pagoda_backend_t *backend = nullptr;
+    check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "loading " + plugin);
+    Ceilings ceil;
+    ceil.on_cpu = o.device_backend == "cpu";
+    pagoda_backend_t *device_backend = backend;
+    if (!ceil.on_cpu) {
+        const std::string device_plugin = o.plugin_dir + "/libpagoda-backend-" + o.device_backend + ".so";
+        check(pagoda_backend_load(device_plugin.c_str(), nullptr, &device_backend),
+              "loading " + device_plugin + " for --device " + o.device);
+    }
+
+    // The mesh before the models, so that a device that is not there fails the run before
+    // gigabytes of random weights are written; the contenders, declared after it, go first.
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    mo.devices = o.device.c_str();
+    pagoda_mesh_t *mesh_handle = nullptr;
+    check(pagoda_mesh_create(&mo, &mesh_handle), "pagoda_mesh_create (" + o.device + ")");
+    const std::unique_ptr<pagoda_mesh_t, void (*)(pagoda_mesh_t *)> mesh(mesh_handle, pagoda_mesh_destroy);
+    std::vector<std::unique_ptr<Contender>> contenders;
+    for (const std::string &spec : model_specs(o)) contenders.push_back(open_contender(o, mesh.get(), spec));
+
+    for (const auto &c : contenders)
+        std::fprintf(stderr,
+                     "pagoda-bench-generate: %s, %.1fM parameters, %s, %s, %d threads, median of %d, "
+                     "kernels by %s\n",
+                     c->desc.label.c_str(), double(c->desc.info.n_parameters) / 1e6, c->desc.dtype.c_str(),
+                     o.device.c_str(), o.threads, o.repeats,
+                     o.kernel_choices.empty() ? "the backend's rules" : o.kernel_choices.c_str());
+    const ModelDescription &desc = contenders.front()->desc;  // the ceilings' lines name the first
+
+    // The bandwidth ceiling, measured before the engines start working; decode repeats are
     // paired with their own probe below. On the CPU, the machine's read bandwidth; on another
     // device, its copy bandwidth (1 GiB buffers, as pagoda-bench-kernels uses).
-    std::unique_ptr<BandwidthProbe> probe;
-    uint64_t llc = 0;
-    // On the CPU also the arithmetic ceiling, for prefill and batched decode.
-    std::optional<SgemmProbe> sgemm;
-    double sgemm_flops = 0;
-    if (on_cpu) {
-        probe = std::make_unique<ReadProbe>(o.probe_bytes, o.threads);
-        llc = last_level_cache_bytes();
-        const RateSample first = probe->sample(std::max(o.repeats, 5));
+    if (ceil.on_cpu) {
+        ceil.probe = std::make_unique<ReadProbe>(o.probe_bytes, o.threads);
+        ceil.llc = pagoda::bench::last_level_cache_bytes();
+        const RateSample first = ceil.probe->sample(std::max(o.repeats, 5));
         line_start(desc, o, "read_bandwidth")
-            .add("bytes", int64_t(probe->bytes()))
+            .add("bytes", int64_t(ceil.probe->bytes()))
             .add("gb_per_s", first.median / 1e9)
             .add("best_gb_per_s", first.best / 1e9)
-            .add("llc_bytes", int64_t(llc))
-            .add("loadavg_1m", load_average())
+            .add("llc_bytes", int64_t(ceil.llc))
+            .add("loadavg_1m", pagoda::bench::load_average())
             .print();
         std::fprintf(stderr, "  read bandwidth (%d threads): %.2f GB/s median\n", o.threads, first.median / 1e9);
-        sgemm.emplace(o.threads, o.quick);
-        const RateSample rate = sgemm->sample(std::max(o.repeats, 3));
-        sgemm_flops = rate.median;
+        ceil.sgemm.emplace(o.threads, o.quick);
+        const RateSample rate = ceil.sgemm->sample(std::max(o.repeats, 3));
+        ceil.sgemm_flops = rate.median;
         line_start(desc, o, "sgemm")
             .add("size", 1536)
             .add("gflop_per_s", rate.median / 1e9)
@@ -925,140 +952,33 @@ int run(const Options &o) {
         auto copy_probe = std::make_unique<DeviceCopyProbe>(device_backend, o.device_backend,
                                                             o.device_index, buffer_bytes, o.quick);
         const std::string device_name = copy_probe->device_info().name;
-        probe = std::move(copy_probe);
-        const RateSample first = probe->sample(std::max(o.repeats, 5));
+        ceil.probe = std::move(copy_probe);
+        const RateSample first = ceil.probe->sample(std::max(o.repeats, 5));
         line_start(desc, o, "device_copy_bandwidth")
             .add("device_name", device_name)
-            .add("bytes", int64_t(probe->bytes()))
+            .add("bytes", int64_t(ceil.probe->bytes()))
             .add("gb_per_s", first.median / 1e9)
             .add("best_gb_per_s", first.best / 1e9)
-            .add("loadavg_1m", load_average())
+            .add("loadavg_1m", pagoda::bench::load_average())
             .print();
         std::fprintf(stderr, "  copy bandwidth of %s (%s, read + written): %.1f GB/s median\n",
                      o.device.c_str(), device_name.c_str(), first.median / 1e9);
     }
 
-    Session session(h.main, info.vocab_size, o.seed);
-    std::optional<Session> op_by_op_session;
-    if (compare_graphs) op_by_op_session.emplace(h.op_by_op, info.vocab_size, o.seed);
     // Warm-up at the largest shapes: pages, caches, the backend's thread pool and the engine's
     // step buffers, which grow to the largest batch seen, all outside every timing. Decode at
     // batch 1 too, so that each measured batch's graph is recorded before it is timed.
-    run_prefill(session, o.batch, o.prompt_tokens);
-    run_decode(session, o.batch, std::min(o.gen_tokens, 4));
-    run_decode(session, 1, 4);
-    if (op_by_op_session) run_decode(*op_by_op_session, o.batch, std::min(o.gen_tokens, 4));
+    for (const auto &c : contenders) {
+        run_prefill(*c->session, o.batch, o.prompt_tokens);
+        run_decode(*c->session, o.batch, std::min(o.gen_tokens, 4));
+        run_decode(*c->session, 1, 4);
+        if (c->op_by_op_session) run_decode(*c->op_by_op_session, o.batch, std::min(o.gen_tokens, 4));
+    }
 
     std::vector<int> batches{1};
     if (o.batch > 1) batches.push_back(o.batch);
-
-    // The weights' multiply-adds per token (attention's, a few percent at these lengths, are
-    // left out, so the fractions below slightly understate the arithmetic done).
-    const double flops_per_token = 2.0 * weights_read_per_step(info);
-    for (int b : batches) {
-        std::vector<double> rates, fractions;
-        for (int r = 0; r < o.repeats; ++r) {
-            rates.push_back(double(b) * o.prompt_tokens / run_prefill(session, b, o.prompt_tokens));
-            // Each repeat against its own sgemm sample, taken just after it.
-            if (sgemm) fractions.push_back(rates.back() * flops_per_token / sgemm->sample(1).median);
-        }
-        const double tps = median(rates);
-        JsonLine line = line_start(desc, o, "prefill");
-        line.add("batch", b)
-            .add("prompt_tokens", o.prompt_tokens)
-            .add("generated_tokens", 1)
-            .add("repeats", o.repeats)
-            .add("seconds", double(b) * o.prompt_tokens / tps)
-            .add("tokens_per_s", tps)
-            .add("best_tokens_per_s", *std::max_element(rates.begin(), rates.end()));
-        if (sgemm) line.add("weight_flops_per_token", flops_per_token).add("fraction_of_sgemm", median(fractions));
-        line.print();
-        std::fprintf(stderr, "  prefill batch %3d x %d tokens: %9.1f prompt tokens/s", b, o.prompt_tokens, tps);
-        if (sgemm)
-            std::fprintf(stderr, ", %.1f GFLOP/s of weights = %.0f%% of sgemm's", tps * flops_per_token / 1e9,
-                         100.0 * median(fractions));
-        std::fprintf(stderr, "\n");
-    }
-
-    const double weight_bytes = weights_read_per_step(info) * desc.bytes_per_weight;
-    for (int b : batches) {
-        std::vector<double> rates, step_ms, paired_bandwidth, fractions, kv_bytes, roofline_fractions;
-        std::vector<double> op_by_op_rates, graph_speedups;
-        for (int r = 0; r < o.repeats; ++r) {
-            if (op_by_op_session) {
-                // Each repeat pairs the two modes back to back, so both see the same moment.
-                const DecodeRun eager = run_decode(*op_by_op_session, b, o.gen_tokens);
-                op_by_op_rates.push_back(double(eager.tokens) / eager.seconds);
-            }
-            const double bw = probe->sample(3).median;
-            const DecodeRun d = run_decode(session, b, o.gen_tokens);
-            if (op_by_op_session)
-                graph_speedups.push_back(double(d.tokens) / d.seconds / op_by_op_rates.back());
-            const double step_seconds = d.seconds / double(d.steps);
-            const double kv_step_bytes = kv_bytes_per_token * double(d.keys_attended) / double(d.steps);
-            rates.push_back(double(d.tokens) / d.seconds);
-            step_ms.push_back(1e3 * step_seconds);
-            paired_bandwidth.push_back(bw);
-            fractions.push_back(weight_bytes / step_seconds / bw);
-            kv_bytes.push_back(kv_step_bytes);
-            roofline_fractions.push_back((weight_bytes + kv_step_bytes) / step_seconds / bw);
-        }
-        const double ms = median(step_ms);
-        const double effective = weight_bytes / (ms / 1e3);
-        const double fraction = median(fractions);
-        const double roofline_fraction = median(roofline_fractions);
-        const bool weights_cached = llc > 0 && weight_bytes <= double(llc);
-        JsonLine line = line_start(desc, o, "decode");
-        line.add("batch", b)
-            .add("decode_graphs", o.decode_graphs == "off" ? "off" : "on")
-            .add("prompt_tokens", kDecodePromptTokens)
-            .add("generated_tokens", o.gen_tokens)
-            .add("repeats", o.repeats)
-            .add("tokens_per_s", median(rates))
-            .add("best_tokens_per_s", *std::max_element(rates.begin(), rates.end()))
-            .add("ms_per_step", ms)
-            .add("weight_bytes_per_step", int64_t(weight_bytes))
-            .add("effective_gb_per_s", effective / 1e9)
-            .add("bandwidth_gb_per_s", median(paired_bandwidth) / 1e9)
-            .add("decode_fraction_of_bandwidth", fraction);
-        if (llc > 0) line.add("weights_fit_in_llc", weights_cached);
-        line.add("bandwidth_source", on_cpu ? "read_probe" : "device_copy")
-            .add("kv_bytes_per_token", int64_t(kv_bytes_per_token))
-            .add("kv_bytes_per_step", int64_t(median(kv_bytes)))
-            .add("decode_fraction_of_roofline", roofline_fraction);
-        // Batched decode also does b tokens' arithmetic per step: against the sgemm rate.
-        const double compute_fraction = sgemm ? median(rates) * flops_per_token / sgemm_flops : 0.0;
-        if (sgemm) line.add("decode_fraction_of_sgemm", compute_fraction);
-        if (!on_cpu) {
-            // The figure tests/gpu/run.sh tabulates against its goal, as the kernel benchmark's
-            // lines carry theirs.
-            line.add("figure_name", "decode fraction of roofline")
-                .add("figure", roofline_fraction)
-                .add("goal", b == 1 ? kRooflineGoalBatch1 : kRooflineGoalBatched);
-        }
-        line.print();
-        std::fprintf(stderr,
-                     "  decode  batch %3d: %9.1f tokens/s, %7.2f ms/step, %.2f GB/s of weights = "
-                     "%.0f%% of the %s bandwidth%s; with %.1f MB of KV: %.0f%% of the roofline\n",
-                     b, median(rates), ms, effective / 1e9, 100.0 * fraction,
-                     on_cpu ? "read" : "copy",
-                     weights_cached ? " (weights fit in the last-level cache)" : "",
-                     median(kv_bytes) / 1e6, 100.0 * roofline_fraction);
-        if (sgemm)
-            std::fprintf(stderr, "                     %.1f GFLOP/s of weights = %.0f%% of sgemm's\n",
-                         median(rates) * flops_per_token / 1e9, 100.0 * compute_fraction);
-        if (op_by_op_session) {
-            line_start(desc, o, "decode_graph_speedup")
-                .add("batch", b)
-                .add("repeats", o.repeats)
-                .add("graphs_tokens_per_s", median(rates))
-                .add("op_by_op_tokens_per_s", median(op_by_op_rates))
-                .add("speedup", median(graph_speedups))
-                .print();
-            std::fprintf(stderr, "  decode  batch %3d op by op: %9.1f tokens/s; graphs are %.2fx as fast\n",
-                         b, median(op_by_op_rates), median(graph_speedups));
-        }
-    }
+    measure_prefill(o, contenders, ceil, batches);
+    measure_decode(o, contenders, ceil, batches);
     return 0;
 }
 

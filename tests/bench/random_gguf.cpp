@@ -79,10 +79,12 @@ struct TensorSpec {
     }
 };
 
-std::vector<TensorSpec> llama_tensors(const RandomModelShape &s) {
+std::vector<TensorSpec> model_tensors(const RandomModelShape &s) {
     const uint64_t h = uint64_t(s.hidden), f = uint64_t(s.ffn), v = uint64_t(s.vocab);
     const uint64_t head_dim = h / uint64_t(s.heads);
     const uint64_t q = uint64_t(s.heads) * head_dim, kv = uint64_t(s.kv_heads) * head_dim;
+    const bool qk_norm = s.architecture != "llama", moe = s.architecture == "qwen3moe";
+    const uint64_t e = uint64_t(s.experts), ef = uint64_t(s.expert_ffn);
     std::vector<TensorSpec> t;
     t.push_back({"token_embd.weight", {h, v}, double(h)});
     for (int64_t l = 0; l < s.layers; ++l) {
@@ -91,14 +93,67 @@ std::vector<TensorSpec> llama_tensors(const RandomModelShape &s) {
         t.push_back({p + "attn_q.weight", {h, q}, double(h)});
         t.push_back({p + "attn_k.weight", {h, kv}, double(h)});
         t.push_back({p + "attn_v.weight", {h, kv}, double(h)});
+        if (qk_norm) {
+            t.push_back({p + "attn_q_norm.weight", {head_dim}, 0});
+            t.push_back({p + "attn_k_norm.weight", {head_dim}, 0});
+        }
         t.push_back({p + "attn_output.weight", {q, h}, double(q)});
         t.push_back({p + "ffn_norm.weight", {h}, 0});
+        if (moe) {
+            t.push_back({p + "ffn_gate_inp.weight", {h, e}, double(h)});
+            t.push_back({p + "ffn_gate_exps.weight", {h, ef, e}, double(h)});
+            t.push_back({p + "ffn_up_exps.weight", {h, ef, e}, double(h)});
+            t.push_back({p + "ffn_down_exps.weight", {ef, h, e}, double(ef)});
+            continue;
+        }
         t.push_back({p + "ffn_gate.weight", {h, f}, double(h)});
         t.push_back({p + "ffn_up.weight", {h, f}, double(h)});
         t.push_back({p + "ffn_down.weight", {f, h}, double(f)});
     }
     t.push_back({"output_norm.weight", {h}, 0});
     return t;  // no output.weight: tied to token_embd
+}
+
+// One metadata entry: a u32, an f32 or a string.
+struct MetadataKey {
+    std::string key;
+    uint32_t type;
+    uint32_t u32;
+    float f32;
+    std::string text;
+};
+
+std::vector<MetadataKey> model_keys(const RandomModelShape &s) {
+    const std::string &arch = s.architecture;
+    auto u32 = [&](const std::string &k, int64_t v) {
+        return MetadataKey{arch + "." + k, kGgufU32, uint32_t(v), 0.0f, ""};
+    };
+    auto f32 = [&](const std::string &k, float v) { return MetadataKey{arch + "." + k, kGgufF32, 0, v, ""}; };
+    const int64_t head_dim = s.hidden / s.heads;
+    std::vector<MetadataKey> keys{
+        {"general.architecture", kGgufString, 0, 0.0f, arch},
+        {"general.name", kGgufString, 0, 0.0f, "pagoda-bench random " + s.name},
+        u32("context_length", s.context),
+        u32("embedding_length", s.hidden),
+        u32("block_count", s.layers),
+        u32("feed_forward_length", s.ffn),
+        u32("attention.head_count", s.heads),
+        u32("attention.head_count_kv", s.kv_heads),
+        u32("rope.dimension_count", head_dim),
+        u32("vocab_size", s.vocab),  // stands in for the absent vocabulary's length
+        f32("attention.layer_norm_rms_epsilon", 1e-5f),
+        f32("rope.freq_base", 10000.0f),
+    };
+    if (arch != "llama") {  // as llama.cpp's converter writes Qwen3's
+        keys.push_back(u32("attention.key_length", head_dim));
+        keys.push_back(u32("attention.value_length", head_dim));
+    }
+    if (arch == "qwen3moe") {
+        keys.push_back(u32("expert_count", s.experts));
+        keys.push_back(u32("expert_used_count", s.experts_per_token));
+        keys.push_back(u32("expert_feed_forward_length", s.expert_ffn));
+    }
+    return keys;
 }
 
 // Buffered writes to one file; every failure names the file.
@@ -224,8 +279,30 @@ RandomModelShape random_model_shape(const std::string &spec) {
     if (spec == "serve") return {"serve", 256, 4, 4, 4, 768, 1024, 2048};
     if (spec == "serve-large") return {"serve-large", 768, 8, 12, 12, 2048, 2048, 2048};
     if (spec == "1b") return {"1b", 2048, 16, 32, 8, 8192, 128256, 4096};
+    // A mixture of experts and the dense models it is compared with: all but the MLP alike.
+    auto moe = [](const char *name, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
+                  int64_t experts, int64_t top_k, int64_t expert_ffn, int64_t vocab) {
+        return RandomModelShape{name, hidden, layers, heads, kv_heads, expert_ffn, vocab, 1024,
+                                "qwen3moe", experts, top_k, expert_ffn};
+    };
+    auto dense_like = [](RandomModelShape s, const char *name, int64_t experts_read) {
+        s.name = name;
+        s.architecture = "qwen3";
+        s.ffn = experts_read * s.expert_ffn;
+        s.experts = s.experts_per_token = s.expert_ffn = 0;
+        return s;
+    };
+    const RandomModelShape moe32 = moe("moe32", 2048, 8, 16, 4, 32, 4, 1024, 8192);
+    if (spec == "moe32") return moe32;
+    if (spec == "moe32-dense-active") return dense_like(moe32, "moe32-dense-active", moe32.experts_per_token);
+    if (spec == "moe32-dense-total") return dense_like(moe32, "moe32-dense-total", moe32.experts);
+    const RandomModelShape tiny = moe("moe-tiny", 64, 2, 4, 4, 8, 2, 32, 256);
+    if (spec == "moe-tiny") return tiny;
+    if (spec == "moe-tiny-dense-active")
+        return dense_like(tiny, "moe-tiny-dense-active", tiny.experts_per_token);
     throw std::invalid_argument("unknown random model '" + spec +
-                                "' (known: 110m, tiny, serve, serve-large, 1b)");
+                                "' (known: 110m, tiny, serve, serve-large, 1b, moe32, moe32-dense-active, "
+                                "moe32-dense-total, moe-tiny, moe-tiny-dense-active)");
 }
 
 void write_random_gguf(const std::string &path, const RandomModelShape &shape,
@@ -238,40 +315,30 @@ void write_random_gguf(const std::string &path, const RandomModelShape &shape,
                                     std::to_string(shape.hidden) + ", " + std::to_string(shape.heads) +
                                     " heads and " + std::to_string(shape.kv_heads) +
                                     " KV heads do not divide evenly");
-    const std::vector<TensorSpec> tensors = llama_tensors(shape);
-    const uint32_t head_dim = uint32_t(shape.hidden / shape.heads);
+    const bool moe = shape.architecture == "qwen3moe";
+    if (shape.architecture != "llama" && shape.architecture != "qwen3" && !moe)
+        throw std::invalid_argument("random model '" + shape.name + "': architecture '" + shape.architecture +
+                                    "' is not one of llama, qwen3, qwen3moe");
+    if (moe && (shape.experts <= 0 || shape.experts_per_token <= 0 ||
+                shape.experts_per_token > shape.experts || shape.expert_ffn <= 0))
+        throw std::invalid_argument("random model '" + shape.name + "': " + std::to_string(shape.experts) +
+                                    " experts of width " + std::to_string(shape.expert_ffn) + ", top " +
+                                    std::to_string(shape.experts_per_token) + " is no mixture of experts");
+    const std::vector<TensorSpec> tensors = model_tensors(shape);
+    const std::vector<MetadataKey> keys = model_keys(shape);
 
     Output out(path);
     out.bytes("GGUF", 4);
     out.u32(3);
     out.u64(tensors.size());
-    constexpr uint64_t kKeys = 12;
-    out.u64(kKeys);
-    auto key_u32 = [&](const std::string &k, int64_t v) {
-        out.string(k);
-        out.u32(kGgufU32);
-        out.u32(uint32_t(v));
-    };
-    out.string("general.architecture");
-    out.u32(kGgufString);
-    out.string("llama");
-    out.string("general.name");
-    out.u32(kGgufString);
-    out.string("pagoda-bench random " + shape.name);
-    key_u32("llama.context_length", shape.context);
-    key_u32("llama.embedding_length", shape.hidden);
-    key_u32("llama.block_count", shape.layers);
-    key_u32("llama.feed_forward_length", shape.ffn);
-    key_u32("llama.attention.head_count", shape.heads);
-    key_u32("llama.attention.head_count_kv", shape.kv_heads);
-    key_u32("llama.rope.dimension_count", head_dim);
-    key_u32("llama.vocab_size", shape.vocab);  // stands in for the absent vocabulary's length
-    out.string("llama.attention.layer_norm_rms_epsilon");
-    out.u32(kGgufF32);
-    out.f32(1e-5f);
-    out.string("llama.rope.freq_base");
-    out.u32(kGgufF32);
-    out.f32(10000.0f);
+    out.u64(keys.size());
+    for (const MetadataKey &k : keys) {
+        out.string(k.key);
+        out.u32(k.type);
+        if (k.type == kGgufU32) out.u32(k.u32);
+        else if (k.type == kGgufF32) out.f32(k.f32);
+        else out.string(k.text);
+    }
 
     uint64_t offset = 0;
     for (const TensorSpec &t : tensors) {

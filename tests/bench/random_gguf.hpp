@@ -1,7 +1,8 @@
-// Random-weight Llama models for benchmarks: a named shape, written as a GGUF v3 file that
-// Pagoda's loader accepts (llama.* keys, llama.cpp tensor names, no vocabulary), into a
-// temporary file that goes away with its owner. Throughput does not depend on the weights'
-// values, so a model of the right shape measures what a trained one of that shape would.
+// Random-weight Llama, Qwen3 and Qwen3-MoE models for benchmarks: a named shape, written as a
+// GGUF v3 file that Pagoda's loader accepts (<arch>.* keys, llama.cpp tensor names, no
+// vocabulary), into a temporary file that goes away with its owner. Throughput does not depend
+// on the weights' values, so a model of the right shape measures what a trained one of that
+// shape would (a mixture of experts' routing aside: decode_weights.hpp).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +21,17 @@ struct RandomModelShape {
     int64_t layers = 0;
     int64_t heads = 0;
     int64_t kv_heads = 0;
-    int64_t ffn = 0;
+    int64_t ffn = 0;  // the dense MLP's width (a qwen3moe file states it too, unused)
     int64_t vocab = 0;
     int64_t context = 0;
+    // "llama"; "qwen3" adds per-head RMSNorms of Q and K (attn_q_norm, attn_k_norm); "qwen3moe"
+    // has those and, in every layer, a mixture of experts in place of the dense MLP: a router
+    // (ffn_gate_inp) and the experts' projections stacked [experts, rows, cols]
+    // (ffn_{gate,up,down}_exps), as llama.cpp converts Qwen3-30B-A3B.
+    std::string architecture = "llama";
+    int64_t experts = 0;            // qwen3moe: experts per layer
+    int64_t experts_per_token = 0;  // and the top k each token is routed to
+    int64_t expert_ffn = 0;         // each expert's MLP width
 };
 
 // "110m": Karpathy's stories110M (hidden 768, 12 layers, 12 heads, FFN 2048, vocab 32000,
@@ -35,6 +44,14 @@ struct RandomModelShape {
 // "1b": Llama-3.2-1B (hidden 2048, 16 layers, 32 query heads sharing 8 KV heads, FFN 8192,
 // vocab 128256, tied embeddings; context 4096 here rather than its 128K, which only the KV
 // cache's size would notice): 1.24B parameters, 2.5 GB in BF16, the GPU decode benchmark's model.
+// "moe32": Qwen3-MoE-shaped (hidden 2048, 8 layers, 16 query heads sharing 4 KV heads of 128,
+// 32 experts of width 1024 per layer, top-4, vocab 8192, context 1024): 1.71B parameters of
+// which 0.30B are active per token; 3.4 GB in BF16, 0.6 GB active, both more than a CPU's
+// last-level cache (480 MiB on the VM it was sized on), so that no model of the comparison
+// decodes from the cache. "moe32-dense-active": the same as Qwen3 with a dense MLP of the
+// active width (4 · 1024), the same bytes per token at batch 1. "moe32-dense-total": dense of
+// the total width (32 · 1024), every expert's bytes. "moe-tiny" (8 experts of 32, top-2,
+// hidden 64, 2 layers) and "moe-tiny-dense-active": a smoke test's pair.
 // Throws std::invalid_argument naming the spec and the known ones for anything else.
 RandomModelShape random_model_shape(const std::string &spec);
 
