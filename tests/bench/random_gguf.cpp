@@ -19,7 +19,7 @@ namespace pagoda::bench {
 namespace {
 
 // GGUF's tags: metadata value types and ggml tensor types.
-constexpr uint32_t kGgufU32 = 4, kGgufF32 = 6, kGgufString = 8;
+constexpr uint32_t kGgufI32 = 5, kGgufU32 = 4, kGgufF32 = 6, kGgufString = 8, kGgufArray = 9;
 constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30;
 constexpr uint64_t kAlignment = 32;  // GGUF's default; no general.alignment key needed
 
@@ -140,7 +140,7 @@ std::vector<MetadataKey> model_keys(const RandomModelShape &s) {
         u32("attention.head_count", s.heads),
         u32("attention.head_count_kv", s.kv_heads),
         u32("rope.dimension_count", head_dim),
-        u32("vocab_size", s.vocab),  // stands in for the absent vocabulary's length
+        u32("vocab_size", s.vocab),  // the vocabulary's length, also for a model too small for one
         f32("attention.layer_norm_rms_epsilon", 1e-5f),
         f32("rope.freq_base", 10000.0f),
     };
@@ -181,6 +181,11 @@ public:
         while (position_ < offset) bytes(zeros, size_t(std::min<uint64_t>(offset - position_, kAlignment)));
     }
     uint64_t position() const { return position_; }
+    // A key's name and type (the value follows).
+    void key(const std::string &name, uint32_t type) {
+        string(name);
+        u32(type);
+    }
     void close() {
         const int rc = std::fclose(file_);
         file_ = nullptr;
@@ -196,6 +201,44 @@ private:
     uint64_t position_ = 0;
 };
 
+// A vocabulary of `n` tokens in llama.cpp's SentencePiece form, so that llama.cpp (which refuses a
+// file without one) loads these models as Pagoda does: <unk>, <s>, </s>, the 256 byte tokens,
+// then placeholders. The benchmarks feed token ids, so what the pieces say does not matter.
+constexpr int64_t kVocabularyMinimum = 3 + 256;
+constexpr uint64_t kVocabularyKeys = 7;
+
+void write_vocabulary(Output &out, int64_t n) {
+    auto piece = [](int64_t i) {
+        if (i < 3) return std::string(i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+        if (i < kVocabularyMinimum) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "<0x%02X>", unsigned(i - 3));
+            return std::string(byte);
+        }
+        return "\xE2\x96\x81r" + std::to_string(i);  // "▁r<i>"
+    };
+    out.key("tokenizer.ggml.model", kGgufString);
+    out.string("llama");
+    out.key("tokenizer.ggml.tokens", kGgufArray);
+    out.u32(kGgufString);
+    out.u64(uint64_t(n));
+    for (int64_t i = 0; i < n; ++i) out.string(piece(i));
+    out.key("tokenizer.ggml.scores", kGgufArray);
+    out.u32(kGgufF32);
+    out.u64(uint64_t(n));
+    for (int64_t i = 0; i < n; ++i) out.f32(i < kVocabularyMinimum ? 0.0f : -float(i));
+    out.key("tokenizer.ggml.token_type", kGgufArray);
+    out.u32(kGgufI32);
+    out.u64(uint64_t(n));
+    for (int64_t i = 0; i < n; ++i) out.u32(i == 0 ? 2 : i < 3 ? 3 : i < kVocabularyMinimum ? 6 : 1);
+    for (const auto &[name, id] : {std::pair<const char *, uint32_t>{"tokenizer.ggml.unknown_token_id", 0},
+                                   {"tokenizer.ggml.bos_token_id", 1},
+                                   {"tokenizer.ggml.eos_token_id", 2}}) {
+        out.key(name, kGgufU32);
+        out.u32(id);
+    }
+}
+
 uint32_t ggml_type(pagoda_dtype_t dtype) {
     switch (dtype) {
     case PAGODA_DTYPE_F32: return kGgmlF32;
@@ -208,6 +251,12 @@ uint32_t ggml_type(pagoda_dtype_t dtype) {
 }
 
 size_t element_bytes(pagoda_dtype_t dtype) { return dtype == PAGODA_DTYPE_F32 ? 4 : 2; }
+
+// Vectors (the norms) are F32 whatever the matrices are, as llama.cpp's converter writes them
+// (its CPU backend multiplies by F32 vectors only).
+pagoda_dtype_t stored_dtype(const TensorSpec &t, pagoda_dtype_t matrices) {
+    return t.dims.size() == 1 ? PAGODA_DTYPE_F32 : matrices;
+}
 
 // Elements in one independently seeded chunk of a tensor.
 constexpr size_t kChunkElements = size_t(1) << 20;
@@ -307,7 +356,7 @@ RandomModelShape random_model_shape(const std::string &spec) {
 
 void write_random_gguf(const std::string &path, const RandomModelShape &shape,
                        pagoda_dtype_t dtype, uint64_t seed) {
-    const uint32_t type = ggml_type(dtype);
+    ggml_type(dtype);  // throws for a type random weights do not come in
     // Grouped-query attention needs whole heads of hidden and whole groups of query heads.
     if (shape.heads <= 0 || shape.kv_heads <= 0 || shape.hidden % shape.heads != 0 ||
         shape.heads % shape.kv_heads != 0)
@@ -327,27 +376,29 @@ void write_random_gguf(const std::string &path, const RandomModelShape &shape,
     const std::vector<TensorSpec> tensors = model_tensors(shape);
     const std::vector<MetadataKey> keys = model_keys(shape);
 
+    const bool vocabulary = shape.vocab >= kVocabularyMinimum;
+
     Output out(path);
     out.bytes("GGUF", 4);
     out.u32(3);
     out.u64(tensors.size());
-    out.u64(keys.size());
+    out.u64(keys.size() + (vocabulary ? kVocabularyKeys : 0));
     for (const MetadataKey &k : keys) {
-        out.string(k.key);
-        out.u32(k.type);
+        out.key(k.key, k.type);
         if (k.type == kGgufU32) out.u32(k.u32);
         else if (k.type == kGgufF32) out.f32(k.f32);
         else out.string(k.text);
     }
+    if (vocabulary) write_vocabulary(out, shape.vocab);
 
     uint64_t offset = 0;
     for (const TensorSpec &t : tensors) {
         out.string(t.name);
         out.u32(uint32_t(t.dims.size()));
         for (uint64_t d : t.dims) out.u64(d);
-        out.u32(type);
+        out.u32(ggml_type(stored_dtype(t, dtype)));
         out.u64(offset);
-        offset = align_up(offset + t.elements() * element_bytes(dtype));
+        offset = align_up(offset + t.elements() * element_bytes(stored_dtype(t, dtype)));
     }
     const uint64_t data_start = align_up(out.position());
     out.pad_to(data_start);
@@ -355,7 +406,7 @@ void write_random_gguf(const std::string &path, const RandomModelShape &shape,
     std::vector<unsigned char> batch;
     for (size_t i = 0; i < tensors.size(); ++i) {
         out.pad_to(align_up(out.position()));  // data_start is aligned, so this aligns the offset
-        write_values(out, tensors[i], uint64_t(i), dtype, seed, threads, batch);
+        write_values(out, tensors[i], uint64_t(i), stored_dtype(tensors[i], dtype), seed, threads, batch);
     }
     out.close();
 }
