@@ -48,16 +48,22 @@ inline float half_at(const unsigned char *p) {
     return _cvtsh_ss(h);
 }
 
-// Q4_K/Q5_K's packed 6-bit scale and min of sub-block `sub`, as the reference decoders
-// (src/formats/block_formats.cpp) unpack them.
-inline void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min) {
-    if (sub < 4) {
-        *scale = float(packed[sub] & 63);
-        *min = float(packed[sub + 4] & 63);
-    } else {
-        *scale = float((packed[sub + 4] & 0x0F) | ((packed[sub - 4] >> 6) << 4));
-        *min = float((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
-    }
+// A Q4_K/Q5_K block's eight sub-block scales d·sc and mins dmin·m (block_formats.cpp's
+// scale_and_min for every sub-block at once): sub-blocks 0-3 keep their 6 bits in bytes 4-7
+// (scales) and 8-11 (mins), sub-blocks 4-7 take 4 bits from bytes 12-15 and their top 2 from the
+// tops of bytes 4-7 and 8-11. Unpacking them one at a time cost more per W row than the block's
+// products on int8 activations.
+inline void k_scales_mins(const unsigned char *block, __m256 *scale, __m256 *min) {
+    uint32_t u[3];
+    std::memcpy(u, block + 4, 12);
+    const uint32_t scales_low = u[0] & 0x3F3F3F3Fu, mins_low = u[1] & 0x3F3F3F3Fu;
+    const uint32_t scales_high = (u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+    const uint32_t mins_high = ((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+    auto widen = [](uint32_t low, uint32_t high) {
+        return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, int(high), int(low))));
+    };
+    *scale = _mm256_mul_ps(_mm256_set1_ps(half_at(block)), widen(scales_low, scales_high));
+    *min = _mm256_mul_ps(_mm256_set1_ps(half_at(block + 2)), widen(mins_low, mins_high));
 }
 
 }  // namespace

@@ -56,16 +56,18 @@ void q4_0(const unsigned char *block, float *out) {
 // Q4_K and Q5_K: four pairs of 32-value sub-blocks; Q5_K adds 16 where its qh bit is set.
 template <bool FifthBit>
 void q45_k(const unsigned char *block, float *out) {
-    const float d = half_at(block), dmin = half_at(block + 2);
-    const unsigned char *scales = block + 4;
+    alignas(32) float scale[8], min[8];
+    {
+        __m256 sc, mn;
+        k_scales_mins(block, &sc, &mn);
+        _mm256_store_ps(scale, sc);
+        _mm256_store_ps(min, mn);
+    }
     const unsigned char *qh = block + 16, *qs = block + (FifthBit ? 48 : 16);
     const __m256i low = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
     const __m256i high = FifthBit ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qh))
                                   : _mm256_setzero_si256();
     for (int pair = 0; pair < 4; ++pair, qs += 32, out += 64) {
-        float s0, m0, s1, m1;
-        scale_and_min(scales, 2 * pair, &s0, &m0);
-        scale_and_min(scales, 2 * pair + 1, &s1, &m1);
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qs));
         __m256i a = _mm256_and_si256(q, low), b = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
         if constexpr (FifthBit) {
@@ -78,8 +80,8 @@ void q45_k(const unsigned char *block, float *out) {
                 b, _mm256_and_si256(
                        _mm256_cmpeq_epi8(_mm256_and_si256(high, bit1), bit1), sixteen));
         }
-        store32_u8_affine(a, d * s0, dmin * m0, out);
-        store32_u8_affine(b, d * s1, dmin * m1, out + 32);
+        store32_u8_affine(a, scale[2 * pair], min[2 * pair], out);
+        store32_u8_affine(b, scale[2 * pair + 1], min[2 * pair + 1], out + 32);
     }
 }
 

@@ -95,13 +95,10 @@ void q4_k_tile(const GemvProblem &p, int64_t j0) {
         float dsc[R][8], dmn[R][8];
         for (int r = 0; r < R; ++r) {
             const unsigned char *block = w[r] + b * kBlockBytes;
-            const float d = half_at(block), dmin = half_at(block + 2);
-            for (int sub = 0; sub < 8; ++sub) {
-                float sc, mn;
-                scale_and_min(block + 4, sub, &sc, &mn);
-                dsc[r][sub] = d * sc;
-                dmn[r][sub] = dmin * mn;
-            }
+            __m256 sc, mn;
+            k_scales_mins(block, &sc, &mn);
+            _mm256_storeu_ps(dsc[r], sc);
+            _mm256_storeu_ps(dmn[r], mn);
             _mm_prefetch(reinterpret_cast<const char *>(block) + 2 * kBlockBytes, _MM_HINT_T0);
         }
         for (int sub = 0; sub < 8; ++sub) {

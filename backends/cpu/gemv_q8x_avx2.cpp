@@ -63,15 +63,14 @@ struct Q4_0 {
     }
 };
 
-// Q4_K and Q5_K: sub-block t is run t; its scale d·sc and min dmin·m (block_formats.cpp).
+// Q4_K and Q5_K: sub-block t is run t, with its scale d·sc and min dmin·m.
 inline void k_scales_mins(const unsigned char *b, float *s, float *mins) {
-    const float d = half_at(b), dmin = half_at(b + 2);
-    for (int t = 0; t < 8; ++t) {
-        float sc, mn;
-        scale_and_min(b + 4, t, &sc, &mn);
-        s[2 * t] = s[2 * t + 1] = d * sc;
-        mins[t] = dmin * mn;
-    }
+    __m256 sc, mn;
+    k_scales_mins(b, &sc, &mn);
+    _mm256_storeu_ps(mins, mn);
+    // Each run's scale twice (one per half of the run, as Q6_K's two).
+    _mm256_storeu_ps(s, _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)));
+    _mm256_storeu_ps(s + 8, _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)));
 }
 
 // The nibbles of run t of 4-bit values packed two runs to 32 bytes (low nibbles first).
@@ -144,23 +143,38 @@ void direct_rows(const GemvProblem &p, const Q8Rows &x, int64_t i, int64_t j0) {
     __m256 acc[R], acc_min[R];
     for (int r = 0; r < R; ++r) acc[r] = acc_min[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < p.k / D::kValues; ++b) {
+        // Each half run's W scale times its x run's scale, for the block's runs at once (the
+        // product is what a multiply per run and row gave, rounded alike).
         alignas(32) float s[R][2 * D::kRuns], mins[R][D::kRuns > 8 ? D::kRuns : 8];
         for (int r = 0; r < R; ++r) {
             const unsigned char *block = w[r] + b * D::kBytes;
             D::scales(block, s[r], mins[r]);
             _mm_prefetch(reinterpret_cast<const char *>(block) + ahead, _MM_HINT_T0);
         }
+        if constexpr (D::kRuns == 8) {
+            const __m256 dx = _mm256_loadu_ps(xd + b * 8);
+            const __m256 dx_low = _mm256_permutevar8x32_ps(dx, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+            const __m256 dx_high = _mm256_permutevar8x32_ps(dx, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+            for (int r = 0; r < R; ++r) {
+                _mm256_store_ps(s[r], _mm256_mul_ps(_mm256_load_ps(s[r]), dx_low));
+                _mm256_store_ps(s[r] + 8, _mm256_mul_ps(_mm256_load_ps(s[r] + 8), dx_high));
+            }
+        } else {
+            static_assert(D::kRuns == 1);
+            for (int r = 0; r < R; ++r) {
+                s[r][0] *= xd[b];
+                s[r][1] *= xd[b];
+            }
+        }
         for (int t = 0; t < int(D::kRuns); ++t) {
             const int64_t run = b * D::kRuns + t;
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xq + run * kQ8Run));
-            const __m256 dx = _mm256_broadcast_ss(xd + run);
             for (int r = 0; r < R; ++r) {
                 const __m256i wv = D::run(w[r] + b * D::kBytes, t);
                 // One scale per run is broadcast (a scalar store forwards to a scalar load).
                 const __m256 ws = D::kScalePer16 ? half_scales(s[r] + 2 * t)
                                                  : _mm256_broadcast_ss(s[r] + 2 * t);
-                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv),
-                                         _mm256_mul_ps(ws, dx), acc[r]);
+                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv), ws, acc[r]);
             }
         }
         if constexpr (D::kMins) {
