@@ -30,6 +30,16 @@ inline __m256 run_products(__m256i w, __m256i x) {
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
 }
 
+// The same for values stored as w + offset (unsigned), with `x_offset` = maddubs(offset, x):
+// the offset comes off in int16, exactly (|w| ≤ offset keeps every pair sum in range), and
+// x_offset serves every W row of the run, so a row costs one subtraction instead of the two
+// sign moves of signed values. (Taking it off later in f32 lost accuracy where the unsigned
+// products nearly cancel against it.)
+inline __m256 offset_run_products(__m256i w_plus_offset, __m256i x, __m256i x_offset) {
+    const __m256i products = _mm256_sub_epi16(_mm256_maddubs_epi16(w_plus_offset, x), x_offset);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(products, _mm256_set1_epi16(1)));
+}
+
 // {s[0] ×4, s[1] ×4}: a run's two scales, one per half, against run_products' lanes.
 inline __m256 half_scales(const float *s) {
     // Through __m128i, whose type may alias the floats (a double load would not).
@@ -43,6 +53,7 @@ inline __m256 half_scales(const float *s) {
 struct Q8_0 {
     static constexpr int64_t kValues = 32, kBytes = 34, kRuns = 1;
     static constexpr bool kMins = false, kScalePer16 = false, kUnsigned = false;
+    static constexpr int kOffset = 0;
     static void scales(const unsigned char *b, float *s, float *) { s[0] = s[1] = half_at(b); }
     static __m256i run(const unsigned char *b, int) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 2));
@@ -52,6 +63,7 @@ struct Q8_0 {
 struct Q4_0 {
     static constexpr int64_t kValues = 32, kBytes = 18, kRuns = 1;
     static constexpr bool kMins = false, kScalePer16 = false, kUnsigned = false;
+    static constexpr int kOffset = 0;
     static void scales(const unsigned char *b, float *s, float *) { s[0] = s[1] = half_at(b); }
     // Low nibbles are values 0-15, high nibbles 16-31; minus 8.
     static __m256i run(const unsigned char *b, int) {
@@ -83,6 +95,7 @@ inline __m256i nibble_run(const unsigned char *qs, int t) {
 struct Q4_K {
     static constexpr int64_t kValues = 256, kBytes = 144, kRuns = 8;
     static constexpr bool kMins = true, kScalePer16 = false, kUnsigned = true;
+    static constexpr int kOffset = 0;
     static void scales(const unsigned char *b, float *s, float *mins) { k_scales_mins(b, s, mins); }
     static __m256i run(const unsigned char *b, int t) { return nibble_run(b + 16, t); }
 };
@@ -90,6 +103,7 @@ struct Q4_K {
 struct Q5_K {
     static constexpr int64_t kValues = 256, kBytes = 176, kRuns = 8;
     static constexpr bool kMins = true, kScalePer16 = false, kUnsigned = true;
+    static constexpr int kOffset = 0;
     static void scales(const unsigned char *b, float *s, float *mins) { k_scales_mins(b, s, mins); }
     // Bit t of qh[l] adds 16 to value l of run t.
     static __m256i run(const unsigned char *b, int t) {
@@ -101,10 +115,12 @@ struct Q5_K {
     }
 };
 
-// Q6_K: run t is quarter t % 4 of half t / 4 (block_formats.cpp's q0..q3), a scale per 16.
+// Q6_K: run t is quarter t % 4 of half t / 4 (block_formats.cpp's q0..q3), a scale per 16;
+// runs are the stored values 0..63, 32 above the weights' (offset_run_products).
 struct Q6_K {
     static constexpr int64_t kValues = 256, kBytes = 210, kRuns = 8;
-    static constexpr bool kMins = false, kScalePer16 = true, kUnsigned = false;
+    static constexpr bool kMins = false, kScalePer16 = true, kUnsigned = true;
+    static constexpr int kOffset = 32;
     // Run t's scales are sc[2t] and sc[2t + 1] (sc[8·half + 2·quarter] and the next): the 16
     // scales in order, converted with vector stores that the runs' 8-byte loads forward from.
     static void scales(const unsigned char *b, float *s, float *) {
@@ -122,8 +138,7 @@ struct Q6_K {
         low = _mm256_and_si256(low, _mm256_set1_epi8(0x0F));
         __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qh));
         high = _mm256_and_si256(_mm256_srli_epi16(high, 2 * quarter), _mm256_set1_epi8(3));
-        const __m256i q = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
-        return _mm256_sub_epi8(q, _mm256_set1_epi8(32));
+        return _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
     }
 };
 
@@ -169,12 +184,16 @@ void direct_rows(const GemvProblem &p, const Q8Rows &x, int64_t i, int64_t j0) {
         for (int t = 0; t < int(D::kRuns); ++t) {
             const int64_t run = b * D::kRuns + t;
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xq + run * kQ8Run));
+            const __m256i x_offset = D::kOffset != 0 ? _mm256_maddubs_epi16(_mm256_set1_epi8(D::kOffset), xv)
+                                                     : _mm256_setzero_si256();
             for (int r = 0; r < R; ++r) {
                 const __m256i wv = D::run(w[r] + b * D::kBytes, t);
                 // One scale per run is broadcast (a scalar store forwards to a scalar load).
                 const __m256 ws = D::kScalePer16 ? half_scales(s[r] + 2 * t)
                                                  : _mm256_broadcast_ss(s[r] + 2 * t);
-                acc[r] = _mm256_fmadd_ps(run_products<D::kUnsigned>(wv, xv), ws, acc[r]);
+                const __m256 products = D::kOffset != 0 ? offset_run_products(wv, xv, x_offset)
+                                                        : run_products<D::kUnsigned>(wv, xv);
+                acc[r] = _mm256_fmadd_ps(products, ws, acc[r]);
             }
         }
         if constexpr (D::kMins) {
