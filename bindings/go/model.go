@@ -32,6 +32,12 @@ type ModelInfo struct {
 	NParameters      uint64 // weights in all tensors (tied ones once)
 	BOSTokenID       int32  // -1 when none
 	EOSTokenID       int32  // -1 when none
+	// A mixture of experts (all 0 for a dense model): experts per sparse layer, experts per
+	// token, each expert's MLP width, and the layers whose MLP is the mixture.
+	NExperts               int64
+	ExpertsPerToken        int64
+	ExpertIntermediateSize int64
+	NSparseLayers          int64
 }
 
 // OpenModel opens a .gguf file or a Hugging Face model folder, blocking until it is ready.
@@ -74,18 +80,22 @@ func (m *Model) Info() (ModelInfo, error) {
 		return ModelInfo{}, err
 	}
 	return ModelInfo{
-		Architecture:     charArray(ci.architecture[:]),
-		VocabSize:        int64(ci.vocab_size),
-		HiddenSize:       int64(ci.hidden_size),
-		IntermediateSize: int64(ci.intermediate_size),
-		NLayers:          int64(ci.n_layers),
-		NHeads:           int64(ci.n_heads),
-		NKVHeads:         int64(ci.n_kv_heads),
-		HeadDim:          int64(ci.head_dim),
-		MaxPosition:      int64(ci.max_position),
-		NParameters:      uint64(ci.n_parameters),
-		BOSTokenID:       int32(ci.bos_token_id),
-		EOSTokenID:       int32(ci.eos_token_id),
+		Architecture:           charArray(ci.architecture[:]),
+		VocabSize:              int64(ci.vocab_size),
+		HiddenSize:             int64(ci.hidden_size),
+		IntermediateSize:       int64(ci.intermediate_size),
+		NLayers:                int64(ci.n_layers),
+		NHeads:                 int64(ci.n_heads),
+		NKVHeads:               int64(ci.n_kv_heads),
+		HeadDim:                int64(ci.head_dim),
+		MaxPosition:            int64(ci.max_position),
+		NParameters:            uint64(ci.n_parameters),
+		BOSTokenID:             int32(ci.bos_token_id),
+		EOSTokenID:             int32(ci.eos_token_id),
+		NExperts:               int64(ci.n_experts),
+		ExpertsPerToken:        int64(ci.experts_per_token),
+		ExpertIntermediateSize: int64(ci.expert_intermediate_size),
+		NSparseLayers:          int64(ci.n_sparse_layers),
 	}, nil
 }
 

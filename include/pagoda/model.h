@@ -64,6 +64,11 @@ typedef struct pagoda_model_info {
     uint64_t n_parameters;      /**< Weights in all tensors (tied ones once). */
     int32_t bos_token_id;       /**< -1 when none. */
     int32_t eos_token_id;       /**< The first end-of-sequence id; -1 when none. */
+    /* Appended in 0.9: mixtures of experts (all 0 for a dense model). */
+    int64_t n_experts;          /**< Experts of each sparse layer. */
+    int64_t experts_per_token;  /**< Experts each token is routed to (top k). */
+    int64_t expert_intermediate_size; /**< Each expert's MLP width. */
+    int64_t n_sparse_layers;    /**< Layers whose MLP is the mixture (the others are dense). */
 } pagoda_model_info_t;
 
 /**

@@ -153,6 +153,12 @@ PAGODA_API pagoda_status_t pagoda_model_get_info(const pagoda_model_t *model, pa
         full.n_parameters = m.parameter_count();
         full.bos_token_id = c.bos_token_id;
         full.eos_token_id = c.eos_token_ids.empty() ? -1 : c.eos_token_ids.front();
+        if (c.n_experts > 0) {
+            full.n_experts = c.n_experts;
+            full.experts_per_token = c.experts_per_token;
+            full.expert_intermediate_size = c.expert_intermediate_size;
+            for (int64_t l = 0; l < c.n_layers; ++l) full.n_sparse_layers += c.is_sparse(l) ? 1 : 0;
+        }
         pagoda::write_sized(info, full, "info");
         return PAGODA_OK;
     });

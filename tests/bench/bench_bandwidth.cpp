@@ -31,19 +31,6 @@ __attribute__((target_clones("avx2", "default"))) void triad(float *a, const flo
     for (size_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
 }
 
-// Runs `body(begin, end)` on `threads` threads over [0, n), split into contiguous ranges.
-template <typename Body>
-void parallel(int threads, size_t n, Body body) {
-    std::vector<std::thread> pool;
-    const size_t per = (n + size_t(threads) - 1) / size_t(threads);
-    for (int t = 1; t < threads; ++t) {
-        const size_t b = std::min(n, per * size_t(t)), e = std::min(n, b + per);
-        pool.emplace_back([=] { body(b, e); });
-    }
-    body(0, std::min(n, per));
-    for (auto &th : pool) th.join();
-}
-
 std::atomic<uint64_t> g_sink{0};  // keeps the sums alive
 
 // More repeats than the kernels get: the probe is cheap, and its best repeat is the ceiling.

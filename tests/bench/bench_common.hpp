@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -149,5 +151,18 @@ void bench_matmul(Bench &bench);      // bench_matmul.cpp: SGEMM ceiling, GEMV, 
 void bench_attention(Bench &bench);   // bench_attention.cpp
 // bench_cublas.cpp (CUDA builds only): cuBLAS's bf16 GEMM peak, which sets bench.gemm_peak.
 void bench_gemm_peak(Bench &bench);
+
+// Runs `body(begin, end)` on `threads` threads over [0, n) in contiguous ranges.
+template <typename Body>
+void parallel(int threads, size_t n, Body body) {
+    std::vector<std::thread> pool;
+    const size_t per = (n + size_t(threads) - 1) / size_t(threads);
+    for (int t = 1; t < threads; ++t) {
+        const size_t b = std::min(n, per * size_t(t)), e = std::min(n, b + per);
+        pool.emplace_back([=] { body(b, e); });
+    }
+    body(0, std::min(n, per));
+    for (auto &th : pool) th.join();
+}
 
 }  // namespace pagoda::bench

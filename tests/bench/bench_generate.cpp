@@ -50,7 +50,6 @@ namespace {
 
 using pagoda::bench::BandwidthProbe;
 using pagoda::bench::DeviceCopyProbe;
-using pagoda::bench::ExpertShape;
 using pagoda::bench::RandomModelShape;
 using pagoda::bench::RateSample;
 using pagoda::bench::ReadProbe;
@@ -346,22 +345,11 @@ struct ModelDescription {
     std::string dtype;  // of the weights as the forward pass reads them
     double bytes_per_weight = 0.0;
     pagoda_model_info_t info{};
-    // A mixture of experts' MLPs (experts == 0: dense); nullopt when the files do not say it
-    // (decode_weights.hpp), and every parameter is then counted as read.
-    std::optional<ExpertShape> experts;
 };
-
-// Only a mixture of experts can have an unknown expert shape.
-bool is_mixture_of_experts(const ModelDescription &m) { return !m.experts || m.experts->experts > 0; }
 
 // Weight bytes one decode step of `batch` tokens reads (active) and could read (total).
 StepWeights step_weight_bytes(const ModelDescription &m, int batch) {
-    StepWeights w;
-    if (m.experts) {
-        w = pagoda::bench::weights_read_per_step(m.info, *m.experts, batch);
-    } else {
-        w.active = w.total = double(m.info.n_parameters);
-    }
+    StepWeights w = pagoda::bench::weights_read_per_step(m.info, batch);
     w.active *= m.bytes_per_weight;
     w.total *= m.bytes_per_weight;
     return w;
@@ -614,14 +602,8 @@ std::unique_ptr<Contender> open_contender(const Options &o, pagoda_mesh_t *mesh,
     check(pagoda_model_open(path.c_str(), nullptr, &c->model), "opening " + path);
     desc.info.struct_size = sizeof desc.info;
     check(pagoda_model_get_info(c->model, &desc.info), "pagoda_model_get_info");
-    desc.experts = pagoda::bench::model_expert_shape(path, desc.info);
     if (temp) temp->remove();  // the mapping keeps the data; nothing is left behind on any exit
     if (o.random_model.empty()) describe_weights_from_files(desc);
-    if (!desc.experts)
-        std::fprintf(stderr, "pagoda-bench-generate: %s: a mixture of experts from a folder, whose "
-                             "expert shape this benchmark does not read; every weight is counted as "
-                             "read each step\n",
-                     desc.label.c_str());
     const pagoda_model_info_t &info = desc.info;
 
     const int64_t longest = std::max<int64_t>(o.prompt_tokens + 1, kDecodePromptTokens + o.gen_tokens);
@@ -746,16 +728,11 @@ void report_decode(const Options &o, const Contender &c, int b, const DecodeSamp
         .add("weight_bytes_per_step", int64_t(weights.active))
         .add("total_weight_bytes", int64_t(weights.total))
         .add("active_weight_fraction", weights.active / weights.total);
-    if (is_mixture_of_experts(desc)) {
-        if (desc.experts) {
-            line.add("experts", desc.experts->experts)
-                .add("experts_per_token", desc.experts->experts_per_token)
-                .add("expected_distinct_experts", weights.distinct_experts)
-                .add("expert_bytes_model", "uniform-routing expectation");
-        } else {
-            line.add("expert_bytes_model", "unknown: every weight counted");
-        }
-    }
+    if (desc.info.n_experts > 0)
+        line.add("experts", desc.info.n_experts)
+            .add("experts_per_token", desc.info.experts_per_token)
+            .add("expected_distinct_experts", weights.distinct_experts)
+            .add("expert_bytes_model", "uniform-routing expectation");
     line.add("effective_gb_per_s", effective / 1e9)
         .add("bandwidth_gb_per_s", median(s.paired_bandwidth) / 1e9)
         .add("decode_fraction_of_bandwidth", fraction)
@@ -784,10 +761,10 @@ void report_decode(const Options &o, const Contender &c, int b, const DecodeSamp
                  b, median(s.rates), ms, effective / 1e9, 100.0 * fraction, ceil.on_cpu ? "read" : "copy",
                  weights_cached ? " (weights fit in the last-level cache)" : "", median(s.kv_bytes) / 1e6,
                  100.0 * roofline_fraction);
-    if (desc.experts && desc.experts->experts > 0)
+    if (desc.info.n_experts > 0)
         std::fprintf(stderr, "                     %.1f of %lld experts per layer read (expected): "
                              "%.1f of %.1f MB\n",
-                     weights.distinct_experts, (long long)desc.experts->experts, weights.active / 1e6,
+                     weights.distinct_experts, (long long)desc.info.n_experts, weights.active / 1e6,
                      weights.total / 1e6);
     if (ceil.sgemm)
         std::fprintf(stderr, "                     %.1f GFLOP/s of weights = %.0f%% of sgemm's\n",

@@ -5,28 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "pagoda/model.h"
 
 namespace pagoda::bench {
-
-// A mixture of experts' MLPs, which pagoda_model_info_t does not describe. experts == 0: dense.
-struct ExpertShape {
-    int64_t experts = 0;            // per sparse layer
-    int64_t experts_per_token = 0;  // top k
-    int64_t expert_ffn = 0;         // each expert's MLP width
-    int64_t sparse_layers = 0;      // layers whose MLP is the mixture
-};
-
-// The expert shape of the model `info` describes, opened from `path`: read from a GGUF's header
-// (<arch>.expert_count, expert_used_count, expert_feed_forward_length or else Mixtral's
-// feed_forward_length; every layer sparse, as the GGUF loader has it); a dense shape for a dense
-// architecture. nullopt for a mixture of experts opened from a Hugging Face folder, whose
-// config.json this benchmark does not read. Throws std::runtime_error naming the file when a
-// GGUF header cannot be read.
-std::optional<ExpertShape> model_expert_shape(const std::string &path, const pagoda_model_info_t &info);
 
 // How many of the E experts of a sparse layer a step of `batch` tokens reads, expected under
 // uniform routing (each token's top k a uniformly random k-subset, tokens independent): an
@@ -36,7 +19,7 @@ std::optional<ExpertShape> model_expert_shape(const std::string &path, const pag
 // model, 16 greedy decodes over 11 steps, picked 27.6 distinct experts per layer and step (25 to
 // 30) against the expectation's 28.2. A trained router is less even (fewer distinct experts at
 // B > 1, so bytes over-counted). k at B = 1; tends to E as B grows.
-double expected_distinct_experts(const ExpertShape &e, int batch);
+double expected_distinct_experts(const pagoda_model_info_t &m, int batch);
 
 // Weights (parameters; times bytes per weight for bytes) one decode step of `batch` tokens reads.
 struct StepWeights {
@@ -49,6 +32,6 @@ struct StepWeights {
 // distinct experts), the final norm and the LM head (the embedding table is only gathered, a row
 // per token, so it does not count unless tied to the LM head, which is then counted once as the
 // head). Multiply-adds per token are 2 · active at batch 1 (each token through its k experts).
-StepWeights weights_read_per_step(const pagoda_model_info_t &m, const ExpertShape &e, int batch);
+StepWeights weights_read_per_step(const pagoda_model_info_t &m, int batch);
 
 }  // namespace pagoda::bench

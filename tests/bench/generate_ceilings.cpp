@@ -51,19 +51,6 @@ __attribute__((target_clones("avx2", "default"))) uint64_t sum_words(const uint6
 
 std::atomic<uint64_t> g_sink{0};  // keeps the sums alive
 
-// Runs `body(begin, end)` on `threads` threads over [0, n) in contiguous ranges.
-template <typename Body>
-void parallel(int threads, size_t n, Body body) {
-    std::vector<std::thread> pool;
-    const size_t per = (n + size_t(threads) - 1) / size_t(threads);
-    for (int t = 1; t < threads; ++t) {
-        const size_t b = std::min(n, per * size_t(t)), e = std::min(n, b + per);
-        pool.emplace_back([=] { body(b, e); });
-    }
-    body(0, std::min(n, per));
-    for (auto &th : pool) th.join();
-}
-
 // Each pass runs enough copies to last a tenth of a second (a hundredth with --quick): long
 // enough that launch gaps do not count, short enough to run before every decode repeat.
 Options copy_probe_options(const std::string &backend_name, int32_t device, bool quick) {

@@ -39,7 +39,8 @@ class ModelInfo(_Struct):
                 ("intermediate_size", c_int64), ("n_layers", c_int64), ("n_heads", c_int64),
                 ("n_kv_heads", c_int64), ("head_dim", c_int64), ("max_position", c_int64),
                 ("n_parameters", c_uint64), ("bos_token_id", c_int32),
-                ("eos_token_id", c_int32)]
+                ("eos_token_id", c_int32), ("n_experts", c_int64), ("experts_per_token", c_int64),
+                ("expert_intermediate_size", c_int64), ("n_sparse_layers", c_int64)]
 
 
 # ---- quantize.h ------------------------------------------------------------------------------

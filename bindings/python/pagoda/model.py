@@ -34,6 +34,10 @@ class ModelInfo:
     n_parameters: int
     bos_token_id: int  #: -1 when none
     eos_token_id: int  #: -1 when none
+    n_experts: int  #: a mixture of experts' experts per sparse layer; 0 for a dense model
+    experts_per_token: int
+    expert_intermediate_size: int
+    n_sparse_layers: int
 
 
 class _Progress:

@@ -34,6 +34,10 @@ pub struct pagoda_model_info_t {
     pub n_parameters: u64,
     pub bos_token_id: i32,
     pub eos_token_id: i32,
+    pub n_experts: i64,
+    pub experts_per_token: i64,
+    pub expert_intermediate_size: i64,
+    pub n_sparse_layers: i64,
 }
 
 extern "C" {

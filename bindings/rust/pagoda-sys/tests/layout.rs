@@ -105,6 +105,10 @@ fn declared() -> Vec<Layout> {
             n_parameters,
             bos_token_id,
             eos_token_id,
+            n_experts,
+            experts_per_token,
+            expert_intermediate_size,
+            n_sparse_layers,
         }),
         layout!(pagoda_tokenizer_info_t {
             struct_size,

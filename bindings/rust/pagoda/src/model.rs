@@ -44,6 +44,14 @@ c_struct! {
         pub bos_token_id: Option<i32>,
         /// The first end-of-sequence id; `None` when the model has none.
         pub eos_token_id: Option<i32>,
+        /// A mixture of experts' experts per sparse layer (0 for a dense model).
+        pub n_experts: i64,
+        /// Experts each token is routed to.
+        pub experts_per_token: i64,
+        /// Each expert's MLP width.
+        pub expert_intermediate_size: i64,
+        /// Layers whose MLP is the mixture.
+        pub n_sparse_layers: i64,
     }
 }
 
