@@ -38,8 +38,8 @@ pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_
                       std::string(kOp) + ": variant = " + std::to_string(a.variant) +
                           ", but this backend has " + std::to_string(variants) +
                           " matmul variants");
-    if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_ROUND_W)) !=
-        0)
+    if ((a.flags & ~(PAGODA_MATMUL_ACCUMULATE | PAGODA_MATMUL_QUANTIZE_X |
+                     PAGODA_MATMUL_QUANTIZE_X_BLOCK | PAGODA_MATMUL_ROUND_W)) != 0)
         return r.fail(PAGODA_ERR_UNSUPPORTED, std::string(kOp) +
                                                   ": flags = " + std::to_string(a.flags) +
                                                   " has bits this backend does not know");
@@ -55,6 +55,10 @@ pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X with w_dtype " +
                           dtype_name(a.w_dtype) + ": it applies to block-quantized weights only");
+    if ((a.flags & PAGODA_MATMUL_QUANTIZE_X_BLOCK) != 0 && (a.flags & PAGODA_MATMUL_QUANTIZE_X) == 0)
+        return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
+                      std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X_BLOCK without "
+                                         "PAGODA_MATMUL_QUANTIZE_X: it widens that leave");
     if ((a.flags & PAGODA_MATMUL_ROUND_W) != 0 &&
         (!is_block_dtype(a.w_dtype) ||
          (a.x_dtype != PAGODA_DTYPE_BF16 && a.x_dtype != PAGODA_DTYPE_F16)))

@@ -48,22 +48,27 @@ inline float half_at(const unsigned char *p) {
     return _cvtsh_ss(h);
 }
 
-// A Q4_K/Q5_K block's eight sub-block scales d·sc and mins dmin·m (block_formats.cpp's
-// scale_and_min for every sub-block at once): sub-blocks 0-3 keep their 6 bits in bytes 4-7
-// (scales) and 8-11 (mins), sub-blocks 4-7 take 4 bits from bytes 12-15 and their top 2 from the
-// tops of bytes 4-7 and 8-11. Unpacking them one at a time cost more per W row than the block's
-// products on int8 activations.
-inline void k_scales_mins(const unsigned char *block, __m256 *scale, __m256 *min) {
+// A Q4_K/Q5_K block's eight 6-bit sub-block scales (bytes 0-7) and mins (bytes 8-15), as
+// block_formats.cpp's scale_and_min gives them one at a time: sub-blocks 0-3 keep their 6 bits
+// in bytes 4-7 (scales) and 8-11 (mins), sub-blocks 4-7 take 4 bits from bytes 12-15 and their
+// top 2 from the tops of bytes 4-7 and 8-11.
+inline __m128i k_scale_min_bytes(const unsigned char *block) {
     uint32_t u[3];
     std::memcpy(u, block + 4, 12);
     const uint32_t scales_low = u[0] & 0x3F3F3F3Fu, mins_low = u[1] & 0x3F3F3F3Fu;
     const uint32_t scales_high = (u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4);
     const uint32_t mins_high = ((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4);
-    auto widen = [](uint32_t low, uint32_t high) {
-        return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi32(0, 0, int(high), int(low))));
-    };
-    *scale = _mm256_mul_ps(_mm256_set1_ps(half_at(block)), widen(scales_low, scales_high));
-    *min = _mm256_mul_ps(_mm256_set1_ps(half_at(block + 2)), widen(mins_low, mins_high));
+    return _mm_set_epi32(int(mins_high), int(mins_low), int(scales_high), int(scales_low));
+}
+
+// The same block's eight scales d·sc and mins dmin·m in f32, all at once. Unpacking them one at
+// a time cost more per W row than the block's products on int8 activations.
+inline void k_scales_mins(const unsigned char *block, __m256 *scale, __m256 *min) {
+    const __m128i bytes = k_scale_min_bytes(block);
+    *scale = _mm256_mul_ps(_mm256_set1_ps(half_at(block)),
+                           _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)));
+    *min = _mm256_mul_ps(_mm256_set1_ps(half_at(block + 2)),
+                         _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8))));
 }
 
 }  // namespace

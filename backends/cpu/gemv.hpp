@@ -25,8 +25,10 @@ struct GemvProblem {
     float *y;
     int64_t ldy;
     bool accumulate;
-    // ops.h's PAGODA_MATMUL_QUANTIZE_X: x may be rounded to int8 (gemv_q8x.hpp).
+    // ops.h's PAGODA_MATMUL_QUANTIZE_X: x may be rounded to int8 (gemv_q8x.hpp), and with
+    // PAGODA_MATMUL_QUANTIZE_X_BLOCK per W block (gemv_q8k.hpp).
     bool quantize_x;
+    bool quantize_x_block;
 };
 
 // W rows handled together by the vector kernel; callers split work on multiples of it so that

@@ -2,7 +2,8 @@
 //
 // Two routes. Decode-sized m is bound by streaming W: our own GEMV (gemv.hpp) reads W once,
 // converting bf16/f16 on the fly (block types in registers or a chunk of each row at a time;
-// for a few rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations: gemv_q8x.hpp),
+// for a few rows, where PAGODA_MATMUL_QUANTIZE_X allows, on int8 activations: gemv_q8x.hpp,
+// and per whole K block where PAGODA_MATMUL_QUANTIZE_X_BLOCK widens the leave: gemv_q8k.hpp),
 // split over output rows on the backend's pool. Larger m is bound by arithmetic: OpenBLAS's
 // sgemm, single-threaded, on panels of W rows our pool's threads take in turn, each widening
 // its bf16/f16 or block panel to f32 in its own scratch first, so the panel is still in that
@@ -34,6 +35,7 @@
 #include "block_formats.hpp"
 #include "check_helpers.hpp"
 #include "gemv.hpp"
+#include "gemv_q8k.hpp"
 #include "gemv_q8x.hpp"
 #include "kernels.hpp"
 #include "matmul.hpp"
@@ -209,17 +211,58 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     return PAGODA_OK;
 }
 
+// The same on x rounded per W block (gemv_q8k.hpp), for the K types.
+pagoda_status_t run_gemv_q8k(CpuBackend &cpu, const GemvProblem &p) {
+    const int64_t blocks = p.k / kQ8Block, groups = p.k / kQ8Group;
+    int8_t *q = nullptr;
+    float *scale = nullptr;
+    int16_t *sum = nullptr;
+    try {
+        // Scales, then the group sums (two per float), then the int8 values (four per float).
+        float *area = thread_scratch<struct MatmulQ8BlockScratch>(
+            size_t(p.m * (blocks + groups / 2 + p.k / 4)));
+        scale = area;
+        sum = reinterpret_cast<int16_t *>(area + p.m * blocks);
+        q = reinterpret_cast<int8_t *>(area + p.m * (blocks + groups / 2));
+    } catch (const std::bad_alloc &) {
+        return cpu.fail(PAGODA_ERR_OUT_OF_MEMORY, std::string(kOp) + ": no memory to round " +
+                                                      std::to_string(p.m) + " x " +
+                                                      std::to_string(p.k) + " activations to int8");
+    }
+    const bool avx2 = cpu.features().avx2_fma_f16c;
+    if (avx2)
+        quantize_blocks_avx2(p.x, p.ldx, p.m, p.k, q, scale, sum);
+    else
+        quantize_blocks_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
+    const Q8BlockRows x{p.m, p.k, q, scale, sum};
+    const auto rows = avx2 ? gemv_q8k_avx2 : gemv_q8k_portable;
+    split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
+    return PAGODA_OK;
+}
+
+// The int8 route that the flags allow for W's type: per block where the leave is that wide and
+// the type's blocks are K blocks, else per 32 values.
+pagoda_status_t run_int8(CpuBackend &cpu, const GemvProblem &p) {
+    if (p.quantize_x_block && q8k_serves(p.w_dtype)) return run_gemv_q8k(cpu, p);
+    return run_gemv_q8x(cpu, p);
+}
+
+int64_t int8_max_rows(const GemvProblem &p) {
+    if (p.quantize_x_block && q8k_serves(p.w_dtype)) return q8k_max_rows(p.w_dtype);
+    return q8x_max_rows(p.w_dtype);
+}
+
 // The f32 problem on f32 activations: the pinned variant, or by the rules the GEMV for
 // decode-sized m (on int8 x where the flag allows it and that pays, gemv_q8x.hpp), else sgemm.
 pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p, int32_t variant) {
     switch (variant) {
         case kGemv: run_gemv(cpu, p); return PAGODA_OK;
-        case kGemvInt8: return run_gemv_q8x(cpu, p);
+        case kGemvInt8: return run_int8(cpu, p);
         case kSgemm: return run_blas(cpu, p);
         default: break;
     }
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
-        if (p.quantize_x && p.m <= q8x_max_rows(p.w_dtype)) return run_gemv_q8x(cpu, p);
+        if (p.quantize_x && p.m <= int8_max_rows(p)) return run_int8(cpu, p);
         run_gemv(cpu, p);
         return PAGODA_OK;
     }
@@ -338,6 +381,7 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.ldy = plugin::packed_or(a.ldy, a.n);
     p.accumulate = (a.flags & PAGODA_MATMUL_ACCUMULATE) != 0;
     p.quantize_x = (a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0;
+    p.quantize_x_block = (a.flags & PAGODA_MATMUL_QUANTIZE_X_BLOCK) != 0;
 
     if (a.x_dtype == PAGODA_DTYPE_F32 && a.y_dtype == PAGODA_DTYPE_F32)
         return run_f32(cpu, p, a.variant);

@@ -94,7 +94,8 @@ typedef struct pagoda_engine_options {
  * \brief Whether products on block-quantized weights may round their operands.
  *
  * With the leave, a backend may round each run of 32 activations to int8 with a scale
- * (ops.h's ::PAGODA_MATMUL_QUANTIZE_X) and multiply bytes by bytes, as llama.cpp's and vLLM's
+ * (ops.h's ::PAGODA_MATMUL_QUANTIZE_X), or each 256 on K-quant weights
+ * (::PAGODA_MATMUL_QUANTIZE_X_BLOCK), and multiply bytes by bytes, as llama.cpp's and vLLM's
  * GGUF kernels do: each activation moves by at most 1/254 of its run's largest magnitude, far
  * less than the weights' own rounding, and a decode step on the CPU backend runs faster. With
  * half activations it may also round the decoded weights to their type (ops.h's
@@ -104,7 +105,7 @@ typedef struct pagoda_engine_options {
  */
 typedef enum pagoda_quantized_matmul {
     /** Rounded operands where the backend takes the leave (the CPU backend: 8-bit activations
-     *  in decode steps of up to 8 sequences on Q8_0, 4 on Q6_K, 2 on the other types; the CUDA
+     *  in decode steps of up to 8 sequences on Q8_0, 4 on the K types (per 256), 2 on Q4_0; the CUDA
      *  backend: f16 activations, and weights rounded to f16 in products of more than 8 rows). */
     PAGODA_QUANTIZED_MATMUL_AUTO = 0,
     /** Activations as they are (f32 by default on every device), computed in f32 from the

@@ -108,6 +108,21 @@ PAGODA_API const char *pagoda_op_name(pagoda_op_t op);
 #define PAGODA_MATMUL_QUANTIZE_X 2u
 
 /**
+ * \brief ::pagoda_op_matmul_t::flags (ABI 1.9): with ::PAGODA_MATMUL_QUANTIZE_X, the runs that
+ *        share a scale may be W's whole blocks.
+ *
+ * The rounding is ::PAGODA_MATMUL_QUANTIZE_X's, with each run as long as a block of `w_dtype`
+ * instead of 32 values: 256 for Q4_K, Q5_K and Q6_K (for Q8_0 and Q4_0, whose blocks are 32
+ * values, nothing changes). Each activation then moves by at most 1/254 of its block's largest
+ * magnitude, which is what llama.cpp's K-quant kernels compute with (its Q8_K activations); a
+ * backend can then keep a whole block's sum in integers. It widens the leave, it orders
+ * nothing: a backend may still round per 32 values, or compute exactly. Only together with
+ * ::PAGODA_MATMUL_QUANTIZE_X (::PAGODA_ERR_INVALID_ARGUMENT otherwise); a backend of ABI 1.8 or
+ * older refuses the flag with ::PAGODA_ERR_UNSUPPORTED.
+ */
+#define PAGODA_MATMUL_QUANTIZE_X_BLOCK 8u
+
+/**
  * \brief ::pagoda_op_matmul_t::flags (ABI 1.5): with a block-type `w_dtype` and an `x_dtype` of
  *        BF16 or F16, the backend may round the decoded weights to `x_dtype`.
  *

@@ -59,8 +59,11 @@ extern "C" {
  *   mixture-of-experts layers: ::PAGODA_OP_MOE_ROUTE and ::PAGODA_OP_MOE_MATMUL. An
  *   older backend refuses a descriptor that sets a field past its struct, and the new ops, with
  *   ::PAGODA_ERR_UNSUPPORTED; models that need none of them still run on it.
+ * - 1.9: ::PAGODA_MATMUL_QUANTIZE_X_BLOCK, leave to round activations per W block (256 values
+ *   for the K types) instead of per 32. An older backend refuses the unknown flag, so the host
+ *   asks without it.
  */
-#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 8u)
+#define PAGODA_BACKEND_ABI_VERSION ((1u << 16) | 9u)
 /** \brief The major part of a plugin ABI version. */
 #define PAGODA_BACKEND_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 /** \brief The one symbol a backend exports. */

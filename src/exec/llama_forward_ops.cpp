@@ -167,6 +167,7 @@ pagoda_op_matmul_t LlamaForward::State::matmul_args(const DeviceTensor &w, const
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
     if (quantized_activations && w.quantize_x) a.flags = PAGODA_MATMUL_QUANTIZE_X;
+    if (quantized_activations && w.quantize_x_block) a.flags |= PAGODA_MATMUL_QUANTIZE_X_BLOCK;
     if (quantized_activations && w.round_w &&
         (x_dtype == PAGODA_DTYPE_BF16 || x_dtype == PAGODA_DTYPE_F16))
         a.flags |= PAGODA_MATMUL_ROUND_W;

@@ -240,6 +240,10 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
             pagoda_op_matmul_t m = matmul_query(d, PAGODA_DTYPE_F32);
             m.flags = PAGODA_MATMUL_QUANTIZE_X;
             d.quantize_x = backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
+            // Runs of a whole block only change anything for blocks longer than 32 values.
+            m.flags |= PAGODA_MATMUL_QUANTIZE_X_BLOCK;
+            d.quantize_x_block = d.quantize_x && plugin::block_shape(d.dtype).elements > 32 &&
+                                 backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
             m = matmul_query(d, PAGODA_DTYPE_F16);
             m.flags = PAGODA_MATMUL_ROUND_W;
             const bool f16 = backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);

@@ -28,9 +28,11 @@ struct DeviceTensor {
     int64_t cols = 0;
     int64_t ld = 0;  // values between rows; 0 = cols (a column slice keeps the full row's)
     const std::string *name = nullptr;  // the canonical name, for messages
-    // A block-quantized matrix whose backend takes PAGODA_MATMUL_QUANTIZE_X (ABI 1.4), and
+    // A block-quantized matrix whose backend takes PAGODA_MATMUL_QUANTIZE_X (ABI 1.4), with
+    // PAGODA_MATMUL_QUANTIZE_X_BLOCK where its blocks are longer than 32 values (ABI 1.9), and
     // PAGODA_MATMUL_ROUND_W with half activations (ABI 1.5).
     bool quantize_x = false;
+    bool quantize_x_block = false;
     bool round_w = false;
 
     uint64_t bytes() const noexcept;

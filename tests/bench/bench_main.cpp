@@ -30,7 +30,7 @@ void usage(FILE *to) {
                  "  --threads N        CPU threads (config threads=N); default: every core\n"
                  "  --quick            tiny sizes and times: a smoke run of a few seconds\n"
                  "  --bench LIST       comma-separated subset of "
-                 "bandwidth,peak,sgemm,gemv,gemv_q8x,matmul,attention\n"
+                 "bandwidth,peak,sgemm,gemv,gemv_q8x,gemv_q8k,matmul,attention\n"
                  "                     (peak: cuBLAS's bf16 GEMM peak, GPU backends only)\n"
                  "  --plugin-dir DIR   folder of libpagoda-backend-<name>.so (default: %s)\n"
                  "  --repeats N        timed repeats per measurement (default 5)\n"
@@ -104,8 +104,9 @@ bool parse_options(int argc, char **argv, Options &o) {
             std::stringstream list(v);
             std::string name;
             while (std::getline(list, name, ',')) {
-                if (name != "bandwidth" && name != "peak" && name != "sgemm" && name != "gemv" && name != "gemv_q8x" &&
-                    name != "matmul" && name != "attention") {
+                if (name != "bandwidth" && name != "peak" && name != "sgemm" && name != "gemv" &&
+                    name != "gemv_q8x" && name != "gemv_q8k" && name != "matmul" &&
+                    name != "attention") {
                     std::fprintf(stderr, "--bench: unknown benchmark '%s'\n", name.c_str());
                     return false;
                 }

@@ -102,6 +102,16 @@ void device_matmuls(Bench &bench) {
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
     }
+    // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).
+    if (wanted(o, "gemv_q8k")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
+                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms)
+                    run_case(bench, "gemv_q8k", m, s, d, true,
+                             PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK);
+    }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{256} : std::vector<int64_t>{512, 4096};
         for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32, PAGODA_DTYPE_Q8_0,
@@ -149,6 +159,16 @@ void bench_matmul(Bench &bench) {
                 for (int64_t m : ms)
                     run_case(bench, "gemv_q8x", m, s, d, true, PAGODA_MATMUL_QUANTIZE_X);
         }
+    }
+    // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).
+    if (wanted(o, "gemv_q8k")) {
+        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
+                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+        for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
+            for (const Shape &s : shapes)
+                for (int64_t m : ms)
+                    run_case(bench, "gemv_q8k", m, s, d, true,
+                             PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK);
     }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{32}

@@ -74,9 +74,13 @@ void test_matmul_shapes(void **state) {
     (void)state;
     const auto base = good_matmul(PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32);
     auto a = base;
-    a.flags = 8;
+    a.flags = 16;
     assert_rejected(matmul(a), PAGODA_ERR_UNSUPPORTED,
-                    "matmul: flags = 8 has bits this backend does not know");
+                    "matmul: flags = 16 has bits this backend does not know");
+    a.flags = PAGODA_MATMUL_QUANTIZE_X_BLOCK;
+    assert_rejected(matmul(a), PAGODA_ERR_INVALID_ARGUMENT,
+                    "matmul: PAGODA_MATMUL_QUANTIZE_X_BLOCK without PAGODA_MATMUL_QUANTIZE_X: "
+                    "it widens that leave");
     a.flags = PAGODA_MATMUL_ROUND_W;  // bf16 W: not a block type
     assert_rejected(matmul(a), PAGODA_ERR_INVALID_ARGUMENT,
                     "matmul: PAGODA_MATMUL_ROUND_W with w_dtype bf16 and x_dtype f32: it applies "

@@ -8,8 +8,9 @@
 // ops.h specifies: its results match the double product of the reference weights and that
 // rounded x (and differ from the exact product by far more than the tolerance, so the test
 // sees which route ran) where the backend takes the leave (m ≤ 2); larger m compute exactly.
-// Runs again with isa=portable (the reference decoders and the int8 route's portable build
-// inside the kernels).
+// With PAGODA_MATMUL_QUANTIZE_X_BLOCK (ABI 1.9) as well, K-type products round x per block of
+// 256 (m ≤ 4), which differs from both. Runs again with isa=portable (the reference decoders
+// and the int8 routes' portable builds inside the kernels).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -102,31 +103,46 @@ struct Case {
     bool strided = false, bias = false, accumulate = false;
     pagoda_dtype_t x = PAGODA_DTYPE_F32, y = PAGODA_DTYPE_F32;
     bool quantize_x = false;
+    bool quantize_x_block = false;  // with quantize_x
     int32_t variant = 0;  // ops.h's `variant`: 0 rules, 1 gemv, 2 gemv_int8, 3 sgemm
 };
 
 
+bool is_k_type(pagoda_dtype_t w) {
+    return w == PAGODA_DTYPE_Q4_K || w == PAGODA_DTYPE_Q5_K || w == PAGODA_DTYPE_Q6_K;
+}
+
+// Whether x is rounded per K block of 256 rather than per 32.
+bool block_runs(const Case &c) { return c.quantize_x_block && is_k_type(c.w); }
+
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0, four
-// on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured faster).
-int64_t q8x_max_rows(pagoda_dtype_t w) {
-    return w == PAGODA_DTYPE_Q8_0 ? 8 : w == PAGODA_DTYPE_Q6_K ? 4 : 2;
+// on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured faster);
+// per K block, for up to four (gemv_q8k.hpp).
+int64_t q8x_max_rows(const Case &c) {
+    if (block_runs(c)) return 4;
+    return c.w == PAGODA_DTYPE_Q8_0 ? 8 : c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
 }
 
 // Whether the product rounds x to int8: the pinned int8 route always, the rules where the
 // backend takes the leave.
 bool rounds_x(const Case &c) {
-    return c.quantize_x && (c.variant == 2 || (c.variant == 0 && c.m <= q8x_max_rows(c.w)));
+    return c.quantize_x && (c.variant == 2 || (c.variant == 0 && c.m <= q8x_max_rows(c)));
 }
 
-// x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of 32 (rows are whole
-// runs: k is a multiple of every block), d = max|x| / 127 and q = x / d to nearest even, in f32;
-// the value kept is d · q.
-void round_to_q8(std::vector<double> &x) {
-    for (size_t r0 = 0; r0 < x.size(); r0 += 32) {
+uint32_t q8x_flags(const Case &c) {
+    return (c.quantize_x ? PAGODA_MATMUL_QUANTIZE_X : 0u) |
+           (c.quantize_x && c.quantize_x_block ? PAGODA_MATMUL_QUANTIZE_X_BLOCK : 0u);
+}
+
+// x rounded as ops.h's PAGODA_MATMUL_QUANTIZE_X says, in place: runs of `run` values (32, or a
+// K block's 256 with PAGODA_MATMUL_QUANTIZE_X_BLOCK; rows are whole runs: k is a multiple of
+// every block), d = max|x| / 127 and q = x / d to nearest even, in f32; the value kept is d · q.
+void round_to_q8(std::vector<double> &x, size_t run) {
+    for (size_t r0 = 0; r0 < x.size(); r0 += run) {
         float amax = 0.0f;
-        for (size_t c = r0; c < r0 + 32; ++c) amax = std::max(amax, std::fabs(float(x[c])));
+        for (size_t c = r0; c < r0 + run; ++c) amax = std::max(amax, std::fabs(float(x[c])));
         const float d = amax / 127.0f;
-        for (size_t c = r0; c < r0 + 32; ++c)
+        for (size_t c = r0; c < r0 + run; ++c)
             x[c] = d == 0.0f ? 0.0 : double(d) * double(std::nearbyint(float(x[c]) / d));
     }
 }
@@ -141,7 +157,7 @@ void run_case(test_rng_t *rng, const Case &c) {
     std::vector<unsigned char> y = random_act(rng, c.y, c.m * c.n, yv);
     std::vector<float> bias(size_t(c.n));
     test_fill_uniform(rng, bias.data(), bias.size(), -1.0f, 1.0f);
-    if (rounds_x(c)) round_to_q8(xv);
+    if (rounds_x(c)) round_to_q8(xv, block_runs(c) ? 256 : 32);
 
     std::vector<double> want(size_t(c.m * c.n));
     double scale = 1e-30;
@@ -160,8 +176,7 @@ void run_case(test_rng_t *rng, const Case &c) {
 
     pagoda_op_matmul_t a{};
     a.struct_size = sizeof a;
-    a.flags = (c.accumulate ? PAGODA_MATMUL_ACCUMULATE : 0u) |
-              (c.quantize_x ? PAGODA_MATMUL_QUANTIZE_X : 0u);
+    a.flags = (c.accumulate ? PAGODA_MATMUL_ACCUMULATE : 0u) | q8x_flags(c);
     a.x_dtype = c.x;
     a.w_dtype = c.w;
     a.y_dtype = c.y;
@@ -181,10 +196,11 @@ void run_case(test_rng_t *rng, const Case &c) {
     for (int64_t i = 0; i < c.m * c.n; ++i) {
         const double got = load(c.y, y.data(), i), w_ = want[size_t(i)];
         if (!(std::fabs(got - w_) <= u * std::fabs(w_) + kTol * scale))
-            fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d q8x=%d x=%s "
-                     "y=%s variant=%d: y[%lld] = %.9g, want %.9g",
+            fail_msg("matmul %s m=%lld n=%lld k=%lld strided=%d bias=%d acc=%d q8x=%d block=%d "
+                     "x=%s y=%s variant=%d: y[%lld] = %.9g, want %.9g",
                      pagoda_dtype_name(c.w), (long long)c.m, (long long)c.n, (long long)c.k,
-                     c.strided, c.bias, c.accumulate, c.quantize_x, pagoda_dtype_name(c.x),
+                     c.strided, c.bias, c.accumulate, c.quantize_x, c.quantize_x_block,
+                     pagoda_dtype_name(c.x),
                      pagoda_dtype_name(c.y), int(c.variant), (long long)i, got, w_);
     }
 }
@@ -239,9 +255,10 @@ void matmul_gemv_shapes(void **) {
         for (int64_t m : {1, 2, 3, 4, 5, 8, 9})
             for (int64_t n : {1, 5, 13})
                 for (int64_t k : {b, 3 * b, 1024 + b, 2048 + 4 * b})
-                    for (bool q8x : {false, true}) {
+                    for (int q8x : {0, 1, 2}) {
                         Case c{m, n, k, t};
-                        c.quantize_x = q8x;
+                        c.quantize_x = q8x > 0;
+                        c.quantize_x_block = q8x > 1;
                         run_case(&rng, c);
                     }
     }
@@ -256,12 +273,13 @@ void matmul_options_and_sgemm(void **) {
     for (pagoda_dtype_t t : kBlockTypes) {
         const int64_t b = pagoda::plugin::block_shape(t).elements;
         for (int64_t m : {1, 7, 40})
-            for (int flags = 0; flags < 16; ++flags, ++turn) {
+            for (int flags = 0; flags < 24; ++flags, ++turn) {
                 Case c{m, 37, 1024 + 2 * b, t};
                 c.strided = flags & 1;
                 c.bias = (flags >> 1) & 1;
                 c.accumulate = (flags >> 2) & 1;
-                c.quantize_x = (flags >> 3) & 1;
+                c.quantize_x = (flags >> 3) != 0;
+                c.quantize_x_block = (flags >> 4) != 0;
                 c.x = acts[turn % 3];
                 c.y = acts[(turn / 3) % 3];
                 run_case(&rng, c);
@@ -274,40 +292,45 @@ void matmul_large(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 14);
     for (pagoda_dtype_t t : kBlockTypes)
-        for (bool q8x : {false, true}) {
+        for (int q8x : {0, 1, 2}) {
             Case c{2, 1031, 2048, t};
             c.bias = true;
-            c.quantize_x = q8x;
+            c.quantize_x = q8x > 0;
+            c.quantize_x_block = q8x > 1;
             run_case(&rng, c);
         }
 }
 
 // Rounded x the kernel meets at its extremes: a run of zeros (scale 0), a run holding one
-// large value among tiny ones, exact ties (x / d = n + 0.5) and values at ±max.
+// large value among tiny ones, exact ties (x / d = n + 0.5) and values at ±max; runs of 32, and
+// of 256 on the K types with PAGODA_MATMUL_QUANTIZE_X_BLOCK.
 void matmul_q8x_edges(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 15);
-    for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t k = pagoda::plugin::block_shape(t).elements * (t == PAGODA_DTYPE_Q8_0 ? 8 : 1);
+    for (pagoda_dtype_t t : kBlockTypes)
+      for (bool per_block : {false, true}) {
+        const int64_t run_length = per_block && is_k_type(t) ? 256 : 32;
+        const int64_t k = pagoda::plugin::block_shape(t).elements *
+                          (t == PAGODA_DTYPE_Q8_0 ? 8 : run_length == 256 ? 4 : 1);
         const int64_t n = 9;
         const std::vector<unsigned char> w = random_blocks(&rng, t, n, k);
         const std::vector<float> wv = decoded(t, w);
         std::vector<float> x(static_cast<size_t>(k));
         for (int64_t c = 0; c < k; ++c) {
-            const int64_t run = c / 32, at = c % 32;
+            const int64_t run = c / run_length, at = c % run_length;
             switch (run % 4) {
                 case 0: x[size_t(c)] = 0.0f; break;
                 case 1: x[size_t(c)] = at == 5 ? -300.0f : 1e-6f * float(at); break;
-                case 2: x[size_t(c)] = at == 0 ? 127.0f : float(at) + 0.5f - 16.0f; break;
+                case 2: x[size_t(c)] = at == 0 ? 127.0f : float(at % 32) + 0.5f - 16.0f; break;
                 default: x[size_t(c)] = at % 2 ? 3.25f : -3.25f; break;
             }
         }
         std::vector<double> xv(x.begin(), x.end());
-        round_to_q8(xv);
+        round_to_q8(xv, size_t(run_length));
         std::vector<float> y(static_cast<size_t>(n));
         pagoda_op_matmul_t a{};
         a.struct_size = sizeof a;
-        a.flags = PAGODA_MATMUL_QUANTIZE_X;
+        a.flags = PAGODA_MATMUL_QUANTIZE_X | (per_block ? PAGODA_MATMUL_QUANTIZE_X_BLOCK : 0u);
         a.x_dtype = a.y_dtype = PAGODA_DTYPE_F32;
         a.w_dtype = t;
         a.m = 1;
@@ -324,10 +347,10 @@ void matmul_q8x_edges(void **) {
                 mag += std::fabs(xv[size_t(c)] * double(wv[size_t(j * k + c)]));
             }
             if (!(std::fabs(double(y[size_t(j)]) - want) <= kTol * mag))
-                fail_msg("q8x edges %s: y[%lld] = %.9g, want %.9g", pagoda_dtype_name(t),
-                         (long long)j, double(y[size_t(j)]), want);
+                fail_msg("q8x edges %s per_block=%d: y[%lld] = %.9g, want %.9g",
+                         pagoda_dtype_name(t), per_block, (long long)j, double(y[size_t(j)]), want);
         }
-    }
+      }
 }
 
 // ABI 1.6's pinned variants on block weights: the GEMV and sgemm at every m compute exactly
@@ -342,11 +365,12 @@ void matmul_pinned_variants(void **) {
         const int64_t b = pagoda::plugin::block_shape(t).elements;
         for (int32_t variant : {1, 2, 3})
             for (int64_t m : {1, 3, 9, 40})
-                for (bool q8x : {false, true}) {
-                    if (variant == 2 && !q8x) continue;  // refused: see pinned_int8_needs_leave
+                for (int q8x : {0, 1, 2}) {
+                    if (variant == 2 && q8x == 0) continue;  // refused: see pinned_int8_needs_leave
                     Case c{m, 21, 2 * b, t};
                     c.variant = variant;
-                    c.quantize_x = q8x;
+                    c.quantize_x = q8x > 0;
+                    c.quantize_x_block = q8x > 1;
                     c.bias = turn % 2;
                     c.x = acts[turn % 3];
                     c.y = acts[(turn / 2) % 3];
@@ -395,7 +419,13 @@ void rejects_partial_blocks(void **) {
         a.ldw = 0;
         a.flags = PAGODA_MATMUL_QUANTIZE_X;
         TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
-        a.flags = 8u;
+        a.flags = PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK;
+        TEST_ASSERT_OK(test_cpu_supports(PAGODA_OP_MATMUL, &a));
+        // The wider leave widens QUANTIZE_X's; alone it is a descriptor error.
+        a.flags = PAGODA_MATMUL_QUANTIZE_X_BLOCK;
+        test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_INVALID_ARGUMENT,
+                                 "without PAGODA_MATMUL_QUANTIZE_X");
+        a.flags = 16u;
         test_cpu_expect_rejected(PAGODA_OP_MATMUL, &a, PAGODA_ERR_UNSUPPORTED, "flags");
         // Rounding W is leave for half x only (the CPU computes exactly either way).
         a.flags = PAGODA_MATMUL_ROUND_W;
