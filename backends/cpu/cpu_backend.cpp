@@ -22,6 +22,19 @@ bool has_avx2_fma_f16c() {
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
     return ebx & (1u << 5);
 }
+
+// AVX-512 F (leaf 7 EBX bit 16), BW (30), VL (31) and VNNI (ECX bit 11), with the OS saving
+// the opmask and ZMM registers (XCR0 bits 5-7) besides the YMM ones.
+bool has_avx512_vnni() {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    if ((xcr0_lo & 0xE6u) != 0xE6u) return false;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    const unsigned needed_ebx = (1u << 16) | (1u << 30) | (1u << 31);
+    return (ebx & needed_ebx) == needed_ebx && (ecx & (1u << 11));
+}
 #endif
 
 thread_local std::string t_last_failure;
@@ -34,10 +47,13 @@ struct CurrentDevice {
 };
 thread_local CurrentDevice t_current;
 
-CpuFeatures detect_features() {
+CpuFeatures detect_features(bool avx2_only) {
     CpuFeatures f;
 #if defined(__x86_64__)
     f.avx2_fma_f16c = has_avx2_fma_f16c();
+    f.avx512_vnni = f.avx2_fma_f16c && !avx2_only && has_avx512_vnni();
+#else
+    (void)avx2_only;
 #endif
     return f;
 }
@@ -46,7 +62,7 @@ CpuFeatures detect_features() {
 
 CpuBackend::CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &config)
     : host_(host),
-      features_(config.portable_only ? CpuFeatures{} : detect_features()),
+      features_(config.portable_only ? CpuFeatures{} : detect_features(config.avx2_only)),
       fault_(config.fail_collective) {
     for (size_t d = 0; d < config.device_threads.size(); ++d) {
         // A worker runs chunks of its own device's kernels only: nested calls must see it.

@@ -20,6 +20,9 @@ namespace pagoda::cpu {
 // What the CPU processor can run; decided once at load from cpuid.
 struct CpuFeatures {
     bool avx2_fma_f16c = false;  // the vector kernels need all three
+    // AVX-512 F, BW, VL and VNNI with the OS saving the ZMM state: the 512-bit kernels
+    // (*_avx512.cpp). Only together with avx2_fma_f16c.
+    bool avx512_vnni = false;
 };
 
 // One logical device "cpu:N": its own threads and its own share of host memory, so that a
@@ -37,7 +40,8 @@ struct CpuDevice {
 class CpuBackend final : public plugin::Reporter {
 public:
     // `config.portable_only` keeps the vector kernels off even where the processor has them, so
-    // the portable paths can be tested and compared on any machine (config "isa=portable").
+    // the portable paths can be tested and compared on any machine (config "isa=portable");
+    // `config.avx2_only` keeps the AVX-512 ones off likewise ("isa=avx2").
     CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &config);
 
     int32_t device_count() const noexcept { return int32_t(devices_.size()); }

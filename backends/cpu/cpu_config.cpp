@@ -126,9 +126,10 @@ bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error) {
                 return bad(key, value,
                            "is not a positive byte count (an integer, optionally with K, M, G or T)");
         } else if (key == "isa") {
-            if (value != "native" && value != "portable")
-                return bad(key, value, "is not one of native, portable");
+            if (value != "native" && value != "avx2" && value != "portable")
+                return bad(key, value, "is not one of native, avx2, portable");
             cfg.portable_only = value == "portable";
+            cfg.avx2_only = value == "avx2";
         } else if (key == "fail_collective") {
             CollectiveFault fault;
             if (!parse_fault(value, fault))

@@ -21,6 +21,7 @@ struct CpuConfig {
     std::vector<int> device_threads;  // one entry per device: that device's pool size
     uint64_t memory_per_device = 0;   // each device's budget in bytes
     bool portable_only = false;       // isa=portable
+    bool avx2_only = false;           // isa=avx2: no AVX-512 kernels even where present
     std::optional<CollectiveFault> fail_collective;
 };
 

@@ -62,8 +62,11 @@ pagoda_status_t device_info(void *self, int32_t device, pagoda_device_info_t *in
     std::string model = proc_field("/proc/cpuinfo", "model name");
     std::snprintf(out.name, sizeof out.name, "%s", model.empty() ? "CPU" : model.c_str());
 #if defined(__x86_64__)
+    // The widest kernels this instance runs (config "isa" may hold it below the processor's).
     std::snprintf(out.arch, sizeof out.arch, "%s",
-                  cpu.features().avx2_fma_f16c ? "x86_64-avx2" : "x86_64");
+                  cpu.features().avx512_vnni     ? "x86_64-avx512vnni"
+                  : cpu.features().avx2_fma_f16c ? "x86_64-avx2"
+                                                 : "x86_64");
 #elif defined(__aarch64__)
     std::snprintf(out.arch, sizeof out.arch, "aarch64");
 #else

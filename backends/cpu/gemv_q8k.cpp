@@ -82,7 +82,7 @@ bool q8k_serves(pagoda_dtype_t w_dtype) {
            w_dtype == PAGODA_DTYPE_Q6_K;
 }
 
-int64_t q8k_max_rows(pagoda_dtype_t w_dtype) { return q8k_serves(w_dtype) ? 4 : 0; }
+int64_t q8k_max_rows(pagoda_dtype_t w_dtype) { return q8k_serves(w_dtype) ? 16 : 0; }
 
 void quantize_blocks_portable(const float *x, int64_t ldx, int64_t m, int64_t k, int8_t *q,
                               float *scale, int16_t *sum) {

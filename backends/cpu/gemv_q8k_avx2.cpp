@@ -27,27 +27,31 @@ inline __m256i add_run(__m256i sum, __m256i w, const int8_t *x, __m256i scales) 
     return _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(w, xv), scales));
 }
 
-// A block's integer sums against x's block (`xq`: 256 bytes, `xs`: its 16 group sums):
-// `products` Σ scale · w · x and `mins` Σ min · x, each spread over 8 int32 lanes, so that
-// the block adds d · products − dmin · mins.
+// A block's integer sums against G x rows' blocks (`xq[g]`: 256 bytes, `xs[g]`: its 16 group
+// sums): `products[g]` Σ scale · w · x and `mins[g]` Σ min · x, each spread over 8 int32 lanes,
+// so that row g adds d · products − dmin · mins. Each run of W is decoded once for the G rows.
+template <int G>
 struct BlockSums {
-    __m256i products, mins;
+    __m256i products[G], mins[G];
 };
 
 // Q4_K and Q5_K: sub-block t is run t, its scale and min 6-bit integers; 4-bit values paired
 // in 32 bytes per two runs (low nibbles first), Q5_K's fifth bits in qh (bit t: run t).
-template <bool kFifthBit>
-BlockSums k_mins_sums(const unsigned char *b, const int8_t *xq, const int16_t *xs) {
+template <bool kFifthBit, int G>
+void k_mins_sums(const unsigned char *b, const int8_t *const *xq, const int16_t *const *xs,
+                 BlockSums<G> &out) {
     const __m128i scale_min = k_scale_min_bytes(b);
-    const __m256i xsum = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs));
     // Each run's min twice, against the two 16-value sums of its run.
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(scale_min, scale_min));
+    for (int g = 0; g < G; ++g) {
+        out.mins[g] = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[g])));
+        out.products[g] = _mm256_setzero_si256();
+    }
     const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scale_min));
     const unsigned char *qs = b + (kFifthBit ? 48 : 16);
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i qh = kFifthBit ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + 16))
                            : _mm256_setzero_si256();
-    __m256i sum = _mm256_setzero_si256();
     for (int pair = 0; pair < 4; ++pair) {
         const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qs + 32 * pair));
         __m256i lo = _mm256_and_si256(bits, low4);
@@ -60,26 +64,34 @@ BlockSums k_mins_sums(const unsigned char *b, const int8_t *xq, const int16_t *x
             qh = _mm256_srli_epi16(qh, 2);
         }
         const int t = 2 * pair;
-        sum = add_run(sum, lo, xq + 32 * t,
-                      _mm256_shuffle_epi8(scales, _mm256_broadcastsi128_si256(spread_mask(t))));
-        sum = add_run(sum, hi, xq + 32 * (t + 1),
-                      _mm256_shuffle_epi8(scales, _mm256_broadcastsi128_si256(spread_mask(t + 1))));
+        const __m256i s0 = _mm256_shuffle_epi8(scales, _mm256_broadcastsi128_si256(spread_mask(t)));
+        const __m256i s1 = _mm256_shuffle_epi8(scales, _mm256_broadcastsi128_si256(spread_mask(t + 1)));
+        for (int g = 0; g < G; ++g) {
+            out.products[g] = add_run(out.products[g], lo, xq[g] + 32 * t, s0);
+            out.products[g] = add_run(out.products[g], hi, xq[g] + 32 * (t + 1), s1);
+        }
     }
-    return {sum, _mm256_madd_epi16(mins, xsum)};
 }
 
 // Q6_K: stored values 0..63 (the weight plus 32); run t is quarter t % 4 of half t / 4
 // (block_formats.cpp's q0..q3), with int8 scales sc[2t] for its first 16 values and sc[2t + 1]
 // for the rest. The 32 comes off as 32 · Σ sc_g · (x's sum over group g).
-BlockSums q6_k_sums(const unsigned char *b, const int8_t *xq, const int16_t *xs) {
+template <int G>
+void q6_k_sums(const unsigned char *b, const int8_t *const *xq, const int16_t *const *xs,
+               BlockSums<G> &out) {
     const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + 192)));
-    const __m256i xsum = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs));
-    const __m256i offsets = _mm256_slli_epi32(_mm256_madd_epi16(sc, xsum), 5);
+    for (int g = 0; g < G; ++g) {
+        const __m256i xsum = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs[g]));
+        out.mins[g] = _mm256_setzero_si256();
+        // Starts at −32 · Σ sc_g · xsum_g, exactly.
+        out.products[g] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                           _mm256_slli_epi32(_mm256_madd_epi16(sc, xsum), 5));
+    }
     const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(3);
-    __m256i sum = _mm256_setzero_si256();
     for (int half = 0; half < 2; ++half) {
         // Both lanes hold this half's 8 scales; lane 0 takes sc[2q], lane 1 sc[2q + 1].
-        const __m256i half_scales = _mm256_permute2x128_si256(sc, sc, half == 0 ? 0x00 : 0x11);
+        const __m256i half_scales = half == 0 ? _mm256_permute2x128_si256(sc, sc, 0x00)
+                                              : _mm256_permute2x128_si256(sc, sc, 0x11);
         const unsigned char *ql = b + 64 * half;
         const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(ql));
         const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(ql + 32));
@@ -90,10 +102,12 @@ BlockSums q6_k_sums(const unsigned char *b, const int8_t *xq, const int16_t *xs)
             const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), low2);
             const __m256i w = _mm256_or_si256(_mm256_and_si256(low, low4), _mm256_slli_epi16(high, 4));
             const __m256i mask = _mm256_set_m128i(spread_mask(2 * quarter + 1), spread_mask(2 * quarter));
-            sum = add_run(sum, w, xq + 32 * (4 * half + quarter), _mm256_shuffle_epi8(half_scales, mask));
+            const __m256i scales = _mm256_shuffle_epi8(half_scales, mask);
+            const int t = 4 * half + quarter;
+            for (int g = 0; g < G; ++g)
+                out.products[g] = add_run(out.products[g], w, xq[g] + 32 * t, scales);
         }
     }
-    return {_mm256_sub_epi32(sum, offsets), _mm256_setzero_si256()};
 }
 
 struct Q4_K {
@@ -101,8 +115,10 @@ struct Q4_K {
     static constexpr bool kMins = true;
     static float d(const unsigned char *b) { return half_at(b); }
     static float dmin(const unsigned char *b) { return half_at(b + 2); }
-    static BlockSums sums(const unsigned char *b, const int8_t *xq, const int16_t *xs) {
-        return k_mins_sums<false>(b, xq, xs);
+    template <int G>
+    static void sums(const unsigned char *b, const int8_t *const *xq, const int16_t *const *xs,
+                     BlockSums<G> &out) {
+        k_mins_sums<false, G>(b, xq, xs, out);
     }
 };
 
@@ -111,8 +127,10 @@ struct Q5_K {
     static constexpr bool kMins = true;
     static float d(const unsigned char *b) { return half_at(b); }
     static float dmin(const unsigned char *b) { return half_at(b + 2); }
-    static BlockSums sums(const unsigned char *b, const int8_t *xq, const int16_t *xs) {
-        return k_mins_sums<true>(b, xq, xs);
+    template <int G>
+    static void sums(const unsigned char *b, const int8_t *const *xq, const int16_t *const *xs,
+                     BlockSums<G> &out) {
+        k_mins_sums<true, G>(b, xq, xs, out);
     }
 };
 
@@ -121,45 +139,68 @@ struct Q6_K {
     static constexpr bool kMins = false;
     static float d(const unsigned char *b) { return half_at(b + 208); }
     static float dmin(const unsigned char *) { return 0.0f; }
-    static BlockSums sums(const unsigned char *b, const int8_t *xq, const int16_t *xs) {
-        return q6_k_sums(b, xq, xs);
+    template <int G>
+    static void sums(const unsigned char *b, const int8_t *const *xq, const int16_t *const *xs,
+                     BlockSums<G> &out) {
+        q6_k_sums<G>(b, xq, xs, out);
     }
 };
 
-// W row `w` against x row i: the dot product in f32.
-template <class D>
-float row_dot(const unsigned char *w, const Q8BlockRows &x, int64_t i, int64_t ahead) {
-    const int64_t blocks = x.k / kQ8Block;
-    const int8_t *xq = x.q + i * x.k;
-    const int16_t *xs = x.sum + i * (x.k / kQ8Group);
-    const float *dx = x.scale + i * blocks;
-    __m256 acc = _mm256_setzero_ps();
+// W row `w` against x rows i0 .. i0+G: the dot products in f32, into `dot`.
+template <class D, int G>
+void row_dots(const unsigned char *w, const Q8BlockRows &x, int64_t i0, int64_t ahead,
+              float *dot) {
+    const int64_t blocks = x.k / kQ8Block, groups = x.k / kQ8Group;
+    __m256 acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b, w += D::kBytes) {
         _mm_prefetch(reinterpret_cast<const char *>(w) + ahead, _MM_HINT_T0);
-        const BlockSums s = D::sums(w, xq + b * kQ8Block, xs + b * (kQ8Block / kQ8Group));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s.products), _mm256_set1_ps(D::d(w) * dx[b]), acc);
-        if constexpr (D::kMins)
-            acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(s.mins), _mm256_set1_ps(D::dmin(w) * dx[b]), acc);
+        const int8_t *xq[G];
+        const int16_t *xs[G];
+        for (int g = 0; g < G; ++g) {
+            xq[g] = x.q + (i0 + g) * x.k + b * kQ8Block;
+            xs[g] = x.sum + (i0 + g) * groups + b * (kQ8Block / kQ8Group);
+        }
+        BlockSums<G> s;
+        D::template sums<G>(w, xq, xs, s);
+        const float d = D::d(w), dmin = D::dmin(w);
+        for (int g = 0; g < G; ++g) {
+            const float dx = x.scale[(i0 + g) * blocks + b];
+            acc[g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s.products[g]), _mm256_set1_ps(d * dx), acc[g]);
+            if constexpr (D::kMins)
+                acc[g] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(s.mins[g]), _mm256_set1_ps(dmin * dx), acc[g]);
+        }
     }
-    return hsum(acc);
+    for (int g = 0; g < G; ++g) dot[g] = hsum(acc[g]);
 }
 
-// Every x row meets a tile of W rows before the next tile: the tile stays in cache for the
-// later x rows, so W streams from memory once whatever m is.
+// W rows in tiles; each W row meets x rows up to four at a time (its runs decoded once per
+// four), and the tile stays in cache for the later groups, so W streams from memory once.
 template <class D>
 void rows(const GemvProblem &p, const Q8BlockRows &x, int64_t row_begin, int64_t row_end) {
     // 2 KiB ahead in each row's stream, as the other GEMVs (gemv_avx2.cpp's kPrefetchBytes).
     constexpr int64_t kAhead = 2048;
+    constexpr int64_t kGroup = 4;
     for (int64_t j0 = row_begin; j0 < row_end; j0 += kGemvTileRows) {
         const int64_t tile = std::min(kGemvTileRows, row_end - j0);
-        for (int64_t i = 0; i < p.m; ++i) {
-            float *y = p.y + i * p.ldy;
+        for (int64_t i0 = 0; i0 < p.m; i0 += kGroup) {
+            const int64_t group = std::min(kGroup, p.m - i0);
             for (int64_t j = j0; j < j0 + tile; ++j) {
                 const auto *w = static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
-                float v = row_dot<D>(w, x, i, kAhead);
-                if (p.bias != nullptr) v += p.bias[j];
-                if (p.accumulate) v += y[j];
-                y[j] = v;
+                float dot[kGroup];
+                switch (group) {
+                    case 1: row_dots<D, 1>(w, x, i0, kAhead, dot); break;
+                    case 2: row_dots<D, 2>(w, x, i0, kAhead, dot); break;
+                    case 3: row_dots<D, 3>(w, x, i0, kAhead, dot); break;
+                    default: row_dots<D, 4>(w, x, i0, kAhead, dot); break;
+                }
+                for (int64_t g = 0; g < group; ++g) {
+                    float *y = p.y + (i0 + g) * p.ldy;
+                    float v = dot[g];
+                    if (p.bias != nullptr) v += p.bias[j];
+                    if (p.accumulate) v += y[j];
+                    y[j] = v;
+                }
             }
         }
     }

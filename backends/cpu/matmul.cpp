@@ -235,7 +235,9 @@ pagoda_status_t run_gemv_q8k(CpuBackend &cpu, const GemvProblem &p) {
     else
         quantize_blocks_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
     const Q8BlockRows x{p.m, p.k, q, scale, sum};
-    const auto rows = avx2 ? gemv_q8k_avx2 : gemv_q8k_portable;
+    const auto rows = cpu.features().avx512_vnni ? gemv_q8k_avx512
+                      : avx2                     ? gemv_q8k_avx2
+                                                 : gemv_q8k_portable;
     split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
     return PAGODA_OK;
 }

@@ -19,6 +19,7 @@ struct Options {
     int32_t device = 0;               // the backend's device under test
     std::string plugin_dir;           // where libpagoda-backend-<name>.so is
     int threads = 0;                  // CPU threads; 0 = every core
+    std::string isa;                  // CPU config isa= (native, avx2, portable); empty = native
     bool quick = false;               // tiny sizes and times: a smoke run
     std::vector<std::string> benches; // empty = all
     double target_seconds = 0.3;      // each repeat runs at least this long...

@@ -80,6 +80,7 @@ struct Options {
     std::string device_backend = "cpu";  // its backend's name
     int32_t device_index = 0;       // and its index on that backend
     int threads = 0;  // 0 = every core
+    std::string isa;  // CPU config isa=; empty = native
     int batch = 8;
     int prompt_tokens = 128;
     int gen_tokens = 64;
@@ -108,6 +109,7 @@ void usage(FILE *to) {
                  "  --device D           the device to serve on, as a mesh names it (default cpu:0;\n"
                  "                       e.g. cuda:0, whose plugin is loaded from --plugin-dir)\n"
                  "  --threads N          CPU backend threads (config threads=N); default every core\n"
+                 "  --isa NAME           CPU kernels: native (default), avx2 or portable (config isa=)\n"
                  "  --batch B            the larger batch measured besides batch 1 (default 8)\n"
                  "  --prompt-tokens P    prefill prompt length (default 128)\n"
                  "  --gen-tokens G       tokens each decode request generates (default 64)\n"
@@ -212,6 +214,8 @@ bool parse_options(int argc, char **argv, Options &o) {
             o.kernel_choices = v;
         } else if (arg == "--plugin-dir") {
             o.plugin_dir = v;
+        } else if (arg == "--isa") {
+            o.isa = v;
         } else if (arg == "--write-model") {
             o.write_model = v;
         } else if (arg == "--device") {
@@ -868,7 +872,7 @@ int run(const Options &o) {
     // here too, from the same folder (with no configuration: only the CPU backend takes a
     // thread count, and the others refuse keys they do not know).
     const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
-    const std::string config = "threads=" + std::to_string(o.threads);
+    const std::string config = "threads=" + std::to_string(o.threads) + (o.isa.empty() ? "" : ",isa=" + o.isa);
     pagoda_backend_t *backend = nullptr;
     check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "loading " + plugin);
     Ceilings ceil;

@@ -28,6 +28,7 @@ void usage(FILE *to) {
                  "usage: pagoda-bench-kernels [options]\n"
                  "  --backend NAME     cpu (default) or cuda\n"
                  "  --threads N        CPU threads (config threads=N); default: every core\n"
+                 "  --isa NAME         CPU kernels: native (default), avx2 or portable (config isa=)\n"
                  "  --quick            tiny sizes and times: a smoke run of a few seconds\n"
                  "  --bench LIST       comma-separated subset of "
                  "bandwidth,peak,sgemm,gemv,gemv_q8x,gemv_q8k,matmul,attention\n"
@@ -73,6 +74,10 @@ bool parse_options(int argc, char **argv, Options &o) {
             const char *v = value("--plugin-dir");
             if (v == nullptr) return false;
             o.plugin_dir = v;
+        } else if (arg == "--isa") {
+            const char *v = value("--isa");
+            if (v == nullptr) return false;
+            o.isa = v;
         } else if (arg == "--threads") {
             const char *v = value("--threads");
             if (v == nullptr || !parse_int(v, 1, 1024, n)) {
@@ -148,7 +153,9 @@ int main(int argc, char **argv) {
 
     const std::string path = o.plugin_dir + "/libpagoda-backend-" + o.backend + ".so";
     // Only the CPU backend takes a thread count; the others refuse unknown keys.
-    const std::string config = o.backend == "cpu" ? "threads=" + std::to_string(o.threads) : "";
+    const std::string config =
+        o.backend == "cpu" ? "threads=" + std::to_string(o.threads) + (o.isa.empty() ? "" : ",isa=" + o.isa)
+                           : "";
     pagoda_backend_t *backend = nullptr;
     pagoda_status_t s =
         pagoda_backend_load(path.c_str(), config.empty() ? nullptr : config.c_str(), &backend);

@@ -105,7 +105,7 @@ void device_matmuls(Bench &bench) {
     // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).
     if (wanted(o, "gemv_q8k")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
-                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+                                                : std::vector<int64_t>{1, 2, 4, 8, 16};
         for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
             for (const Shape &s : shapes)
                 for (int64_t m : ms)
@@ -163,7 +163,7 @@ void bench_matmul(Bench &bench) {
     // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).
     if (wanted(o, "gemv_q8k")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
-                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+                                                : std::vector<int64_t>{1, 2, 4, 8, 16};
         for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
             for (const Shape &s : shapes)
                 for (int64_t m : ms)

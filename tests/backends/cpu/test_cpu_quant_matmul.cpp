@@ -9,8 +9,9 @@
 // rounded x (and differ from the exact product by far more than the tolerance, so the test
 // sees which route ran) where the backend takes the leave (m ≤ 2); larger m compute exactly.
 // With PAGODA_MATMUL_QUANTIZE_X_BLOCK (ABI 1.9) as well, K-type products round x per block of
-// 256 (m ≤ 4), which differs from both. Runs again with isa=portable (the reference decoders
-// and the int8 routes' portable builds inside the kernels).
+// 256 (m ≤ 16), which differs from both. Runs again with isa=portable (the reference decoders
+// and the int8 routes' portable builds inside the kernels) and isa=avx2 (the AVX2 builds where
+// the processor would take AVX-512 ones).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -117,9 +118,9 @@ bool block_runs(const Case &c) { return c.quantize_x_block && is_k_type(c.w); }
 
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0, four
 // on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured faster);
-// per K block, for up to four (gemv_q8k.hpp).
+// per K block, for up to sixteen (gemv_q8k.hpp).
 int64_t q8x_max_rows(const Case &c) {
-    if (block_runs(c)) return 4;
+    if (block_runs(c)) return 16;
     return c.w == PAGODA_DTYPE_Q8_0 ? 8 : c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
 }
 
