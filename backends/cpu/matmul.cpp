@@ -211,6 +211,10 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     return PAGODA_OK;
 }
 
+// int8 x rows per pass over W in run_gemv_q8k: 256 KiB of them (so they and a W tile stay in
+// L2), and at least 16.
+constexpr int64_t kQ8XBlockBytes = int64_t(256) << 10, kQ8XBlockRowsMin = 16;
+
 // The same on x rounded per W block (gemv_q8k.hpp), for the K types.
 pagoda_status_t run_gemv_q8k(CpuBackend &cpu, const GemvProblem &p) {
     const int64_t blocks = p.k / kQ8Block, groups = p.k / kQ8Group;
@@ -230,15 +234,25 @@ pagoda_status_t run_gemv_q8k(CpuBackend &cpu, const GemvProblem &p) {
                                                       std::to_string(p.k) + " activations to int8");
     }
     const bool avx2 = cpu.features().avx2_fma_f16c;
-    if (avx2)
-        quantize_blocks_avx2(p.x, p.ldx, p.m, p.k, q, scale, sum);
-    else
-        quantize_blocks_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
-    const Q8BlockRows x{p.m, p.k, q, scale, sum};
+    const auto quantize = avx2 ? quantize_blocks_avx2 : quantize_blocks_portable;
+    cpu.pool().parallel_for(p.m, rows_per_chunk(p.k), [&](int64_t begin, int64_t end) {
+        quantize(p.x + begin * p.ldx, p.ldx, end - begin, p.k, q + begin * p.k,
+                 scale + begin * blocks, sum + begin * groups);
+    });
     const auto rows = cpu.features().avx512_vnni ? gemv_q8k_avx512
                       : avx2                     ? gemv_q8k_avx2
                                                  : gemv_q8k_portable;
-    split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
+    // Blocks of x rows that stay in cache while every W tile meets them (a prefill's x would
+    // not), each block a pass over W.
+    const int64_t block_rows = std::max<int64_t>(kQ8XBlockRowsMin, kQ8XBlockBytes / p.k);
+    for (int64_t i0 = 0; i0 < p.m; i0 += block_rows) {
+        GemvProblem part = p;
+        part.m = std::min(block_rows, p.m - i0);
+        part.x = p.x + i0 * p.ldx;
+        part.y = p.y + i0 * p.ldy;
+        const Q8BlockRows x{part.m, p.k, q + i0 * p.k, scale + i0 * blocks, sum + i0 * groups};
+        split_rows(cpu, part, [&](int64_t begin, int64_t end) { rows(part, x, begin, end); });
+    }
     return PAGODA_OK;
 }
 

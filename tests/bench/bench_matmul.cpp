@@ -27,10 +27,11 @@ const std::vector<Shape> kQuickShapes = {{1024, 1024}};
 
 // One matmul measurement; `rotate` cycles W among copies larger than the LLC together.
 void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t w_dtype,
-              bool rotate, uint32_t flags = 0) {
+              bool rotate, uint32_t flags = 0, int32_t variant = 0) {
     pagoda_op_matmul_t op{};
     op.struct_size = sizeof op;
     op.flags = flags;
+    op.variant = variant;
     op.x_dtype = op.y_dtype = PAGODA_DTYPE_F32;
     op.w_dtype = w_dtype;
     op.m = m;
@@ -39,6 +40,7 @@ void run_case(Bench &bench, const char *name, int64_t m, Shape s, pagoda_dtype_t
 
     JsonLine line = JsonLine::start(bench, name);
     line.add("m", m).add("n", s.n).add("k", s.k).add("w_dtype", dtype_name(w_dtype));
+    if (variant != 0) line.add("variant", variant);
     std::string why;
     if (bench.supports(PAGODA_OP_MATMUL, &op, why) != PAGODA_OK) {
         print_skipped(line, why);
@@ -102,16 +104,6 @@ void device_matmuls(Bench &bench) {
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
     }
-    // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).
-    if (wanted(o, "gemv_q8k")) {
-        const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
-                                                : std::vector<int64_t>{1, 2, 4, 8, 16};
-        for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
-            for (const Shape &s : shapes)
-                for (int64_t m : ms)
-                    run_case(bench, "gemv_q8k", m, s, d, true,
-                             PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK);
-    }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{256} : std::vector<int64_t>{512, 4096};
         for (pagoda_dtype_t d : {PAGODA_DTYPE_BF16, PAGODA_DTYPE_F32, PAGODA_DTYPE_Q8_0,
@@ -164,11 +156,15 @@ void bench_matmul(Bench &bench) {
     if (wanted(o, "gemv_q8k")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
                                                 : std::vector<int64_t>{1, 2, 4, 8, 16};
+        const uint32_t flags = PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK;
         for (pagoda_dtype_t d : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K})
-            for (const Shape &s : shapes)
-                for (int64_t m : ms)
-                    run_case(bench, "gemv_q8k", m, s, d, true,
-                             PAGODA_MATMUL_QUANTIZE_X | PAGODA_MATMUL_QUANTIZE_X_BLOCK);
+            for (const Shape &s : shapes) {
+                for (int64_t m : ms) run_case(bench, "gemv_q8k", m, s, d, true, flags);
+                // Prefill sizes on the same route (the CPU backend's variant 2, gemv_int8),
+                // against the "matmul" benchmark's sgemm at the same m.
+                if (!o.quick)
+                    for (int64_t m : {64, 512}) run_case(bench, "gemv_q8k", m, s, d, false, flags, 2);
+            }
     }
     if (wanted(o, "matmul")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{32}

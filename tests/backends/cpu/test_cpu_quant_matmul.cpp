@@ -381,6 +381,20 @@ void matmul_pinned_variants(void **) {
     }
 }
 
+// The per-block int8 route pinned at prefill sizes: x in several blocks of rows, each a pass
+// over W (16 rows each at k = 16384).
+void matmul_int8_row_blocks(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 17);
+    for (pagoda_dtype_t t : {PAGODA_DTYPE_Q4_K, PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K}) {
+        Case c{40, 9, 16384, t};
+        c.variant = 2;
+        c.quantize_x = c.quantize_x_block = true;
+        c.bias = true;
+        run_case(&rng, c);
+    }
+}
+
 // The int8 route rounds x, which only PAGODA_MATMUL_QUANTIZE_X allows.
 void pinned_int8_needs_leave(void **) {
     pagoda_op_matmul_t a{};
@@ -474,6 +488,7 @@ int main() {
         cmocka_unit_test(matmul_large),
         cmocka_unit_test(matmul_q8x_edges),
         cmocka_unit_test(matmul_pinned_variants),
+        cmocka_unit_test(matmul_int8_row_blocks),
         cmocka_unit_test(pinned_int8_needs_leave),
         cmocka_unit_test(quantize_x_needs_block_weights),
         cmocka_unit_test(rejects_partial_blocks),
