@@ -105,9 +105,9 @@ void unpack_blocks(pagoda_dtype_t dtype, const unsigned char *src, int64_t block
 
 }  // namespace
 
-int64_t q8x_max_rows(pagoda_dtype_t w_dtype) {
+int64_t q8x_max_rows(pagoda_dtype_t w_dtype, bool avx512) {
     switch (w_dtype) {
-        case PAGODA_DTYPE_Q8_0: return 8;
+        case PAGODA_DTYPE_Q8_0: return avx512 ? 16 : 8;
         case PAGODA_DTYPE_Q6_K: return 4;
         case PAGODA_DTYPE_Q4_0:
         case PAGODA_DTYPE_Q4_K:

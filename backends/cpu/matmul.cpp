@@ -206,7 +206,9 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     else
         quantize_rows_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
     const Q8Rows x{p.m, p.k, q, scale, sum};
-    const auto rows = avx2 ? gemv_q8x_avx2 : gemv_q8x_portable;
+    const auto rows = cpu.features().avx512_vnni && p.w_dtype == PAGODA_DTYPE_Q8_0 ? gemv_q8x_avx512
+                      : avx2                                                   ? gemv_q8x_avx2
+                                                                               : gemv_q8x_portable;
     split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
     return PAGODA_OK;
 }
@@ -263,9 +265,9 @@ pagoda_status_t run_int8(CpuBackend &cpu, const GemvProblem &p) {
     return run_gemv_q8x(cpu, p);
 }
 
-int64_t int8_max_rows(const GemvProblem &p) {
+int64_t int8_max_rows(const CpuBackend &cpu, const GemvProblem &p) {
     if (p.quantize_x_block && q8k_serves(p.w_dtype)) return q8k_max_rows(p.w_dtype);
-    return q8x_max_rows(p.w_dtype);
+    return q8x_max_rows(p.w_dtype, cpu.features().avx512_vnni);
 }
 
 // The f32 problem on f32 activations: the pinned variant, or by the rules the GEMV for
@@ -278,7 +280,7 @@ pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p, int32_t variant) 
         default: break;
     }
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
-        if (p.quantize_x && p.m <= int8_max_rows(p)) return run_int8(cpu, p);
+        if (p.quantize_x && p.m <= int8_max_rows(cpu, p)) return run_int8(cpu, p);
         run_gemv(cpu, p);
         return PAGODA_OK;
     }

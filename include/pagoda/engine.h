@@ -105,8 +105,9 @@ typedef struct pagoda_engine_options {
  */
 typedef enum pagoda_quantized_matmul {
     /** Rounded operands where the backend takes the leave (the CPU backend: 8-bit activations
-     *  in decode steps of up to 8 sequences on Q8_0, 16 on the K types (per 256), 2 on Q4_0; the CUDA
-     *  backend: f16 activations, and weights rounded to f16 in products of more than 8 rows). */
+     *  in decode steps of up to 8 sequences on Q8_0 (16 with AVX-512), 16 on the K types (per
+     *  256), 2 on Q4_0; the CUDA backend: f16 activations, and weights rounded to f16 in
+     *  products of more than 8 rows). */
     PAGODA_QUANTIZED_MATMUL_AUTO = 0,
     /** Activations as they are (f32 by default on every device), computed in f32 from the
      *  decoded weights. */

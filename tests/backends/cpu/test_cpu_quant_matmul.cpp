@@ -116,12 +116,24 @@ bool is_k_type(pagoda_dtype_t w) {
 // Whether x is rounded per K block of 256 rather than per 32.
 bool block_runs(const Case &c) { return c.quantize_x_block && is_k_type(c.w); }
 
-// The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0, four
-// on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured faster);
-// per K block, for up to sixteen (gemv_q8k.hpp).
+// Whether the backend runs its AVX-512 kernels (its device reports that arch).
+bool runs_avx512() {
+    const pagoda_backend_iface_t *t = test_cpu_iface();
+    pagoda_device_info_t info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    TEST_ASSERT_OK(t->device_info(t->self, 0, &info));
+    return std::strcmp(info.arch, "x86_64-avx512vnni") == 0;
+}
+
+// The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0
+// (sixteen with its AVX-512 build), four on Q6_K and two on the other block types
+// (gemv_q8x.hpp: where the int8 route measured faster); per K block, for up to sixteen
+// (gemv_q8k.hpp).
 int64_t q8x_max_rows(const Case &c) {
     if (block_runs(c)) return 16;
-    return c.w == PAGODA_DTYPE_Q8_0 ? 8 : c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
+    if (c.w == PAGODA_DTYPE_Q8_0) return runs_avx512() ? 16 : 8;
+    return c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
 }
 
 // Whether the product rounds x to int8: the pinned int8 route always, the rules where the
