@@ -57,8 +57,9 @@ void row_dots(const unsigned char *w, const Q8Rows &x, int64_t i0, float *dot) {
             const __m512i xv = _mm512_loadu_si512(xq);
             const __m512i x_signed = _mm512_mask_sub_epi8(xv, negative, zero, xv);
             const __m512i sums = _mm512_dpbusd_epi32(zero, w_abs, x_signed);
-            const __m128 dx = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double *>(
-                x.scale + (i0 + g) * runs + b)));
+            // The two blocks' x scales, through __m128i (an unaligned type that may alias them).
+            const __m128 dx = _mm_castsi128_ps(_mm_loadl_epi64(
+                reinterpret_cast<const __m128i *>(x.scale + (i0 + g) * runs + b)));
             acc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), pair_spread(_mm_mul_ps(dw, dx)), acc[g]);
         }
     }
