@@ -42,8 +42,8 @@ inline int64_t raw_enum(const E &field) {
 
 // "bf16 (3)": the name alone hides which raw value a caller passed.
 inline std::string dtype_text(int64_t d) {
-    const bool known = d >= PAGODA_DTYPE_INVALID && d <= kLastDtype;
-    return std::string(known ? dtype_name(static_cast<pagoda_dtype_t>(d)) : "unknown") + " (" +
+    const bool known = d >= PAGODA_DTYPE_INVALID && d <= formats::kLastDtype;
+    return std::string(known ? formats::dtype_name(static_cast<pagoda_dtype_t>(d)) : "unknown") + " (" +
            std::to_string(d) + ")";
 }
 
@@ -82,13 +82,13 @@ inline pagoda_status_t check_row_weight_dtype(const Reporter &r, const char *op,
                                               int64_t ld) {
     if (is_weight_dtype(d)) return PAGODA_OK;
     const auto dtype = static_cast<pagoda_dtype_t>(d);
-    if (d <= PAGODA_DTYPE_INVALID || d > kLastDtype || !is_block_dtype(dtype))
+    if (d <= PAGODA_DTYPE_INVALID || d > formats::kLastDtype || !formats::is_block_dtype(dtype))
         return dtype_error(r, op, field, d, "f32, bf16, f16 or a quantized block type");
-    const int64_t block = block_shape(dtype).elements;
+    const int64_t block = formats::block_shape(dtype).elements;
     if (row_len % block == 0 && ld % block == 0) return PAGODA_OK;
     return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                   std::string(op) + ": rows of " + std::to_string(row_len) + " values at stride " +
-                      std::to_string(ld) + " are not whole " + dtype_name(dtype) + " blocks of " +
+                      std::to_string(ld) + " are not whole " + formats::dtype_name(dtype) + " blocks of " +
                       std::to_string(block));
 }
 
@@ -145,7 +145,7 @@ inline pagoda_status_t check_extent(const Reporter &r, const char *op, const cha
 inline pagoda_status_t check_weight_extent(const Reporter &r, const char *op, const char *name,
                                            pagoda_dtype_t dtype, int64_t rows, int64_t ld,
                                            int64_t row_len) {
-    const BlockShape b = block_shape(dtype);
+    const formats::BlockShape b = formats::block_shape(dtype);
     return check_extent(r, op, name, rows, ld / b.elements, row_len / b.elements, b.bytes);
 }
 
@@ -183,10 +183,10 @@ inline pagoda_status_t check_kv_cache(const Reporter &r, const char *op,
                       p + "layout " + std::to_string(layout) +
                           " is not supported (only PAGODA_KV_LAYOUT_BLOCK_HEAD_TOKEN)");
     if (!is_weight_dtype(dtype)) {
-        const bool known = dtype >= PAGODA_DTYPE_INVALID && dtype <= kLastDtype;
+        const bool known = dtype >= PAGODA_DTYPE_INVALID && dtype <= formats::kLastDtype;
         return r.fail(PAGODA_ERR_UNSUPPORTED,
                       p + "cache_dtype " +
-                          (known ? dtype_name(pagoda_dtype_t(dtype)) : std::to_string(dtype)) +
+                          (known ? formats::dtype_name(pagoda_dtype_t(dtype)) : std::to_string(dtype)) +
                           " is not supported (f32, bf16 or f16)");
     }
     if (n_kv_heads <= 0)
@@ -201,7 +201,7 @@ inline pagoda_status_t check_kv_cache(const Reporter &r, const char *op,
     if (num_blocks < 0)
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       p + "num_blocks " + std::to_string(num_blocks) + " is negative");
-    const int64_t elem = int64_t(dtype_size(pagoda_dtype_t(dtype)));  // known: checked above
+    const int64_t elem = int64_t(formats::dtype_size(pagoda_dtype_t(dtype)));  // known: checked above
     int64_t bytes = 0;
     if (__builtin_mul_overflow(n_kv_heads, head_dim, &bytes) ||
         __builtin_mul_overflow(bytes, block_size * elem, &bytes) ||

@@ -18,7 +18,7 @@ pagoda_status_t check_attention_merge(const Reporter &r, const pagoda_op_attenti
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(op) + ": n_parts × n_tokens × n_heads × head_dim is too large");
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "out_token_stride", a.out_token_stride, row));
-    const auto act_bytes = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+    const auto act_bytes = int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)));
     // parts is packed [n_parts · n_tokens] rows of a token's heads; lse the same rows of n_heads.
     PAGODA_PLUGIN_CHECK(check_extent(r, op, "parts", rows, row, row, act_bytes));
     PAGODA_PLUGIN_CHECK(check_extent(r, op, "lse", rows, a.n_heads, a.n_heads, 4));

@@ -20,7 +20,7 @@ pagoda_status_t check_embedding(const Reporter &r, const pagoda_op_embedding_t &
     PAGODA_PLUGIN_CHECK(check_finite(r, op, "scale", a.scale));
     PAGODA_PLUGIN_CHECK(
         check_weight_extent(r, op, "table", a.table_dtype, a.vocab_size, a.dim, a.dim));
-    const auto out_bytes = int64_t(dtype_size(act_dtype_of(a.out_dtype)));
+    const auto out_bytes = int64_t(formats::dtype_size(act_dtype_of(a.out_dtype)));
     PAGODA_PLUGIN_CHECK(
         check_extent(r, op, "out", a.n_tokens, packed_or(a.ldo, a.dim), a.dim, out_bytes));
     return PAGODA_OK;
@@ -41,7 +41,7 @@ pagoda_status_t check_rmsnorm(const Reporter &r, const pagoda_op_rmsnorm_t &a) {
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldx", a.ldx, a.dim));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ld_residual", a.ld_residual, a.dim));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldo", a.ldo, a.dim));
-    const auto act_bytes = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+    const auto act_bytes = int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)));
     PAGODA_PLUGIN_CHECK(
         check_extent(r, op, "x", a.rows, packed_or(a.ldx, a.dim), a.dim, act_bytes));
     // The residual stream stays f32 whatever act_dtype is (ops.h).
@@ -65,7 +65,7 @@ pagoda_status_t check_silu_mul(const Reporter &r, const pagoda_op_silu_mul_t &a)
     PAGODA_PLUGIN_CHECK(check_positive(r, op, "dim", a.dim));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ld_in", a.ld_in, a.dim));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldo", a.ldo, a.dim));
-    const auto act_bytes = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+    const auto act_bytes = int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)));
     // gate and up share ld_in, so one extent covers both.
     PAGODA_PLUGIN_CHECK(
         check_extent(r, op, "gate", a.rows, packed_or(a.ld_in, a.dim), a.dim, act_bytes));
@@ -78,7 +78,7 @@ pagoda_status_t check_add(const Reporter &r, const pagoda_op_add_t &a) {
     PAGODA_PLUGIN_CHECK(check_act_dtype(r, "add", "act_dtype", raw_enum(a.act_dtype)));
     PAGODA_PLUGIN_CHECK(check_positive(r, "add", "n", a.n));
     PAGODA_PLUGIN_CHECK(
-        check_extent(r, "add", "a", 1, a.n, a.n, int64_t(dtype_size(act_dtype_of(a.act_dtype)))));
+        check_extent(r, "add", "a", 1, a.n, a.n, int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)))));
     return PAGODA_OK;
 }
 
@@ -93,7 +93,7 @@ pagoda_status_t check_argmax(const Reporter &r, const pagoda_op_argmax_t &a) {
                                                        " does not fit the int32 indices of out");
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldx", a.ldx, a.cols));
     PAGODA_PLUGIN_CHECK(check_extent(r, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols,
-                                     int64_t(dtype_size(act_dtype_of(a.act_dtype)))));
+                                     int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)))));
     return PAGODA_OK;
 }
 
@@ -105,7 +105,7 @@ pagoda_status_t check_softmax(const Reporter &r, const pagoda_op_softmax_t &a) {
     PAGODA_PLUGIN_CHECK(check_finite(r, op, "scale", a.scale));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldx", a.ldx, a.cols));
     PAGODA_PLUGIN_CHECK(check_stride(r, op, "ldo", a.ldo, a.cols));
-    const auto act_bytes = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+    const auto act_bytes = int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)));
     PAGODA_PLUGIN_CHECK(
         check_extent(r, op, "x", a.rows, packed_or(a.ldx, a.cols), a.cols, act_bytes));
     PAGODA_PLUGIN_CHECK(
@@ -124,7 +124,7 @@ pagoda_status_t check_softcap(const Reporter &r, const pagoda_op_softcap_t &a) {
                                                        float_text(a.cap) +
                                                        " must be positive and finite");
     PAGODA_PLUGIN_CHECK(
-        check_extent(r, op, "x", 1, a.n, a.n, int64_t(dtype_size(act_dtype_of(a.dtype)))));
+        check_extent(r, op, "x", 1, a.n, a.n, int64_t(formats::dtype_size(act_dtype_of(a.dtype)))));
     return PAGODA_OK;
 }
 

@@ -51,23 +51,23 @@ pagoda_status_t check_matmul_variants(const Reporter &r, const pagoda_op_matmul_
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldy", a.ldy, a.n));
     // After the shape checks: a block type's check divides k and ldw by its block.
     PAGODA_PLUGIN_CHECK(check_matmul_dtypes(r, a));
-    if ((a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0 && !is_block_dtype(a.w_dtype))
+    if ((a.flags & PAGODA_MATMUL_QUANTIZE_X) != 0 && !formats::is_block_dtype(a.w_dtype))
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X with w_dtype " +
-                          dtype_name(a.w_dtype) + ": it applies to block-quantized weights only");
+                          formats::dtype_name(a.w_dtype) + ": it applies to block-quantized weights only");
     if ((a.flags & PAGODA_MATMUL_QUANTIZE_X_BLOCK) != 0 && (a.flags & PAGODA_MATMUL_QUANTIZE_X) == 0)
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(kOp) + ": PAGODA_MATMUL_QUANTIZE_X_BLOCK without "
                                          "PAGODA_MATMUL_QUANTIZE_X: it widens that leave");
     if ((a.flags & PAGODA_MATMUL_ROUND_W) != 0 &&
-        (!is_block_dtype(a.w_dtype) ||
+        (!formats::is_block_dtype(a.w_dtype) ||
          (a.x_dtype != PAGODA_DTYPE_BF16 && a.x_dtype != PAGODA_DTYPE_F16)))
         return r.fail(PAGODA_ERR_INVALID_ARGUMENT,
                       std::string(kOp) + ": PAGODA_MATMUL_ROUND_W with w_dtype " +
-                          dtype_name(a.w_dtype) + " and x_dtype " + dtype_name(a.x_dtype) +
+                          formats::dtype_name(a.w_dtype) + " and x_dtype " + formats::dtype_name(a.x_dtype) +
                           ": it applies to block-quantized weights and bf16/f16 activations only");
     // The dtypes passed, so each has a size (W's per block).
-    const auto x_bytes = int64_t(dtype_size(a.x_dtype)), y_bytes = int64_t(dtype_size(a.y_dtype));
+    const auto x_bytes = int64_t(formats::dtype_size(a.x_dtype)), y_bytes = int64_t(formats::dtype_size(a.y_dtype));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "x", a.m, packed_or(a.ldx, a.k), a.k, x_bytes));
     PAGODA_PLUGIN_CHECK(
         check_weight_extent(r, kOp, "w", a.w_dtype, a.n, packed_or(a.ldw, a.k), a.k));

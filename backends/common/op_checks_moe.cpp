@@ -83,7 +83,7 @@ pagoda_status_t check_moe_matmul(const Reporter &r, const pagoda_op_moe_matmul_t
     // larger y, a row per slot.
     const int64_t x_rows = a.x_per_slot != 0 ? slots : a.n_tokens;
     const int64_t y_rows = a.weights != nullptr ? a.n_tokens : slots;
-    const auto x_bytes = int64_t(dtype_size(a.x_dtype)), y_bytes = int64_t(dtype_size(a.y_dtype));
+    const auto x_bytes = int64_t(formats::dtype_size(a.x_dtype)), y_bytes = int64_t(formats::dtype_size(a.y_dtype));
     PAGODA_PLUGIN_CHECK(check_extent(r, op, "x", x_rows, packed_or(a.ldx, a.k), a.k, x_bytes));
     PAGODA_PLUGIN_CHECK(check_extent(r, op, "experts", 1, a.n_experts, a.n_experts,
                                      int64_t(sizeof(void *))));

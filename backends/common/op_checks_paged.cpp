@@ -24,7 +24,7 @@ pagoda_status_t check_kv_write(const Reporter &r, const pagoda_op_kv_write_t &a)
     PAGODA_PLUGIN_CHECK(check_token_stride(r, op, "v_token_stride", a.v_token_stride, row));
     PAGODA_PLUGIN_CHECK(check_act_dtype(r, op, "act_dtype", raw_enum(a.act_dtype)));
     if (a.n_tokens > 0) {
-        const auto elem = int64_t(dtype_size(act_dtype_of(a.act_dtype)));
+        const auto elem = int64_t(formats::dtype_size(act_dtype_of(a.act_dtype)));
         PAGODA_PLUGIN_CHECK(check_extent(r, op, "k", a.n_tokens,
                                          packed_or(a.k_token_stride, row), row, elem));
         PAGODA_PLUGIN_CHECK(check_extent(r, op, "v", a.n_tokens,

@@ -67,7 +67,7 @@ pagoda_status_t check_rope(const Reporter &r, const pagoda_op_rope_t &a) {
                       std::string(kOp) + ": n_heads · head_dim overflows");
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "token_stride", a.token_stride, heads_len));
     return check_extent(r, kOp, "x", a.n_tokens, packed_or(a.token_stride, heads_len), heads_len,
-                        int64_t(dtype_size(act_dtype_of(a.act_dtype))));
+                        int64_t(formats::dtype_size(act_dtype_of(a.act_dtype))));
 }
 
 }  // namespace pagoda::plugin

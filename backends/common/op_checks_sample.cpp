@@ -19,7 +19,7 @@ pagoda_status_t check_sample(const Reporter &r, const pagoda_op_sample_t &a) {
                                                        " does not fit the int32 ids of out");
     PAGODA_PLUGIN_CHECK(check_stride(r, kOp, "ldx", a.ldx, a.cols));
     PAGODA_PLUGIN_CHECK(check_extent(r, kOp, "logits", a.rows, packed_or(a.ldx, a.cols), a.cols,
-                                     int64_t(dtype_size(act_dtype_of(a.logits_dtype)))));
+                                     int64_t(formats::dtype_size(act_dtype_of(a.logits_dtype)))));
     return PAGODA_OK;
 }
 

@@ -45,9 +45,9 @@ pagoda_status_t check_common(CpuBackend &cpu, const char *what, pagoda_backend_c
                              pagoda_reduce_op_t op = PAGODA_REDUCE_SUM) {
     if (comm == nullptr || stream == nullptr)
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(what) + ": comm or stream is NULL");
-    if (plugin::dtype_size(dtype) == 0 || (reduce && !reducible(dtype)))
+    if (formats::dtype_size(dtype) == 0 || (reduce && !reducible(dtype)))
         return cpu.fail(PAGODA_ERR_UNSUPPORTED, std::string(what) + ": dtype " +
-                                                    plugin::dtype_name(dtype) + " is not supported");
+                                                    formats::dtype_name(dtype) + " is not supported");
     if (reduce && (op < PAGODA_REDUCE_SUM || op > PAGODA_REDUCE_MIN))
         return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                         std::string(what) + ": unknown reduction " + std::to_string(int(op)));
@@ -185,7 +185,7 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
         return shm_all_reduce(*comm->shm, send, recv, count, dtype, op, error) ? PAGODA_OK
                                                                                  : aborted(cpu, "all_reduce", error);
     const size_t n = size_t(comm->n_ranks), rank = size_t(comm->rank);
-    const size_t elem = plugin::dtype_size(dtype);
+    const size_t elem = formats::dtype_size(dtype);
     // Rank r reduces slice r and writes it to every rank's output; slices are disjoint, so this
     // is safe in place too (each element is read in full before it is written).
     const size_t begin = count * rank / n, end = count * (rank + 1) / n;
@@ -212,7 +212,7 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
     if (comm->shm)
         return shm_all_gather(*comm->shm, send, recv, count, dtype, error) ? PAGODA_OK
                                                                             : aborted(cpu, "all_gather", error);
-    const size_t bytes = count * plugin::dtype_size(dtype), rank = size_t(comm->rank);
+    const size_t bytes = count * formats::dtype_size(dtype), rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         for (const auto &peer : all)
             std::memmove(static_cast<unsigned char *>(peer.recv) + rank * bytes, all[rank].send, bytes);
@@ -251,7 +251,7 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
     if (comm->shm)
         return shm_broadcast(*comm->shm, send, recv, count, dtype, root, error) ? PAGODA_OK
                                                                                  : aborted(cpu, "broadcast", error);
-    const size_t bytes = count * plugin::dtype_size(dtype);
+    const size_t bytes = count * formats::dtype_size(dtype);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (all[size_t(comm->rank)].recv != all[size_t(root)].send)
             std::memmove(all[size_t(comm->rank)].recv, all[size_t(root)].send, bytes);
@@ -294,7 +294,7 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_peer(cpu, "send", comm, peer); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "send", comm); s != PAGODA_OK) return s;
     std::string error;
-    const size_t bytes = count * plugin::dtype_size(dtype);
+    const size_t bytes = count * formats::dtype_size(dtype);
     if (comm->shm) {
         ShmCommGroup::Transfer t;
         t.peer = peer;
@@ -313,7 +313,7 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = check_peer(cpu, "recv", comm, peer); s != PAGODA_OK) return s;
     if (auto s = count_call(cpu, "recv", comm); s != PAGODA_OK) return s;
     std::string error;
-    const size_t bytes = count * plugin::dtype_size(dtype);
+    const size_t bytes = count * formats::dtype_size(dtype);
     if (comm->shm) {
         ShmCommGroup::Transfer t;
         t.peer = peer;

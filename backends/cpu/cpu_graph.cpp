@@ -113,7 +113,7 @@ pagoda_status_t replay_launch(CpuBackend &cpu, const RecordedWork &w, size_t ind
     if (s == PAGODA_OK) return s;
     const std::string reason = CpuBackend::last_failure();
     return cpu.fail(s, "graph_launch: work " + std::to_string(index) + " (" +
-                           plugin::op_name(w.op) + ") failed: " + reason);
+                           formats::op_name(w.op) + ") failed: " + reason);
 }
 
 }  // namespace
@@ -126,7 +126,7 @@ pagoda_status_t record_launch(CpuBackend &cpu, CpuStream &stream, pagoda_op_t op
     // arrays the descriptor only points to: neither fits "device memory read when it runs".
     if (op == PAGODA_OP_SWAP_BLOCKS || op == PAGODA_OP_COPY_BLOCKS)
         return spoil(cpu, rec, PAGODA_ERR_UNSUPPORTED,
-                     std::string(plugin::op_name(op)) +
+                     std::string(formats::op_name(op)) +
                          " cannot be recorded into a graph (its block pairs are host arrays): "
                          "run it before or after the capture");
     return guarded_record(cpu, rec, [&] {
@@ -136,7 +136,7 @@ pagoda_status_t record_launch(CpuBackend &cpu, CpuStream &stream, pagoda_op_t op
         if (s != PAGODA_OK) {
             const std::string reason = CpuBackend::last_failure();
             return spoil(cpu, rec, s,
-                         "launch " + std::to_string(rec.work.size()) + " (" + plugin::op_name(op) +
+                         "launch " + std::to_string(rec.work.size()) + " (" + formats::op_name(op) +
                              ") was refused: " + reason);
         }
         RecordedWork w;

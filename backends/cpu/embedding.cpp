@@ -34,7 +34,7 @@ void scale_f32(float *v, int64_t n, float scale) {
 // rounded.
 void narrow_blocks(const CpuFeatures &features, const char *row, pagoda_dtype_t table_dtype,
                    int64_t dim, float scale, pagoda_dtype_t out_dtype, char *dst) {
-    const plugin::BlockShape b = plugin::block_shape(table_dtype);
+    const formats::BlockShape b = formats::block_shape(table_dtype);
     float values[256];  // the largest block
     for (int64_t c = 0; c < dim; c += b.elements, row += b.bytes) {
         widen_to_f32(features, row, table_dtype, b.elements, values);
@@ -61,8 +61,8 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
     const pagoda_dtype_t out_dtype = plugin::act_dtype_of(a.out_dtype);
     const float scale = a.scale == 0.0f ? 1.0f : a.scale;  // ops.h: 0 means 1
     const int64_t ldo = plugin::packed_or(a.ldo, a.dim);
-    const int64_t table_row = plugin::row_bytes(a.table_dtype, a.dim);
-    const auto out_elem = int64_t(plugin::dtype_size(out_dtype));
+    const int64_t table_row = formats::row_bytes(a.table_dtype, a.dim);
+    const auto out_elem = int64_t(formats::dtype_size(out_dtype));
     const auto *table = static_cast<const char *>(a.table);
     auto *out = static_cast<char *>(a.out);
     cpu.pool().parallel_for(a.n_tokens, rows_per_chunk(a.dim), [&](int64_t begin, int64_t end) {
@@ -73,7 +73,7 @@ pagoda_status_t run_embedding(CpuBackend &cpu, const pagoda_op_embedding_t &a) {
                 auto *values = reinterpret_cast<float *>(dst);
                 widen_to_f32(cpu.features(), row, a.table_dtype, a.dim, values);
                 scale_f32(values, a.dim, scale);
-            } else if (plugin::is_block_dtype(a.table_dtype)) {
+            } else if (formats::is_block_dtype(a.table_dtype)) {
                 narrow_blocks(cpu.features(), row, a.table_dtype, a.dim, scale, out_dtype, dst);
             } else if (out_dtype == a.table_dtype && scale == 1.0f) {
                 std::memcpy(dst, row, size_t(a.dim * out_elem));

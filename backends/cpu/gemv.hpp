@@ -50,7 +50,7 @@ void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end);
 // The AVX2 product on block-quantized W (gemv_blocks_avx2.cpp), which gemv_avx2 hands them to.
 void gemv_blocks_avx2(const GemvProblem &p, int64_t row_begin, int64_t row_end);
 
-// Decodes `blocks` whole blocks of a block type to f32 (plugin::decode_blocks or its AVX2 build).
+// Decodes `blocks` whole blocks of a block type to f32 (formats::decode_blocks or its AVX2 build).
 using BlockDecodeFn = void (*)(pagoda_dtype_t dtype, const void *src, int64_t blocks, float *dst);
 
 // The decoded-chunk route for block W (gemv_chunks.cpp): per tile of rows and chunk of k,

@@ -39,7 +39,7 @@ void rows(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
 
 void gemv_portable(const GemvProblem &p, int64_t row_begin, int64_t row_end) {
     if (p.w_block_values > 1)
-        return gemv_decoded_chunks(p, row_begin, row_end, plugin::decode_blocks, gemv_portable);
+        return gemv_decoded_chunks(p, row_begin, row_end, formats::decode_blocks, gemv_portable);
     switch (p.w_dtype) {
         case PAGODA_DTYPE_BF16:
             rows<PAGODA_DTYPE_BF16>(p, row_begin, row_end);

@@ -4,19 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "block_formats.hpp"
 
 namespace pagoda::cpu {
 
 namespace {
-
-inline float half_scale(const unsigned char *p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return plugin::half_bits_to_float(h);
-}
 
 // A K block in integers: value c = d · group_scale[c/16] · (u[c] − offset) − dmin · run_min[c/32].
 struct IntBlock {
@@ -29,12 +22,12 @@ struct IntBlock {
 // Q4_K and Q5_K (`qh`: Q5_K's fifth bits, or nullptr): run t is sub-block t.
 void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const unsigned char *qs,
                    IntBlock &out) {
-    out.d = half_scale(block);
-    out.dmin = half_scale(block + 2);
+    out.d = formats::half_at_bytes(block);
+    out.dmin = formats::half_at_bytes(block + 2);
     out.offset = 0;
     for (int t = 0; t < 8; ++t) {
         float sc, mn;
-        plugin::scale_and_min(block + 4, t, &sc, &mn);
+        formats::scale_and_min(block + 4, t, &sc, &mn);
         out.group_scale[2 * t] = out.group_scale[2 * t + 1] = int(sc);
         out.run_min[t] = int(mn);
         const unsigned char *pair = qs + 32 * (t / 2);
@@ -49,7 +42,7 @@ void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const un
 // Q6_K: stored values 0..63 (the weight plus 32); run t is quarter t % 4 of half t / 4, as in
 // block_formats.cpp's decoder, with a scale per 16.
 void unpack_q6_k(const unsigned char *block, IntBlock &out) {
-    out.d = half_scale(block + 208);
+    out.d = formats::half_at_bytes(block + 208);
     out.dmin = 0.0f;
     out.offset = 32;
     const auto *sc = reinterpret_cast<const int8_t *>(block + 192);

@@ -6,13 +6,6 @@
 // of W, `maddubs` makes their 32 int16 pair sums, and one `dpwssd` multiplies them by the runs'
 // scales (spread by a `permutexvar`) and adds them to the block's int32 sum. Twice the values
 // per instruction, and one instruction fewer per run.
-// GCC 12's AVX-512 headers pass _mm512_undefined_*() placeholders into the masked builtins
-// behind plain intrinsics (convert, insert, reduce), which its -Wuninitialized then reports at
-// every use; nothing here reads an undefined lane.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <immintrin.h>
 
 #include <algorithm>

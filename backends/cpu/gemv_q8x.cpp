@@ -12,12 +12,6 @@ namespace pagoda::cpu {
 
 namespace {
 
-inline float half_scale(const unsigned char *p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return plugin::half_bits_to_float(h);
-}
-
 // Blocks as int8 runs: value = scale · q − min per run of 32, a scale per 16 values and a min
 // per run, computed as src/formats/block_formats.cpp's reference decoders compute them.
 inline void set_run_scale(float *scale, float *min, int64_t run, float s, float m) {
@@ -28,7 +22,7 @@ inline void set_run_scale(float *scale, float *min, int64_t run, float s, float 
 
 void unpack_q8_0(const unsigned char *block, int8_t *q, float *scale, float *min) {
     std::memcpy(q, block + 2, 32);
-    set_run_scale(scale, min, 0, half_scale(block), 0.0f);
+    set_run_scale(scale, min, 0, formats::half_at_bytes(block), 0.0f);
 }
 
 void unpack_q4_0(const unsigned char *block, int8_t *q, float *scale, float *min) {
@@ -37,13 +31,13 @@ void unpack_q4_0(const unsigned char *block, int8_t *q, float *scale, float *min
         q[j] = int8_t((qs[j] & 0x0F) - 8);
         q[j + 16] = int8_t((qs[j] >> 4) - 8);
     }
-    set_run_scale(scale, min, 0, half_scale(block), 0.0f);
+    set_run_scale(scale, min, 0, formats::half_at_bytes(block), 0.0f);
 }
 
 // Q4_K and Q5_K: 8 runs; `qh` (Q5_K's fifth bits) or nullptr.
 void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const unsigned char *qs,
                    int8_t *q, float *scale, float *min) {
-    const float d = half_scale(block), dmin = half_scale(block + 2);
+    const float d = formats::half_at_bytes(block), dmin = formats::half_at_bytes(block + 2);
     const unsigned char *packed = block + 4;
     for (int pair = 0; pair < 4; ++pair, qs += 32, q += 64) {
         for (int l = 0; l < 32; ++l) {
@@ -59,7 +53,7 @@ void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const un
         }
         for (int half = 0; half < 2; ++half) {
             float sc, mn;
-            plugin::scale_and_min(packed, 2 * pair + half, &sc, &mn);
+            formats::scale_and_min(packed, 2 * pair + half, &sc, &mn);
             set_run_scale(scale, min, 2 * pair + half, d * sc, dmin * mn);
         }
     }
@@ -69,7 +63,7 @@ void unpack_k_mins(const unsigned char *block, const unsigned char *qh, const un
 void unpack_q6_k(const unsigned char *block, int8_t *q, float *scale, float *min) {
     const unsigned char *ql = block, *qh = block + 128;
     const auto *sc = reinterpret_cast<const int8_t *>(block + 192);
-    const float d = half_scale(block + 208);
+    const float d = formats::half_at_bytes(block + 208);
     for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, q += 128) {
         for (int l = 0; l < 32; ++l) {
             q[l] = int8_t(((ql[l] & 0x0F) | (((qh[l] >> 0) & 3) << 4)) - 32);
@@ -88,7 +82,7 @@ void unpack_q6_k(const unsigned char *block, int8_t *q, float *scale, float *min
 
 void unpack_blocks(pagoda_dtype_t dtype, const unsigned char *src, int64_t blocks, int8_t *q,
                    float *scale, float *min) {
-    const plugin::BlockShape b = plugin::block_shape(dtype);
+    const formats::BlockShape b = formats::block_shape(dtype);
     const int64_t runs = b.elements / kQ8Run;
     for (int64_t i = 0; i < blocks;
          ++i, src += b.bytes, q += b.elements, scale += 2 * runs, min += runs) {
@@ -138,7 +132,7 @@ void quantize_rows_portable(const float *x, int64_t ldx, int64_t m, int64_t k, i
 }
 
 void gemv_q8x_portable(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int64_t row_end) {
-    const plugin::BlockShape b = plugin::block_shape(p.w_dtype);
+    const formats::BlockShape b = formats::block_shape(p.w_dtype);
     const int64_t runs_per_block = b.elements / kQ8Run, x_runs = p.k / kQ8Run;
     int8_t q[256];
     float scale[2 * 8], min[8];

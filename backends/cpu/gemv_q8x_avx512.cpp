@@ -8,11 +8,6 @@
 // scale products takes into f32. Each pair of W blocks is loaded and made unsigned once for up
 // to eight x rows. The AVX2 build spends two sign moves, a maddubs and a madd where this spends
 // one masked subtraction and a dpbusd, per block and row.
-#if defined(__GNUC__) && !defined(__clang__)
-// As in gemv_q8k_avx512.cpp: GCC 12's AVX-512 headers trip its -Wuninitialized.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <immintrin.h>
 
 #include <algorithm>

@@ -21,7 +21,7 @@ template <typename T>
 pagoda_status_t dispatch(CpuBackend &cpu, pagoda_op_t op, const void *args, bool launch,
                          CheckFn<T> check, RunFn<T> run) {
     T a;
-    pagoda_status_t s = plugin::read_op_args(cpu, plugin::op_name(op), args, a);
+    pagoda_status_t s = plugin::read_op_args(cpu, formats::op_name(op), args, a);
     if (s == PAGODA_OK) s = check(cpu, a);
     if (s != PAGODA_OK || !launch) return s;
     return run(cpu, a);

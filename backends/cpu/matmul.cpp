@@ -390,7 +390,7 @@ pagoda_status_t run_matmul(CpuBackend &cpu, const pagoda_op_matmul_t &a) {
     p.w = a.w;
     p.w_dtype = a.w_dtype;
     p.ldw = plugin::packed_or(a.ldw, a.k);
-    const plugin::BlockShape block = plugin::block_shape(a.w_dtype);
+    const formats::BlockShape block = formats::block_shape(a.w_dtype);
     p.w_block_values = block.elements;
     p.w_block_bytes = block.bytes;
     p.w_row_bytes = p.ldw / block.elements * block.bytes;

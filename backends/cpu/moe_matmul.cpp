@@ -47,8 +47,8 @@ Moe resolve(const pagoda_op_moe_matmul_t &a) {
                plugin::packed_or(a.ldx, a.k),
                plugin::packed_or(a.ldw, a.k),
                plugin::packed_or(a.ldy, a.n),
-               int64_t(plugin::dtype_size(a.x_dtype)),
-               int64_t(plugin::dtype_size(a.y_dtype)),
+               int64_t(formats::dtype_size(a.x_dtype)),
+               int64_t(formats::dtype_size(a.y_dtype)),
                a.weights != nullptr};
 }
 
@@ -96,7 +96,7 @@ pagoda_status_t bucket_slots(CpuBackend &cpu, const Moe &m, std::vector<HeldSlot
 GemvProblem expert_problem(const Moe &m, int64_t h, int64_t rows, const float *x_stage,
                            float *y_stage) {
     const pagoda_op_moe_matmul_t &a = m.a;
-    const plugin::BlockShape block = plugin::block_shape(a.w_dtype);
+    const formats::BlockShape block = formats::block_shape(a.w_dtype);
     GemvProblem p{};
     p.m = rows;
     p.n = a.n;

@@ -16,14 +16,14 @@ unsigned char *bytes_of(void *p) { return static_cast<unsigned char *>(p); }
 
 // Elements of `dtype` that fit a slot.
 size_t piece_elements(const ShmCommGroup &group, pagoda_dtype_t dtype) {
-    return group.slot_bytes() / plugin::dtype_size(dtype);
+    return group.slot_bytes() / formats::dtype_size(dtype);
 }
 
 }  // namespace
 
 bool shm_all_reduce(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                     pagoda_reduce_op_t op, std::string &error) {
-    const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
+    const size_t elem = formats::dtype_size(dtype), piece = piece_elements(group, dtype);
     const auto slots = group.slots();
     for (size_t done = 0; done < count; done += piece) {
         const size_t n = std::min(piece, count - done);
@@ -39,7 +39,7 @@ bool shm_all_reduce(ShmCommGroup &group, const void *send, void *recv, size_t co
 
 bool shm_all_gather(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                     std::string &error) {
-    const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
+    const size_t elem = formats::dtype_size(dtype), piece = piece_elements(group, dtype);
     for (size_t done = 0; done < count; done += piece) {
         const size_t n = std::min(piece, count - done);
         std::memcpy(group.slot(group.rank()), bytes_of(send) + done * elem, n * elem);
@@ -53,7 +53,7 @@ bool shm_all_gather(ShmCommGroup &group, const void *send, void *recv, size_t co
 
 bool shm_reduce_scatter(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                         pagoda_reduce_op_t op, std::string &error) {
-    const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
+    const size_t elem = formats::dtype_size(dtype), piece = piece_elements(group, dtype);
     const auto slots = group.slots();
     // Rank r's share, piece by piece: every rank stages its part of it, and r reduces.
     for (int32_t owner = 0; owner < group.n_ranks(); ++owner) {
@@ -70,7 +70,7 @@ bool shm_reduce_scatter(ShmCommGroup &group, const void *send, void *recv, size_
 
 bool shm_broadcast(ShmCommGroup &group, const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
                    int32_t root, std::string &error) {
-    const size_t elem = plugin::dtype_size(dtype), piece = piece_elements(group, dtype);
+    const size_t elem = formats::dtype_size(dtype), piece = piece_elements(group, dtype);
     const bool is_root = group.rank() == root;
     for (size_t done = 0; done < count; done += piece) {
         const size_t n = std::min(piece, count - done);

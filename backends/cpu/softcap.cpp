@@ -28,7 +28,7 @@ void softcap_f32(float *v, int64_t n, float cap) {
 pagoda_status_t run_softcap(CpuBackend &cpu, const pagoda_op_softcap_t &a) {
     PAGODA_PLUGIN_CHECK(plugin::check_pointer(cpu, "softcap", "x", a.x));
     const pagoda_dtype_t dtype = plugin::act_dtype_of(a.dtype);
-    const auto elem = int64_t(plugin::dtype_size(dtype));
+    const auto elem = int64_t(formats::dtype_size(dtype));
     const CpuFeatures &features = cpu.features();
     const auto cap_f32 = features.avx2_fma_f16c ? softcap_f32_avx2 : softcap_f32;
     auto *x = static_cast<char *>(a.x);

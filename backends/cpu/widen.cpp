@@ -10,12 +10,12 @@ namespace pagoda::cpu {
 
 void widen_to_f32(const CpuFeatures &features, const void *src, pagoda_dtype_t dtype, int64_t n,
                   float *dst) {
-    if (plugin::is_block_dtype(dtype)) {
-        const int64_t blocks = n / plugin::block_shape(dtype).elements;
+    if (formats::is_block_dtype(dtype)) {
+        const int64_t blocks = n / formats::block_shape(dtype).elements;
         if (features.avx2_fma_f16c)
             decode_blocks_avx2(dtype, src, blocks, dst);
         else
-            plugin::decode_blocks(dtype, src, blocks, dst);
+            formats::decode_blocks(dtype, src, blocks, dst);
     } else if (dtype == PAGODA_DTYPE_F32) {
         std::memcpy(dst, src, size_t(n) * sizeof(float));
     } else if (features.avx2_fma_f16c) {

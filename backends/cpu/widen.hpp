@@ -21,7 +21,7 @@ void widen_to_f32(const CpuFeatures &features, const void *src, pagoda_dtype_t d
 void widen_to_f32_avx2(const void *src, pagoda_dtype_t dtype, int64_t n, float *dst);
 
 // Decodes `blocks` whole blocks of a quantized type (block_decode_avx2.cpp), bit for bit as
-// plugin::decode_blocks does; call only when features().avx2_fma_f16c.
+// formats::decode_blocks does; call only when features().avx2_fma_f16c.
 void decode_blocks_avx2(pagoda_dtype_t dtype, const void *src, int64_t blocks, float *dst);
 
 // dst[i] = src[i] rounded to `dtype` (F32, BF16 or F16; round to nearest even, as half.hpp)

@@ -39,9 +39,9 @@ pagoda_status_t run_embedding(CudaBackend &cuda, pagoda_backend_stream_t &stream
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "ids", a.ids));
     PAGODA_PLUGIN_CHECK(check_pointer(cuda, kOp, "out", a.out));
     // The block decoders' loads need their blocks aligned (the GEMV's rule).
-    if (plugin::is_block_dtype(a.table_dtype) && !gemv_takes(a.table_dtype, a.table))
+    if (formats::is_block_dtype(a.table_dtype) && !gemv_takes(a.table_dtype, a.table))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         std::string(kOp) + ": a " + plugin::dtype_name(a.table_dtype) +
+                         std::string(kOp) + ": a " + formats::dtype_name(a.table_dtype) +
                              " table at a misaligned address (" + kBlockAlignmentRule + ")");
     const float scale = a.scale == 0.0f ? 1.0f : a.scale;  // ops.h: 0 means 1
     return launched(cuda, stream, kOp,

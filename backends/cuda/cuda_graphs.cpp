@@ -51,7 +51,7 @@ pagoda_status_t launch(void *self, pagoda_backend_stream_t *stream, pagoda_op_t 
     if (s != PAGODA_OK && stream != nullptr && stream->capturing &&
         stream->capture_spoilt.empty()) {
         try {
-            stream->capture_spoilt = std::string("the ") + plugin::op_name(op) +
+            stream->capture_spoilt = std::string("the ") + formats::op_name(op) +
                                      " launch was refused: " + CudaBackend::last_failure();
         } catch (...) {
             // Out of memory for the text: the capture still fails, with a shorter reason.

@@ -22,7 +22,7 @@ template <typename T>
 pagoda_status_t dispatch(CudaBackend &cuda, pagoda_backend_stream_t *stream, pagoda_op_t op,
                          const void *args, CheckFn<T> check, RunFn<T> run) {
     T a;
-    if (pagoda_status_t s = plugin::read_op_args(cuda, plugin::op_name(op), args, a);
+    if (pagoda_status_t s = plugin::read_op_args(cuda, formats::op_name(op), args, a);
         s != PAGODA_OK)
         return s;
     if (pagoda_status_t s = check(cuda, a); s != PAGODA_OK || stream == nullptr) return s;

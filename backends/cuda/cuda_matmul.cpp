@@ -75,11 +75,11 @@ size_t elem_bytes(pagoda_dtype_t d) { return d == PAGODA_DTYPE_F32 ? 4 : 2; }
 bool is_half(pagoda_dtype_t d) { return d == PAGODA_DTYPE_BF16 || d == PAGODA_DTYPE_F16; }
 
 // W types our GEMV and the widening read: bf16/f16 and the quantized block types.
-bool is_narrow_weight(pagoda_dtype_t d) { return is_half(d) || plugin::is_block_dtype(d); }
+bool is_narrow_weight(pagoda_dtype_t d) { return is_half(d) || formats::is_block_dtype(d); }
 
 // Bytes of `values` values of `d` (whole blocks for a block type).
 uint64_t bytes_of(pagoda_dtype_t d, int64_t values) {
-    return plugin::is_block_dtype(d) ? uint64_t(plugin::row_bytes(d, values))
+    return formats::is_block_dtype(d) ? uint64_t(formats::row_bytes(d, values))
                                      : uint64_t(values) * elem_bytes(d);
 }
 
@@ -115,7 +115,7 @@ bool direct_gemm(pagoda_dtype_t x, pagoda_dtype_t w, pagoda_dtype_t y, bool bias
 
 // PAGODA_MATMUL_ROUND_W taken: block W with half x, decoded to x's type for the tensor cores.
 bool rounds_w(uint32_t flags, pagoda_dtype_t x, pagoda_dtype_t w) {
-    return (flags & PAGODA_MATMUL_ROUND_W) != 0 && is_half(x) && plugin::is_block_dtype(w);
+    return (flags & PAGODA_MATMUL_ROUND_W) != 0 && is_half(x) && formats::is_block_dtype(w);
 }
 
 // The type the GEMM routes see W as: x's half type where W is rounded to it.
@@ -355,7 +355,7 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
     if (a.variant == kGemvVariant && !is_narrow_weight(a.w_dtype))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": variant gemv reads bf16/f16 or block weights, not " +
-                             plugin::dtype_name(a.w_dtype));
+                             formats::dtype_name(a.w_dtype));
     if (a.variant == kGemmVariant && is_narrow_weight(a.w_dtype) && a.k > kPanelElems)
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": variant gemm widens rows of at most " +
@@ -368,9 +368,9 @@ pagoda_status_t check_matmul_limits(CudaBackend &cuda, const pagoda_op_matmul_t 
         staged_row_elems(a) > kStageElems)
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
                          std::string(kOp) + ": " + shape_text(a) + " with x_dtype = " +
-                             plugin::dtype_name(a.x_dtype) + ", w_dtype = " +
-                             plugin::dtype_name(a.w_dtype) + ", y_dtype = " +
-                             plugin::dtype_name(a.y_dtype) + " needs " +
+                             formats::dtype_name(a.x_dtype) + ", w_dtype = " +
+                             formats::dtype_name(a.w_dtype) + ", y_dtype = " +
+                             formats::dtype_name(a.y_dtype) + " needs " +
                              std::to_string(staged_row_elems(a)) +
                              " f32 elements per staged row, more than the CUDA backend's " +
                              std::to_string(kStageElems));
@@ -404,9 +404,9 @@ pagoda_status_t run_matmul(CudaBackend &cuda, pagoda_backend_stream_t &stream,
         return cuda.fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(kOp) + ": y overlaps x or w");
     // The block decoders load 2 or 8 bytes at a time (block_decode.cuh); weights placed in
     // device memory (cudaMalloc's 256-byte alignment, whole-block offsets) always qualify.
-    if (plugin::is_block_dtype(o.w_dtype) && !gemv_takes(o.w_dtype, o.w))
+    if (formats::is_block_dtype(o.w_dtype) && !gemv_takes(o.w_dtype, o.w))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED,
-                         std::string(kOp) + ": " + plugin::dtype_name(o.w_dtype) +
+                         std::string(kOp) + ": " + formats::dtype_name(o.w_dtype) +
                              " weights at a misaligned address (" + kBlockAlignmentRule + ")");
 
     const Route route = route_of(a);

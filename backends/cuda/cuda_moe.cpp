@@ -84,8 +84,8 @@ pagoda_status_t run_moe_matmul(CudaBackend &cuda, pagoda_backend_stream_t &strea
     const int64_t slots = a.n_tokens * a.top_k;
     const int64_t ldx = packed_or(a.ldx, a.k), ldw = packed_or(a.ldw, a.k),
                   ldy = packed_or(a.ldy, a.n);
-    const auto x_bytes = int64_t(plugin::dtype_size(a.x_dtype)),
-               y_bytes = int64_t(plugin::dtype_size(a.y_dtype));
+    const auto x_bytes = int64_t(formats::dtype_size(a.x_dtype)),
+               y_bytes = int64_t(formats::dtype_size(a.y_dtype));
     const int64_t x_rows = a.x_per_slot != 0 ? slots : a.n_tokens;
     const int64_t y_rows = weighted ? a.n_tokens : slots;
     if (overlaps(a.y, span_bytes(y_rows, ldy, a.n, y_bytes), a.x,

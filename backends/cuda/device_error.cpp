@@ -86,7 +86,7 @@ std::string what_was_wrong(const DeviceError &e) {
 }  // namespace
 
 std::string describe(const DeviceError &e) {
-    return std::string(plugin::op_name(pagoda_op_t(e.op))) + ": " + what_was_wrong(e) +
+    return std::string(formats::op_name(pagoda_op_t(e.op))) + ": " + what_was_wrong(e) +
            " (found on the device)";
 }
 

@@ -198,7 +198,7 @@ pagoda_status_t prepare(CudaBackend &cuda, const char *what, pagoda_backend_comm
                              " but the communicator on " + device_name(comm->device));
     if (!nccl_dtype(dtype, type))
         return cuda.fail(PAGODA_ERR_UNSUPPORTED, std::string(what) + ": dtype " +
-                                                     plugin::dtype_name(dtype) +
+                                                     formats::dtype_name(dtype) +
                                                      " has no NCCL equivalent");
     return cuda.use_device(comm->device);
 }

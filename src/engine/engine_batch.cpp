@@ -191,7 +191,7 @@ void Engine::choose_activation_dtype() {
         return;
     }
     pagoda_dtype_t weights = executor_->weight_dtype();
-    if (plugin::is_block_dtype(weights) && config_.quantized_activations) weights = PAGODA_DTYPE_F16;
+    if (formats::is_block_dtype(weights) && config_.quantized_activations) weights = PAGODA_DTYPE_F16;
     if (!executor_->devices_apart_from_host() ||
         (weights != PAGODA_DTYPE_BF16 && weights != PAGODA_DTYPE_F16))
         return;

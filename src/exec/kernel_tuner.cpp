@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 std::vector<unsigned char> random_values(pagoda_dtype_t dtype, size_t count) {
     std::mt19937 rng(20261127u);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    const size_t size = plugin::dtype_size(dtype);
+    const size_t size = formats::dtype_size(dtype);
     std::vector<unsigned char> bytes(count * size);
     for (size_t i = 0; i < count; ++i) {
         const float v = uniform(rng);
@@ -89,7 +89,7 @@ runtime::KernelChoice measure_matmul(const runtime::Stream &stream, pagoda_op_ma
 
     const std::vector<unsigned char> x_host = random_values(a.x_dtype, size_t(a.m * a.k));
     const runtime::DeviceBuffer x(device, x_host.size(), "kernel timing activations");
-    const runtime::DeviceBuffer y(device, size_t(a.m * a.n) * plugin::dtype_size(a.y_dtype),
+    const runtime::DeviceBuffer y(device, size_t(a.m * a.n) * formats::dtype_size(a.y_dtype),
                                   "kernel timing outputs");
     stream.copy(x.get(), x_host.data(), x_host.size(), PAGODA_COPY_HOST_TO_DEVICE);
     a.x = x.get();

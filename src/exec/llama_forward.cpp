@@ -160,13 +160,13 @@ void LlamaForward::set_activation_dtype(pagoda_dtype_t dtype) {
     State &s = *state_;
     if (dtype != PAGODA_DTYPE_F32 && dtype != PAGODA_DTYPE_BF16 && dtype != PAGODA_DTYPE_F16)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
-                    std::string("activations of type ") + plugin::dtype_name(dtype) +
+                    std::string("activations of type ") + formats::dtype_name(dtype) +
                         ": only f32, bf16 and f16 are activation types");
     // The dense ops of a layer, asked up front, so that a backend without half activations is
     // refused here rather than at the first step. (The KV ops are asked with the cache.)
     const runtime::Device &d = s.stream.device();
     const model::ModelConfig &c = s.model->config();
-    const std::string what = std::string(plugin::dtype_name(dtype)) + " activations";
+    const std::string what = std::string(formats::dtype_name(dtype)) + " activations";
     const pagoda_op_matmul_t m = matmul_query(s.weights.first_mlp_weight(), dtype);
     require_support(d, PAGODA_OP_MATMUL, &m, what);
     pagoda_op_rmsnorm_t r{};
@@ -276,7 +276,7 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
     void *normed_x = s.normed.get(), *sublayer_out = s.delta.get(), *attn_out = s.attn.get();
     void *mlp_gate = s.gate.get(), *mlp_up = s.up.get(), *gathered_rows = s.gathered.get();
     void *device_logits = s.logits.get();
-    const size_t act_bytes = plugin::dtype_size(act);
+    const size_t act_bytes = formats::dtype_size(act);
 
     const LlamaWeights &w = s.weights;
     if (first) {

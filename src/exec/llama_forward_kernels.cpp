@@ -51,7 +51,7 @@ void LlamaForward::set_kernel_choices(std::shared_ptr<const runtime::KernelChoic
             const auto it = std::find(variants.begin(), variants.end(), choice.variant);
             const std::string what = "kernel choices: the entry for " + shape.device + ", " +
                                      std::to_string(shape.n) + " x " + std::to_string(shape.k) +
-                                     " " + plugin::dtype_name(shape.w_dtype) + " weights at " +
+                                     " " + formats::dtype_name(shape.w_dtype) + " weights at " +
                                      std::to_string(shape.m_bucket) + " rows";
             if (it == variants.end())
                 throw Error(PAGODA_ERR_INVALID_ARGUMENT,

@@ -26,7 +26,7 @@ void LlamaForward::State::check_kv_ops(const kv::KvGeometry &g) {
         return;
     const runtime::Device &device = stream.device();
     const model::ModelConfig &c = model->config();
-    const std::string what = std::string("a ") + plugin::dtype_name(g.dtype) + " KV cache of " +
+    const std::string what = std::string("a ") + formats::dtype_name(g.dtype) + " KV cache of " +
                              std::to_string(g.num_blocks) + " blocks of " +
                              std::to_string(g.block_size) + " tokens";
     pagoda_op_kv_write_t w{};
@@ -97,7 +97,7 @@ bool LlamaForward::State::bind_activations(Activations &m, size_t tokens, size_t
     const runtime::Device &d = stream.device();
     const model::ModelConfig &c = model->config();
     // The residual stream and the logits stay f32; the rest is of the activation type.
-    const size_t f = sizeof(float), a = plugin::dtype_size(act), hidden = size_t(c.hidden_size),
+    const size_t f = sizeof(float), a = formats::dtype_size(act), hidden = size_t(c.hidden_size),
                  inter = std::max(size_t(shard.intermediate(c)),  // a token's, or its experts'
                                   size_t(c.experts_per_token * shard.expert_intermediate(c))),
                  q_width = size_t(shard.n_heads(c) * c.head_dim),

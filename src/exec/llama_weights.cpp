@@ -57,9 +57,9 @@ void require_support(const runtime::Device &device, pagoda_op_t op, const void *
     if (s == PAGODA_OK) return;
     const std::string reason = last_error()[0] != '\0' ? last_error() : "no reason given";
     if (s == PAGODA_ERR_UNSUPPORTED)
-        throw Error(PAGODA_ERR_UNSUPPORTED, device.name() + " cannot run " + plugin::op_name(op) +
+        throw Error(PAGODA_ERR_UNSUPPORTED, device.name() + " cannot run " + formats::op_name(op) +
                                                 " for " + what + ": " + reason);
-    throw Error(PAGODA_ERR_INTERNAL, device.name() + " rejects the " + plugin::op_name(op) +
+    throw Error(PAGODA_ERR_INTERNAL, device.name() + " rejects the " + formats::op_name(op) +
                                          " descriptor for " + what + " (" +
                                          status_name(s) + "): " + reason);
 }
@@ -67,7 +67,7 @@ void require_support(const runtime::Device &device, pagoda_op_t op, const void *
 namespace {
 
 std::string describe(const DeviceTensor &t) {
-    return "'" + *t.name + "' (" + plugin::dtype_name(t.dtype) + ")";
+    return "'" + *t.name + "' (" + formats::dtype_name(t.dtype) + ")";
 }
 
 void check_matmul(const runtime::Device &device, const DeviceTensor &w, const DeviceTensor *bias) {
@@ -136,7 +136,7 @@ pagoda_op_moe_matmul_t moe_matmul_query(const DeviceTensor &w, const model::Mode
 }
 
 uint64_t DeviceTensor::bytes() const noexcept {
-    return data == nullptr ? 0 : uint64_t(rows) * uint64_t(plugin::row_bytes(dtype, cols));
+    return data == nullptr ? 0 : uint64_t(rows) * uint64_t(formats::row_bytes(dtype, cols));
 }
 
 LlamaWeights::LlamaWeights(const model::Model &model, const runtime::Stream &stream, const ModelShard &shard)
@@ -234,7 +234,7 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
     // and the backend decodes the type for this use; otherwise it is widened to F32 here.
     // A kept matrix is asked once whether its products may round x to 8 bits, and (with half
     // activations) W to x's type.
-    if (plugin::is_block_dtype(d.dtype)) {
+    if (formats::is_block_dtype(d.dtype)) {
         if (!keeps_blocks(d, col_begin, use)) return widened(t, d, row_begin, col_begin);
         if (use == WeightUse::Matmul) {
             pagoda_op_matmul_t m = matmul_query(d, PAGODA_DTYPE_F32);
@@ -242,7 +242,7 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
             d.quantize_x = backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
             // Runs of a whole block only change anything for blocks longer than 32 values.
             m.flags |= PAGODA_MATMUL_QUANTIZE_X_BLOCK;
-            d.quantize_x_block = d.quantize_x && plugin::block_shape(d.dtype).elements > 32 &&
+            d.quantize_x_block = d.quantize_x && formats::block_shape(d.dtype).elements > 32 &&
                                  backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
             m = matmul_query(d, PAGODA_DTYPE_F16);
             m.flags = PAGODA_MATMUL_ROUND_W;
@@ -251,10 +251,10 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
             d.round_w = f16 && backend_supports(stream_.device(), PAGODA_OP_MATMUL, &m);
         }
     }
-    const int64_t full_row_bytes = plugin::row_bytes(d.dtype, all_cols);
+    const int64_t full_row_bytes = formats::row_bytes(d.dtype, all_cols);
     const auto *start = static_cast<const unsigned char *>(t.data) + row_begin * full_row_bytes +
-                        plugin::row_bytes(d.dtype, col_begin);
-    const auto row_bytes = size_t(plugin::row_bytes(d.dtype, d.cols));
+                        formats::row_bytes(d.dtype, col_begin);
+    const auto row_bytes = size_t(formats::row_bytes(d.dtype, d.cols));
     bytes_ += uint64_t(d.rows) * row_bytes;
     const runtime::Device &device = stream_.device();
     if (device.uses_host_weights()) {
@@ -278,7 +278,7 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
 }
 
 bool LlamaWeights::keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const {
-    const int64_t block = plugin::block_shape(d.dtype).elements;
+    const int64_t block = formats::block_shape(d.dtype).elements;
     if (col_begin % block != 0 || d.cols % block != 0 || use == WeightUse::Vector) return false;
     // A refusal only means widening: backend_supports leaves no error message behind.
     if (use == WeightUse::Matmul) {
@@ -293,15 +293,15 @@ bool LlamaWeights::keeps_blocks(const DeviceTensor &d, int64_t col_begin, Weight
 // F32 weight: for backends without kernels for the type, and for slices that cut blocks.
 DeviceTensor LlamaWeights::widened(const model::TensorRef &t, DeviceTensor d, int64_t row_begin,
                                    int64_t col_begin) {
-    const int64_t block = plugin::block_shape(d.dtype).elements;
+    const int64_t block = formats::block_shape(d.dtype).elements;
     const int64_t first_block = col_begin / block, end_block = (col_begin + d.cols + block - 1) / block;
-    const int64_t full_row_bytes = plugin::row_bytes(d.dtype, t.shape.back());
+    const int64_t full_row_bytes = formats::row_bytes(d.dtype, t.shape.back());
     std::vector<float> row(size_t((end_block - first_block) * block));
     std::vector<float> values(size_t(d.rows * d.cols));
     for (int64_t r = 0; r < d.rows; ++r) {
         const auto *src = static_cast<const unsigned char *>(t.data) + (row_begin + r) * full_row_bytes +
-                          plugin::row_bytes(d.dtype, first_block * block);
-        plugin::decode_blocks(d.dtype, src, end_block - first_block, row.data());
+                          formats::row_bytes(d.dtype, first_block * block);
+        formats::decode_blocks(d.dtype, src, end_block - first_block, row.data());
         std::copy_n(row.begin() + (col_begin - first_block * block), d.cols, values.begin() + r * d.cols);
     }
     const size_t bytes = values.size() * sizeof(float);
@@ -363,9 +363,9 @@ const void *const *LlamaWeights::address_array(const std::vector<DeviceTensor> &
     for (const DeviceTensor &t : tensors) {
         // One MOE_MATMUL reads them all, with one type and row stride.
         if (t.dtype != tensors.front().dtype || t.ld != tensors.front().ld)
-            throw Error(PAGODA_ERR_UNSUPPORTED, what + ": '" + *t.name + "' is " + plugin::dtype_name(t.dtype) +
+            throw Error(PAGODA_ERR_UNSUPPORTED, what + ": '" + *t.name + "' is " + formats::dtype_name(t.dtype) +
                                                     ", '" + *tensors.front().name + "' " +
-                                                    plugin::dtype_name(tensors.front().dtype) +
+                                                    formats::dtype_name(tensors.front().dtype) +
                                                     "; the experts of a projection must share a type");
         addresses.push_back(t.data);
     }

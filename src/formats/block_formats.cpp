@@ -6,7 +6,7 @@
 // The decoders evaluate each value as ggml's do, operation for operation in f32 (this file is
 // built with -ffp-contract=off so that no multiply-add is fused), which makes them bit-exact.
 
-namespace pagoda::plugin {
+namespace pagoda::formats {
 
 namespace {
 
@@ -168,4 +168,4 @@ void decode_blocks(pagoda_dtype_t dtype, const void *src, int64_t blocks, float 
     for (int64_t i = 0; i < blocks; ++i, block += b.bytes, dst += b.elements) decode(block, dst);
 }
 
-}  // namespace pagoda::plugin
+}  // namespace pagoda::formats

@@ -6,10 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "pagoda/dtype.h"
 
-namespace pagoda::plugin {
+namespace pagoda::formats {
 
 // Values per block and bytes per block; a plain type is a block of one value. {0, 0} for
 // PAGODA_DTYPE_INVALID and values this header does not know.
@@ -32,6 +33,13 @@ inline int64_t row_bytes(pagoda_dtype_t dtype, int64_t elements) {
 // IEEE binary16 bits to float, exactly (the blocks' scales are f16).
 float half_bits_to_float(uint16_t h);
 
+// The f16 stored at `p` (a block's scale field; any alignment) as a float.
+inline float half_at_bytes(const unsigned char *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return half_bits_to_float(h);
+}
+
 // Q4_K's and Q5_K's 6-bit scale and min of sub-block `sub` (0-7) from their 12 packed bytes.
 void scale_and_min(const unsigned char *packed, int sub, float *scale, float *min);
 
@@ -39,4 +47,4 @@ void scale_and_min(const unsigned char *packed, int sub, float *scale, float *mi
 // blocks × block_shape(dtype).elements floats at `dst`. Nothing for a type that is not quantized.
 void decode_blocks(pagoda_dtype_t dtype, const void *src, int64_t blocks, float *dst);
 
-}  // namespace pagoda::plugin
+}  // namespace pagoda::formats

@@ -6,7 +6,7 @@
 
 #include "pagoda/dtype.h"
 
-namespace pagoda::plugin {
+namespace pagoda::formats {
 
 // The last type this header defines: raw values up to it are known.
 inline constexpr int64_t kLastDtype = PAGODA_DTYPE_Q6_K;
@@ -32,4 +32,4 @@ inline size_t dtype_size(pagoda_dtype_t dtype) {
     return 0;
 }
 
-}  // namespace pagoda::plugin
+}  // namespace pagoda::formats

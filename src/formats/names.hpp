@@ -4,7 +4,7 @@
 
 #include "pagoda/ops.h"
 
-namespace pagoda::plugin {
+namespace pagoda::formats {
 
 inline const char *op_name(pagoda_op_t op) {
     switch (op) {
@@ -49,4 +49,4 @@ inline const char *dtype_name(pagoda_dtype_t dtype) {
     return "invalid";
 }
 
-}  // namespace pagoda::plugin
+}  // namespace pagoda::formats

@@ -21,7 +21,7 @@ struct KvGeometry {
     // Bytes of one block in one pool (one layer's K, or its V).
     size_t block_bytes() const {
         return static_cast<size_t>(n_kv_heads) * static_cast<size_t>(block_size) *
-               static_cast<size_t>(head_dim) * pagoda::plugin::dtype_size(dtype);
+               static_cast<size_t>(head_dim) * pagoda::formats::dtype_size(dtype);
     }
     // Bytes one block costs across all pools (K and V of every layer).
     size_t bytes_per_block_all_layers() const { return 2 * static_cast<size_t>(n_layers) * block_bytes(); }

@@ -24,19 +24,19 @@ pagoda_dtype_t dtype_of(TensorType t) {
 }
 
 BlockLayout block_layout(TensorType t) {
-    const plugin::BlockShape b = plugin::block_shape(dtype_of(t));
+    const formats::BlockShape b = formats::block_shape(dtype_of(t));
     return {uint64_t(b.elements), uint64_t(b.bytes)};
 }
 
-bool is_quantized(TensorType t) { return plugin::is_block_dtype(dtype_of(t)); }
+bool is_quantized(TensorType t) { return formats::is_block_dtype(dtype_of(t)); }
 
-float half_to_float(uint16_t h) { return plugin::half_bits_to_float(h); }
+float half_to_float(uint16_t h) { return formats::half_bits_to_float(h); }
 
 void dequantize(TensorType t, const void *src, uint64_t elements, float *dst) {
     if (!is_quantized(t))
         throw Error(PAGODA_ERR_INTERNAL, std::string("dequantize: ") + tensor_type_name(t) +
                                              " is not a quantized type");
-    plugin::decode_blocks(dtype_of(t), src, int64_t(elements / block_layout(t).elements), dst);
+    formats::decode_blocks(dtype_of(t), src, int64_t(elements / block_layout(t).elements), dst);
 }
 
 }  // namespace pagoda::model

@@ -102,7 +102,7 @@ void Stream::launch(pagoda_op_t op, const void *args) const {
     const pagoda_backend_iface_t &f = device_->iface();
     pagoda_status_t s = f.kernels->launch(f.self, stream_, op, args);
     if (s != PAGODA_OK)
-        throw Error(PAGODA_ERR_BACKEND, device_->name() + ": " + plugin::op_name(op) +
+        throw Error(PAGODA_ERR_BACKEND, device_->name() + ": " + formats::op_name(op) +
                                             " failed: " + last_message());
 }
 

@@ -26,8 +26,8 @@ constexpr int64_t kMaxBucket = int64_t(1) << 40;
 
 // A type by its dtype.h name ("q8_0"), or INVALID.
 pagoda_dtype_t dtype_named(const std::string &name) {
-    for (int64_t v = PAGODA_DTYPE_INVALID + 1; v <= plugin::kLastDtype; ++v) {
-        const char *n = plugin::dtype_name(static_cast<pagoda_dtype_t>(v));
+    for (int64_t v = PAGODA_DTYPE_INVALID + 1; v <= formats::kLastDtype; ++v) {
+        const char *n = formats::dtype_name(static_cast<pagoda_dtype_t>(v));
         if (std::strcmp(n, "invalid") == 0) continue;
         if (name == n) return static_cast<pagoda_dtype_t>(v);
     }
@@ -35,7 +35,7 @@ pagoda_dtype_t dtype_named(const std::string &name) {
 }
 
 std::string dtype_text(pagoda_dtype_t d) {
-    return plugin::dtype_name(d);
+    return formats::dtype_name(d);
 }
 
 [[noreturn]] void bad(const std::string &where, const std::string &what) {

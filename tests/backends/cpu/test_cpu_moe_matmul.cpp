@@ -30,7 +30,7 @@ namespace {
 constexpr double kTol = 2e-5;  // f32 sums against the magnitude of their terms
 constexpr float kSentinel = -555.0f;
 
-bool is_block(pagoda_dtype_t t) { return pagoda::plugin::is_block_dtype(t); }
+bool is_block(pagoda_dtype_t t) { return pagoda::formats::is_block_dtype(t); }
 
 double load(pagoda_dtype_t t, const void *p, int64_t i) {
     if (t == PAGODA_DTYPE_BF16) return test_bf16_to_f32(static_cast<const uint16_t *>(p)[i]);
@@ -72,7 +72,7 @@ Matrix random_matrix(test_rng_t *rng, pagoda_dtype_t t, int64_t n, int64_t k, in
     Matrix m;
     m.values.resize(size_t(n * k));
     if (is_block(t)) {
-        const pagoda::plugin::BlockShape b = pagoda::plugin::block_shape(t);
+        const pagoda::formats::BlockShape b = pagoda::formats::block_shape(t);
         const int64_t row_bytes = ldw / b.elements * b.bytes;
         m.bytes.resize(size_t(n * row_bytes));
         for (unsigned char &c : m.bytes) c = static_cast<unsigned char>(test_rng_next(rng));
@@ -85,7 +85,7 @@ Matrix random_matrix(test_rng_t *rng, pagoda_dtype_t t, int64_t n, int64_t k, in
         std::vector<float> row(static_cast<size_t>(k));
         for (int64_t j = 0; j < n; ++j) {
             unsigned char *r = m.bytes.data() + j * row_bytes;
-            pagoda::plugin::decode_blocks(t, r, k / b.elements, row.data());
+            pagoda::formats::decode_blocks(t, r, k / b.elements, row.data());
             for (int64_t q = 0; q < k; ++q) m.values[size_t(j * k + q)] = row[size_t(q)];
             const int64_t used = k / b.elements * b.bytes;
             std::memset(r + used, 0xFF, size_t(row_bytes - used));
@@ -147,7 +147,7 @@ std::vector<int32_t> random_ids(test_rng_t *rng, const Case &c, int64_t avoid) {
 }
 
 void run_case(test_rng_t *rng, const Case &c) {
-    const int64_t block = pagoda::plugin::block_shape(c.w).elements;
+    const int64_t block = pagoda::formats::block_shape(c.w).elements;
     const int64_t ldw = c.strided ? c.k + (is_block(c.w) ? block : 3) : c.k;
     const int64_t ldx = c.strided ? c.k + 5 : c.k, ldy = c.strided ? c.n + 2 : c.n;
     const int64_t slots = c.n_tokens * c.top_k;
@@ -245,7 +245,7 @@ const pagoda_dtype_t kWeightTypes[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_F16, PAGOD
 
 // k of a case: whole blocks of the type (two), or a length no vector width divides.
 int64_t k_for(pagoda_dtype_t w) {
-    return is_block(w) ? 2 * pagoda::plugin::block_shape(w).elements : 100;
+    return is_block(w) ? 2 * pagoda::formats::block_shape(w).elements : 100;
 }
 
 void test_types(void **) {

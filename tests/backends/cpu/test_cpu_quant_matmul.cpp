@@ -55,7 +55,7 @@ uint16_t random_scale(test_rng_t *rng) {
 // `rows` rows of `ld` values of block type `t` (random bytes, scales random finite halves).
 std::vector<unsigned char> random_blocks(test_rng_t *rng, pagoda_dtype_t t, int64_t rows,
                                          int64_t ld) {
-    const pagoda::plugin::BlockShape b = pagoda::plugin::block_shape(t);
+    const pagoda::formats::BlockShape b = pagoda::formats::block_shape(t);
     const int64_t blocks = rows * ld / b.elements;
     std::vector<unsigned char> out(size_t(blocks * b.bytes));
     for (unsigned char &c : out) c = static_cast<unsigned char>(test_rng_next(rng));
@@ -68,10 +68,10 @@ std::vector<unsigned char> random_blocks(test_rng_t *rng, pagoda_dtype_t t, int6
 }
 
 std::vector<float> decoded(pagoda_dtype_t t, const std::vector<unsigned char> &blocks) {
-    const pagoda::plugin::BlockShape b = pagoda::plugin::block_shape(t);
+    const pagoda::formats::BlockShape b = pagoda::formats::block_shape(t);
     const int64_t n = int64_t(blocks.size()) / b.bytes;
     std::vector<float> out(size_t(n * b.elements));
-    pagoda::plugin::decode_blocks(t, blocks.data(), n, out.data());
+    pagoda::formats::decode_blocks(t, blocks.data(), n, out.data());
     return out;
 }
 
@@ -161,7 +161,7 @@ void round_to_q8(std::vector<double> &x, size_t run) {
 }
 
 void run_case(test_rng_t *rng, const Case &c) {
-    const int64_t block = pagoda::plugin::block_shape(c.w).elements;
+    const int64_t block = pagoda::formats::block_shape(c.w).elements;
     const int64_t ldw = c.strided ? c.k + block : c.k;
     const std::vector<unsigned char> w = random_blocks(rng, c.w, c.n, ldw);
     const std::vector<float> wv = decoded(c.w, w);
@@ -224,7 +224,7 @@ void embedding_decodes_exactly(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 11);
     for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t dim = 2 * pagoda::plugin::block_shape(t).elements, vocab = 40;
+        const int64_t dim = 2 * pagoda::formats::block_shape(t).elements, vocab = 40;
         const std::vector<unsigned char> table = random_blocks(&rng, t, vocab, dim);
         const std::vector<float> ref = decoded(t, table);
         std::vector<int32_t> ids(vocab);
@@ -264,7 +264,7 @@ void matmul_gemv_shapes(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 12);
     for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        const int64_t b = pagoda::formats::block_shape(t).elements;
         for (int64_t m : {1, 2, 3, 4, 5, 8, 9})
             for (int64_t n : {1, 5, 13})
                 for (int64_t k : {b, 3 * b, 1024 + b, 2048 + 4 * b})
@@ -284,7 +284,7 @@ void matmul_options_and_sgemm(void **) {
     const pagoda_dtype_t acts[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
     int turn = 0;
     for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        const int64_t b = pagoda::formats::block_shape(t).elements;
         for (int64_t m : {1, 7, 40})
             for (int flags = 0; flags < 24; ++flags, ++turn) {
                 Case c{m, 37, 1024 + 2 * b, t};
@@ -323,7 +323,7 @@ void matmul_q8x_edges(void **) {
     for (pagoda_dtype_t t : kBlockTypes)
       for (bool per_block : {false, true}) {
         const int64_t run_length = per_block && is_k_type(t) ? 256 : 32;
-        const int64_t k = pagoda::plugin::block_shape(t).elements *
+        const int64_t k = pagoda::formats::block_shape(t).elements *
                           (t == PAGODA_DTYPE_Q8_0 ? 8 : run_length == 256 ? 4 : 1);
         const int64_t n = 9;
         const std::vector<unsigned char> w = random_blocks(&rng, t, n, k);
@@ -375,7 +375,7 @@ void matmul_pinned_variants(void **) {
     const pagoda_dtype_t acts[] = {PAGODA_DTYPE_F32, PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16};
     int turn = 0;
     for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        const int64_t b = pagoda::formats::block_shape(t).elements;
         for (int32_t variant : {1, 2, 3})
             for (int64_t m : {1, 3, 9, 40})
                 for (int q8x : {0, 1, 2}) {
@@ -426,7 +426,7 @@ void pinned_int8_needs_leave(void **) {
 // Rows that are not whole blocks are refused, naming the block; so is a block type as x or y.
 void rejects_partial_blocks(void **) {
     for (pagoda_dtype_t t : kBlockTypes) {
-        const int64_t b = pagoda::plugin::block_shape(t).elements;
+        const int64_t b = pagoda::formats::block_shape(t).elements;
         pagoda_op_matmul_t a{};
         a.struct_size = sizeof a;
         a.x_dtype = PAGODA_DTYPE_F32;
