@@ -63,6 +63,7 @@ CpuFeatures detect_features(bool avx2_only) {
 CpuBackend::CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &config)
     : host_(host),
       features_(config.portable_only ? CpuFeatures{} : detect_features(config.avx2_only)),
+      mapped_weights_(config.mapped_weights),
       fault_(config.fail_collective) {
     for (size_t d = 0; d < config.device_threads.size(); ++d) {
         // A worker runs chunks of its own device's kernels only: nested calls must see it.

@@ -59,6 +59,8 @@ public:
     int32_t current_device() const noexcept;
 
     const CpuFeatures &features() const noexcept { return features_; }
+    // Config "weights=mapped": the devices say they read weights in the host's file mapping.
+    bool mapped_weights() const noexcept { return mapped_weights_; }
 
     // Counts a collective call on `device`; true when it is the one "fail_collective" names.
     bool collective_fault_due(int32_t device);
@@ -75,6 +77,7 @@ public:
 private:
     pagoda_backend_host_t host_;
     CpuFeatures features_;
+    bool mapped_weights_;
     std::optional<CollectiveFault> fault_;
     std::vector<std::unique_ptr<CpuDevice>> devices_;  // a pool can move neither threads nor itself
 };

@@ -130,6 +130,10 @@ bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error) {
                 return bad(key, value, "is not one of native, avx2, portable");
             cfg.portable_only = value == "portable";
             cfg.avx2_only = value == "avx2";
+        } else if (key == "weights") {
+            if (value != "copy" && value != "mapped")
+                return bad(key, value, "is not one of copy, mapped");
+            cfg.mapped_weights = value == "mapped";
         } else if (key == "fail_collective") {
             CollectiveFault fault;
             if (!parse_fault(value, fault))
@@ -137,7 +141,7 @@ bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error) {
             cfg.fail_collective = fault;
         } else {
             error = "unknown config key '" + key +
-                    "' (known: devices, threads, device_threads, memory, isa, fail_collective)";
+                    "' (known: devices, threads, device_threads, memory, isa, weights, fail_collective)";
             return false;
         }
     }

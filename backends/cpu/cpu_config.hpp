@@ -22,11 +22,12 @@ struct CpuConfig {
     uint64_t memory_per_device = 0;   // each device's budget in bytes
     bool portable_only = false;       // isa=portable
     bool avx2_only = false;           // isa=avx2: no AVX-512 kernels even where present
+    bool mapped_weights = false;      // weights=mapped: read in place from the host's file mapping
     std::optional<CollectiveFault> fail_collective;
 };
 
 // Reads `text` (NULL: every default). Keys: devices, threads, device_threads, memory, isa,
-// fail_collective; PAGODA_NUM_THREADS stands in for an absent `threads`. False with `error`
+// weights, fail_collective; PAGODA_NUM_THREADS stands in for an absent `threads`. False with `error`
 // naming the key and value at fault.
 bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error);
 

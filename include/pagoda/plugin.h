@@ -435,7 +435,11 @@ typedef struct pagoda_backend_iface {
  *            the device count unless `devices` is given, which it must then match),
  *            `memory=BYTES` (each device's budget for `buffer_alloc`, an integer with an
  *            optional K, M, G or T suffix for 2^10..2^40; default MemTotal / N),
- *            `isa=native|portable` and, for tests, `fail_collective=D:K` (the K-th collective
+ *            `isa=native|avx2|portable` (which kernels run: the best the processor has, at
+ *            most AVX2, or plain C++), `weights=copy|mapped` (copy: the host copies weights into
+ *            the backend's buffers, on huge pages where the kernel gives them, the default;
+ *            mapped: kernels read them in place from the model file's mapping, which processes
+ *            share and which takes no memory of its own, at slower decode) and, for tests, `fail_collective=D:K` (the K-th collective
  *            call on device D, counting from 1, fails once with ::PAGODA_ERR_BACKEND and leaves
  *            its peers waiting until their communicators are aborted); the
  *            CUDA backend reads `tf32=0|1` (f32 GEMMs may round inputs to TF32; off by

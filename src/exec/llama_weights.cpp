@@ -254,27 +254,39 @@ DeviceTensor LlamaWeights::place(const model::TensorRef &t, int64_t row_begin, i
     const int64_t full_row_bytes = formats::row_bytes(d.dtype, all_cols);
     const auto *start = static_cast<const unsigned char *>(t.data) + row_begin * full_row_bytes +
                         formats::row_bytes(d.dtype, col_begin);
+    // A slice placed before (a tied LM head is the embedding table) is that placement again.
+    const SliceKey key{start, d.rows, d.cols};
+    if (auto earlier = placed_.find(key); earlier != placed_.end()) {
+        d.data = earlier->second.data;
+        d.ld = earlier->second.ld;
+        return d;
+    }
     const auto row_bytes = size_t(formats::row_bytes(d.dtype, d.cols));
     bytes_ += uint64_t(d.rows) * row_bytes;
     const runtime::Device &device = stream_.device();
     if (device.uses_host_weights()) {
         d.data = start;
         host_ranges_.push_back({start, start + size_t(d.rows - 1) * size_t(full_row_bytes) + row_bytes});
-        return d;
-    }
-    // Only the shard crosses to the device: a row slice in one copy, a column slice row by row.
-    d.ld = 0;
-    runtime::DeviceBuffer buffer(device, row_bytes * size_t(d.rows), "weight '" + t.name + "'");
-    if (!column_slice) {
-        stream_.copy(buffer.get(), start, row_bytes * size_t(d.rows), PAGODA_COPY_HOST_TO_DEVICE);
     } else {
-        for (int64_t r = 0; r < d.rows; ++r)
-            stream_.copy(static_cast<unsigned char *>(buffer.get()) + size_t(r) * row_bytes,
-                         start + size_t(r) * size_t(full_row_bytes), row_bytes, PAGODA_COPY_HOST_TO_DEVICE);
+        // Only the shard crosses to the device: a row slice in one copy, a column slice row by row.
+        d.ld = 0;
+        auto *copy = static_cast<unsigned char *>(device_memory(row_bytes * size_t(d.rows), "weight '" + t.name + "'"));
+        if (!column_slice) {
+            stream_.copy(copy, start, row_bytes * size_t(d.rows), PAGODA_COPY_HOST_TO_DEVICE);
+        } else {
+            for (int64_t r = 0; r < d.rows; ++r)
+                stream_.copy(copy + size_t(r) * row_bytes, start + size_t(r) * size_t(full_row_bytes), row_bytes,
+                             PAGODA_COPY_HOST_TO_DEVICE);
+        }
+        d.data = copy;
     }
-    d.data = buffer.get();
-    uploads_.push_back(std::move(buffer));
+    placed_.emplace(key, Placement{d.data, d.ld});
     return d;
+}
+
+void *LlamaWeights::device_memory(size_t bytes, const std::string &what) {
+    if (!arena_) arena_ = std::make_unique<runtime::DeviceArena>(stream_.device());
+    return arena_->allocate(bytes, what);
 }
 
 bool LlamaWeights::keeps_blocks(const DeviceTensor &d, int64_t col_begin, WeightUse use) const {
@@ -305,14 +317,13 @@ DeviceTensor LlamaWeights::widened(const model::TensorRef &t, DeviceTensor d, in
         std::copy_n(row.begin() + (col_begin - first_block * block), d.cols, values.begin() + r * d.cols);
     }
     const size_t bytes = values.size() * sizeof(float);
-    runtime::DeviceBuffer buffer(stream_.device(), bytes, "weight '" + t.name + "' widened to f32");
-    stream_.copy(buffer.get(), values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    void *copy = device_memory(bytes, "weight '" + t.name + "' widened to f32");
+    stream_.copy(copy, values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
     stream_.synchronize();  // `values` goes when this returns
     d.dtype = PAGODA_DTYPE_F32;
     d.ld = 0;
-    d.data = buffer.get();
+    d.data = copy;
     bytes_ += bytes;
-    uploads_.push_back(std::move(buffer));
     return d;
 }
 
@@ -370,12 +381,10 @@ const void *const *LlamaWeights::address_array(const std::vector<DeviceTensor> &
         addresses.push_back(t.data);
     }
     const size_t bytes = addresses.size() * sizeof(void *);
-    runtime::DeviceBuffer buffer(stream_.device(), bytes, what + " addresses");
-    stream_.copy(buffer.get(), addresses.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    void *array = device_memory(bytes, what + " addresses");
+    stream_.copy(array, addresses.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
     stream_.synchronize();
-    const auto *array = static_cast<const void *const *>(buffer.get());
-    uploads_.push_back(std::move(buffer));
-    return array;
+    return static_cast<const void *const *>(array);
 }
 
 DeviceTensor LlamaWeights::upload_f32(const std::vector<float> &values, const std::string &what) {
@@ -386,12 +395,11 @@ DeviceTensor LlamaWeights::upload_f32(const std::vector<float> &values, const st
     d.cols = int64_t(values.size());
     d.name = &kNoTensor;
     const size_t bytes = values.size() * sizeof(float);
-    runtime::DeviceBuffer buffer(stream_.device(), bytes, what);
-    stream_.copy(buffer.get(), values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
+    void *copy = device_memory(bytes, what);
+    stream_.copy(copy, values.data(), bytes, PAGODA_COPY_HOST_TO_DEVICE);
     stream_.synchronize();  // `values` may go when this returns
-    d.data = buffer.get();
+    d.data = copy;
     bytes_ += bytes;
-    uploads_.push_back(std::move(buffer));
     return d;
 }
 
@@ -408,16 +416,14 @@ DeviceTensor LlamaWeights::f32_bias(const DeviceTensor &bias) {
         zero_id_ = runtime::DeviceBuffer(device, sizeof kZero, "a zero token id");
         stream_.copy(zero_id_.get(), &kZero, sizeof kZero, PAGODA_COPY_HOST_TO_DEVICE);
     }
-    runtime::DeviceBuffer widened(device, size_t(bias.cols) * sizeof(float),
-                                  "bias '" + *bias.name + "' in f32");
+    void *widened = device_memory(size_t(bias.cols) * sizeof(float), "bias '" + *bias.name + "' in f32");
     e.table = bias.data;
     e.ids = static_cast<const int32_t *>(zero_id_.get());
-    e.out = widened.get();
+    e.out = widened;
     stream_.launch(PAGODA_OP_EMBEDDING, &e);
     DeviceTensor out = bias;
     out.dtype = PAGODA_DTYPE_F32;
-    out.data = widened.get();
-    uploads_.push_back(std::move(widened));
+    out.data = widened;
     return out;
 }
 

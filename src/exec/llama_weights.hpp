@@ -1,13 +1,16 @@
 // The weights of a Llama-family model, or of one device's shard of it (model_shard.hpp), where
 // that device's kernels can read them: the mapped file itself when the device runs kernels on
 // host memory (a shard then points into it: row slices are contiguous, column slices strided),
-// device copies of just the shard otherwise. Block-quantized weights stay quantized where the
+// device copies of just the shard otherwise, from one arena. Block-quantized weights stay quantized where the
 // backend's kernels decode them and the shard cuts no block; otherwise they are widened to F32.
 // Checks at placement that the backend can run every op the forward pass gives each weight.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exec/model_shard.hpp"
@@ -16,6 +19,7 @@
 #include "pagoda/dtype.h"
 #include "pagoda/ops.h"
 #include "runtime/device.hpp"
+#include "runtime/device_arena.hpp"
 
 namespace pagoda::exec {
 
@@ -114,7 +118,16 @@ private:
     // A device array of the addresses of `tensors`' data.
     const void *const *address_array(const std::vector<DeviceTensor> &tensors, const std::string &what);
     DeviceTensor f32_bias(const DeviceTensor &bias);
+    // `bytes` of the device's memory from the weights' arena (made on first use).
+    void *device_memory(size_t bytes, const std::string &what);
     void check_ops() const;
+
+    // A slice of a tensor, by its first byte in the mapping and its shape, and where it went.
+    using SliceKey = std::tuple<const void *, int64_t, int64_t>;
+    struct Placement {
+        const void *data;
+        int64_t ld;
+    };
 
     const model::Model &model_;
     const runtime::Stream &stream_;
@@ -123,9 +136,10 @@ private:
     uint64_t layer_bytes_ = 0;
     uint64_t expert_bytes_ = 0;
     std::vector<model::ByteRange> host_ranges_;
+    std::map<SliceKey, Placement> placed_;
     // Device copies of weights (none when kernels read the mapped file), widened biases and
     // widened block-quantized weights.
-    std::vector<runtime::DeviceBuffer> uploads_;
+    std::unique_ptr<runtime::DeviceArena> arena_;
     runtime::DeviceBuffer zero_id_;  // the id EMBEDDING looks up when widening a bias
     DeviceTensor embed_tokens_, final_norm_, lm_head_, rope_freqs_;
     std::vector<LlamaLayerWeights> layers_;

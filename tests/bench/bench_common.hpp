@@ -21,6 +21,7 @@ struct Options {
     int threads = 0;                  // CPU threads; 0 = every core
     std::string isa;                  // CPU config isa= (native, avx2, portable); empty = native
     bool quick = false;               // tiny sizes and times: a smoke run
+    std::string shapes = "llama7b";   // CPU matmul shapes: llama7b or llama1b
     std::vector<std::string> benches; // empty = all
     double target_seconds = 0.3;      // each repeat runs at least this long...
     int64_t min_iterations = 3;       // ...and at least this many launches

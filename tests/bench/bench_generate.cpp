@@ -81,6 +81,7 @@ struct Options {
     int32_t device_index = 0;       // and its index on that backend
     int threads = 0;  // 0 = every core
     std::string isa;  // CPU config isa=; empty = native
+    std::string weights;  // CPU config weights=; empty = copy
     int batch = 8;
     int prompt_tokens = 128;
     int gen_tokens = 64;
@@ -110,6 +111,8 @@ void usage(FILE *to) {
                  "                       e.g. cuda:0, whose plugin is loaded from --plugin-dir)\n"
                  "  --threads N          CPU backend threads (config threads=N); default every core\n"
                  "  --isa NAME           CPU kernels: native (default), avx2 or portable (config isa=)\n"
+                 "  --weights W          CPU weights: copy (default; in the backend's huge-page buffers)\n"
+                 "                       or mapped (read in place from the file's mapping; config weights=)\n"
                  "  --batch B            the larger batch measured besides batch 1 (default 8)\n"
                  "  --prompt-tokens P    prefill prompt length (default 128)\n"
                  "  --gen-tokens G       tokens each decode request generates (default 64)\n"
@@ -216,6 +219,8 @@ bool parse_options(int argc, char **argv, Options &o) {
             o.plugin_dir = v;
         } else if (arg == "--isa") {
             o.isa = v;
+        } else if (arg == "--weights") {
+            o.weights = v;
         } else if (arg == "--write-model") {
             o.write_model = v;
         } else if (arg == "--device") {
@@ -872,7 +877,8 @@ int run(const Options &o) {
     // here too, from the same folder (with no configuration: only the CPU backend takes a
     // thread count, and the others refuse keys they do not know).
     const std::string plugin = o.plugin_dir + "/libpagoda-backend-cpu.so";
-    const std::string config = "threads=" + std::to_string(o.threads) + (o.isa.empty() ? "" : ",isa=" + o.isa);
+    const std::string config = "threads=" + std::to_string(o.threads) + (o.isa.empty() ? "" : ",isa=" + o.isa) +
+                               (o.weights.empty() ? "" : ",weights=" + o.weights);
     pagoda_backend_t *backend = nullptr;
     check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "loading " + plugin);
     Ceilings ceil;

@@ -30,6 +30,8 @@ void usage(FILE *to) {
                  "  --threads N        CPU threads (config threads=N); default: every core\n"
                  "  --isa NAME         CPU kernels: native (default), avx2 or portable (config isa=)\n"
                  "  --quick            tiny sizes and times: a smoke run of a few seconds\n"
+                 "  --shapes NAME      CPU matmul shapes: llama7b (default; Llama-2-7B's projections)\n"
+                 "                     or llama1b (Llama-3.2-1B's, with k/v and the LM head)\n"
                  "  --bench LIST       comma-separated subset of "
                  "bandwidth,peak,sgemm,gemv,gemv_q8x,gemv_q8k,matmul,attention\n"
                  "                     (peak: cuBLAS's bf16 GEMM peak, GPU backends only)\n"
@@ -74,6 +76,14 @@ bool parse_options(int argc, char **argv, Options &o) {
             const char *v = value("--plugin-dir");
             if (v == nullptr) return false;
             o.plugin_dir = v;
+        } else if (arg == "--shapes") {
+            const char *v = value("--shapes");
+            if (v == nullptr) return false;
+            o.shapes = v;
+            if (o.shapes != "llama7b" && o.shapes != "llama1b") {
+                std::fprintf(stderr, "--shapes wants llama7b or llama1b\n");
+                return false;
+            }
         } else if (arg == "--isa") {
             const char *v = value("--isa");
             if (v == nullptr) return false;

@@ -23,6 +23,10 @@ struct Shape {
 // Llama-2-7B's projections: attention (4096×4096), FFN up/gate (11008×4096) and down
 // (4096×11008).
 const std::vector<Shape> kShapes = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+// Llama-3.2-1B's (the peer benchmark's 1B shape): q and o (2048×2048), k and v (512×2048),
+// gate/up (8192×2048), down (2048×8192) and the tied LM head (128256×2048).
+const std::vector<Shape> kSmallModelShapes = {
+    {2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
 const std::vector<Shape> kQuickShapes = {{1024, 1024}};
 
 // One matmul measurement; `rotate` cycles W among copies larger than the LLC together.
@@ -121,7 +125,8 @@ void bench_matmul(Bench &bench) {
         device_matmuls(bench);
         return;
     }
-    const std::vector<Shape> &shapes = o.quick ? kQuickShapes : kShapes;
+    const std::vector<Shape> &shapes =
+        o.quick ? kQuickShapes : o.shapes == "llama1b" ? kSmallModelShapes : kShapes;
 
     if (wanted(o, "sgemm")) {
         // The arithmetic ceiling: square, large, f32. The CPU backend sends m > 64 to OpenBLAS

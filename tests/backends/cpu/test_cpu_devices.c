@@ -67,6 +67,7 @@ static void test_bad_configs(void **state) {
         {"devices=4,fail_collective=4:1", "fail_collective='4:1' names device 4 of 4"},
         {"fail_collective=0:0", "fail_collective='0:0'"},
         {"fail_collective=1", "fail_collective='1'"},
+        {"weights=mmap", "weights='mmap' is not one of copy, mapped"},
         {"device=2", "unknown config key 'device'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
@@ -100,6 +101,24 @@ static void test_threads_per_device(void **state) {
                          info.compute_units, cases[c].units[d]);
             assert_int_equal(info.kind, PAGODA_DEVICE_CPU);
         }
+        pagoda_backends_unload_all();
+    }
+}
+
+/* Weights are copied into the backend's buffers unless weights=mapped asks to read the file's
+ * mapping in place; the device says which. */
+static void test_weights_placement(void **state) {
+    (void)state;
+    struct { const char *config; uint32_t flags; } cases[] = {
+        {NULL, PAGODA_DEVICE_HOST_ACCESSIBLE},
+        {"weights=copy", PAGODA_DEVICE_HOST_ACCESSIBLE},
+        {"devices=2,weights=mapped", PAGODA_DEVICE_HOST_ACCESSIBLE | PAGODA_DEVICE_USES_HOST_WEIGHTS},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const pagoda_backend_iface_t *t = load_cpu(cases[c].config);
+        int32_t n = 0;
+        TEST_ASSERT_OK(t->device_count(t->self, &n));
+        for (int32_t d = 0; d < n; ++d) assert_int_equal(info_of(t, d).flags, cases[c].flags);
         pagoda_backends_unload_all();
     }
 }
@@ -406,6 +425,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_bad_configs, unload),
         cmocka_unit_test_teardown(test_threads_per_device, unload),
+        cmocka_unit_test_teardown(test_weights_placement, unload),
         cmocka_unit_test_teardown(test_memory_budgets, unload),
         cmocka_unit_test_teardown(test_bad_device_indices, unload),
         cmocka_unit_test_teardown(test_kernel_on_last_device, unload),
