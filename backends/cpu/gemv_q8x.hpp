@@ -51,4 +51,25 @@ void gemv_q8x_avx2(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int
 // The AVX-512 build for Q8_0 W only (BW, VL, VNNI: CpuFeatures::avx512_vnni).
 void gemv_q8x_avx512(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int64_t row_end);
 
+// The tiled AVX-512 build for Q8_0 W at several x rows (gemv_q8x_tiles_avx512.cpp), on x
+// regrouped for it by regroup_q8x_rows_avx512: per group of 8 runs (256 values), four 64-byte
+// registers of 8-byte pieces plus 128, and the runs' scales each twice. k is a multiple of 256.
+// Each tile of W rows meets up to kQ8TileMaxRows x rows at a time. It takes over from the
+// row-at-a-time build at m = kQ8TileMinRows and from sgemm (on f32 panels) at every larger m:
+// at the 1B model's shapes (pagoda-bench-kernels --shapes llama1b, 2 threads) it read 13.2-15.9
+// GB/s of Q8_0 at m = 8 (the row build 10.7-12.1; at m = 4 15.2-18.9 against 17.3-19.3),
+// 9.8-10.8 at m = 16 (5.7-6.4), and ran 335-409 GFLOP/s at m = 64 (157-176) and 332-407 at
+// m = 512, where sgemm on widened panels ran 250-277.
+inline constexpr int64_t kQ8TileMaxRows = 16;
+inline constexpr int64_t kQ8TileMinRows = 6;
+struct Q8TileRows {
+    int64_t m, k, runs;
+    const unsigned char *q;  // m·k bytes
+    const float *scale;      // m·2·runs
+};
+void regroup_q8x_rows_avx512(const Q8Rows &x, unsigned char *q, float *scale);
+// Whether the tiled build takes this product.
+bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx512);
+void gemv_q8x_tiles_avx512(const GemvProblem &p, const Q8TileRows &x, int64_t row_begin, int64_t row_end);
+
 }  // namespace pagoda::cpu

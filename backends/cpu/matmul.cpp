@@ -187,11 +187,14 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
 // (m·k values against W's n·k), then the pool splits W's rows as for run_gemv.
 pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     const int64_t runs = p.k / kQ8Run;
+    const bool tiles = q8x_tiles_serve(p.w_dtype, p.m, p.k, cpu.features().avx512_vnni);
+    // Per row: the int8 values (k/4 floats' room), two floats per run; and as much again for
+    // the tiled kernel's regrouped copy.
+    const int64_t row_floats = p.k / 4 + 2 * runs;
     int8_t *q = nullptr;
     float *scale = nullptr;
     try {
-        // k is a multiple of 32, so the int8 values fill whole floats of the scratch area.
-        float *area = thread_scratch<struct MatmulQ8Scratch>(size_t(p.m * (p.k / 4 + 2 * runs)));
+        float *area = thread_scratch<struct MatmulQ8Scratch>(size_t(p.m * row_floats * (tiles ? 2 : 1)));
         scale = area;
         q = reinterpret_cast<int8_t *>(area + 2 * p.m * runs);
     } catch (const std::bad_alloc &) {
@@ -206,6 +209,14 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     else
         quantize_rows_portable(p.x, p.ldx, p.m, p.k, q, scale, sum);
     const Q8Rows x{p.m, p.k, q, scale, sum};
+    if (tiles) {
+        float *tile_scale = scale + p.m * row_floats;
+        auto *tile_q = reinterpret_cast<unsigned char *>(tile_scale + 2 * p.m * runs);
+        regroup_q8x_rows_avx512(x, tile_q, tile_scale);
+        const Q8TileRows xt{p.m, p.k, runs, tile_q, tile_scale};
+        split_rows(cpu, p, [&](int64_t begin, int64_t end) { gemv_q8x_tiles_avx512(p, xt, begin, end); });
+        return PAGODA_OK;
+    }
     const auto rows = cpu.features().avx512_vnni && p.w_dtype == PAGODA_DTYPE_Q8_0 ? gemv_q8x_avx512
                       : avx2                                                   ? gemv_q8x_avx2
                                                                                : gemv_q8x_portable;
@@ -265,9 +276,13 @@ pagoda_status_t run_int8(CpuBackend &cpu, const GemvProblem &p) {
     return run_gemv_q8x(cpu, p);
 }
 
-int64_t int8_max_rows(const CpuBackend &cpu, const GemvProblem &p) {
-    if (p.quantize_x_block && q8k_serves(p.w_dtype)) return q8k_max_rows(p.w_dtype);
-    return q8x_max_rows(p.w_dtype, cpu.features().avx512_vnni);
+// Whether the rules take the int8 route (where the flag allows it): for the few rows where it
+// beats the float GEMV, and at every m where the tiled Q8_0 kernel runs, which beats sgemm on
+// widened panels too (gemv_q8x.hpp).
+bool int8_pays(const CpuBackend &cpu, const GemvProblem &p) {
+    if (p.quantize_x_block && q8k_serves(p.w_dtype)) return p.m <= q8k_max_rows(p.w_dtype);
+    const bool avx512 = cpu.features().avx512_vnni;
+    return p.m <= q8x_max_rows(p.w_dtype, avx512) || q8x_tiles_serve(p.w_dtype, p.m, p.k, avx512);
 }
 
 // The f32 problem on f32 activations: the pinned variant, or by the rules the GEMV for
@@ -279,8 +294,8 @@ pagoda_status_t run_f32(CpuBackend &cpu, const GemvProblem &p, int32_t variant) 
         case kSgemm: return run_blas(cpu, p);
         default: break;
     }
+    if (p.quantize_x && int8_pays(cpu, p)) return run_int8(cpu, p);
     if (p.m <= kGemvMaxM || !blas_can_run(p)) {
-        if (p.quantize_x && p.m <= int8_max_rows(cpu, p)) return run_int8(cpu, p);
         run_gemv(cpu, p);
         return PAGODA_OK;
     }

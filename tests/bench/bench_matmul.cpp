@@ -149,12 +149,17 @@ void bench_matmul(Bench &bench) {
     // The block types again on activations rounded to 8 bits (PAGODA_MATMUL_QUANTIZE_X).
     if (wanted(o, "gemv_q8x")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
-                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+                                                : std::vector<int64_t>{1, 2, 3, 4, 8, 16};
         for (pagoda_dtype_t d : gemv_types) {
             if (pagoda_dtype_size(d) != 0) continue;  // a plain type (a block type has no size)
-            for (const Shape &s : shapes)
+            for (const Shape &s : shapes) {
                 for (int64_t m : ms)
                     run_case(bench, "gemv_q8x", m, s, d, true, PAGODA_MATMUL_QUANTIZE_X);
+                // Q8_0 at prefill sizes on the same route (variant 2), against "matmul"'s sgemm.
+                if (!o.quick && d == PAGODA_DTYPE_Q8_0)
+                    for (int64_t m : {64, 512})
+                        run_case(bench, "gemv_q8x", m, s, d, false, PAGODA_MATMUL_QUANTIZE_X, 2);
+            }
         }
     }
     // The K types on activations rounded per block of 256 (with PAGODA_MATMUL_QUANTIZE_X_BLOCK).

@@ -127,12 +127,13 @@ bool runs_avx512() {
 }
 
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0
-// (sixteen with its AVX-512 build), four on Q6_K and two on the other block types
-// (gemv_q8x.hpp: where the int8 route measured faster); per K block, for up to sixteen
-// (gemv_q8k.hpp).
+// (sixteen with its AVX-512 build, and every m where k is a multiple of 256: the tiled kernel),
+// four on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured
+// faster); per K block, for up to sixteen (gemv_q8k.hpp).
 int64_t q8x_max_rows(const Case &c) {
     if (block_runs(c)) return 16;
-    if (c.w == PAGODA_DTYPE_Q8_0) return runs_avx512() ? 16 : 8;
+    if (c.w == PAGODA_DTYPE_Q8_0 && runs_avx512()) return c.k % 256 == 0 ? INT64_MAX : 16;
+    if (c.w == PAGODA_DTYPE_Q8_0) return 8;
     return c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
 }
 
@@ -407,6 +408,27 @@ void matmul_int8_row_blocks(void **) {
     }
 }
 
+// Q8_0 on int8 x at several rows and k a multiple of 256, where a processor with AVX-512
+// VNNI runs the tiled kernel (gemv_q8x_tiles_avx512.cpp): whole and partial tiles of W rows,
+// more x rows than one pass takes (with the pinned int8 route), bias, accumulation, strides.
+void matmul_q8x_tiles(void **) {
+    test_rng_t rng;
+    test_rng_seed(&rng, 18);
+    int turn = 0;
+    for (int64_t m : {2, 4, 5, 16, 17, 40})
+        for (int64_t n : {1, 3, 4, 7, 13})
+            for (int64_t k : {256, 768, 2048}) {
+                Case c{m, n, k, PAGODA_DTYPE_Q8_0};
+                c.quantize_x = true;
+                c.variant = m == 40 ? 2 : 0;
+                c.bias = turn % 2;
+                c.accumulate = (turn / 2) % 2;
+                c.strided = (turn / 4) % 2;
+                ++turn;
+                run_case(&rng, c);
+            }
+}
+
 // The int8 route rounds x, which only PAGODA_MATMUL_QUANTIZE_X allows.
 void pinned_int8_needs_leave(void **) {
     pagoda_op_matmul_t a{};
@@ -501,6 +523,7 @@ int main() {
         cmocka_unit_test(matmul_q8x_edges),
         cmocka_unit_test(matmul_pinned_variants),
         cmocka_unit_test(matmul_int8_row_blocks),
+        cmocka_unit_test(matmul_q8x_tiles),
         cmocka_unit_test(pinned_int8_needs_leave),
         cmocka_unit_test(quantize_x_needs_block_weights),
         cmocka_unit_test(rejects_partial_blocks),
