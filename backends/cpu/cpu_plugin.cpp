@@ -50,9 +50,9 @@ pagoda_status_t device_info(void *self, int32_t device, pagoda_device_info_t *in
     pagoda_device_info_t out{};
     out.struct_size = sizeof out;
     out.kind = PAGODA_DEVICE_CPU;
-    // Weights in the file's mapping sit on 4 KiB pages, where a decode step streams them at about
-    // two thirds of the speed it reaches on the 2 MiB pages of this backend's own large buffers
-    // (the hardware prefetchers stop at every page): by default the host copies them over.
+    // Weights in the file's mapping sit on 4 KiB pages, where a decode step streamed them at
+    // about three quarters of the speed it reaches on the 2 MiB pages of this backend's own large
+    // buffers (README.md, "weights=mapped"): by default the host copies them over.
     out.flags = PAGODA_DEVICE_HOST_ACCESSIBLE;
     if (cpu.mapped_weights()) out.flags |= PAGODA_DEVICE_USES_HOST_WEIGHTS;
     const CpuDevice &dev = cpu.device(device);

@@ -1,8 +1,9 @@
 // The weights of a Llama-family model, or of one device's shard of it (model_shard.hpp), where
 // that device's kernels can read them: the mapped file itself when the device runs kernels on
 // host memory (a shard then points into it: row slices are contiguous, column slices strided),
-// device copies of just the shard otherwise, from one arena. Block-quantized weights stay quantized where the
-// backend's kernels decode them and the shard cuts no block; otherwise they are widened to F32.
+// device copies of just the shard otherwise, from one arena (each slice once). Block-quantized
+// weights stay quantized where the backend's kernels decode them and the shard cuts no block;
+// otherwise they are widened to F32.
 // Checks at placement that the backend can run every op the forward pass gives each weight.
 #pragma once
 
