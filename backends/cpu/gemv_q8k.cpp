@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "block_formats.hpp"
+#include "row_groups.hpp"
 
 namespace pagoda::cpu {
 
@@ -123,10 +124,7 @@ void gemv_q8k_portable(const GemvProblem &p, const Q8BlockRows &x, int64_t row_b
                 acc += w.d * dx * float(products - w.offset * offsets);
                 acc -= w.dmin * dx * float(mins);
             }
-            float &y = p.y[i * p.ldy + j];
-            if (p.bias != nullptr) acc += p.bias[j];
-            if (p.accumulate) acc += y;
-            y = acc;
+            store_output(p, i, j, acc);
         }
 }
 

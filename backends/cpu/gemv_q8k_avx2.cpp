@@ -13,6 +13,7 @@
 
 #include "avx2_helpers.hpp"
 #include "gemv_q8k.hpp"
+#include "row_groups.hpp"
 
 namespace pagoda::cpu {
 
@@ -180,30 +181,9 @@ template <class D>
 void rows(const GemvProblem &p, const Q8BlockRows &x, int64_t row_begin, int64_t row_end) {
     // 2 KiB ahead in each row's stream, as the other GEMVs (gemv_avx2.cpp's kPrefetchBytes).
     constexpr int64_t kAhead = 2048;
-    constexpr int64_t kGroup = 4;
-    for (int64_t j0 = row_begin; j0 < row_end; j0 += kGemvTileRows) {
-        const int64_t tile = std::min(kGemvTileRows, row_end - j0);
-        for (int64_t i0 = 0; i0 < p.m; i0 += kGroup) {
-            const int64_t group = std::min(kGroup, p.m - i0);
-            for (int64_t j = j0; j < j0 + tile; ++j) {
-                const auto *w = static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
-                float dot[kGroup];
-                switch (group) {
-                    case 1: row_dots<D, 1>(w, x, i0, kAhead, dot); break;
-                    case 2: row_dots<D, 2>(w, x, i0, kAhead, dot); break;
-                    case 3: row_dots<D, 3>(w, x, i0, kAhead, dot); break;
-                    default: row_dots<D, 4>(w, x, i0, kAhead, dot); break;
-                }
-                for (int64_t g = 0; g < group; ++g) {
-                    float *y = p.y + (i0 + g) * p.ldy;
-                    float v = dot[g];
-                    if (p.bias != nullptr) v += p.bias[j];
-                    if (p.accumulate) v += y[j];
-                    y[j] = v;
-                }
-            }
-        }
-    }
+    rows_in_groups<4>(p, row_begin, row_end, [&](auto size, const unsigned char *w, int64_t i0, float *dot) {
+        row_dots<D, decltype(size)::value>(w, x, i0, kAhead, dot);
+    });
 }
 
 // x / d rounded to nearest even, 8 values (as the portable build divides).

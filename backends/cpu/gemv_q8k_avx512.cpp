@@ -12,6 +12,7 @@
 
 #include "avx2_helpers.hpp"
 #include "gemv_q8k.hpp"
+#include "row_groups.hpp"
 
 namespace pagoda::cpu {
 
@@ -186,34 +187,9 @@ void row_dots(const unsigned char *w, const Q8BlockRows &x, int64_t i0, int64_t 
 template <class D>
 void rows(const GemvProblem &p, const Q8BlockRows &x, int64_t row_begin, int64_t row_end) {
     constexpr int64_t kAhead = 2048;
-    constexpr int64_t kGroup = 8;
-    for (int64_t j0 = row_begin; j0 < row_end; j0 += kGemvTileRows) {
-        const int64_t tile = std::min(kGemvTileRows, row_end - j0);
-        for (int64_t i0 = 0; i0 < p.m; i0 += kGroup) {
-            const int64_t group = std::min(kGroup, p.m - i0);
-            for (int64_t j = j0; j < j0 + tile; ++j) {
-                const auto *w = static_cast<const unsigned char *>(p.w) + j * p.w_row_bytes;
-                float dot[kGroup];
-                switch (group) {
-                    case 1: row_dots<D, 1>(w, x, i0, kAhead, dot); break;
-                    case 2: row_dots<D, 2>(w, x, i0, kAhead, dot); break;
-                    case 3: row_dots<D, 3>(w, x, i0, kAhead, dot); break;
-                    case 4: row_dots<D, 4>(w, x, i0, kAhead, dot); break;
-                    case 5: row_dots<D, 5>(w, x, i0, kAhead, dot); break;
-                    case 6: row_dots<D, 6>(w, x, i0, kAhead, dot); break;
-                    case 7: row_dots<D, 7>(w, x, i0, kAhead, dot); break;
-                    default: row_dots<D, 8>(w, x, i0, kAhead, dot); break;
-                }
-                for (int64_t g = 0; g < group; ++g) {
-                    float *y = p.y + (i0 + g) * p.ldy;
-                    float v = dot[g];
-                    if (p.bias != nullptr) v += p.bias[j];
-                    if (p.accumulate) v += y[j];
-                    y[j] = v;
-                }
-            }
-        }
-    }
+    rows_in_groups<8>(p, row_begin, row_end, [&](auto size, const unsigned char *w, int64_t i0, float *dot) {
+        row_dots<D, decltype(size)::value>(w, x, i0, kAhead, dot);
+    });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "block_formats.hpp"
+#include "row_groups.hpp"
 
 namespace pagoda::cpu {
 
@@ -159,10 +160,7 @@ void gemv_q8x_portable(const GemvProblem &p, const Q8Rows &x, int64_t row_begin,
                     acc -= min[t] * xs[run];
                 }
             }
-            float &y = p.y[i * p.ldy + j];
-            if (p.bias != nullptr) acc += p.bias[j];
-            if (p.accumulate) acc += y;
-            y = acc;
+            store_output(p, i, j, acc);
         }
     }
 }

@@ -56,16 +56,17 @@ void gemv_q8x_avx512(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, i
 // registers of 8-byte pieces plus 128, and the runs' scales each twice. k is a multiple of 256.
 // Each tile of W rows meets up to kQ8TileMaxRows x rows at a time. It takes over from the
 // row-at-a-time build at m = kQ8TileMinRows and from sgemm (on f32 panels) at every larger m:
-// at the 1B model's shapes (pagoda-bench-kernels --shapes llama1b, 2 threads) it read 13.2-15.9
-// GB/s of Q8_0 at m = 8 (the row build 10.7-12.1; at m = 4 15.2-18.9 against 17.3-19.3),
-// 9.8-10.8 at m = 16 (5.7-6.4), and ran 335-409 GFLOP/s at m = 64 (157-176) and 332-407 at
-// m = 512, where sgemm on widened panels ran 250-277.
+// at the 1B model's shapes (pagoda-bench-kernels --shapes llama1b --bench gemv_q8x,matmul,
+// 2 threads) it read 13.7-16.6 GB/s of Q8_0 at m = 8 (the row build 10.7-12.1; at m = 4 an
+// earlier build of it 15.2-18.9, the row build 17.3-19.3) and 10.2-11.9 at m = 16 (5.7-6.4),
+// and ran 311-395 GFLOP/s at m = 64 (157-176) and 335-402 at m = 512, where sgemm on widened
+// panels ran 250-277.
 inline constexpr int64_t kQ8TileMaxRows = 16;
 inline constexpr int64_t kQ8TileMinRows = 6;
 struct Q8TileRows {
-    int64_t m, k, runs;
+    int64_t m, k;
     const unsigned char *q;  // m·k bytes
-    const float *scale;      // m·2·runs
+    const float *scale;      // m·2·(k/32)
 };
 void regroup_q8x_rows_avx512(const Q8Rows &x, unsigned char *q, float *scale);
 // Whether the tiled build takes this product.

@@ -16,9 +16,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "gemv_q8x.hpp"
+#include "row_groups.hpp"
 
 namespace pagoda::cpu {
 
@@ -86,7 +86,7 @@ inline RowGroup load_group(const unsigned char *blocks) {
 // y for W rows j .. j+R of x rows i0 .. i0+rows (at most kQ8TileMaxRows).
 template <int R>
 void tile(const GemvProblem &p, const Q8TileRows &x, int64_t i0, int64_t rows, int64_t j) {
-    const int64_t groups = p.k / (kGroupBlocks * kQ8Run);
+    const int64_t runs = x.k / kQ8Run, groups = runs / kGroupBlocks;
     // acc[r·rows + i]: x row i0+i's sums for W row j+r, per lane.
     __m512 acc[R * kQ8TileMaxRows];
     for (int64_t a = 0; a < R * rows; ++a) acc[a] = _mm512_setzero_ps();
@@ -98,8 +98,8 @@ void tile(const GemvProblem &p, const Q8TileRows &x, int64_t i0, int64_t rows, i
             rg[r] = load_group(blocks);
         }
         const unsigned char *xg = x.q + i0 * x.k + g * kGroupBlocks * kQ8Run;
-        const float *dg = x.scale + i0 * 2 * x.runs + g * 2 * kGroupBlocks;
-        for (int64_t i = 0; i < rows; ++i, xg += x.k, dg += 2 * x.runs) {
+        const float *dg = x.scale + i0 * 2 * runs + g * 2 * kGroupBlocks;
+        for (int64_t i = 0; i < rows; ++i, xg += x.k, dg += 2 * runs) {
             const __m512i x0 = _mm512_loadu_si512(xg), x1 = _mm512_loadu_si512(xg + 64),
                           x2 = _mm512_loadu_si512(xg + 128), x3 = _mm512_loadu_si512(xg + 192);
             const __m512 dx = _mm512_loadu_ps(dg);
@@ -113,15 +113,8 @@ void tile(const GemvProblem &p, const Q8TileRows &x, int64_t i0, int64_t rows, i
             }
         }
     }
-    for (int64_t i = 0; i < rows; ++i) {
-        float *y = p.y + (i0 + i) * p.ldy;
-        for (int r = 0; r < R; ++r) {
-            float v = _mm512_reduce_add_ps(acc[r * rows + i]);
-            if (p.bias != nullptr) v += p.bias[j + r];
-            if (p.accumulate) v += y[j + r];
-            y[j + r] = v;
-        }
-    }
+    for (int64_t i = 0; i < rows; ++i)
+        for (int r = 0; r < R; ++r) store_output(p, i0 + i, j + r, _mm512_reduce_add_ps(acc[r * rows + i]));
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
         float *tile_scale = scale + p.m * row_floats;
         auto *tile_q = reinterpret_cast<unsigned char *>(tile_scale + 2 * p.m * runs);
         regroup_q8x_rows_avx512(x, tile_q, tile_scale);
-        const Q8TileRows xt{p.m, p.k, runs, tile_q, tile_scale};
+        const Q8TileRows xt{p.m, p.k, tile_q, tile_scale};
         split_rows(cpu, p, [&](int64_t begin, int64_t end) { gemv_q8x_tiles_avx512(p, xt, begin, end); });
         return PAGODA_OK;
     }
