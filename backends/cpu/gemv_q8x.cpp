@@ -111,8 +111,10 @@ int64_t q8x_max_rows(pagoda_dtype_t w_dtype, bool avx512) {
     }
 }
 
-bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx512) {
-    return avx512 && w_dtype == PAGODA_DTYPE_Q8_0 && m >= kQ8TileMinRows && k % (8 * kQ8Run) == 0;
+bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx2, bool avx512) {
+    if (w_dtype != PAGODA_DTYPE_Q8_0 || k % (8 * kQ8Run) != 0) return false;
+    if (avx512) return m >= 6;
+    return avx2 && m >= 2 && m <= 64;
 }
 
 void quantize_rows_portable(const float *x, int64_t ldx, int64_t m, int64_t k, int8_t *q,

@@ -51,26 +51,36 @@ void gemv_q8x_avx2(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int
 // The AVX-512 build for Q8_0 W only (BW, VL, VNNI: CpuFeatures::avx512_vnni).
 void gemv_q8x_avx512(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, int64_t row_end);
 
-// The tiled AVX-512 build for Q8_0 W at several x rows (gemv_q8x_tiles_avx512.cpp), on x
-// regrouped for it by regroup_q8x_rows_avx512: per group of 8 runs (256 values), four 64-byte
-// registers of 8-byte pieces plus 128, and the runs' scales each twice. k is a multiple of 256.
-// Each tile of W rows meets up to kQ8TileMaxRows x rows at a time. It takes over from the
-// row-at-a-time build at m = kQ8TileMinRows and from sgemm (on f32 panels) at every larger m:
-// at the 1B model's shapes (pagoda-bench-kernels --shapes llama1b --bench gemv_q8x,matmul,
-// 2 threads) it read 13.7-16.6 GB/s of Q8_0 at m = 8 (the row build 10.7-12.1; at m = 4 an
-// earlier build of it 15.2-18.9, the row build 17.3-19.3) and 10.2-11.9 at m = 16 (5.7-6.4),
-// and ran 311-395 GFLOP/s at m = 64 (157-176) and 335-402 at m = 512, where sgemm on widened
-// panels ran 250-277.
+// The tiled builds for Q8_0 W at several x rows: gemv_q8x_tiles_avx512.cpp (AVX-512 VNNI) and
+// gemv_q8x_tiles_avx2.cpp. Both regroup W's and x's blocks, eight at a time, so that each
+// block's bytes keep to the same lanes across registers and one conversion to f32 serves eight
+// blocks; a tile of W rows meets up to kQ8TileMaxRows x rows while it is held. k is a multiple
+// of 256. At the 1B model's shapes (pagoda-bench-kernels --shapes llama1b --bench gemv_q8x,
+// matmul, 2 threads), GB/s of Q8_0 at m = 8 and 16, GFLOP/s at 64 and 512:
+//   AVX-512: 13.7-16.6 and 10.2-11.9 (row build 10.7-12.1, 5.7-6.4); 311-395 (157-176) and
+//   335-402, where sgemm on widened panels ran 250-277.
+//   AVX2 (--isa avx2): 7.2-9.1 and 4.7-5.1 (row build 3.9-4.1; the float GEMV 5.3-6.0 at 8,
+//   3.7-4.0 at 16); 135-166 at 64 (row build 59-67). A 1B Q8_0 prefill of 512 tokens ran 75
+//   tokens/s on it, 84-87 on sgemm with OpenBLAS held to its AVX2 kernels.
 inline constexpr int64_t kQ8TileMaxRows = 16;
-inline constexpr int64_t kQ8TileMinRows = 6;
+// x as the builds read it: q is m·k bytes regrouped by the build's regroup_q8x_rows_*; scale
+// is m·2·(k/32) floats for the AVX-512 build (each run's scale twice, as its lanes pair up),
+// x's own m·(k/32) for the AVX2 one.
 struct Q8TileRows {
     int64_t m, k;
-    const unsigned char *q;  // m·k bytes
-    const float *scale;      // m·2·(k/32)
+    const unsigned char *q;
+    const float *scale;
 };
+// Whether a tiled build takes this product (the AVX-512 one where `avx512`, else AVX2's): from
+// 6 rows with AVX-512, whose row-at-a-time build is the faster below; from 2 to 64 with AVX2,
+// where sgemm (OpenBLAS's AVX2 kernels) led at prefill sizes.
+bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx2, bool avx512);
+// AVX-512: per group of 8 runs (256 values), four 64-byte registers of 8-byte pieces, each
+// byte plus 128 (dpbusd's unsigned operand).
 void regroup_q8x_rows_avx512(const Q8Rows &x, unsigned char *q, float *scale);
-// Whether the tiled build takes this product.
-bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx512);
 void gemv_q8x_tiles_avx512(const GemvProblem &p, const Q8TileRows &x, int64_t row_begin, int64_t row_end);
+// AVX2: per group of 8 runs, eight 32-byte registers of 4-byte pieces.
+void regroup_q8x_rows_avx2(const Q8Rows &x, unsigned char *q);
+void gemv_q8x_tiles_avx2(const GemvProblem &p, const Q8TileRows &x, int64_t row_begin, int64_t row_end);
 
 }  // namespace pagoda::cpu

@@ -141,23 +141,9 @@ void regroup_q8x_rows_avx512(const Q8Rows &x, unsigned char *q, float *scale) {
 }
 
 void gemv_q8x_tiles_avx512(const GemvProblem &p, const Q8TileRows &x, int64_t row_begin, int64_t row_end) {
-    // A chunk of W rows (kChunkRows · k bytes: 68 KiB at k = 2048) stays in L2 while every block
-    // of x rows meets it, so W crosses from memory once however many rows x has.
-    constexpr int64_t kChunkRows = 32;
-    for (int64_t c0 = row_begin; c0 < row_end; c0 += kChunkRows) {
-        const int64_t c1 = std::min(row_end, c0 + kChunkRows);
-        for (int64_t i0 = 0; i0 < x.m; i0 += kQ8TileMaxRows) {
-            const int64_t rows = std::min(kQ8TileMaxRows, x.m - i0);
-            int64_t j = c0;
-            for (; j + kTileRows <= c1; j += kTileRows) tile<kTileRows>(p, x, i0, rows, j);
-            switch (c1 - j) {
-                case 3: tile<3>(p, x, i0, rows, j); break;
-                case 2: tile<2>(p, x, i0, rows, j); break;
-                case 1: tile<1>(p, x, i0, rows, j); break;
-                default: break;
-            }
-        }
-    }
+    tiles_in_chunks<kTileRows, kQ8TileMaxRows>(x.m, row_begin, row_end, [&](auto size, int64_t i0, int64_t rows, int64_t j) {
+        tile<decltype(size)::value>(p, x, i0, rows, j);
+    });
 }
 
 }  // namespace pagoda::cpu

@@ -187,7 +187,8 @@ pagoda_status_t run_blas(CpuBackend &cpu, const GemvProblem &p) {
 // (m·k values against W's n·k), then the pool splits W's rows as for run_gemv.
 pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     const int64_t runs = p.k / kQ8Run;
-    const bool tiles = q8x_tiles_serve(p.w_dtype, p.m, p.k, cpu.features().avx512_vnni);
+    const bool avx2 = cpu.features().avx2_fma_f16c, avx512 = cpu.features().avx512_vnni;
+    const bool tiles = q8x_tiles_serve(p.w_dtype, p.m, p.k, avx2, avx512);
     // Per row: the int8 values (k/4 floats' room), two floats per run; and as much again for
     // the tiled kernel's regrouped copy.
     const int64_t row_floats = p.k / 4 + 2 * runs;
@@ -202,7 +203,6 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
                                                       std::to_string(p.m) + " x " +
                                                       std::to_string(p.k) + " activations to int8");
     }
-    const bool avx2 = cpu.features().avx2_fma_f16c;
     float *sum = scale + p.m * runs;
     if (avx2)
         quantize_rows_avx2(p.x, p.ldx, p.m, p.k, q, scale, sum);
@@ -212,14 +212,20 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     if (tiles) {
         float *tile_scale = scale + p.m * row_floats;
         auto *tile_q = reinterpret_cast<unsigned char *>(tile_scale + 2 * p.m * runs);
-        regroup_q8x_rows_avx512(x, tile_q, tile_scale);
+        if (avx512) {
+            regroup_q8x_rows_avx512(x, tile_q, tile_scale);
+        } else {
+            regroup_q8x_rows_avx2(x, tile_q);
+            tile_scale = scale;
+        }
         const Q8TileRows xt{p.m, p.k, tile_q, tile_scale};
-        split_rows(cpu, p, [&](int64_t begin, int64_t end) { gemv_q8x_tiles_avx512(p, xt, begin, end); });
+        const auto build = avx512 ? gemv_q8x_tiles_avx512 : gemv_q8x_tiles_avx2;
+        split_rows(cpu, p, [&](int64_t begin, int64_t end) { build(p, xt, begin, end); });
         return PAGODA_OK;
     }
-    const auto rows = cpu.features().avx512_vnni && p.w_dtype == PAGODA_DTYPE_Q8_0 ? gemv_q8x_avx512
-                      : avx2                                                   ? gemv_q8x_avx2
-                                                                               : gemv_q8x_portable;
+    const auto rows = avx512 && p.w_dtype == PAGODA_DTYPE_Q8_0 ? gemv_q8x_avx512
+                      : avx2                                     ? gemv_q8x_avx2
+                                                                 : gemv_q8x_portable;
     split_rows(cpu, p, [&](int64_t begin, int64_t end) { rows(p, x, begin, end); });
     return PAGODA_OK;
 }
@@ -277,12 +283,13 @@ pagoda_status_t run_int8(CpuBackend &cpu, const GemvProblem &p) {
 }
 
 // Whether the rules take the int8 route (where the flag allows it): for the few rows where it
-// beats the float GEMV, and at every m where the tiled Q8_0 kernel runs, which beats sgemm on
-// widened panels too (gemv_q8x.hpp).
+// beats the float GEMV, and at every m where a tiled Q8_0 kernel runs, which beats the float
+// GEMV and, with AVX-512, sgemm on widened panels too (gemv_q8x.hpp).
 bool int8_pays(const CpuBackend &cpu, const GemvProblem &p) {
     if (p.quantize_x_block && q8k_serves(p.w_dtype)) return p.m <= q8k_max_rows(p.w_dtype);
-    const bool avx512 = cpu.features().avx512_vnni;
-    return p.m <= q8x_max_rows(p.w_dtype, avx512) || q8x_tiles_serve(p.w_dtype, p.m, p.k, avx512);
+    const bool avx2 = cpu.features().avx2_fma_f16c, avx512 = cpu.features().avx512_vnni;
+    return p.m <= q8x_max_rows(p.w_dtype, avx512) ||
+           q8x_tiles_serve(p.w_dtype, p.m, p.k, avx2, avx512);
 }
 
 // The f32 problem on f32 activations: the pinned variant, or by the rules the GEMV for

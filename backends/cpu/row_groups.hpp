@@ -53,5 +53,25 @@ void rows_in_groups(const GemvProblem &p, int64_t row_begin, int64_t row_end, Do
     }
 }
 
+// The tiled kernels' walk over outputs [row_begin, row_end) of m x rows: W rows in chunks of 32
+// (32 · k bytes, 68 KiB of Q8_0 at k = 2048, stay in L2 while every block of x rows meets them,
+// so W crosses from memory once however many rows x has), x rows in blocks of up to kXRows, and
+// each chunk in tiles of kTileRows W rows and a smaller last one. tile(size, i0, rows, j) does
+// W rows j .. j + size for x rows i0 .. i0 + rows, `size` a std::integral_constant.
+template <int kTileRows, int64_t kXRows, typename Tile>
+void tiles_in_chunks(int64_t m, int64_t row_begin, int64_t row_end, Tile &&tile) {
+    constexpr int64_t kChunkRows = 32;
+    for (int64_t c0 = row_begin; c0 < row_end; c0 += kChunkRows) {
+        const int64_t c1 = std::min(row_end, c0 + kChunkRows);
+        for (int64_t i0 = 0; i0 < m; i0 += kXRows) {
+            const int64_t rows = std::min(kXRows, m - i0);
+            int64_t j = c0;
+            for (; j + kTileRows <= c1; j += kTileRows)
+                tile(std::integral_constant<int, kTileRows>{}, i0, rows, j);
+            if (j < c1) with_group_size<kTileRows>(c1 - j, [&](auto size) { tile(size, i0, rows, j); });
+        }
+    }
+}
+
 }  // namespace
 }  // namespace pagoda::cpu

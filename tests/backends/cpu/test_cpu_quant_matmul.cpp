@@ -116,24 +116,27 @@ bool is_k_type(pagoda_dtype_t w) {
 // Whether x is rounded per K block of 256 rather than per 32.
 bool block_runs(const Case &c) { return c.quantize_x_block && is_k_type(c.w); }
 
-// Whether the backend runs its AVX-512 kernels (its device reports that arch).
-bool runs_avx512() {
+// The backend's instruction set (its device's arch): "x86_64-avx512vnni", "x86_64-avx2" or
+// "x86_64" (the portable builds).
+std::string backend_arch() {
     const pagoda_backend_iface_t *t = test_cpu_iface();
     pagoda_device_info_t info;
     std::memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
     TEST_ASSERT_OK(t->device_info(t->self, 0, &info));
-    return std::strcmp(info.arch, "x86_64-avx512vnni") == 0;
+    return info.arch;
 }
 
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0
-// (sixteen with its AVX-512 build, and every m where k is a multiple of 256: the tiled kernel),
-// four on Q6_K and two on the other block types (gemv_q8x.hpp: where the int8 route measured
-// faster); per K block, for up to sixteen (gemv_q8k.hpp).
+// (sixteen with its AVX-512 build; where k is a multiple of 256, the tiled kernels: 64 with
+// the AVX2 build, every m with the AVX-512 one), four on Q6_K and two on the other block types (gemv_q8x.hpp: where
+// the int8 route measured faster); per K block, for up to sixteen (gemv_q8k.hpp).
 int64_t q8x_max_rows(const Case &c) {
     if (block_runs(c)) return 16;
-    if (c.w == PAGODA_DTYPE_Q8_0 && runs_avx512()) return c.k % 256 == 0 ? INT64_MAX : 16;
-    if (c.w == PAGODA_DTYPE_Q8_0) return 8;
+    const std::string arch = backend_arch();
+    if (c.w == PAGODA_DTYPE_Q8_0 && c.k % 256 == 0 && arch != "x86_64")
+        return arch == "x86_64-avx2" ? 64 : INT64_MAX;
+    if (c.w == PAGODA_DTYPE_Q8_0) return arch == "x86_64-avx512vnni" ? 16 : 8;
     return c.w == PAGODA_DTYPE_Q6_K ? 4 : 2;
 }
 
@@ -408,14 +411,14 @@ void matmul_int8_row_blocks(void **) {
     }
 }
 
-// Q8_0 on int8 x at several rows and k a multiple of 256, where a processor with AVX-512
-// VNNI runs the tiled kernel (gemv_q8x_tiles_avx512.cpp): whole and partial tiles of W rows,
+// Q8_0 on int8 x at several rows and k a multiple of 256, where the vector builds run the tiled
+// kernels (gemv_q8x_tiles_avx512.cpp, gemv_q8x_tiles_avx2.cpp): whole and partial tiles of W rows,
 // more x rows than one pass takes (with the pinned int8 route), bias, accumulation, strides.
 void matmul_q8x_tiles(void **) {
     test_rng_t rng;
     test_rng_seed(&rng, 18);
     int turn = 0;
-    for (int64_t m : {2, 4, 5, 16, 17, 40})
+    for (int64_t m : {2, 4, 5, 16, 17, 40, 70})
         for (int64_t n : {1, 3, 4, 7, 13})
             for (int64_t k : {256, 768, 2048}) {
                 Case c{m, n, k, PAGODA_DTYPE_Q8_0};
