@@ -138,10 +138,11 @@ void bench_matmul(Bench &bench) {
     const pagoda_dtype_t gemv_types[] = {PAGODA_DTYPE_F32,  PAGODA_DTYPE_BF16, PAGODA_DTYPE_F16,
                                          PAGODA_DTYPE_Q8_0, PAGODA_DTYPE_Q4_0, PAGODA_DTYPE_Q4_K,
                                          PAGODA_DTYPE_Q5_K, PAGODA_DTYPE_Q6_K};
-    // m = 1-4 and 8, around where the int8 route hands over to the float one (gemv_q8x.hpp).
+    // m = 1-4 and 8, around where the int8 route hands over to the float one (gemv_q8x.hpp),
+    // and 16 (batched decode).
     if (wanted(o, "gemv")) {
         const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 4}
-                                                : std::vector<int64_t>{1, 2, 3, 4, 8};
+                                                : std::vector<int64_t>{1, 2, 3, 4, 8, 16};
         for (pagoda_dtype_t d : gemv_types)
             for (const Shape &s : shapes)
                 for (int64_t m : ms) run_case(bench, "gemv", m, s, d, true);
