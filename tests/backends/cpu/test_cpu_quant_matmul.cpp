@@ -129,8 +129,9 @@ std::string backend_arch() {
 
 // The CPU backend takes PAGODA_MATMUL_QUANTIZE_X's leave for up to eight x rows on Q8_0
 // (sixteen with its AVX-512 build; where k is a multiple of 256, the tiled kernels: 64 with
-// the AVX2 build, every m with the AVX-512 one), four on Q6_K and two on the other block types (gemv_q8x.hpp: where
-// the int8 route measured faster); per K block, for up to sixteen (gemv_q8k.hpp).
+// the AVX2 build, every m with the AVX-512 one), four on Q6_K and two on the other block types
+// (gemv_q8x.hpp: where the int8 route measured faster); per K block, for up to sixteen
+// (gemv_q8k.hpp).
 int64_t q8x_max_rows(const Case &c) {
     if (block_runs(c)) return 16;
     const std::string arch = backend_arch();
