@@ -111,10 +111,15 @@ int64_t q8x_max_rows(pagoda_dtype_t w_dtype, bool avx512) {
     }
 }
 
+// Where the tiled builds take over (gemv_q8x.hpp): the AVX-512 one from the m where it passed the
+// row-at-a-time build, to every m; the AVX2 one from 2 rows up to the m past which the rules
+// send products to sgemm (matmul.cpp's kGemvMaxM), which led it at prefill sizes.
+constexpr int64_t kTilesMinRowsAvx512 = 6, kTilesMinRowsAvx2 = 2, kTilesMaxRowsAvx2 = 64;
+
 bool q8x_tiles_serve(pagoda_dtype_t w_dtype, int64_t m, int64_t k, bool avx2, bool avx512) {
     if (w_dtype != PAGODA_DTYPE_Q8_0 || k % (8 * kQ8Run) != 0) return false;
-    if (avx512) return m >= 6;
-    return avx2 && m >= 2 && m <= 64;
+    if (avx512) return m >= kTilesMinRowsAvx512;
+    return avx2 && m >= kTilesMinRowsAvx2 && m <= kTilesMaxRowsAvx2;
 }
 
 void quantize_rows_portable(const float *x, int64_t ldx, int64_t m, int64_t k, int8_t *q,

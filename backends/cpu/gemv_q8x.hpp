@@ -60,7 +60,7 @@ void gemv_q8x_avx512(const GemvProblem &p, const Q8Rows &x, int64_t row_begin, i
 //   AVX-512: 13.7-16.6 and 10.2-11.9 (row build 10.7-12.1, 5.7-6.4); 311-395 (157-176) and
 //   335-402, where sgemm on widened panels ran 250-277.
 //   AVX2 (--isa avx2): 7.2-9.1 and 4.7-5.1 (row build 3.9-4.1; the float GEMV 5.3-6.0 at 8,
-//   3.7-4.0 at 16); 135-166 at 64 (row build 59-67). A 1B Q8_0 prefill of 512 tokens ran 75
+//   3.7-4.0 at 16); 135-166 at 64 (row build 59-67). A 1B Q8_0 prefill of 512 tokens ran 74-78
 //   tokens/s on it, 84-87 on sgemm with OpenBLAS held to its AVX2 kernels.
 inline constexpr int64_t kQ8TileMaxRows = 16;
 // x as the builds read it: q is m·k bytes regrouped by the build's regroup_q8x_rows_*; scale

@@ -51,12 +51,12 @@ inline void regroup(const __m256i in[8], __m256i out[8]) {
     }
 }
 
-// A tile's W rows for one group, regrouped: |w| (maddubs' unsigned operand), w (whose signs
-// go onto x), and the eight blocks' scales.
+// A tile's W rows for one group, regrouped: w (whose signs go onto x), |w| (maddubs' unsigned
+// operand, kept so that each x row does not take it again), and the eight blocks' scales.
 template <int R>
 struct TileGroup {
+    __m256i w[R][8];
     __m256i magnitude[R][8];
-    __m256i sign[R][8];
     __m256 scale[R];
 };
 
@@ -70,8 +70,8 @@ inline void load_group(const unsigned char *w, int64_t row_bytes, TileGroup<R> &
             runs[b] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blocks + b * kQ8_0Bytes + 2));
             std::memcpy(&halves[b], blocks + b * kQ8_0Bytes, 2);
         }
-        regroup(runs, t.sign[r]);
-        for (int v = 0; v < 8; ++v) t.magnitude[r][v] = _mm256_abs_epi8(t.sign[r][v]);
+        regroup(runs, t.w[r]);
+        for (int v = 0; v < 8; ++v) t.magnitude[r][v] = _mm256_abs_epi8(t.w[r][v]);
         t.scale[r] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i *>(halves)));
     }
 }
@@ -96,7 +96,8 @@ void tile(const GemvProblem &p, const Q8TileRows &x, int64_t i0, int64_t rows, i
             for (int v = 0; v < 8; ++v) {
                 const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xg + 32 * v));
                 for (int r = 0; r < R; ++r) {
-                    const __m256i pairs = _mm256_maddubs_epi16(t.magnitude[r][v], _mm256_sign_epi8(xv, t.sign[r][v]));
+                    const __m256i x_signed = _mm256_sign_epi8(xv, t.w[r][v]);
+                    const __m256i pairs = _mm256_maddubs_epi16(t.magnitude[r][v], x_signed);
                     s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(pairs, ones));
                 }
             }

@@ -212,14 +212,15 @@ pagoda_status_t run_gemv_q8x(CpuBackend &cpu, const GemvProblem &p) {
     if (tiles) {
         float *tile_scale = scale + p.m * row_floats;
         auto *tile_q = reinterpret_cast<unsigned char *>(tile_scale + 2 * p.m * runs);
+        auto build = gemv_q8x_tiles_avx512;
         if (avx512) {
             regroup_q8x_rows_avx512(x, tile_q, tile_scale);
         } else {
             regroup_q8x_rows_avx2(x, tile_q);
-            tile_scale = scale;
+            tile_scale = scale;  // the AVX2 build reads x's own scales
+            build = gemv_q8x_tiles_avx2;
         }
         const Q8TileRows xt{p.m, p.k, tile_q, tile_scale};
-        const auto build = avx512 ? gemv_q8x_tiles_avx512 : gemv_q8x_tiles_avx2;
         split_rows(cpu, p, [&](int64_t begin, int64_t end) { build(p, xt, begin, end); });
         return PAGODA_OK;
     }
