@@ -52,7 +52,10 @@ bool process_alive(int32_t pid) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
     FILE *f = std::fopen(path, "r");
-    if (f == nullptr) return true;  // no /proc: trust kill()
+    // No stat file: either no /proc (trust kill()), or the process was a zombie at kill() and
+    // has been reaped since, so ask kill() again. Calling it alive here made a survivor report
+    // only "the communicator was aborted" for a peer that had died.
+    if (f == nullptr) return !(kill(pid, 0) != 0 && errno == ESRCH);
     char state = '?';
     // "pid (comm) state ...": the state follows the last ')'.
     char line[512];
