@@ -20,12 +20,13 @@
 namespace pagoda::grammar {
 
 // The tokens from one place: those accepted whatever the caller (a mask when they are many,
-// else a list) and those that depend on it, in the vocabulary's byte order.
+// else a list of ids) and those that depend on it, as ranks in the vocabulary's byte order (so
+// the lists of several places merge into one walk).
 struct PlaceTokens {
     bool dense = false;
     TokenMask accepted_mask;
     std::vector<int32_t> accepted_list;
-    std::vector<int32_t> depends_on_caller;
+    std::vector<uint32_t> depends_on_caller;
 };
 
 class CompiledConstraint {
@@ -41,11 +42,25 @@ public:
     // Places computed so far (for tests and statistics).
     size_t places_known() const;
 
+    // The mask of a whole state, if known: `state` spells the live stacks (their points, top to
+    // bottom, in a canonical order) and whether the text may end. Generation revisits states
+    // (each character of a JSON string leaves the same stacks), so a state's mask is computed
+    // once for every sequence under the constraint. Thread-safe.
+    std::shared_ptr<const TokenMask> state_mask(const std::vector<uint32_t> &state) const;
+    void remember_state_mask(const std::vector<uint32_t> &state,
+                             std::shared_ptr<const TokenMask> mask) const;
+    size_t states_known() const;
+
 private:
     std::shared_ptr<const Points> points_;
     std::shared_ptr<const TokenVocabulary> vocabulary_;
     mutable std::mutex mutex_;
     mutable std::unordered_map<uint64_t, std::unique_ptr<PlaceTokens>> places_;
+    struct StateHash {
+        size_t operator()(const std::vector<uint32_t> &v) const;
+    };
+    mutable std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const TokenMask>, StateHash>
+        states_;
 };
 
 }  // namespace pagoda::grammar

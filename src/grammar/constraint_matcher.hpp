@@ -20,8 +20,9 @@ public:
     explicit ConstraintMatcher(std::shared_ptr<const CompiledConstraint> constraint);
 
     // The tokens allowed next: text tokens the grammar can read, and the end tokens when the
-    // text may end here.
-    void fill_mask(TokenMask &mask);
+    // text may end here. Valid until the next accept().
+    const TokenMask &allowed();
+    void fill_mask(TokenMask &mask) { mask = allowed(); }
     // Sets every logit the constraint does not allow to -inf. Throws
     // Error(PAGODA_ERR_INVALID_ARGUMENT) when it allows none (the vocabulary cannot spell what
     // the grammar needs next).
@@ -36,6 +37,8 @@ public:
     bool finished() const { return ended_ || (live_.empty() && can_end_); }
 
 private:
+    void compute_allowed(TokenMask &mask);
+    bool spell_state(std::vector<uint32_t> &state);
     void compact();
 
     std::shared_ptr<const CompiledConstraint> constraint_;
@@ -43,9 +46,12 @@ private:
     std::vector<uint32_t> live_;  // stacks, each with a bytes point on top
     bool can_end_ = false;
     bool ended_ = false;
+    std::shared_ptr<const TokenMask> allowed_;  // for the state now, once asked
     // Scratch, reused step to step.
-    TokenMask mask_;
+    std::vector<uint32_t> state_;
+    std::vector<std::vector<uint32_t>> chains_;
     TokenWalker walker_;
+    std::vector<uint32_t> ranks_;
     std::vector<int32_t> to_check_;
     std::vector<uint32_t> next_;
     std::vector<uint32_t> scratch_;

@@ -25,14 +25,38 @@ Points::Points(const Grammar &grammar) : byte_sets_(grammar.byte_sets), root_(gr
 
 Pushdown::Pushdown(std::shared_ptr<const Points> points) : points_(std::move(points)) {}
 
+namespace {
+
+uint64_t frame_hash(uint32_t point, uint32_t parent) {
+    uint64_t h = (uint64_t{point} << 32 | parent) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+}  // namespace
+
 uint32_t Pushdown::frame(uint32_t point, uint32_t parent) {
-    const uint64_t key = (uint64_t{point} << 32) | parent;
-    auto [it, added] = index_.try_emplace(key, uint32_t(frames_.size()));
-    if (added) {
-        frames_.push_back({point, parent});
-        seen_.push_back(0);
+    if (slots_.empty() || (frames_.size() + 1) * 2 > slots_.size()) {
+        // Grow to keep the table at most half full, re-placing every frame.
+        slots_.assign(std::max<size_t>(64, slots_.size() * 2), 0);
+        const size_t mask = slots_.size() - 1;
+        for (uint32_t id = 0; id < frames_.size(); ++id) {
+            size_t i = frame_hash(frames_[id].point, frames_[id].parent) & mask;
+            while (slots_[i] != 0) i = (i + 1) & mask;
+            slots_[i] = id + 1;
+        }
     }
-    return it->second;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = frame_hash(point, parent) & mask;; i = (i + 1) & mask) {
+        const uint32_t slot = slots_[i];
+        if (slot == 0) {
+            frames_.push_back({point, parent});
+            seen_.push_back(0);
+            slots_[i] = uint32_t(frames_.size());
+            return slots_[i] - 1;
+        }
+        const Frame &f = frames_[slot - 1];
+        if (f.point == point && f.parent == parent) return slot - 1;
+    }
 }
 
 // Resolves the frames in work_ until each live stack has a bytes point on top: a finished

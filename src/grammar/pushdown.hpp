@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "grammar/grammar.hpp"
@@ -93,7 +92,10 @@ private:
 
     std::shared_ptr<const Points> points_;
     std::vector<Frame> frames_;
-    std::unordered_map<uint64_t, uint32_t> index_;  // (point, parent) -> frame id
+    // (point, parent) -> frame id: open addressing with linear probing, slots holding id + 1
+    // (0 = empty). The hottest lookup of mask computation, where std::unordered_map's node per
+    // entry cost a cache miss each.
+    std::vector<uint32_t> slots_;
     std::vector<uint32_t> work_;                     // frames still to resolve
     std::vector<uint32_t> seen_;                     // per frame, the pass that last met it
     uint32_t pass_ = 0;

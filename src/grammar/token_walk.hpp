@@ -22,12 +22,12 @@ enum class TokenVerdict : uint8_t {
 class TokenWalker {
 public:
     // Calls verdict(id, TokenVerdict) for each of `tokens` (ids in the vocabulary's byte order)
-    // read from the stack `start`.
+    // read from the stacks `start` (a token is accepted when some stack accepts it).
     template <class Verdict>
-    void run(Pushdown &pushdown, const TokenVocabulary &vocabulary, uint32_t start,
+    void run(Pushdown &pushdown, const TokenVocabulary &vocabulary, std::span<const uint32_t> start,
              std::span<const int32_t> tokens, Verdict &&verdict) {
         reserve(1);
-        levels_[0].assign(1, start);
+        levels_[0].assign(start.begin(), start.end());
         std::string_view previous;
         size_t valid = 0;  // levels_[0..valid] hold for `previous`
         for (int32_t id : tokens) {
