@@ -62,6 +62,9 @@ type Output struct {
 	SequenceIndex     int32 // which of the request's sequences (beam rank under beam search)
 	CumulativeLogprob float32
 	RequestFinished   bool // the request's very last output
+	// Embedding is an embedding request's (RequestEmbed) pooled vector, the model's hidden
+	// size of float32, on its one output when it finished normally; nil otherwise.
+	Embedding []float32
 }
 
 // copyOutput copies what c points at; it runs before the thread polls the engine again, which
@@ -86,6 +89,8 @@ func copyOutput(c *C.pagoda_output_t) Output {
 	o.PromptLogprobs = copyFloats(c.prompt_logprobs, int(c.n_prompt_tokens))
 	o.PromptTopLogprobs = copyLogprobRows(c.prompt_top_logprobs, int(c.n_prompt_tokens),
 		int(c.n_prompt_top_logprobs))
+	// Valid until the next poll only, like the rest: copied now.
+	o.Embedding = copyFloats(c.embedding, int(c.n_embedding))
 	return o
 }
 

@@ -31,6 +31,11 @@ static void generate_usage(FILE *out) {
           "  --ignore-eos            keep generating past end-of-sequence\n"
           "  --logprobs N            report the top-N log-probabilities of each token (JSON)\n"
           "  --prompt-logprobs K     report each prompt token's log-probability and the top K\n"
+          "  --grammar TEXT          constrain the output to a GBNF grammar (rule root)\n"
+          "  --grammar-file FILE     the same, read from a file\n"
+          "  --regex TEXT            constrain the output to match a regular expression\n"
+          "  --json-schema TEXT      constrain the output to JSON this schema accepts\n"
+          "  --json-schema-file FILE the same, read from a file\n"
           "  --device LIST           devices (default cpu:0), such as cpu:0-1; the CPU backend\n"
           "                          offers several with PAGODA_BACKEND_CPU_CONFIG=devices=N\n"
           "  --axes AXES             how they are arranged, such as tp=2 or pp=2,tp=2; under\n"
@@ -66,6 +71,7 @@ typedef struct generate_args {
     int json;
     int exact_matmul;
     const char *kernel_choices;
+    char *constraint_file_text; /* a --grammar-file or --json-schema-file, read */
     pagoda_request_options_t request;
 } generate_args_t;
 
@@ -92,6 +98,43 @@ static int parse_float(const char *flag, const char *s, float *out) {
     }
     *out = (float)v;
     return 1;
+}
+
+/* A whole file as a NUL-terminated string, or NULL after a message. */
+static char *read_text_file(const char *flag, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "pagoda generate: %s: cannot open '%s': %s\n", flag, path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    while (text != NULL) {
+        n += fread(text + n, 1, cap - 1 - n, f);
+        if (n < cap - 1) break;
+        char *grown = realloc(text, cap *= 2);
+        if (grown == NULL) free(text);
+        text = grown;
+    }
+    fclose(f);
+    if (text == NULL) {
+        fprintf(stderr, "pagoda generate: %s: out of memory reading '%s'\n", flag, path);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
+/* One constraint at most: the later flag would silently replace the earlier. */
+static int set_constraint(generate_args_t *a, const char *flag, int32_t kind, const char *text) {
+    if (a->request.constraint_kind != PAGODA_CONSTRAINT_NONE) {
+        fprintf(stderr, "pagoda generate: %s: give one of --grammar, --grammar-file, --regex, "
+                        "--json-schema, --json-schema-file\n", flag);
+        return 0;
+    }
+    a->request.constraint_kind = kind;
+    a->request.constraint = text;
+    return text != NULL;
 }
 
 /* Returns CLI_EXIT_OK, or CLI_EXIT_USAGE after printing why. */
@@ -136,6 +179,16 @@ static int parse_args(int argc, char **argv, generate_args_t *a) {
         else if (strcmp(f, "--seed") == 0) { ok = parse_long(f, v, 0, INT64_MAX, &n); a->request.seed = (uint64_t)n; }
         else if (strcmp(f, "--logprobs") == 0) { ok = parse_long(f, v, 0, 1024, &n); a->request.logprobs = (int32_t)n; }
         else if (strcmp(f, "--prompt-logprobs") == 0) { ok = parse_long(f, v, 0, 1024, &n); a->request.prompt_logprobs = (int32_t)n; }
+        else if (strcmp(f, "--grammar") == 0) ok = set_constraint(a, f, PAGODA_CONSTRAINT_GRAMMAR, v);
+        else if (strcmp(f, "--regex") == 0) ok = set_constraint(a, f, PAGODA_CONSTRAINT_REGEX, v);
+        else if (strcmp(f, "--json-schema") == 0) ok = set_constraint(a, f, PAGODA_CONSTRAINT_JSON_SCHEMA, v);
+        else if (strcmp(f, "--grammar-file") == 0 || strcmp(f, "--json-schema-file") == 0) {
+            const int32_t kind = f[2] == 'g' ? PAGODA_CONSTRAINT_GRAMMAR : PAGODA_CONSTRAINT_JSON_SCHEMA;
+            char *text = read_text_file(f, v);
+            ok = set_constraint(a, f, kind, text);
+            if (ok) a->constraint_file_text = text;
+            else free(text);
+        }
         else if (strcmp(f, "--kv-blocks") == 0) ok = parse_long(f, v, 1, INT32_MAX, &a->kv_blocks);
         else if (strcmp(f, "--block-size") == 0) { ok = parse_long(f, v, 1, 128, &n); a->block_size = (int)n; }
         else if (strcmp(f, "--stop") == 0) {
@@ -409,6 +462,7 @@ done:
     pagoda_mesh_destroy(mesh);
     pagoda_model_destroy(model);
     free(ids);
+    free(a.constraint_file_text);
     free(c.ids);
     free(c.text);
     free(c.lps);

@@ -230,9 +230,13 @@ PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine);
  * \param[in] text_len bytes of `text`.
  * \param[in] options NULL for the defaults.
  * \param[out] request_id the new request's id (never 0).
- * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for bad options, an empty prompt or one
- *         longer than the model's context or the whole cache; ::PAGODA_ERR_NOT_FOUND when the
- *         model has no tokenizer.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for bad options (a logit control
+ *         naming an id outside the vocabulary, or given with beam search, included), an empty
+ *         prompt or one longer than the model's context or the whole cache;
+ *         ::PAGODA_ERR_NOT_FOUND when the model has no tokenizer; ::PAGODA_ERR_UNSUPPORTED for
+ *         a `logits_processor` on a mesh over processes, and for an embedding request
+ *         (::PAGODA_REQUEST_EMBED) on an engine over more than one device or asking for the
+ *         model's pooling when its files name one the engine does not do.
  * \par Thread safety
  * Safe from any thread, also while another thread steps or polls.
  * \since 0.1

@@ -18,6 +18,7 @@
 #include "pagoda/mesh.h"
 #include "pagoda/kv_cache.h"
 #include "pagoda/plan.h"
+#include "pagoda/constraint.h"
 #include "pagoda/request.h"
 #include "pagoda/engine.h"
 #include "pagoda/engine_stats.h"

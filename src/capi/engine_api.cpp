@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"
@@ -25,6 +26,47 @@ pagoda_engine_options_t default_engine_options() {
     o.max_num_seqs = 256;
     o.max_num_batched_tokens = 2048;
     return o;
+}
+
+// A (pointer, count) pair of the options, checked: NULL only with a count of 0.
+template <typename T>
+std::span<const T> option_array(const T *items, size_t count, const char *name,
+                                const char *count_name) {
+    if (count > 0 && items == nullptr)
+        fail(PAGODA_ERR_INVALID_ARGUMENT,
+             std::string(name) + " is NULL but " + count_name + " is " + std::to_string(count));
+    return {items, count};
+}
+
+// logit_bias, bad_words, allowed_token_ids, min_tokens and the processor; the engine checks
+// the ids against the vocabulary.
+void copy_controls(const pagoda_request_options_t &o, RequestConfig &c) {
+    for (const pagoda_logit_bias_t &b :
+         option_array(o.logit_bias, o.n_logit_bias, "logit_bias", "n_logit_bias"))
+        c.controls.logit_bias.emplace_back(b.token_id, b.bias);
+    const std::span<const size_t> lengths =
+        option_array(o.bad_words_lengths, o.n_bad_words, "bad_words_lengths", "n_bad_words");
+    size_t total = 0;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+        if (lengths[i] == 0)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "bad_words_lengths[" + std::to_string(i) + "] is 0");
+        if (lengths[i] > (size_t(1) << 20) || total + lengths[i] < total)
+            fail(PAGODA_ERR_INVALID_ARGUMENT, "bad_words_lengths[" + std::to_string(i) +
+                                                  "] is " + std::to_string(lengths[i]) +
+                                                  ", too long for a word");
+        total += lengths[i];
+    }
+    const std::span<const int32_t> ids = option_array(
+        o.bad_words_token_ids, total, "bad_words_token_ids", "the sum of bad_words_lengths");
+    for (size_t i = 0, at = 0; i < lengths.size(); at += lengths[i++])
+        c.controls.bad_words.emplace_back(ids.begin() + std::ptrdiff_t(at),
+                                          ids.begin() + std::ptrdiff_t(at + lengths[i]));
+    const std::span<const int32_t> allowed = option_array(
+        o.allowed_token_ids, o.n_allowed_token_ids, "allowed_token_ids", "n_allowed_token_ids");
+    c.controls.allowed_token_ids.assign(allowed.begin(), allowed.end());
+    c.controls.min_tokens = o.min_tokens;
+    c.processor = o.logits_processor;
+    c.processor_user = o.logits_processor_user;
 }
 
 // The C options with everything they point to copied.
@@ -59,6 +101,16 @@ RequestConfig request_config(const pagoda_request_options_t *options) {
             fail(PAGODA_ERR_INVALID_ARGUMENT, "stop_strings[" + std::to_string(i) + "] is NULL");
         c.stop_strings.emplace_back(o.stop_strings[i]);
     }
+    copy_controls(o, c);
+    c.constraint_kind = static_cast<pagoda::grammar::ConstraintKind>(o.constraint_kind);
+    if (o.constraint_kind != PAGODA_CONSTRAINT_NONE && o.constraint_kind != PAGODA_CONSTRAINT_JSON_OBJECT) {
+        if (o.constraint == nullptr)
+            fail(PAGODA_ERR_INVALID_ARGUMENT,
+                 "constraint is NULL but constraint_kind is " + std::to_string(o.constraint_kind));
+        c.constraint_text = o.constraint;
+    }
+    c.pooling = o.pooling;
+    c.embedding_normalize = o.embedding_normalize;
     return c;
 }
 
@@ -102,6 +154,10 @@ pagoda_output_t public_output(const Output &out) {
     p.sequence_index = out.sequence_index;
     p.cumulative_logprob = out.cumulative_logprob;
     p.request_finished = out.request_finished ? 1 : 0;
+    if (!out.embedding.empty()) {
+        p.embedding = out.embedding.data();
+        p.n_embedding = out.embedding.size();
+    }
     return p;
 }
 

@@ -51,6 +51,7 @@ public:
     int64_t context_length() const override {
         return std::min<int64_t>(engine_->impl->model().config().max_position, engine_->impl->cache().capacity_tokens());
     }
+    int64_t hidden_size() const override { return engine_->impl->model().config().hidden_size; }
     bool has_output_callback() const override { return engine_->impl->has_output_callback(); }
 
 private:

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "engine/request_check.hpp"
 #include "exec/forward_batch.hpp"
 #include "pagoda/tokenizer.h"
 
@@ -24,36 +26,31 @@ uint64_t sequence_seed(uint64_t seed, int32_t index) {
     return z ^ (z >> 31);
 }
 
-void check_request(const RequestConfig &c) {
-    const sample::SamplingParams &s = c.sampling;
-    auto bad = [](const std::string &m) { throw Error(PAGODA_ERR_INVALID_ARGUMENT, m); };
-    if (c.max_tokens < 1) bad("max_tokens must be at least 1 (got " + std::to_string(c.max_tokens) + ")");
-    if (!(s.temperature >= 0.0f) || !std::isfinite(s.temperature))
-        bad("temperature must be a finite number >= 0 (got " + std::to_string(s.temperature) + ")");
-    if (s.top_k < 0) bad("top_k must be >= 0 (got " + std::to_string(s.top_k) + ")");
-    if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) bad("top_p must be in (0, 1] (got " + std::to_string(s.top_p) + ")");
-    if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) bad("min_p must be in [0, 1] (got " + std::to_string(s.min_p) + ")");
-    if (!(s.repetition_penalty > 0.0f) || !std::isfinite(s.repetition_penalty))
-        bad("repetition_penalty must be > 0 (got " + std::to_string(s.repetition_penalty) + ")");
-    if (!std::isfinite(s.presence_penalty) || !std::isfinite(s.frequency_penalty))
-        bad("presence_penalty and frequency_penalty must be finite");
-    if (s.logprobs < -1) bad("logprobs must be -1 (none) or >= 0 (got " + std::to_string(s.logprobs) + ")");
-    if (c.prompt_logprobs < -1)
-        bad("prompt_logprobs must be -1 (none) or >= 0 (got " + std::to_string(c.prompt_logprobs) + ")");
-    for (const std::string &stop : c.stop_strings)
-        if (stop.empty()) bad("stop strings must not be empty");
-    if (c.n < 1) bad("n must be at least 1 (got " + std::to_string(c.n) + ")");
-    if (c.best_of != 0 && c.best_of < c.n)
-        bad("best_of must be 0 or >= n (got best_of " + std::to_string(c.best_of) + ", n " + std::to_string(c.n) + ")");
-    if (c.beam_width < 0) bad("beam_width must be >= 0 (got " + std::to_string(c.beam_width) + ")");
-    if (c.beam_width > 0 && c.n > c.beam_width)
-        bad("n must be <= beam_width for beam search (got n " + std::to_string(c.n) + ", beam_width " +
-            std::to_string(c.beam_width) + ")");
-    if (c.beam_width > 0 && c.best_of > c.beam_width)
-        bad("best_of must be 0 or <= beam_width for beam search (got " + std::to_string(c.best_of) + ")");
-    if (!std::isfinite(c.length_penalty)) bad("length_penalty must be finite");
-    if (c.early_stopping != 0 && c.early_stopping != 1)
-        bad("early_stopping must be 0 or 1 (got " + std::to_string(c.early_stopping) + ")");
+// PAGODA_POOLING_MODEL and _NORMALIZE_MODEL: what the model's files say (pooling_config.hpp),
+// else vLLM's defaults for decoder embedding models, last token and L2. A pooling the files
+// name but the engine does not do is refused rather than replaced.
+void resolve_pooling(const model::PoolingConfig &files, Request &r) {
+    int32_t pooling = r.config.pooling;
+    if (pooling == PAGODA_POOLING_MODEL) {
+        if (files.kind == model::PoolingKind::unsupported)
+            throw Error(PAGODA_ERR_UNSUPPORTED,
+                        files.source + " asks for " + files.named +
+                            " pooling, which the engine does not do: ask for "
+                            "PAGODA_POOLING_LAST or PAGODA_POOLING_MEAN explicitly");
+        pooling = files.kind == model::PoolingKind::mean ? PAGODA_POOLING_MEAN
+                                                         : PAGODA_POOLING_LAST;
+    }
+    r.mean_pooling = pooling == PAGODA_POOLING_MEAN;
+    const int32_t normalize = r.config.embedding_normalize;
+    r.normalize = normalize == PAGODA_EMBEDDING_NORMALIZE_MODEL
+                      ? files.normalize != 0
+                      : normalize == PAGODA_EMBEDDING_NORMALIZE_L2;
+}
+
+// A seed from the operating system (getrandom through std::random_device on Linux).
+uint64_t fresh_seed() {
+    std::random_device device;
+    return (uint64_t(device()) << 32) ^ uint64_t(device());
 }
 
 }  // namespace
@@ -88,6 +85,8 @@ Engine::Engine(std::shared_ptr<const model::Model> model, std::shared_ptr<const 
     eos_ids_ = model_->config().eos_token_ids;
     if (eos_ids_.empty() && tokenizer_ && tokenizer_->eos_token_id() >= 0)
         eos_ids_.push_back(tokenizer_->eos_token_id());
+    constraints_ = std::make_unique<ConstraintCache>(tokenizer_, eos_ids_,
+                                                     int32_t(model_->config().vocab_size));
 }
 
 // Kernel choice by measurement (kernel_choice.h): the file's table, completed by measuring in
@@ -148,6 +147,7 @@ std::unique_ptr<Sequence> Engine::new_sequence(const Request &r, int32_t index,
     }
     if (!r.config.stop_strings.empty())
         s->stop_matcher.emplace(r.config.stop_strings, (r.config.flags & PAGODA_REQUEST_INCLUDE_STOP_STRING) != 0);
+    if (r.config.constraint) s->constraint.emplace(r.config.constraint);
     return s;
 }
 
@@ -155,6 +155,23 @@ uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig co
     if (follower())
         throw Error(PAGODA_ERR_UNSUPPORTED, "this engine is rank " + std::to_string(processes_->rank()) +
                                                 " of a mesh over processes: submit on rank 0, whose steps it follows");
+    if (processes_ != nullptr && config.processor != nullptr)
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    "logits_processor: a host function cannot run on the other ranks of a mesh "
+                    "over processes; use logit_bias, bad_words or allowed_token_ids, which "
+                    "travel with the request");
+    // Drawn here, before the intake is broadcast, so every rank samples with the same seed.
+    if ((config.flags & PAGODA_REQUEST_FRESH_SEED) != 0) {
+        config.seed = fresh_seed();
+        config.flags &= ~PAGODA_REQUEST_FRESH_SEED;
+    }
+    if (config.embeds() && (processes_ != nullptr || !executor_->returns_hidden_states()))
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    "embedding requests (PAGODA_REQUEST_EMBED) are served on one device only; "
+                    "this engine runs on a mesh of " +
+                        std::to_string(config_.layout ? config_.layout->device_count() : 1) +
+                        " devices (" + (config_.layout ? config_.layout->describe() : "") +
+                        (processes_ != nullptr ? ", over processes" : "") + ")");
     std::unique_ptr<Request> r = make_request(prompt, std::move(config));
     std::lock_guard lock(incoming_mutex_);
     r->id = next_id_++;
@@ -180,7 +197,14 @@ std::unique_ptr<Request> Engine::make_request(std::span<const int32_t> prompt, R
                         "prompt token " + std::to_string(i) + " is " + std::to_string(prompt[i]) +
                             ", outside the vocabulary [0, " + std::to_string(mc.vocab_size) + ")");
     int64_t limit = std::min<int64_t>(mc.max_position, cache_->capacity_tokens());
-    if (static_cast<int64_t>(prompt.size()) >= limit)
+    // An embedding request generates nothing: its prompt may fill the context.
+    if (config.embeds() && static_cast<int64_t>(prompt.size()) > limit)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "the prompt has " + std::to_string(prompt.size()) +
+                        " tokens; this engine embeds at most " + std::to_string(limit) +
+                        " (context " + std::to_string(mc.max_position) + ", KV cache " +
+                        std::to_string(cache_->capacity_tokens()) + " tokens)");
+    if (!config.embeds() && static_cast<int64_t>(prompt.size()) >= limit)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
                     "the prompt has " + std::to_string(prompt.size()) +
                         " tokens; this engine holds at most " + std::to_string(limit) +
@@ -188,11 +212,26 @@ std::unique_ptr<Request> Engine::make_request(std::span<const int32_t> prompt, R
                         ", KV cache " + std::to_string(cache_->capacity_tokens()) +
                         " tokens), leaving room for at least one generated token");
 
+    sample::normalize_controls(config.controls, mc.vocab_size);
+    // Compiled (or found compiled) here, on every rank, so a bad constraint fails the submit.
+    if (config.constraint_kind != grammar::ConstraintKind::none)
+        config.constraint = constraints_->get(config.constraint_kind, config.constraint_text);
+
     auto r = std::make_unique<Request>();
     r->config = std::move(config);
     r->n_prompt = prompt.size();
+    if (r->config.controls.min_tokens > 0) {
+        std::vector<int32_t> &held = r->min_tokens_stop_ids;
+        held = r->config.stop_token_ids;
+        if ((r->config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0)
+            held.insert(held.end(), eos_ids_.begin(), eos_ids_.end());
+    }
     r->max_total_tokens =
         std::min<int64_t>(limit, static_cast<int64_t>(prompt.size()) + r->config.max_tokens);
+    if (r->config.embeds()) {
+        r->max_total_tokens = static_cast<int64_t>(prompt.size());
+        resolve_pooling(mc.pooling, *r);
+    }
     r->live.push_back(new_sequence(*r, 0, prompt));
     r->submitted_at = MetricsClock::now();
     return r;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/constraint_cache.hpp"
 #include "engine/engine_metrics.hpp"
 #include "engine/request.hpp"
 #include "engine/scheduler.hpp"
@@ -123,6 +124,7 @@ private:
     void fork_samples(Request &r);
     // Samples in place: `logits` is modified.
     void sample_sequence(Request &r, Sequence &s, std::span<float> logits);
+    void sample_request(Request &r, const std::vector<std::span<float>> &rows);
     bool device_can_pick(const Request &r) const;
     void choose_activation_dtype();
     // Reads the kernel choice file, measures what it lacks when asked to (writing it back),
@@ -131,6 +133,8 @@ private:
     // Appends `res.token` to `s`: output, stop conditions, text.
     void accept_token(Request &r, Sequence &s, const sample::SampleResult &res);
     void after_sampling(Request &r);
+    // An embedding request whose prompt is computed: its pooled vector out, the request ended.
+    void finish_embedding(Request &r);
     // Beam search over the rows of every live beam (`rows[i]` for r.live[i]).
     void beam_step(Request &r, const std::vector<std::span<const float>> &rows);
     void answer_at_end(Request &r);
@@ -163,6 +167,7 @@ private:
         std::make_shared<const runtime::KernelChoices>();
     Scheduler scheduler_;
     std::vector<int32_t> eos_ids_;
+    std::unique_ptr<ConstraintCache> constraints_;  // compiled constraints, by kind and text
 
     // Over several processes: the group the intake and logits travel over; null otherwise.
     const mesh::ProcessGroup *processes_ = nullptr;
@@ -183,6 +188,7 @@ private:
     RequestQueues queues_;
     std::vector<float> logits_;
     std::vector<float> row_scratch_;  // a logits row the sampler may modify
+    std::vector<float> hidden_;       // the step's hidden rows (embedding requests)
     bool sample_on_device_ = false;   // pick tokens with the device's SAMPLE where a step allows
     exec::DeviceSampling device_sampling_;
     std::vector<int32_t> picked_tokens_;

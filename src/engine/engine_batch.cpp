@@ -1,7 +1,8 @@
 // One step's batch: the forward batch assembled from the schedule (token ids, slots, block
 // tables, the logit rows each chunk asks for), run on the executor, and its logits turned into
 // tokens (on the device where it may pick them, else by the host sampler, parallel sampling
-// forking first). The serving loop around it is engine.cpp; beams are engine_answers.cpp.
+// forking first); embedding requests' hidden rows are pooled instead (pooling.hpp). The
+// serving loop around it is engine.cpp; beams are engine_answers.cpp.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "engine/engine.hpp"
+#include "engine/pooling.hpp"
 #include "exec/forward_batch.hpp"
 #include "pagoda/tokenizer.h"
 
@@ -27,7 +29,14 @@ void Engine::run_batch(const Schedule &schedule) {
             batch.max_blocks_per_seq, static_cast<int32_t>(cache_->table(c.sequence->kv_id).size()));
 
     // Per chunk: the first logit row it asked for, and the token position that row is for.
-    struct RowsOf { size_t first = 0; int64_t first_position = 0; size_t count = 0; };
+    // Embedding requests: their first hidden row and how many.
+    struct RowsOf {
+        size_t first = 0;
+        int64_t first_position = 0;
+        size_t count = 0;
+        size_t first_hidden = 0;
+        size_t hidden_count = 0;
+    };
     std::vector<RowsOf> rows_of(schedule.chunks.size());
     for (size_t ci = 0; ci < schedule.chunks.size(); ++ci) {
         const ScheduledChunk &c = schedule.chunks[ci];
@@ -58,6 +67,15 @@ void Engine::run_batch(const Schedule &schedule) {
         for (int64_t p = first; p < lp_end; ++p) batch.logit_rows.push_back(row0 + static_cast<int32_t>(p - first));
         if (c.samples) batch.logit_rows.push_back(row0 + static_cast<int32_t>(c.n_tokens - 1));
         rows.count = batch.logit_rows.size() - rows.first;
+        // Embedding requests pool every prompt row (mean) or the prompt's last (last token).
+        rows.first_hidden = batch.hidden_rows.size();
+        if (r.config.embeds()) {
+            const bool ends = end == static_cast<int64_t>(s.tokens.size());
+            const int64_t from = r.mean_pooling ? 0 : ends ? c.n_tokens - 1 : c.n_tokens;
+            for (int64_t k = from; k < c.n_tokens; ++k)
+                batch.hidden_rows.push_back(row0 + static_cast<int32_t>(k));
+        }
+        rows.hidden_count = batch.hidden_rows.size() - rows.first_hidden;
     }
 
     // The device picks the tokens when every logit row samples for a request whose choice the
@@ -94,11 +112,17 @@ void Engine::run_batch(const Schedule &schedule) {
         logits_.resize(batch.logit_rows.size() * static_cast<size_t>(vocab));
         executor_->run(batch, logits_.data());
     }
+    if (!batch.hidden_rows.empty()) {
+        const size_t dim = static_cast<size_t>(model_->config().hidden_size);
+        hidden_.resize(batch.hidden_rows.size() * dim);
+        executor_->copy_hidden(hidden_.data());
+    }
     n_graph_steps_ = executor_->graph_launches();
     const MetricsClock::time_point tokens_at = MetricsClock::now();  // one clock read per step
 
     // Requests that sample this step, in batch order, with each live sequence's logits row.
     std::vector<Request *> sampling;
+    std::vector<Request *> embedded;  // embedding requests whose prompt is now computed
     std::map<const Sequence *, std::span<float>> sample_row;
     std::map<const Sequence *, size_t> picked_row;  // the logit row a device pick is in
     for (size_t ci = 0; ci < schedule.chunks.size(); ++ci) {
@@ -115,6 +139,14 @@ void Engine::run_batch(const Schedule &schedule) {
         }
         s.n_computed += c.n_tokens;
         cache_->set_tokens(s.kv_id, s.n_computed, s.tokens);
+        if (r.config.embeds()) {
+            const size_t dim = static_cast<size_t>(model_->config().hidden_size);
+            if (rows.hidden_count > 0)
+                add_rows(r.pooled_sum, hidden_.data() + rows.first_hidden * dim,
+                         rows.hidden_count, dim);
+            if (s.n_computed == static_cast<int64_t>(s.tokens.size())) embedded.push_back(&r);
+            continue;
+        }
 
         // Prompt log-probabilities: row for position p scores token p + 1.
         auto row_logits = [&](size_t k) {
@@ -166,19 +198,54 @@ void Engine::run_batch(const Schedule &schedule) {
             beam_step(*r, std::vector<std::span<const float>>(rows.begin(), rows.end()));
             continue;
         }
-        if (!r->forked) {
-            // Every sequence draws its first token from the prompt's row, which the sampler
-            // modifies: each gets a copy.
-            fork_samples(*r);
-            for (const auto &s : r->live) {
-                row_scratch_.assign(rows[0].begin(), rows[0].end());
-                sample_sequence(*r, *s, row_scratch_);
-            }
-        } else {
-            for (size_t i = 0; i < r->live.size(); ++i) sample_sequence(*r, *r->live[i], rows[i]);
+        if (!r->config.controls_row()) {
+            sample_request(*r, rows);
+            continue;
         }
-        after_sampling(*r);
+        // What a request's own controls or processor get wrong ends that request alone.
+        try {
+            sample_request(*r, rows);
+        } catch (const sample::ProcessorStopped &stopped) {
+            fail_all({r}, PAGODA_ERR_CANCELLED,
+                     "request " + std::to_string(r->id) + ": the logits processor returned " +
+                         std::to_string(stopped.code));
+        } catch (const Error &e) {
+            fail_all({r}, e.status(), "request " + std::to_string(r->id) + ": " + e.what());
+        }
     }
+    for (Request *r : embedded) {
+        record_tokens(*r, tokens_at);
+        finish_embedding(*r);
+    }
+}
+
+// An embedding request's one output: the pooled vector, then the request ends ("stop", as
+// vLLM's pooling requests), its blocks left to the prefix cache.
+void Engine::finish_embedding(Request &r) {
+    Output out;
+    out.request_id = r.id;
+    out.finish_reason = PAGODA_FINISH_STOP_TOKEN;
+    out.n_prompt_tokens = r.n_prompt;
+    out.request_finished = true;
+    out.embedding = pooled_vector(r.pooled_sum, r.mean_pooling ? r.n_prompt : 1, r.normalize);
+    emit(std::move(out));
+    remove(&r, PAGODA_FINISH_STOP_TOKEN);
+}
+
+// Host sampling of one request's live sequences from their rows, then its outputs.
+void Engine::sample_request(Request &r, const std::vector<std::span<float>> &rows) {
+    if (!r.forked) {
+        // Every sequence draws its first token from the prompt's row, which the sampler
+        // modifies: each gets a copy.
+        fork_samples(r);
+        for (const auto &s : r.live) {
+            row_scratch_.assign(rows[0].begin(), rows[0].end());
+            sample_sequence(r, *s, row_scratch_);
+        }
+    } else {
+        for (size_t i = 0; i < r.live.size(); ++i) sample_sequence(r, *r.live[i], rows[i]);
+    }
+    after_sampling(r);
 }
 
 // An explicit type must be runnable (the forward pass says why not); the default is the
@@ -216,21 +283,63 @@ void Engine::fork_samples(Request &r) {
     }
 }
 
-// Whether the device's SAMPLE picks for `r` as the host sampler would: no penalties (they need
-// the token history), no top log-probabilities (the chosen token's comes back), no beams, and
-// one draw per sequence (the first draw of several sequences shares the prompt's row).
+// Whether the device's SAMPLE picks for `r` as the host sampler would: no logit controls or
+// processor (they change the row on the host), no penalties (they need the token history), no
+// top log-probabilities (the chosen token's comes back), no beams, and one draw per sequence
+// (the first draw of several sequences shares the prompt's row).
 bool Engine::device_can_pick(const Request &r) const {
     const sample::SamplingParams &p = r.config.sampling;
-    return !r.config.beam_search() && p.logprobs <= 0 && p.repetition_penalty == 1.0f &&
+    return !r.config.beam_search() && !r.config.controls_row() && p.logprobs <= 0 &&
+           p.repetition_penalty == 1.0f &&
            p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f &&
            (r.forked || r.config.width() == 1);
 }
 
+namespace {
+
+// The C processor behind the sampler's hook, with what it is told of the sequence.
+struct ProcessorCall {
+    const RequestConfig *config;
+    uint64_t request_id;
+    const Sequence *sequence;
+    size_t n_prompt;
+};
+
+int32_t apply_constraint(void *context, std::span<float> row) {
+    static_cast<grammar::ConstraintMatcher *>(context)->mask_logits(row);
+    return 0;
+}
+
+int32_t call_processor(void *context, std::span<float> row) {
+    const ProcessorCall &call = *static_cast<const ProcessorCall *>(context);
+    const std::vector<int32_t> &tokens = call.sequence->tokens;
+    return call.config->processor(call.config->processor_user, call.request_id,
+                                  call.sequence->index, tokens.data(), tokens.size(),
+                                  call.n_prompt, row.data(), row.size());
+}
+
+}  // namespace
+
 void Engine::sample_sequence(Request &r, Sequence &s, std::span<float> logits) {
-    accept_token(r, s, sample::sample(logits, r.config.sampling, s.history, s.rng));
+    if (!r.config.controls_row()) {
+        accept_token(r, s, sample::sample(logits, r.config.sampling, s.history, s.rng));
+        return;
+    }
+    ProcessorCall call{&r.config, r.id, &s, r.n_prompt};
+    sample::RowControls controls;
+    controls.controls = &r.config.controls;
+    controls.min_tokens_stop_ids = r.min_tokens_stop_ids;
+    if (r.config.processor != nullptr) controls.processor = {&call_processor, &call};
+    if (s.constraint) controls.mask = {&apply_constraint, &*s.constraint};
+    accept_token(r, s, sample::sample(logits, r.config.sampling, s.history, s.rng, controls));
 }
 
 void Engine::accept_token(Request &r, Sequence &s, const sample::SampleResult &res) {
+    // The mask allowed only what the constraint takes; a processor may have unmasked more.
+    if (s.constraint && !s.constraint->accept(res.token))
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "token " + std::to_string(res.token) +
+                        " breaks the request's constraint (the logits processor allowed it)");
     s.tokens.push_back(res.token);
     s.history.add_output(res.token);
     s.cumulative_logprob += res.logprob;
@@ -248,14 +357,22 @@ void Engine::accept_token(Request &r, Sequence &s, const sample::SampleResult &r
     bool is_eos = std::find(eos_ids_.begin(), eos_ids_.end(), res.token) != eos_ids_.end();
     bool is_stop = std::find(r.config.stop_token_ids.begin(), r.config.stop_token_ids.end(),
                              res.token) != r.config.stop_token_ids.end();
-    if (is_stop || (is_eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0))
+    // vLLM's check_stop: no stop token ends a sequence that has not reached min_tokens (they
+    // are masked until then, but a processor may unmask them).
+    const size_t generated = r.n_generated(s);
+    const bool before_min = generated < size_t(r.config.controls.min_tokens);
+    if (!before_min && (is_stop || (is_eos && (r.config.flags & PAGODA_REQUEST_IGNORE_EOS) == 0)))
         reason = PAGODA_FINISH_STOP_TOKEN;
 
     // Text: a stop token adds none (as vLLM); otherwise the detokenizer's complete
     // characters, through the stop-string matcher.
     if (reason == PAGODA_FINISH_NONE && s.detokenizer) {
         std::string piece = s.detokenizer->push(res.token);
-        if (s.stop_matcher) {
+        if (s.stop_matcher && generated <= size_t(r.config.controls.min_tokens)) {
+            // vLLM (its detokenizer, PR 22014): the text of the first min_tokens tokens ends
+            // nothing, though a stop string ending later may begin in it.
+            out.text += s.stop_matcher->feed_unchecked(piece);
+        } else if (s.stop_matcher) {
             sample::StopStringMatcher::Step step = s.stop_matcher->feed(piece);
             out.text += step.text;
             if (step.stopped) reason = PAGODA_FINISH_STOP_STRING;
@@ -263,6 +380,10 @@ void Engine::accept_token(Request &r, Sequence &s, const sample::SampleResult &r
             out.text += piece;
         }
     }
+    // A finished constraint (its value or match complete, or its end token taken) lets nothing
+    // follow: the sequence stops here, whatever ignore_eos or min_tokens say.
+    if (reason == PAGODA_FINISH_NONE && s.constraint && s.constraint->finished())
+        reason = PAGODA_FINISH_STOP_TOKEN;
     if (reason == PAGODA_FINISH_NONE && static_cast<int64_t>(s.tokens.size()) >= r.max_total_tokens)
         reason = PAGODA_FINISH_LENGTH;
     if (reason != PAGODA_FINISH_NONE && reason != PAGODA_FINISH_STOP_STRING) flush_text(s);

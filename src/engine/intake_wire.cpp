@@ -12,11 +12,13 @@ namespace {
 
 constexpr unsigned char kMagic[4] = {'P', 'G', 'I', 'W'};
 
-// The fewest bytes one encoded request takes (empty prompt, no stop ids or strings): id, prompt
-// length, 17 four-byte scalars (SamplingParams' 8 among them), the seed, two vector counts. A
+// The fewest bytes one encoded request takes (empty prompt, no stop ids, strings, controls or
+// constraint): id, prompt length, 19 four-byte scalars (SamplingParams' 8, min_tokens and the
+// constraint's kind among them), the seed, six vector counts (stop ids and strings, bias, bad
+// words, allowed ids, the constraint's text). A
 // count of requests is checked against it before anything is reserved; too small only lets a
 // forged count reserve more, too large would reject valid input (a test decodes minimal ones).
-constexpr size_t kMinRequestBytes = 8 + 4 + 17 * 4 + 8 + 4 + 4;
+constexpr size_t kMinRequestBytes = 8 + 4 + 19 * 4 + 8 + 6 * 4;
 
 class Writer {
 public:
@@ -106,9 +108,21 @@ private:
 // goes up). The decoder binds the same names, so the two orders cannot drift apart.
 void write_config(Writer &w, const RequestConfig &c) {
     const auto &[flags, max_tokens, sampling, seed, stop_token_ids, stop_strings, prompt_logprobs,
-                 priority, n, best_of, beam_width, length_penalty, early_stopping] = c;
+                 priority, n, best_of, beam_width, length_penalty, early_stopping, controls,
+                 processor, processor_user, constraint_kind, constraint_text, constraint, pooling,
+                 embedding_normalize] = c;
     const auto &[temperature, top_k, top_p, min_p, repetition_penalty, presence_penalty,
                  frequency_penalty, logprobs] = sampling;
+    const auto &[logit_bias, min_tokens, bad_words, allowed_token_ids] = controls;
+    // Submit refuses a processor on a mesh over processes: a function pointer means nothing
+    // in another process.
+    if (processor != nullptr || processor_user != nullptr)
+        throw Error(PAGODA_ERR_INTERNAL,
+                    "intake: a request with a logits processor reached the wire");
+    // Submit refuses embedding requests there too (the hidden states are not gathered over a
+    // mesh); the other requests' pooling fields are 0, which check_request holds them to.
+    if ((flags & PAGODA_REQUEST_EMBED) != 0 || pooling != 0 || embedding_normalize != 0)
+        throw Error(PAGODA_ERR_INTERNAL, "intake: an embedding request reached the wire");
     w.u32(flags);
     w.i32(max_tokens);
     w.f32(temperature);
@@ -133,14 +147,37 @@ void write_config(Writer &w, const RequestConfig &c) {
     w.i32(beam_width);
     w.f32(length_penalty);
     w.i32(early_stopping);
+    w.count(logit_bias.size(), "logit_bias");
+    for (const auto &[token, bias] : logit_bias) {
+        w.i32(token);
+        w.f32(bias);
+    }
+    w.i32(min_tokens);
+    w.count(bad_words.size(), "bad_words");
+    for (const std::vector<int32_t> &word : bad_words) w.i32s(word, "a bad word");
+    w.i32s(allowed_token_ids, "allowed_token_ids");
+    // The constraint goes as text: each rank compiles it against its own vocabulary.
+    (void)constraint;
+    w.i32(static_cast<int32_t>(constraint_kind));
+    w.count(constraint_text.size(), "the constraint");
+    w.bytes.insert(w.bytes.end(), constraint_text.begin(), constraint_text.end());
 }
 
 void read_config(Reader &r, RequestConfig &c) {
     auto &[flags, max_tokens, sampling, seed, stop_token_ids, stop_strings, prompt_logprobs,
-           priority, n, best_of, beam_width, length_penalty, early_stopping] = c;
+           priority, n, best_of, beam_width, length_penalty, early_stopping, controls, processor,
+           processor_user, constraint_kind, constraint_text, constraint, pooling,
+           embedding_normalize] = c;
     auto &[temperature, top_k, top_p, min_p, repetition_penalty, presence_penalty,
            frequency_penalty, logprobs] = sampling;
+    auto &[logit_bias, min_tokens, bad_words, allowed_token_ids] = controls;
+    processor = nullptr;  // never on the wire
+    processor_user = nullptr;
+    pooling = PAGODA_POOLING_MODEL;  // nor these (embedding requests stay on one device)
+    embedding_normalize = PAGODA_EMBEDDING_NORMALIZE_MODEL;
     flags = r.u32("flags");
+    if ((flags & PAGODA_REQUEST_EMBED) != 0)
+        throw Error(PAGODA_ERR_FORMAT, "intake: an embedding request (rank 0 sends none)");
     max_tokens = r.i32("max_tokens");
     temperature = r.f32("temperature");
     top_k = r.i32("top_k");
@@ -165,6 +202,20 @@ void read_config(Reader &r, RequestConfig &c) {
     beam_width = r.i32("beam_width");
     length_penalty = r.f32("length_penalty");
     early_stopping = r.i32("early_stopping");
+    logit_bias.resize(r.count("logit_bias", 8));
+    for (auto &[token, bias] : logit_bias) {
+        token = r.i32("logit_bias token");
+        bias = r.f32("logit_bias value");
+    }
+    min_tokens = r.i32("min_tokens");
+    bad_words.resize(r.count("bad_words", 4));
+    for (std::vector<int32_t> &word : bad_words) word = r.i32s("a bad word");
+    allowed_token_ids = r.i32s("allowed_token_ids");
+    constraint_kind = static_cast<grammar::ConstraintKind>(r.i32("constraint_kind"));
+    const uint32_t len = r.count("constraint length", 1);
+    const unsigned char *p = r.take(len, "the constraint");
+    constraint_text.assign(reinterpret_cast<const char *>(p), len);
+    constraint = nullptr;  // compiled by the engine that reads it
 }
 
 }  // namespace

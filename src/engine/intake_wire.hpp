@@ -3,11 +3,14 @@
 // The transport is someone else's; this is only the encoding, exact (floats bit for bit) and the
 // same on every host (little-endian, fixed widths).
 //
-// Layout, version 1 (all integers little-endian; a count or length is a u32):
+// Layout, version 3 (all integers little-endian; a count or length is a u32):
 //   "PGIW" magic, u32 version, u64 step, u8 stop (0 or 1),
 //   u32 n, then n requests: u64 id, u32 len + len i32 prompt ids, the config in
 //     RequestConfig's declaration order (SamplingParams inline in its own order; a vector is a
-//     u32 count then its items; a stop string is a u32 byte length then its bytes),
+//     u32 count then its items; a stop string is a u32 byte length then its bytes), then
+//     LogitControls in its order (logit_bias: u32 count of (i32 token, f32 bias); min_tokens;
+//     bad_words: u32 count of i32 vectors; allowed_token_ids); the processor never travels;
+//     the constraint as i32 kind and u32 length + its text's bytes (each rank compiles it),
 //   u32 n, then n u64 aborted ids. Nothing may follow.
 #pragma once
 
@@ -19,7 +22,7 @@
 
 namespace pagoda::engine {
 
-inline constexpr uint32_t kIntakeWireVersion = 1;
+inline constexpr uint32_t kIntakeWireVersion = 3;
 
 // One request as submitted: its engine id, its prompt's token ids (already tokenized on rank 0),
 // and its options.

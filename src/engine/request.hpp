@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "grammar/compiled_constraint.hpp"
+#include "grammar/constraint_matcher.hpp"
+#include "grammar/constraint_text.hpp"
 #include "pagoda/engine.h"
 #include "sample/sampler.hpp"
 #include "sample/stop_strings.hpp"
@@ -34,6 +37,22 @@ struct RequestConfig {
     int32_t beam_width = 0;   // > 0: beam search
     float length_penalty = 1.0f;
     int32_t early_stopping = 0;
+    sample::LogitControls controls;  // logit_bias, min_tokens, bad_words, allowed_token_ids
+    // The host's hook on each row (C API only): a function pointer, so it never goes on the
+    // intake wire, and a mesh over processes refuses it at submit.
+    pagoda_logits_processor_fn processor = nullptr;
+    void *processor_user = nullptr;
+    // The output's constraint as the host wrote it (it travels on the intake wire), and its
+    // compiled form, which submit fills on every rank.
+    grammar::ConstraintKind constraint_kind = grammar::ConstraintKind::none;
+    std::string constraint_text;
+    std::shared_ptr<const grammar::CompiledConstraint> constraint;
+    // Embedding requests (PAGODA_REQUEST_EMBED): a pagoda_pooling_t and a
+    // pagoda_embedding_normalize_t as the host wrote them; make_request resolves them.
+    int32_t pooling = PAGODA_POOLING_MODEL;
+    int32_t embedding_normalize = PAGODA_EMBEDDING_NORMALIZE_MODEL;
+
+    bool embeds() const { return (flags & PAGODA_REQUEST_EMBED) != 0; }
 
     bool beam_search() const { return beam_width > 0; }
     // Sequences the request runs at once after its prompt.
@@ -41,6 +60,10 @@ struct RequestConfig {
     // Outputs stream step by step only when every sequence generated is returned; best_of > n
     // and beam search return theirs at the end (as vLLM).
     bool streams() const { return !beam_search() && width() == n; }
+    // Whether something beyond SamplingParams changes the row: the host sampler must pick.
+    bool controls_row() const {
+        return controls.active() || processor != nullptr || constraint != nullptr;
+    }
 };
 
 // What a request produced in one step, owned until it is polled.
@@ -64,6 +87,7 @@ struct Output {
     int32_t sequence_index = 0;
     float cumulative_logprob = 0.0f;
     bool request_finished = false;
+    std::vector<float> embedding;  // an embedding request's pooled vector, on its last output
 };
 
 // Where a request is in the engine: queued for (re)admission, holding device blocks, or with
@@ -83,6 +107,7 @@ struct Sequence {
     sample::Rng rng;
     std::optional<tok::Detokenizer> detokenizer;  // absent when the model has no tokenizer
     std::optional<sample::StopStringMatcher> stop_matcher;
+    std::optional<grammar::ConstraintMatcher> constraint;  // where it is in its request's constraint
 
     // What it produced and has not sent: each step's for streaming requests, everything for
     // requests that answer at the end.
@@ -112,15 +137,30 @@ struct Request {
     bool forked = false;
     int32_t streamed_finished = 0;  // streaming: sequences whose last output went out
 
+    // What min_tokens holds back: the end-of-sequence ids (unless EOS is ignored) and the
+    // request's stop ids; filled when min_tokens > 0.
+    std::vector<int32_t> min_tokens_stop_ids;
+
     // Prompt log-probabilities, filled chunk by chunk and sent with the first output.
     std::vector<float> prompt_logprobs;
     std::vector<pagoda_logprob_t> prompt_top_logprobs;
     bool prompt_logprobs_sent = false;
 
+    // Embedding requests: the pooling resolved against the model, and, for mean pooling, the
+    // sum of the prompt rows' hidden states computed so far (reset when a preemption by
+    // recompute starts the prompt over). Summed in double: a long prompt adds thousands.
+    bool mean_pooling = false;
+    bool normalize = true;
+    std::vector<double> pooled_sum;
+
     Sequence &first() { return *live.front(); }
     const Sequence &first() const { return *live.front(); }
     size_t n_generated(const Sequence &s) const { return s.tokens.size() - n_prompt; }
     bool wants_prompt_logprobs() const { return config.prompt_logprobs >= 0 && !prompt_logprobs_sent; }
+    // Whether every prompt row must be computed here (no cached prefix taken).
+    bool needs_every_prompt_row() const {
+        return wants_prompt_logprobs() || (config.embeds() && mean_pooling);
+    }
 };
 
 // Scheduling order: lower priority value first, then earlier arrival (ids grow with arrival).

@@ -11,8 +11,10 @@ namespace pagoda::engine {
 
 namespace {
 
+// An embedding request's last chunk samples nothing: its hidden states are pooled instead.
 ScheduledChunk chunk_of(Request *r, Sequence *s, int64_t n_tokens) {
-    return {r, s, n_tokens, s->n_computed + n_tokens == static_cast<int64_t>(s->tokens.size())};
+    const bool ends = s->n_computed + n_tokens == static_cast<int64_t>(s->tokens.size());
+    return {r, s, n_tokens, ends && !r->config.embeds()};
 }
 
 }  // namespace
@@ -61,6 +63,7 @@ void Scheduler::preempt(Request *victim, RequestQueues &queues, kv::KvCache &cac
     // Prompt log-probabilities not yet sent are computed again with the prompt.
     victim->prompt_logprobs.clear();
     victim->prompt_top_logprobs.clear();
+    victim->pooled_sum.clear();
     victim->state = RequestState::waiting;
     insert_in_order(queues.waiting, victim);
     ++out.preempted_by_recompute;
@@ -76,9 +79,10 @@ int64_t Scheduler::admit(Request *r, int64_t budget, kv::KvCache &cache, bool ot
         cached = cache.admit(s.kv_id, s.tokens, 0, [&](int64_t) { return r->max_total_tokens; },
                              /*share_prefix=*/false);
     } else {
-        // At least the last token is computed, so the step has logits to sample from; prompt
-        // log-probabilities need every row, so those requests take no cached prefix.
-        const int64_t max_cached = r->wants_prompt_logprobs() ? 0 : n_tokens - 1;
+        // At least the last token is computed, so the step has logits to sample from (or the
+        // last hidden state to pool); prompt log-probabilities and mean pooling need every
+        // row, so those requests take no cached prefix.
+        const int64_t max_cached = r->needs_every_prompt_row() ? 0 : n_tokens - 1;
         // vLLM's watermark: beside running requests, a new one joins only if 1 % of the blocks
         // stay free after it, so the running ones can grow before anyone is preempted.
         const int64_t keep_free =

@@ -70,6 +70,12 @@ public:
     virtual bool run_sampled(const ForwardBatch &batch, const DeviceSampling &sampling, int32_t *tokens,
                              float *logprobs) = 0;
     virtual void copy_logits(float *logits) = 0;
+    // Whether run() and run_sampled() take batch.hidden_rows (embedding requests): one device
+    // only; a mesh refuses them (the engine refuses such requests at submit).
+    virtual bool returns_hidden_states() const = 0;
+    // The last step's hidden states after the final norm at batch.hidden_rows, in order (host,
+    // [hidden_rows.size(), hidden_size] f32).
+    virtual void copy_hidden(float *hidden) = 0;
 
     virtual void set_activation_dtype(pagoda_dtype_t dtype) = 0;
     virtual pagoda_dtype_t weight_dtype() const = 0;

@@ -25,6 +25,9 @@ struct ForwardBatch {
     // Rows of the flattened tokens whose logits the caller wants (the last token of a
     // sequence that samples; every prompt token when prompt logprobs are asked), ascending.
     std::vector<int32_t> logit_rows;
+    // Rows whose hidden states after the final norm the caller wants (embedding requests:
+    // pooled on the host), in any order; read back with the executor's copy_hidden().
+    std::vector<int32_t> hidden_rows;
 
     int32_t n_tokens() const { return static_cast<int32_t>(token_ids.size()); }
     int32_t n_seqs() const { return static_cast<int32_t>(context_lens.size()); }

@@ -63,6 +63,11 @@ void check_batch(const ForwardBatch &b) {
         if (b.logit_rows[i] < 0 || size_t(b.logit_rows[i]) >= t)
             invalid("logit_rows[" + std::to_string(i) + "] = " + std::to_string(b.logit_rows[i]) +
                     " is outside the batch's " + std::to_string(t) + " tokens");
+    for (size_t i = 0; i < b.hidden_rows.size(); ++i)
+        if (b.hidden_rows[i] < 0 || size_t(b.hidden_rows[i]) >= t)
+            invalid("hidden_rows[" + std::to_string(i) + "] = " +
+                    std::to_string(b.hidden_rows[i]) + " is outside the batch's " +
+                    std::to_string(t) + " tokens");
 }
 
 void check_geometry(const model::ModelConfig &c, const ModelShard &shard, const kv::KvGeometry &g,
@@ -220,6 +225,13 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     check_stage(c, s.shard, stage);
     const bool first = stage.first_layer == 0, last = stage.end_layer == c.n_layers;
     const int64_t n = batch.n_tokens();
+    s.hidden_count = 0;
+    s.last_hidden_rows = 0;
+    if (!batch.hidden_rows.empty() && !(first && last))
+        throw Error(PAGODA_ERR_UNSUPPORTED,
+                    "forward batch: hidden states are returned by whole-model runs only, not by "
+                    "a pipeline stage of layers [" + std::to_string(stage.first_layer) + ", " +
+                        std::to_string(stage.end_layer) + ")");
     if (n == 0) return;  // check_batch made sure no logits were asked for
     if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr && !stage.discard_logits)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
@@ -231,7 +243,8 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     // stage always runs op by op.
     const bool padded = s.decode_mode == DecodeMode::PaddedOpByOp ||
                         (s.decode_mode == DecodeMode::Graphs && s.stream.supports_graphs());
-    if (padded && first && last && s.shard.tp_size == 1 && s.shard.kv_size == 1 && is_decode_only(batch) &&
+    if (padded && first && last && s.shard.tp_size == 1 && s.shard.kv_size == 1 &&
+        batch.hidden_rows.empty() && is_decode_only(batch) &&
         decode_bucket(batch.n_seqs()) > 0 &&
         s.run_bucketed(batch, geometry, pools, logits))
         return;
@@ -241,6 +254,9 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const size_t rows = last ? batch.logit_rows.size() : 0;
     s.bind_activations(s.eager_memory, tokens, rows);
     s.stage(batch, geometry.block_size);
+    s.hidden_count = batch.hidden_rows.size();
+    s.pooled.ptr = s.eager_memory.pooled.reserve(
+        s.stream.device(), s.hidden_count * size_t(c.hidden_size) * f);
     if (!first && stage.handoff != nullptr)
         stage.handoff->receive(s.stream, static_cast<float *>(s.residual.get()), n);
     else if (!first)
@@ -262,6 +278,32 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
         return;
     }
     s.deliver(rows, logits);
+    s.last_hidden_rows = s.hidden_count;
+}
+
+void LlamaForward::copy_hidden(float *hidden) {
+    State &s = *state_;
+    if (s.last_hidden_rows == 0) return;
+    s.stream.copy(hidden, s.pooled.get(),
+                  s.last_hidden_rows * size_t(s.model->config().hidden_size) * sizeof(float),
+                  PAGODA_COPY_DEVICE_TO_HOST);
+    s.stream.synchronize();
+}
+
+// ops.h has no gather; EMBEDDING over the hidden states is one.
+void LlamaForward::State::gather(int64_t n, const void *rows, size_t count,
+                                 pagoda_dtype_t out_dtype, void *out) {
+    pagoda_op_embedding_t g{};
+    g.struct_size = sizeof g;
+    g.table_dtype = act;
+    g.out_dtype = out_dtype;
+    g.vocab_size = n;
+    g.dim = model->config().hidden_size;
+    g.n_tokens = int64_t(count);
+    g.table = normed.get();
+    g.ids = static_cast<const int32_t *>(rows);
+    g.out = out;
+    stream.launch(PAGODA_OP_EMBEDDING, &g);
 }
 
 void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvGeometry &geometry,
@@ -337,21 +379,13 @@ void LlamaForward::State::launch_layers(const ForwardBatch &batch, const kv::KvG
         add.b = sublayer_out;
         add.out = h_stream;
         s.stream.launch(PAGODA_OP_ADD, &add);
-    } else if (rows > 0) {
+    } else if (rows > 0 || s.hidden_count > 0) {
         s.rmsnorm(w.final_norm(), n, sublayer_out, h_stream, normed_x);
-        // ops.h has no gather; EMBEDDING over the hidden states is one: row i of the output
-        // is row logit_rows[i] of `normed`.
-        pagoda_op_embedding_t g{};
-        g.struct_size = sizeof g;
-        g.table_dtype = act;
-        g.out_dtype = act;
-        g.vocab_size = n;
-        g.dim = c.hidden_size;
-        g.n_tokens = int64_t(rows);
-        g.table = normed_x;
-        g.ids = static_cast<const int32_t *>(s.logit_rows.get());
-        g.out = gathered_rows;
-        s.stream.launch(PAGODA_OP_EMBEDDING, &g);
+        if (s.hidden_count > 0)
+            s.gather(n, s.hidden_rows.get(), s.hidden_count, PAGODA_DTYPE_F32, s.pooled.get());
+    }
+    if (last && rows > 0) {
+        s.gather(n, s.logit_rows.get(), rows, act, gathered_rows);
         s.lm_head(gathered_rows, int64_t(rows), static_cast<float *>(device_logits));
     }
 }

@@ -64,6 +64,10 @@ public:
                      int32_t *tokens, float *logprobs);
     // The logits of the last step's logit rows, as run() would have written them.
     void copy_logits(float *logits);
+    // The last step's hidden states after the final norm at batch.hidden_rows, in that order
+    // (host, [hidden_rows.size(), hidden_size] f32). Only whole-model runs op by op take
+    // hidden rows; a pipeline stage given some throws UNSUPPORTED.
+    void copy_hidden(float *hidden);
 
     // A pipeline stage's share of a forward pass: decoder layers [first_layer, end_layer). The
     // stage holding layer 0 embeds the token ids, a later one starts from the hidden states its

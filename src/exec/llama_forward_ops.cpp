@@ -159,6 +159,7 @@ void LlamaForward::State::stage(const ForwardBatch &b, int32_t block_size) {
     upload(context_lens, in.context_lens, b.context_lens);
     upload(block_tables, in.block_tables, b.block_tables);
     upload(logit_rows, in.logit_rows, b.logit_rows);
+    upload(hidden_rows, in.hidden_rows, b.hidden_rows);
 }
 
 pagoda_op_matmul_t LlamaForward::State::matmul_args(const DeviceTensor &w, const DeviceTensor &bias,

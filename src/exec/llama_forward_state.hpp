@@ -32,6 +32,7 @@ struct Activations {
     ScratchBuffer q{"queries"}, k{"keys"}, v{"values"}, attn{"attention output"};
     ScratchBuffer delta{"sublayer output"}, gate{"MLP gate"}, up{"MLP up"};
     ScratchBuffer gathered{"hidden states of logit rows"}, logits{"logits"};
+    ScratchBuffer pooled{"hidden states of pooled rows"};  // f32, for embeddings
     // Mixture-of-experts layers: the router's logits, and per token its experts and weights.
     ScratchBuffer router_logits{"router logits"}, expert_ids{"routed experts"},
         expert_weights{"routing weights"};
@@ -42,6 +43,7 @@ struct StepInputs {
     ScratchBuffer token_ids{"token ids"}, positions{"positions"}, slots{"slot mapping"};
     ScratchBuffer query_start{"query starts"}, context_lens{"context lengths"};
     ScratchBuffer block_tables{"block tables"}, logit_rows{"logit rows"};
+    ScratchBuffer hidden_rows{"hidden rows"};
 };
 
 
@@ -83,6 +85,9 @@ struct LlamaForward::State {
     // Sums a row-parallel projection's partial outputs over the tensor-parallel group.
     void all_reduce(void *buffer, int64_t elements, pagoda_dtype_t dtype);
     void lm_head(const void *x, int64_t rows, float *out);
+    // Row i of `out` (of `out_dtype`) = row rows[i] (device int32) of `normed`, [n, hidden]
+    // of the step's activation type.
+    void gather(int64_t n, const void *rows, size_t count, pagoda_dtype_t out_dtype, void *out);
     // out = rmsnorm(residual += x), x and out of the activation type, the residual f32.
     void rmsnorm(const DeviceTensor &w, int64_t rows, const void *x, float *residual, void *out);
     // A mixture-of-experts MLP on `n` tokens: `normed` → `delta` (this device's share, to be
@@ -105,6 +110,11 @@ struct LlamaForward::State {
     StepBuffer router_logits, expert_ids, expert_weights;
     StepBuffer lse, kv_parts, kv_lse;
     StepBuffer token_ids, positions, slots, query_start, context_lens, block_tables, logit_rows;
+    // The step's hidden rows (ForwardBatch::hidden_rows): only steps run op by op over the
+    // whole model take them, so a recorded decode graph never holds their gather.
+    StepBuffer hidden_rows, pooled;
+    size_t hidden_count = 0;       // rows the step in flight gathers into `pooled`
+    size_t last_hidden_rows = 0;   // rows the last step left there
     // Steps run op by op own these...
     Activations eager_memory;
     StepInputs eager_inputs;

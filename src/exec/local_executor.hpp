@@ -17,6 +17,8 @@ public:
     bool run_sampled(const ForwardBatch &batch, const DeviceSampling &sampling, int32_t *tokens,
                      float *logprobs) override;
     void copy_logits(float *logits) override { forward_.copy_logits(logits); }
+    bool returns_hidden_states() const override { return true; }
+    void copy_hidden(float *hidden) override { forward_.copy_hidden(hidden); }
     void set_activation_dtype(pagoda_dtype_t dtype) override { forward_.set_activation_dtype(dtype); }
     pagoda_dtype_t weight_dtype() const override { return forward_.weight_dtype(); }
     void set_decode_mode(DecodeMode mode) override { forward_.set_decode_mode(mode); }

@@ -283,6 +283,7 @@ void MeshExecutor::run_units(Worker &w) {
 }
 
 void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
+    if (!batch.hidden_rows.empty()) copy_hidden(nullptr);
     if (groups_broken_ && spans_processes())
         throw Error(PAGODA_ERR_BACKEND, "an earlier step failed on the mesh's processes; its groups are not rebuilt "
                                         "across processes: make the engine again on every rank");
@@ -321,6 +322,11 @@ bool MeshExecutor::run_sampled(const ForwardBatch &, const DeviceSampling &, int
 
 void MeshExecutor::copy_logits(float *) {
     throw Error(PAGODA_ERR_INTERNAL, "sampling on the device is not offered on a multi-device mesh");
+}
+
+void MeshExecutor::copy_hidden(float *) {
+    throw Error(PAGODA_ERR_UNSUPPORTED, "hidden states for embeddings are not gathered over a "
+                                        "multi-device mesh (" + layout_.describe() + ")");
 }
 
 void MeshExecutor::set_activation_dtype(pagoda_dtype_t dtype) {

@@ -43,6 +43,9 @@ public:
     bool run_sampled(const ForwardBatch &batch, const DeviceSampling &sampling, int32_t *tokens,
                      float *logprobs) override;
     void copy_logits(float *logits) override;
+    // The stages' and shards' hidden states are not gathered for pooling yet.
+    bool returns_hidden_states() const override { return false; }
+    void copy_hidden(float *hidden) override;
     // Half activations are not carried across devices yet: only F32.
     void set_activation_dtype(pagoda_dtype_t dtype) override;
     pagoda_dtype_t weight_dtype() const override;

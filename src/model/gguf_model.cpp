@@ -175,6 +175,11 @@ ModelConfig gguf_model_config(const GgufFile &file) {
         c.head_dim = c.hidden_size / c.n_heads;
     }
 
+    // llama.cpp's converter writes the pooling of sentence-transformers embedding models.
+    if (file.has(k + "pooling_type"))
+        c.pooling = gguf_pooling(file.get_u32(k + "pooling_type"),
+                                 path + ": key '" + k + "pooling_type'");
+
     // Mistral-style local attention; absent or 0 means every earlier token is visible.
     if (file.has(k + "attention.sliding_window"))
         c.sliding_window = read_count(file, k + "attention.sliding_window");

@@ -67,6 +67,7 @@ HfCheckpoint::HfCheckpoint(const std::string &folder) : folder_(folder) {
     const std::string generation_path = folder_ + "/generation_config.json";
     if (file_exists(generation_path))
         apply_hf_generation_config(config_, text_of(MappedFile(generation_path)), generation_path);
+    config_.pooling = read_sentence_transformers_pooling(folder_);
 
     const std::string index_path = folder_ + "/model.safetensors.index.json";
     const std::string single_path = folder_ + "/model.safetensors";

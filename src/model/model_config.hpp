@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/pooling_config.hpp"
 #include "pagoda/ops.h"
 
 namespace pagoda::model {
@@ -83,6 +84,8 @@ struct ModelConfig {
     std::vector<uint8_t> sliding_layers;
     int32_t bos_token_id = -1;         // -1 = none
     std::vector<int32_t> eos_token_ids;
+    // How its embeddings are pooled and normalized, where its files say (embedding requests).
+    PoolingConfig pooling;
 
     // The window layer `layer` attends within; 0 = unbounded.
     int64_t window_of(int64_t layer) const {

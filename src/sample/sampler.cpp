@@ -1,5 +1,6 @@
-// The sampler's pipeline, in vLLM's order: raw log-probabilities, penalties, then greedy or
-// temperature -> top-k -> top-p -> min-p -> one seeded draw.
+// The sampler's pipeline, in vLLM's order: raw log-probabilities, the request's logit controls
+// and processor, penalties, then greedy or temperature -> top-k -> top-p -> min-p -> one seeded
+// draw.
 #include "sample/sampler.hpp"
 
 #include <algorithm>
@@ -37,6 +38,8 @@ struct Scratch {
     std::vector<Candidate> nucleus;
     std::vector<double> bin_mass;
     std::vector<float> raw_seen;
+    std::vector<float> raw_row;  // the row before the controls, when they change values
+    std::vector<float> kept;     // allowed_token_ids' logits while the row is masked
 };
 
 Scratch &thread_scratch() {
@@ -185,6 +188,39 @@ int32_t draw(const std::vector<Candidate> &cands, double total, Rng &rng) {
     return cands.back().token;  // rounding put target at the very top
 }
 
+// The request's controls, then its processor. Returns true when it copied the raw row into
+// scratch.raw_row (the chosen token's raw logit is read there afterwards).
+bool control_row(std::span<float> logits, const RowControls &rc, const TokenHistory &history,
+                 Scratch &scratch) {
+    // The mask changes no logit it keeps, so it alone needs no copy of the raw row.
+    if (rc.mask) rc.mask.fn(rc.mask.context, logits);
+    const bool controls = rc.controls != nullptr && rc.controls->active();
+    if (!controls && !rc.processor) return false;
+    scratch.raw_row.assign(logits.begin(), logits.end());
+    if (controls)
+        apply_logit_controls(logits, *rc.controls, history.output(), rc.min_tokens_stop_ids,
+                             scratch.kept);
+    bool any = false;
+    if (rc.processor) {
+        const int32_t code = rc.processor.fn(rc.processor.context, logits);
+        if (code != 0) throw ProcessorStopped{code};
+        for (size_t i = 0; i < logits.size(); ++i) {
+            if (std::isnan(logits[i]) || logits[i] == kInf)
+                throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                            "the logits processor wrote " + std::to_string(logits[i]) +
+                                " at token " + std::to_string(i) + " (NaN and +inf are refused)");
+            any = any || logits[i] > -kInf;
+        }
+    } else {
+        any = std::any_of(logits.begin(), logits.end(), [](float x) { return x > -kInf; });
+    }
+    if (!any)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "no token can be sampled: the constraint, logit_bias, min_tokens, bad_words, "
+                    "allowed_token_ids and the logits processor leave every logit -inf");
+    return true;
+}
+
 }  // namespace
 
 void validate_params(const SamplingParams &p) {
@@ -203,6 +239,11 @@ void validate_params(const SamplingParams &p) {
 
 SampleResult sample(std::span<float> logits, const SamplingParams &params,
                     const TokenHistory &history, Rng &rng) {
+    return sample(logits, params, history, rng, RowControls{});
+}
+
+SampleResult sample(std::span<float> logits, const SamplingParams &params,
+                    const TokenHistory &history, Rng &rng, const RowControls &row_controls) {
     validate_params(params);
     Scratch &scratch = thread_scratch();
     SampleResult result;
@@ -213,6 +254,7 @@ SampleResult sample(std::span<float> logits, const SamplingParams &params,
     if (params.logprobs > 0)
         top_logprobs_into(logits, size_t(params.logprobs), log_norm, scratch.ranked, result.top);
 
+    const bool controlled = control_row(logits, row_controls, history, scratch);
     const bool penalised = apply_penalties(logits, params, history, scratch.raw_seen);
     if (params.temperature == 0.0f) {
         // Greedy: top-k, top-p and min-p all keep the most likely token, so they cannot matter.
@@ -223,7 +265,9 @@ SampleResult sample(std::span<float> logits, const SamplingParams &params,
     }
 
     float raw_logit = logits[size_t(result.token)];
-    if (penalised) {
+    if (controlled) {
+        raw_logit = scratch.raw_row[size_t(result.token)];
+    } else if (penalised) {
         const int64_t pos = history.seen_position(result.token);
         if (pos >= 0) raw_logit = scratch.raw_seen[size_t(pos)];
     }
@@ -233,10 +277,12 @@ SampleResult sample(std::span<float> logits, const SamplingParams &params,
 
 std::vector<TokenProbability> filtered_distribution(std::span<float> logits,
                                                     const SamplingParams &params,
-                                                    const TokenHistory &history) {
+                                                    const TokenHistory &history,
+                                                    const RowControls &row_controls) {
     validate_params(params);
     log_normalizer(logits);  // the same checks of the row as sample()
     Scratch &scratch = thread_scratch();
+    control_row(logits, row_controls, history, scratch);
     apply_penalties(logits, params, history, scratch.raw_seen);
     if (params.temperature == 0.0f) return {{argmax(logits), 1.0}};
     const double total = build_candidates(logits, params, scratch);

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sample/logit_controls.hpp"
+
 namespace pagoda::sample {
 
 struct SamplingParams {
@@ -96,6 +98,29 @@ inline float uniform_unit_f32(Rng &rng) { return float(rng() >> 40) * 0x1.0p-24f
 SampleResult sample(std::span<float> logits, const SamplingParams &params,
                     const TokenHistory &history, Rng &rng);
 
+// What a request does to its row beyond SamplingParams (logit_controls.hpp), applied after the
+// raw log-probabilities are taken and before the penalties.
+struct RowControls {
+    // A constraint's mask, first: it sets the logits of the tokens it refuses to -inf and leaves
+    // the others as they are (so the raw row needs no copy for it). Returns 0.
+    LogitsHook mask;
+    const LogitControls *controls = nullptr;        // NULL = none
+    std::span<const int32_t> min_tokens_stop_ids;   // what min_tokens holds back
+    LogitsHook processor;                           // the host's, last
+};
+
+// The processor returned `code` (not 0): the request is to end.
+struct ProcessorStopped {
+    int32_t code = 0;
+};
+
+// sample() with the controls. The reported log-probabilities stay those of the raw row. Throws
+// as sample() does, and also Error(PAGODA_ERR_INVALID_ARGUMENT) when the controls or the
+// processor leave no token to sample or the processor writes a NaN or +inf; throws
+// ProcessorStopped when the processor asks to stop.
+SampleResult sample(std::span<float> logits, const SamplingParams &params,
+                    const TokenHistory &history, Rng &rng, const RowControls &row_controls);
+
 // A token the sampler may draw and its probability after every filter.
 struct TokenProbability {
     int32_t token = -1;
@@ -107,7 +132,8 @@ struct TokenProbability {
 // them. For tests and debugging; `logits` is modified as sample() would.
 std::vector<TokenProbability> filtered_distribution(std::span<float> logits,
                                                     const SamplingParams &params,
-                                                    const TokenHistory &history);
+                                                    const TokenHistory &history,
+                                                    const RowControls &row_controls = {});
 
 // log_softmax of `logits`, for prompt log-probabilities: the given token's value and the top-n.
 float token_logprob(std::span<const float> logits, int32_t token);

@@ -61,6 +61,17 @@ StopStringMatcher::Step StopStringMatcher::feed(std::string_view new_text) {
     return step;
 }
 
+std::string StopStringMatcher::feed_unchecked(std::string_view new_text) {
+    if (stopped_) return {};
+    pending_.append(new_text);
+    // A later feed() searches only from the held suffix on, so a stop string wholly inside
+    // this text is never matched.
+    const size_t hold = partial_match_length();
+    std::string out = pending_.substr(0, pending_.size() - hold);
+    pending_.erase(0, pending_.size() - hold);
+    return out;
+}
+
 size_t StopStringMatcher::partial_match_length() const {
     if (stops_.empty()) return 0;
     const std::string_view text = pending_;

@@ -35,6 +35,11 @@ public:
     // was cut into pieces.
     Step feed(std::string_view new_text);
 
+    // Takes text that may not end generation (vLLM's min_tokens: the first min_tokens tokens'
+    // text is not searched) but may begin a stop string that a later feed() completes. Returns
+    // the text now safe to emit; holds back a suffix as feed() does. Nothing after a stop.
+    std::string feed_unchecked(std::string_view new_text);
+
     // The held-back text, at the end of generation for another reason (EOS, length); empty
     // after a stop. Clears it.
     std::string flush();

@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "server/api_error.hpp"
+#include "server/embedding.hpp"
 #include "server/generation.hpp"
 #include "server/router.hpp"
 #include "server/server.hpp"
@@ -169,6 +170,7 @@ void Connection::end_stream() {
 
 void Connection::finish_request(bool keep_alive) {
     generation_ = nullptr;
+    embedding_ = nullptr;
     extra_headers_.clear();
     state_ = State::Idle;
     if (!keep_alive) {
@@ -208,6 +210,11 @@ void Connection::close() {
         Generation *g = generation_;
         generation_ = nullptr;
         g->client_gone();
+    }
+    if (embedding_ != nullptr) {
+        Embedding *e = embedding_;
+        embedding_ = nullptr;
+        e->client_gone();
     }
     uv_timer_stop(&timer_);
     server_.connection_closed(this);

@@ -17,6 +17,7 @@ namespace pagoda::server {
 
 class Server;
 class Generation;
+class Embedding;
 
 class Connection {
 public:
@@ -41,6 +42,8 @@ public:
 
     // The generation answering the current request; told when the client goes away.
     void set_generation(Generation *g) noexcept { generation_ = g; }
+    // The embeddings request answering the current request; told when the client goes away.
+    void set_embedding(Embedding *e) noexcept { embedding_ = e; }
     // The server is stopping: close now when idle, else after the response in progress.
     void drain();
     // Closes at once (a response in progress is cut off, its generation aborted).
@@ -83,6 +86,7 @@ private:
     RequestReader reader_;
     std::vector<Header> extra_headers_;
     Generation *generation_ = nullptr;
+    Embedding *embedding_ = nullptr;
     char read_buffer_[64 * 1024];
 };
 

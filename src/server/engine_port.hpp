@@ -37,6 +37,8 @@ public:
     virtual std::shared_ptr<const tok::Tokenizer> tokenizer() const = 0;
     virtual int64_t vocab_size() const = 0;
     virtual int64_t context_length() const = 0;
+    // The model's hidden size: the length of an embedding (PAGODA_REQUEST_EMBED).
+    virtual int64_t hidden_size() const = 0;
     // Whether the engine delivers its outputs to a callback (then the server cannot poll them).
     virtual bool has_output_callback() const = 0;
 };

@@ -1,6 +1,7 @@
 #include "server/generation.hpp"
 
 #include <chrono>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "server/api_error.hpp"
@@ -50,6 +51,8 @@ Generation::Generation(std::shared_ptr<ServedModel> model, Connection *connectio
       created_(std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch()).count()) {
     choices_.resize(size_t(request_.options.n));
+    if (request_.chat && request_.tools.parses_calls())
+        for (Choice &c : choices_) c.tools = std::make_unique<ToolCallStream>(request_.tools);
 }
 
 Generation::~Generation() {
@@ -64,6 +67,27 @@ void Generation::start(const std::string &rendered_prompt) {
     o.n_stop_strings = stops.size();
     o.stop_token_ids = request_.stop_token_ids.empty() ? nullptr : request_.stop_token_ids.data();
     o.n_stop_token_ids = request_.stop_token_ids.size();
+    auto items = [](const auto &v) { return v.empty() ? nullptr : v.data(); };
+    o.logit_bias = items(request_.logit_bias);
+    o.n_logit_bias = request_.logit_bias.size();
+    o.allowed_token_ids = items(request_.allowed_token_ids);
+    o.n_allowed_token_ids = request_.allowed_token_ids.size();
+    o.bad_words_token_ids = items(request_.bad_words_token_ids);
+    o.bad_words_lengths = items(request_.bad_words_lengths);
+    o.n_bad_words = request_.bad_words_lengths.size();
+    if (!request_.tools.grammar.empty()) {  // a forced tool call (chat_tools.hpp)
+        o.constraint_kind = PAGODA_CONSTRAINT_GRAMMAR;
+        o.constraint = request_.tools.grammar.c_str();
+    }
+    if (request_.constraint_kind != PAGODA_CONSTRAINT_NONE) {  // structured_output.hpp
+        if (!request_.tools.grammar.empty())
+            invalid_field(request_.constraint_field,
+                          request_.constraint_field + " cannot be combined with a forced tool call "
+                                                      "(tool_choice \"required\" or a function), "
+                                                      "which constrains the output itself");
+        o.constraint_kind = request_.constraint_kind;
+        o.constraint = request_.constraint_text.c_str();
+    }
     pagoda_status_t s;
     if (request_.chat)
         s = model_->engine->submit_text(rendered_prompt.data(), rendered_prompt.size(), o, &request_id_);
@@ -148,23 +172,42 @@ void Generation::send_event(Connection *conn, const json &event) {
     conn->send_chunk("data: " + dump_json(event) + "\n\n");
 }
 
+// OpenAI's "tool_calls" once a choice made calls (vLLM's rule, whatever ended the text after
+// them), unless it was aborted or failed.
+json Generation::finish_reason(const Choice &c, const char *unfinished) {
+    const char *r = c.finish_reason ? c.finish_reason : unfinished;
+    if (r == nullptr) return json();
+    const std::string_view reason(r);
+    if (c.tools && c.tools->called() && reason != "abort" && reason != "error") return "tool_calls";
+    return r;
+}
+
 void Generation::stream_output(const pagoda_output_t &out, Choice &c) {
     json lp = logprobs_json(out, c);
     bool first_chat = request_.chat && !c.role_sent;
-    if (out.text_len == 0 && c.finish_reason == nullptr && lp.is_null() && !first_chat) return;
-    json choice = {{"index", out.sequence_index}};
     std::string text(out.text, out.text_len);
+    json tool_calls;
+    if (c.tools) {
+        ToolCallStream::Delta d = c.tools->push(text, c.finish_reason != nullptr);
+        text = std::move(d.content);
+        if (!d.tool_calls.empty()) tool_calls = std::move(d.tool_calls);
+    }
+    if (text.empty() && tool_calls.is_null() && c.finish_reason == nullptr && lp.is_null() &&
+        !first_chat)
+        return;
+    json choice = {{"index", out.sequence_index}};
     if (request_.chat) {
         json delta = json::object();
         if (first_chat) delta["role"] = "assistant";
         if (!text.empty() || first_chat) delta["content"] = text;
+        if (!tool_calls.is_null()) delta["tool_calls"] = std::move(tool_calls);
         c.role_sent = true;
         choice["delta"] = std::move(delta);
     } else {
         choice["text"] = text;
     }
     choice["logprobs"] = lp;
-    choice["finish_reason"] = c.finish_reason ? json(c.finish_reason) : json();
+    choice["finish_reason"] = finish_reason(c, nullptr);
     json event = envelope(true);
     event["choices"] = json::array({std::move(choice)});
     if (request_.include_usage) event["usage"] = json();
@@ -225,12 +268,14 @@ void Generation::finish(const pagoda_output_t &) {
     for (size_t i = 0; i < choices_.size(); ++i) {
         Choice &c = choices_[i];
         json choice = {{"index", i}};
-        if (request_.chat)
+        if (c.tools)
+            choice["message"] = c.tools->message(c.text);
+        else if (request_.chat)
             choice["message"] = {{"role", "assistant"}, {"content", c.text}};
         else
             choice["text"] = c.text;
         choice["logprobs"] = c.logprobs;
-        choice["finish_reason"] = c.finish_reason ? json(c.finish_reason) : json("stop");
+        choice["finish_reason"] = finish_reason(c, "stop");
         choices.push_back(std::move(choice));
     }
     body["choices"] = std::move(choices);

@@ -13,6 +13,7 @@
 
 #include "pagoda/engine.h"
 #include "server/request_parse.hpp"
+#include "server/tool_call_stream.hpp"
 
 namespace pagoda::server {
 
@@ -45,12 +46,14 @@ private:
         bool role_sent = false;  // chat streams send the role once
         nlohmann::json logprobs; // accumulated (non-streamed) logprobs
         size_t text_offset = 0;  // completions' text_offset
+        std::unique_ptr<ToolCallStream> tools;  // chat with tools: the text read for calls
     };
 
     nlohmann::json logprobs_json(const pagoda_output_t &out, Choice &c) const;
     void append_logprobs(nlohmann::json &into, const nlohmann::json &more) const;
     void stream_output(const pagoda_output_t &out, Choice &c);
     void finish(const pagoda_output_t &last);
+    static nlohmann::json finish_reason(const Choice &c, const char *unfinished);
     nlohmann::json usage() const;
     nlohmann::json envelope(bool chunk) const;
     static void send_event(Connection *conn, const nlohmann::json &event);

@@ -1,11 +1,14 @@
 // POST /v1/completions and POST /v1/chat/completions.
 #include "server/api_error.hpp"
+#include "server/bad_words.hpp"
 #include "server/chat_prompt.hpp"
+#include "server/chat_tools.hpp"
 #include "server/connection.hpp"
 #include "server/generation.hpp"
 #include "server/request_parse.hpp"
 #include "server/router.hpp"
 #include "server/server.hpp"
+#include "server/structured_output.hpp"
 
 namespace pagoda::server {
 
@@ -17,8 +20,15 @@ void handle_generation(Server &server, Connection &c, bool chat) {
     std::shared_ptr<ServedModel> model = resolve_model(server, requested_model(body));
     GenerationRequest request =
         chat ? parse_chat_request(body, model->limits) : parse_completion_request(body, model->limits);
+    tokenize_bad_words(model->tokenizer.get(), model->limits.vocab_size, request);
+    keep_schema_order(c.request().body, request);
     std::string prompt;
-    if (chat) prompt = render_chat_prompt(*model, request.messages, request.add_generation_prompt);
+    if (chat) {
+        prepare_chat_tools(*model, request, c.request().body);
+        const ToolRequest &t = request.tools;
+        prompt = render_chat_prompt(*model, request.messages, request.add_generation_prompt,
+                                    t.tools.empty() ? nullptr : &t.tools);
+    }
     auto g = std::make_unique<Generation>(model, &c, std::move(request),
                                           server.next_id(chat ? "chatcmpl" : "cmpl"));
     g->start(prompt);

@@ -120,11 +120,15 @@ void handle_detokenize(Server &server, Connection &c) {
 // llama-server's name: the prompt text a chat request would be given, without generating.
 void handle_apply_template(Server &server, Connection &c) {
     json body = parse_json_object(c.request().body);
-    refuse_unknown(body, {"model", "messages", "add_generation_prompt"});
+    refuse_unknown(body, {"model", "messages", "add_generation_prompt", "tools"});
     std::shared_ptr<ServedModel> m = resolve_model(server, requested_model(body));
     json chat = {{"messages", body.contains("messages") ? body["messages"] : json()}};
+    if (body.contains("tools")) chat["tools"] = body["tools"];  // as the chat would render them
     GenerationRequest req = parse_chat_request(chat, m->limits);
-    const std::string text = render_chat_prompt(*m, req.messages, bool_field(body, "add_generation_prompt", true));
+    keep_client_order(req.tools, c.request().body);
+    const nlohmann::ordered_json *tools = req.tools.tools.empty() ? nullptr : &req.tools.tools;
+    const std::string text =
+        render_chat_prompt(*m, req.messages, bool_field(body, "add_generation_prompt", true), tools);
     c.respond(HttpResponse::json(200, dump_json(json{{"prompt", text}})));
 }
 

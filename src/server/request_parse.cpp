@@ -6,6 +6,7 @@
 
 #include "sample/request_defaults.hpp"
 #include "server/api_error.hpp"
+#include "server/structured_output.hpp"
 
 namespace pagoda::server {
 
@@ -143,6 +144,64 @@ void parse_stop(const json &body, const ModelLimits &limits, GenerationRequest &
     }
 }
 
+// OpenAI's logit_bias: {"50256": -100}; keys are token ids in decimal, values in [-100, 100].
+void parse_logit_bias(const json &body, const ModelLimits &limits, GenerationRequest &r) {
+    const json *lb = field(body, "logit_bias");
+    if (lb == nullptr) return;
+    if (!lb->is_object())
+        invalid_field("logit_bias", "logit_bias must be an object mapping token ids to biases, "
+                                    "not " + describe(*lb));
+    std::set<int64_t> seen;
+    for (auto it = lb->begin(); it != lb->end(); ++it) {
+        const std::string &key = it.key();
+        const std::string where = "logit_bias key '" + key + "'";
+        bool digits = !key.empty() && key.size() <= 10;
+        for (char ch : key) digits = digits && ch >= '0' && ch <= '9';
+        if (!digits) invalid_field("logit_bias", where + " is not a token id (a decimal integer)");
+        const int64_t id = std::stoll(key);
+        if (limits.vocab_size > 0 && id >= limits.vocab_size)
+            invalid_field("logit_bias", where + " is outside the vocabulary [0, " +
+                                            std::to_string(limits.vocab_size) + ")");
+        if (id > std::numeric_limits<int32_t>::max())
+            invalid_field("logit_bias", where + " is not a token id (too large)");
+        if (!seen.insert(id).second)
+            invalid_field("logit_bias", where + " names token " + std::to_string(id) + " twice");
+        if (!it->is_number())
+            invalid_field("logit_bias",
+                          where + ": the bias must be a number, not " + describe(*it));
+        const double bias = it->get<double>();
+        if (!std::isfinite(bias) || bias < -100.0 || bias > 100.0)
+            invalid_field("logit_bias",
+                          where + ": the bias must be in [-100, 100] (got " + it->dump() + ")");
+        r.logit_bias.push_back({int32_t(id), float(bias)});
+    }
+}
+
+// vLLM's allowed_token_ids (a non-empty list) and bad_words (strings, tokenized at submit).
+void parse_token_filters(const json &body, const ModelLimits &limits, GenerationRequest &r) {
+    if (const json *ids = field(body, "allowed_token_ids")) {
+        if (!ids->is_array() || ids->empty())
+            invalid_field("allowed_token_ids",
+                          "allowed_token_ids must be a non-empty array of token ids");
+        for (const json &t : *ids)
+            r.allowed_token_ids.push_back(checked_token(t, "allowed_token_ids", limits));
+    }
+    if (const json *words = field(body, "bad_words")) {
+        if (!words->is_array() || words->size() > 1024)
+            invalid_field("bad_words", "bad_words must be an array of at most 1024 strings");
+        for (size_t i = 0; i < words->size(); ++i) {
+            const json &w = words->at(i);
+            const std::string where = "bad_words[" + std::to_string(i) + "]";
+            if (!w.is_string())
+                invalid_field("bad_words", where + " must be a string, not " + describe(w));
+            const std::string word = w.get<std::string>();
+            if (word.find_first_not_of(" \t\n\r\f\v") == std::string::npos)
+                invalid_field("bad_words", where + " is empty or only whitespace");
+            r.bad_words.push_back(word);
+        }
+    }
+}
+
 // What both endpoints share: sampling, stopping, streaming, vLLM's extras.
 void parse_common(const json &body, const ModelLimits &limits, GenerationRequest &r) {
     if (const json *m = field(body, "model")) {
@@ -166,6 +225,8 @@ void parse_common(const json &body, const ModelLimits &limits, GenerationRequest
     if (const json *s = field(body, "seed")) {
         if (!s->is_number_integer()) invalid_field("seed", "seed must be an integer, not " + describe(*s));
         o.seed = s->is_number_unsigned() ? s->get<uint64_t>() : uint64_t(s->get<int64_t>());
+    } else {
+        o.flags |= PAGODA_REQUEST_FRESH_SEED;  // OpenAI: without a seed, every request differs
     }
     o.n = int32_t(get_int(body, "n", 1, 16, 1));
     int64_t best_of = get_int(body, "best_of", 1, 16, o.n);
@@ -195,13 +256,10 @@ void parse_common(const json &body, const ModelLimits &limits, GenerationRequest
     // Accepted only where they ask for nothing.
     if (const json *e = field(body, "echo"))
         unsupported_unless(e->is_boolean() && !e->get<bool>(), "echo", "echoing the prompt is not supported");
-    if (const json *lb = field(body, "logit_bias"))
-        unsupported_unless(lb->is_object() && lb->empty(), "logit_bias", "logit_bias is not supported");
-    unsupported_unless(get_int(body, "min_tokens", 0, std::numeric_limits<int32_t>::max(), 0) == 0,
-                       "min_tokens", "min_tokens is not supported");
-    if (const json *rf = field(body, "response_format"))
-        unsupported_unless(rf->is_object() && rf->value("type", json()) == "text", "response_format",
-                           "only {\"type\": \"text\"} is supported");
+    parse_logit_bias(body, limits, r);
+    parse_token_filters(body, limits, r);
+    o.min_tokens = int32_t(get_int(body, "min_tokens", 0, std::numeric_limits<int32_t>::max(), 0));
+    parse_structured_output(body, r);  // response_format, guided_*, structured_outputs
     if (field(body, "prompt_logprobs") != nullptr)
         unsupported_unless(false, "prompt_logprobs", "prompt log-probabilities are not offered over HTTP yet");
     if (const json *u = field(body, "user"))
@@ -213,6 +271,14 @@ int32_t max_tokens_field(const json &body, const char *name, const ModelLimits &
     return int32_t(get_int(body, name, 1, hi, dflt));
 }
 
+// vLLM: min_tokens may not pass max_tokens.
+void check_min_tokens(const pagoda_request_options_t &o) {
+    if (o.min_tokens > o.max_tokens)
+        invalid_field("min_tokens", "min_tokens (" + std::to_string(o.min_tokens) +
+                                        ") must be at most max_tokens (" +
+                                        std::to_string(o.max_tokens) + ")");
+}
+
 void parse_message(const json &m, size_t i, json &out) {
     const std::string where = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) invalid_field(where, where + " must be an object");
@@ -220,7 +286,7 @@ void parse_message(const json &m, size_t i, json &out) {
     for (auto it = m.begin(); it != m.end(); ++it) {
         const std::string &k = it.key();
         if (k == "role" || k == "content" || k == "name" || k == "tool_call_id") continue;
-        if (k == "tool_calls" && (it->is_null() || (it->is_array() && it->empty()))) continue;
+        if (k == "tool_calls") continue;
         throw ApiError(400, where + "." + k + " is not supported", where + "." + k, "unsupported_value");
     }
     const json *role = field(m, "role");
@@ -247,6 +313,13 @@ void parse_message(const json &m, size_t i, json &out) {
         msg["content"] = text;
     } else {
         invalid_field(where + ".content", where + ".content must be a string, an array of parts or null");
+    }
+    const json *calls = field(m, "tool_calls");
+    if (calls != nullptr && !(calls->is_array() && calls->empty())) {
+        if (*role != "assistant")
+            invalid_field(where + ".tool_calls",
+                          where + ".tool_calls belongs to assistant messages");
+        msg["tool_calls"] = checked_tool_calls(*calls, where + ".tool_calls");
     }
     for (const char *k : {"name", "tool_call_id"})
         if (const json *v = field(m, k)) {
@@ -279,11 +352,14 @@ GenerationRequest parse_completion_request(const json &body, const ModelLimits &
                                  "use_beam_search", "top_k", "min_p", "repetition_penalty", "ignore_eos",
                                  "length_penalty", "early_stopping", "stop_token_ids", "skip_special_tokens",
                                  "include_stop_str_in_output", "add_special_tokens", "priority",
-                                 "min_tokens", "response_format", "prompt_logprobs"});
+                                 "min_tokens", "response_format", "prompt_logprobs", "bad_words",
+                                 "allowed_token_ids", "guided_json", "guided_regex", "guided_grammar",
+                                 "guided_choice", "guided_decoding_backend", "structured_outputs"});
     GenerationRequest r;
     parse_common(body, limits, r);
     parse_prompt(body, limits, r);
     r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, 16);  // OpenAI's default
+    check_min_tokens(r.options);
     r.logprobs = int32_t(get_int(body, "logprobs", 0, 20, -1));
     r.options.logprobs = r.logprobs;
     if (const json *s = field(body, "suffix"))
@@ -304,7 +380,9 @@ GenerationRequest parse_chat_request(const json &body, const ModelLimits &limits
                                  "tools", "tool_choice", "parallel_tool_calls", "functions",
                                  "function_call", "add_generation_prompt", "continue_final_message",
                                  "chat_template", "chat_template_kwargs", "echo", "store", "metadata",
-                                 "prompt_logprobs"});
+                                 "prompt_logprobs", "bad_words", "allowed_token_ids", "guided_json",
+                                 "guided_regex", "guided_grammar", "guided_choice",
+                                 "guided_decoding_backend", "structured_outputs"});
     GenerationRequest r;
     r.chat = true;
     parse_common(body, limits, r);
@@ -321,6 +399,7 @@ GenerationRequest parse_chat_request(const json &body, const ModelLimits &limits
     r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, dflt);
     if (field(body, "max_completion_tokens") != nullptr)
         r.options.max_tokens = max_tokens_field(body, "max_completion_tokens", limits, dflt);
+    check_min_tokens(r.options);
     bool logprobs = get_bool(body, "logprobs", false);
     int64_t top = get_int(body, "top_logprobs", 0, 20, 0);
     if (field(body, "top_logprobs") != nullptr && !logprobs)
@@ -335,16 +414,7 @@ GenerationRequest parse_chat_request(const json &body, const ModelLimits &limits
                        "a chat template per request is not supported; the model's own is used");
     if (const json *k = field(body, "chat_template_kwargs"))
         unsupported_unless(k->is_object() && k->empty(), "chat_template_kwargs", "not supported");
-    for (const char *k : {"tools", "functions"})
-        if (const json *t = field(body, k))
-            unsupported_unless(t->is_array() && t->empty(), k, "tool calling is not supported");
-    if (const json *tc = field(body, "tool_choice"))
-        unsupported_unless(tc->is_string() && (*tc == "none" || *tc == "auto"), "tool_choice",
-                           "tool calling is not supported");
-    if (const json *fc = field(body, "function_call"))
-        unsupported_unless(fc->is_string() && (*fc == "none" || *fc == "auto"), "function_call",
-                           "tool calling is not supported");
-    get_bool(body, "parallel_tool_calls", true);  // meaningless without tools: only its type is checked
+    r.tools = parse_tool_request(body);  // tool_request.hpp: tools, tool_choice, functions, ...
     unsupported_unless(!get_bool(body, "store", false), "store", "storing completions is not supported");
     if (const json *md = field(body, "metadata"))
         if (!md->is_object()) invalid_field("metadata", "metadata must be an object");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pagoda/engine.h"
+#include "server/tool_request.hpp"
 
 namespace pagoda::server {
 
@@ -26,6 +27,7 @@ struct GenerationRequest {
     std::vector<int32_t> prompt_ids;    // token prompt (completions), when prompt_is_ids
     bool prompt_is_ids = false;
     nlohmann::json messages;            // chat: the checked messages array
+    ToolRequest tools;                  // chat: tools, tool_choice, parallel_tool_calls
     bool add_generation_prompt = true;  // chat
     pagoda_request_options_t options{}; // without stop strings / ids (their pointers)
     std::vector<std::string> stop;
@@ -33,6 +35,16 @@ struct GenerationRequest {
     bool stream = false;
     bool include_usage = false;         // stream_options.include_usage
     int32_t logprobs = -1;              // completions: top-n per token; chat: top_logprobs; -1 = none
+    std::vector<pagoda_logit_bias_t> logit_bias;  // checked: ids in the vocabulary, |bias| <= 100
+    std::vector<int32_t> allowed_token_ids;
+    std::vector<std::string> bad_words;           // tokenized at submit (bad_words.hpp)
+    std::vector<int32_t> bad_words_token_ids;     // every word's ids, one after another
+    std::vector<size_t> bad_words_lengths;
+    // The output's constraint (structured_output.hpp): a pagoda_constraint_kind_t, its text, and
+    // the field it came from (named by a 400 when it does not compile).
+    int32_t constraint_kind = 0;
+    std::string constraint_text;
+    std::string constraint_field;
 };
 
 // Throw ApiError(400, ..., param) for anything wrong.

@@ -26,6 +26,7 @@ const Route kRoutes[] = {
     {"/v1/models", "GET", true, handle_models},
     {"/v1/completions", "POST", true, handle_completions},
     {"/v1/chat/completions", "POST", true, handle_chat_completions},
+    {"/v1/embeddings", "POST", true, handle_embeddings},
     {"/tokenize", "POST", true, handle_tokenize},
     {"/detokenize", "POST", true, handle_detokenize},
     {"/apply-template", "POST", true, handle_apply_template},

@@ -26,5 +26,6 @@ void handle_detokenize(Server &server, Connection &connection);
 void handle_apply_template(Server &server, Connection &connection);
 void handle_completions(Server &server, Connection &connection);
 void handle_chat_completions(Server &server, Connection &connection);
+void handle_embeddings(Server &server, Connection &connection);
 
 }  // namespace pagoda::server

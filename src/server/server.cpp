@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "server/connection.hpp"
+#include "server/embedding.hpp"
 #include "server/generation.hpp"
 
 namespace pagoda::server {
@@ -52,6 +53,7 @@ void Server::add_model(const std::string &name, std::shared_ptr<EnginePort> engi
     m->tokenizer = engine->tokenizer();
     m->limits.vocab_size = engine->vocab_size();
     m->limits.context_length = engine->context_length();
+    m->embedding_size = engine->hidden_size();
     m->created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch()).count();
     m->engine = std::move(engine);
@@ -198,6 +200,12 @@ void Server::poll_outputs() {
         pagoda_output_t out{};
         out.struct_size = sizeof out;
         while (m->engine->poll(&out) == PAGODA_OK) {
+            if (auto e = m->embeddings.find(out.request_id); e != m->embeddings.end()) {
+                std::shared_ptr<Embedding> embedding = e->second;  // kept while it answers
+                if (out.request_finished) m->embeddings.erase(e);
+                embedding->on_output(out);
+                continue;
+            }
             auto it = m->generations.find(out.request_id);
             if (it == m->generations.end()) continue;
             it->second->on_output(out);
@@ -227,6 +235,8 @@ void Server::on_drain_deadline(uv_timer_t *t) {
     if (s->drain_phase_ == 0) {
         for (const auto &m : s->models())
             for (auto &[id, g] : m->generations) g->abort_for_shutdown();
+        for (const auto &m : s->models())
+            for (auto &[id, e] : m->embeddings) e->abort_for_shutdown();
         uv_timer_start(t, on_drain_deadline, kAbortGraceMs, 0);
     } else if (s->drain_phase_ == 1) {
         std::vector<Connection *> open(s->connections_.begin(), s->connections_.end());
@@ -250,7 +260,7 @@ void Server::check_drained() {
 void Server::finish_if_drained() {
     if (!draining_ || finishing_ || !connections_.empty()) return;
     for (const auto &m : models())
-        if (!m->generations.empty()) return;
+        if (!m->generations.empty() || !m->embeddings.empty()) return;
     finish_stop();
 }
 
@@ -265,11 +275,13 @@ void Server::finish_stop() {
         m->driver->stop();
         // Drivers are gone: what is left is aborted and drained here, on the loop thread.
         for (auto &[id, g] : m->generations) m->engine->abort(id);
+        for (auto &[id, e] : m->embeddings) m->engine->abort(id);
         pagoda_output_t out{};
         out.struct_size = sizeof out;
         while (m->engine->poll(&out) == PAGODA_OK) {
         }
         m->generations.clear();
+        m->embeddings.clear();
     }
     {
         std::lock_guard lock(stopped_mutex_);

@@ -582,7 +582,27 @@ FROZEN_FIELD(pagoda_request_options_t, beam_width, 96, 4);
 FROZEN_FIELD(pagoda_request_options_t, length_penalty, 100, 4);
 FROZEN_FIELD(pagoda_request_options_t, early_stopping, 104, 4);
 FROZEN_FIELD(pagoda_request_options_t, priority, 108, 4);
-FROZEN_MIN_SIZE(pagoda_request_options_t, 112);
+FROZEN_FIELD(pagoda_request_options_t, logit_bias, 112, 8);
+FROZEN_FIELD(pagoda_request_options_t, n_logit_bias, 120, 8);
+FROZEN_FIELD(pagoda_request_options_t, bad_words_token_ids, 128, 8);
+FROZEN_FIELD(pagoda_request_options_t, bad_words_lengths, 136, 8);
+FROZEN_FIELD(pagoda_request_options_t, n_bad_words, 144, 8);
+FROZEN_FIELD(pagoda_request_options_t, allowed_token_ids, 152, 8);
+FROZEN_FIELD(pagoda_request_options_t, n_allowed_token_ids, 160, 8);
+FROZEN_SLOT(pagoda_request_options_t, logits_processor, 168,
+    int32_t (*)(void *, uint64_t, int32_t, const int32_t *, size_t, size_t, float *, size_t));
+FROZEN_FIELD(pagoda_request_options_t, logits_processor_user, 176, 8);
+FROZEN_FIELD(pagoda_request_options_t, min_tokens, 184, 4);
+FROZEN_FIELD(pagoda_request_options_t, constraint_kind, 188, 4);
+FROZEN_FIELD(pagoda_request_options_t, constraint, 192, 8);
+FROZEN_FIELD(pagoda_request_options_t, pooling, 200, 4);
+FROZEN_FIELD(pagoda_request_options_t, embedding_normalize, 204, 4);
+FROZEN_MIN_SIZE(pagoda_request_options_t, 208);
+
+/* pagoda_logit_bias_t (request.h) */
+FROZEN_FIELD(pagoda_logit_bias_t, token_id, 0, 4);
+FROZEN_FIELD(pagoda_logit_bias_t, bias, 4, 4);
+FROZEN_MIN_SIZE(pagoda_logit_bias_t, 8);
 
 /* pagoda_logprob_t (request.h) */
 FROZEN_FIELD(pagoda_logprob_t, token_id, 0, 4);
@@ -610,7 +630,9 @@ FROZEN_FIELD(pagoda_output_t, n_prompt_top_logprobs, 120, 4);
 FROZEN_FIELD(pagoda_output_t, sequence_index, 124, 4);
 FROZEN_FIELD(pagoda_output_t, cumulative_logprob, 128, 4);
 FROZEN_FIELD(pagoda_output_t, request_finished, 132, 4);
-FROZEN_MIN_SIZE(pagoda_output_t, 136);
+FROZEN_FIELD(pagoda_output_t, embedding, 136, 8);
+FROZEN_FIELD(pagoda_output_t, n_embedding, 144, 8);
+FROZEN_MIN_SIZE(pagoda_output_t, 152);
 
 /* pagoda_engine_options_t (engine.h) */
 FROZEN_FIELD(pagoda_engine_options_t, struct_size, 0, 4);
@@ -722,6 +744,23 @@ FROZEN_VALUE(PAGODA_REQUEST_IGNORE_EOS, 1u);
 FROZEN_VALUE(PAGODA_REQUEST_KEEP_SPECIAL_TEXT, 2u);
 FROZEN_VALUE(PAGODA_REQUEST_INCLUDE_STOP_STRING, 4u);
 FROZEN_VALUE(PAGODA_REQUEST_NO_SPECIAL_TOKENS, 8u);
+FROZEN_VALUE(PAGODA_REQUEST_FRESH_SEED, 16u);
+FROZEN_VALUE(PAGODA_REQUEST_EMBED, 32u);
+
+/* pagoda_pooling_t, pagoda_embedding_normalize_t (request.h) */
+FROZEN_VALUE(PAGODA_POOLING_MODEL, 0);
+FROZEN_VALUE(PAGODA_POOLING_LAST, 1);
+FROZEN_VALUE(PAGODA_POOLING_MEAN, 2);
+FROZEN_VALUE(PAGODA_EMBEDDING_NORMALIZE_MODEL, 0);
+FROZEN_VALUE(PAGODA_EMBEDDING_NORMALIZE_L2, 1);
+FROZEN_VALUE(PAGODA_EMBEDDING_NORMALIZE_NONE, 2);
+
+/* pagoda_constraint_kind_t (constraint.h) */
+FROZEN_VALUE(PAGODA_CONSTRAINT_NONE, 0);
+FROZEN_VALUE(PAGODA_CONSTRAINT_GRAMMAR, 1);
+FROZEN_VALUE(PAGODA_CONSTRAINT_REGEX, 2);
+FROZEN_VALUE(PAGODA_CONSTRAINT_JSON_SCHEMA, 3);
+FROZEN_VALUE(PAGODA_CONSTRAINT_JSON_OBJECT, 4);
 
 /* pagoda_plan_options_t (plan.h) */
 FROZEN_FIELD(pagoda_plan_options_t, struct_size, 0, 4);

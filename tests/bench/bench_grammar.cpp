@@ -12,6 +12,16 @@
 // the build tree, a JSON grammar of nested objects, arrays and strings written here, batches
 // 1 and 16, 3 runs. Fields: compile_ms (parse and build), first_mask_ms, mask_us_median,
 // mask_us_p90 and mask_us_mean (per sequence per step), places (places computed by the end).
+//
+//   pagoda-bench-grammar --model PATH [--batch B]... [--gen-tokens G] [--runs R] [--threads T]
+//
+// Engine mode: what the constraint adds to a decode step of a real model. Each run decodes B
+// requests of G tokens at temperature 1 without a constraint, then the same under a JSON Schema
+// whose shortest answer is longer than G (so no sequence ends early and both batches keep B
+// sequences), timing the steps after the prompts'; "ratio" is constrained / plain step time,
+// paired run by run. The first constrained run also pays the schema's compile and the first
+// masks of each place (first_run_ratio); the others reuse them, as a server does for a schema
+// it has seen.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +34,7 @@
 #include <vector>
 
 #include "engine/constraint_vocabulary.hpp"
+#include "pagoda/pagoda.h"
 #include "grammar/compiled_constraint.hpp"
 #include "grammar/constraint_matcher.hpp"
 #include "grammar/grammar.hpp"
@@ -118,12 +129,104 @@ void run_case(const Named &tok_name, const std::shared_ptr<const grammar::TokenV
     std::fflush(stdout);
 }
 
+// A list of at least 60 items of three fields: longer than any --gen-tokens asked here.
+const char *const kLongSchema =
+    "{\"type\": \"object\", \"properties\": {\"items\": {\"type\": \"array\", \"minItems\": 60, "
+    "\"items\": {\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\", "
+    "\"minimum\": 0, \"maximum\": 999}, \"name\": {\"type\": \"string\", \"maxLength\": 12}, "
+    "\"ok\": {\"type\": \"boolean\"}}, \"required\": [\"id\", \"name\", \"ok\"]}}}, "
+    "\"required\": [\"items\"]}";
+
+void check(pagoda_status_t s, const char *what) {
+    if (s != PAGODA_OK)
+        throw std::runtime_error(std::string(what) + ": " + pagoda_last_error_message());
+}
+
+// Seconds per decode step for `batch` requests of `gen` tokens, and the tokens generated.
+double decode_step_seconds(pagoda_engine_t *engine, int batch, int gen, bool constrained, int run,
+                           int64_t *tokens) {
+    const char *prompt = "Write the inventory as JSON.";
+    for (int i = 0; i < batch; ++i) {
+        pagoda_request_options_t o;
+        pagoda_request_options_default(&o);
+        o.max_tokens = gen;
+        o.temperature = 1.0f;
+        o.seed = uint64_t(run * 1000 + i);
+        o.flags = PAGODA_REQUEST_IGNORE_EOS;
+        if (constrained) {
+            o.constraint_kind = PAGODA_CONSTRAINT_JSON_SCHEMA;
+            o.constraint = kLongSchema;
+        }
+        uint64_t id = 0;
+        check(pagoda_engine_submit_text(engine, prompt, std::strlen(prompt), &o, &id), "submit");
+    }
+    // The first step prefills every prompt and samples each request's first token; time the rest.
+    check(pagoda_engine_step(engine), "step");
+    pagoda_output_t out;
+    out.struct_size = sizeof out;
+    *tokens = 0;
+    while (pagoda_engine_poll(engine, &out) == PAGODA_OK) *tokens += int64_t(out.n_tokens);
+    int steps = 0;
+    const double t0 = now_ms();
+    while (pagoda_engine_has_work(engine)) {
+        check(pagoda_engine_step(engine), "step");
+        ++steps;
+        while (pagoda_engine_poll(engine, &out) == PAGODA_OK) {
+            *tokens += int64_t(out.n_tokens);
+            if (out.finish_reason != PAGODA_FINISH_NONE && out.finish_reason != PAGODA_FINISH_LENGTH)
+                throw std::runtime_error(std::string("a request ended early: ") + out.error);
+        }
+    }
+    return (now_ms() - t0) / 1000.0 / std::max(steps, 1);
+}
+
+void run_engine(const std::string &model_path, const std::vector<int> &batches, int gen, int runs,
+                int threads) {
+    pagoda_backend_t *backend = nullptr;
+    const std::string plugin = std::string(PAGODA_BENCH_PLUGIN_DIR) + "/libpagoda-backend-cpu.so";
+    const std::string config = "threads=" + std::to_string(threads);
+    check(pagoda_backend_load(plugin.c_str(), config.c_str(), &backend), "backend");
+    pagoda_model_t *model = nullptr;
+    check(pagoda_model_open(model_path.c_str(), nullptr, &model), "model");
+    pagoda_mesh_t *mesh = nullptr;
+    check(pagoda_mesh_create(nullptr, &mesh), "mesh");
+    for (int batch : batches) {
+        pagoda_kv_cache_options_t ko;
+        pagoda_kv_cache_options_default(&ko);
+        ko.num_blocks = int64_t(batch) * ((gen + 64) / 16 + 1);
+        pagoda_kv_cache_t *cache = nullptr;
+        check(pagoda_kv_cache_create(model, mesh, nullptr, &ko, &cache), "cache");
+        pagoda_engine_t *engine = nullptr;
+        check(pagoda_engine_create(model, mesh, nullptr, cache, nullptr, &engine), "engine");
+        int64_t tokens = 0;
+        decode_step_seconds(engine, batch, 8, false, 0, &tokens);  // warm-up
+        for (int r = 0; r < runs; ++r) {
+            int64_t plain_tokens = 0, constrained_tokens = 0;
+            const double plain = decode_step_seconds(engine, batch, gen, false, r, &plain_tokens);
+            const double constrained = decode_step_seconds(engine, batch, gen, true, r, &constrained_tokens);
+            std::printf("{\"bench\": \"grammar_engine\", \"model\": \"%s\", \"batch\": %d, "
+                        "\"gen_tokens\": %d, \"run\": %d, \"plain_step_ms\": %.3f, "
+                        "\"constrained_step_ms\": %.3f, \"ratio\": %.4f, \"tokens\": [%lld, %lld]%s}\n",
+                        model_path.c_str(), batch, gen, r, 1000 * plain, 1000 * constrained,
+                        constrained / plain, (long long)plain_tokens, (long long)constrained_tokens,
+                        r == 0 ? ", \"first_run_ratio\": true" : "");
+            std::fflush(stdout);
+        }
+        pagoda_engine_destroy(engine);
+        pagoda_kv_cache_destroy(cache);
+    }
+    pagoda_mesh_destroy(mesh);
+    pagoda_model_destroy(model);
+    pagoda_backends_unload_all();
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     std::vector<Named> tokenizers, grammars;
     std::vector<int> batches;
-    int steps = 200, runs = 3;
+    int steps = 200, runs = 3, gen = 64, threads = 2;
+    std::string model;
     try {
         for (int i = 1; i < argc; ++i) {
             auto value = [&]() -> const char * {
@@ -139,7 +242,15 @@ int main(int argc, char **argv) {
             else if (!std::strcmp(argv[i], "--batch")) batches.push_back(std::atoi(value()));
             else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(value());
             else if (!std::strcmp(argv[i], "--quick")) { steps = 20; runs = 1; }
+            else if (!std::strcmp(argv[i], "--model")) model = value();
+            else if (!std::strcmp(argv[i], "--gen-tokens")) gen = std::atoi(value());
+            else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(value());
             else throw std::runtime_error(std::string("unknown option ") + argv[i]);
+        }
+        if (!model.empty()) {
+            run_engine(model, batches.empty() ? std::vector<int>{1, 16} : batches, gen, runs + 1,
+                       threads);
+            return 0;
         }
         if (tokenizers.empty()) {
             tokenizers.push_back({"llama2", PAGODA_BENCH_TOKENIZERS_DIR "/llama2"});

@@ -2,9 +2,10 @@
  * PAGODA_BACKEND_CPU_CONFIG), through the public API: every layout gives the one-device run's
  * greedy tokens and, within 1e-4, its log-probabilities, on a workload of mixed requests under
  * continuous batching, chunked prefill, preemption by recompute and by swap, prefix-cache hits,
- * parallel sampling and beam search; each device holds its share of the weights and of the KV
- * cache; a plan that does not fit is refused by name. Cache parallelism (kvp) splits every KV
- * block into runs held by different devices; its runs keep the one-device run's block size. */
+ * parallel sampling, beam search and logit controls (mesh_run.c); each device holds its share
+ * of the weights and of the KV cache; a plan that does not fit is refused by name. Cache
+ * parallelism (kvp) splits every KV block into runs held by different devices; its runs keep
+ * the one-device run's block size. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -12,182 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mesh_run.h"
 #include "test_util.h"
-
-#define STORIES PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf"
-#define MAX_REQS 24
-#define MAX_SEQS 4
-#define MAX_TOK 64
-
-typedef struct sequence_result {
-    int32_t tokens[MAX_TOK];
-    float logprobs[MAX_TOK];
-    size_t n;
-} sequence_result_t;
-
-typedef struct run_result {
-    sequence_result_t seqs[MAX_REQS][MAX_SEQS];
-    float prompt_logprobs[MAX_REQS][MAX_TOK];
-    size_t n_prompt_logprobs[MAX_REQS];
-    size_t n_requests;
-    pagoda_engine_stats_t stats;
-    pagoda_kv_cache_stats_t kv;
-} run_result_t;
-
-/* How a run is served: the cache's size and the engine's limits. */
-typedef struct serving {
-    int64_t num_blocks;
-    int32_t block_size;
-    int32_t max_batched;
-    int32_t preemption;
-    int32_t quantized_matmul; /* a pagoda_quantized_matmul_t */
-} serving_t;
-
-/* A prompt of `len` ids below `vocab`, from a small generator, sharing its first `shared`
- * tokens with every prompt of the same `family`. */
-static void make_prompt(int32_t *out, int len, int shared, int family, int index, int32_t vocab) {
-    uint32_t state = 2654435761u * (uint32_t)(family + 1);
-    for (int i = 0; i < len; ++i) {
-        if (i == shared) state = 2246822519u * (uint32_t)(index + 7) + (uint32_t)family;
-        state = state * 1664525u + 1013904223u;
-        out[i] = 1 + (int32_t)((state >> 8) % (uint32_t)(vocab - 1));
-    }
-}
-
-/* Submits the workload: greedy requests with chosen-token log-probabilities (some sharing a
- * long prefix, some long enough to be chunked, two asking prompt log-probabilities), seeded
- * parallel sampling (n = 2) and beam search (width 2). */
-static size_t submit_workload(pagoda_engine_t *engine, int32_t vocab) {
-    size_t n = 0;
-    int32_t prompt[80];
-    for (int i = 0; i < 20; ++i) {
-        pagoda_request_options_t ro;
-        pagoda_request_options_default(&ro);
-        ro.temperature = 0.0f;
-        ro.logprobs = 0;
-        ro.max_tokens = 10 + (i % 5) * 3;
-        ro.flags = PAGODA_REQUEST_IGNORE_EOS;
-        int len = 6 + (i * 7) % 30;
-        int shared = 0;
-        if (i % 4 == 1) { len = 40; shared = 32; }          /* prefix-cache hits */
-        if (i % 7 == 3) len = 70;                           /* chunked prefill */
-        if (i == 5 || i == 12) ro.prompt_logprobs = 1;
-        if (i == 8 || i == 15) {                            /* parallel sampling */
-            ro.temperature = 0.8f;
-            ro.top_k = 4;
-            ro.n = 2;
-            ro.seed = 100 + (uint64_t)i;
-        }
-        if (i == 10 || i == 17) {                           /* beam search */
-            ro.beam_width = 2;
-            ro.n = 2;
-            ro.logprobs = 0;
-        }
-        make_prompt(prompt, len, shared, i % 4 == 1 ? 1 : 100 + i, i, vocab);
-        uint64_t id;
-        TEST_ASSERT_OK(pagoda_engine_submit_tokens(engine, prompt, (size_t)len, &ro, &id));
-        ++n;
-    }
-    return n;
-}
-
-static void collect(run_result_t *r, const pagoda_output_t *o) {
-    size_t req = (size_t)(o->request_id - 1);
-    assert_true(req < MAX_REQS);
-    assert_int_equal(o->status, PAGODA_OK);
-    assert_true(o->sequence_index >= 0 && o->sequence_index < MAX_SEQS);
-    sequence_result_t *s = &r->seqs[req][o->sequence_index];
-    for (size_t i = 0; i < o->n_tokens && s->n < MAX_TOK; ++i, ++s->n) {
-        s->tokens[s->n] = o->token_ids[i];
-        s->logprobs[s->n] = o->logprobs != NULL ? o->logprobs[i] : 0.0f;
-    }
-    if (o->prompt_logprobs != NULL)
-        for (size_t i = 1; i < o->n_prompt_tokens && i < MAX_TOK; ++i)
-            r->prompt_logprobs[req][r->n_prompt_logprobs[req]++] = o->prompt_logprobs[i];
-}
-
-/* What a run submits: requests for a model of `vocab` tokens; returns how many. */
-typedef size_t (*workload_fn)(pagoda_engine_t *engine, int32_t vocab);
-
-/* The cache and engine `how` says, on `mesh`. */
-static void make_engine(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
-                        const serving_t *how, pagoda_kv_cache_t **cache_out, pagoda_engine_t **engine_out) {
-    pagoda_kv_cache_options_t ko;
-    pagoda_kv_cache_options_default(&ko);
-    ko.num_blocks = how->num_blocks;
-    ko.block_size = how->block_size;
-    pagoda_kv_cache_t *cache = NULL;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, plan, &ko, &cache));
-    pagoda_engine_options_t eo;
-    pagoda_engine_options_default(&eo);
-    eo.max_num_batched_tokens = how->max_batched;
-    eo.preemption = how->preemption;
-    /* Steps this small are not cut by default (decode is bound by reading the weights); cut
-     * them into three micro-batches so that pipelines run several units per step. */
-    eo.pipeline_micro_batches = 3;
-    eo.quantized_matmul = how->quantized_matmul;
-    pagoda_engine_t *engine = NULL;
-    TEST_ASSERT_OK(pagoda_engine_create(model, mesh, plan, cache, &eo, &engine));
-    *cache_out = cache;
-    *engine_out = engine;
-}
-
-/* Serves what `submit` submits on `mesh` (with `plan`, or the planner's) and checks that the
- * cache lends no block once it is done. */
-static void run_on(pagoda_model_t *model, pagoda_mesh_t *mesh, const pagoda_plan_t *plan,
-                   const serving_t *how, workload_fn submit, run_result_t *r) {
-    memset(r, 0, sizeof *r);
-    pagoda_model_info_t info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
-    TEST_ASSERT_OK(pagoda_model_get_info(model, &info));
-    pagoda_kv_cache_t *cache = NULL;
-    pagoda_engine_t *engine = NULL;
-    make_engine(model, mesh, plan, how, &cache, &engine);
-    r->n_requests = submit(engine, (int32_t)info.vocab_size);
-    int steps = 0;
-    while (pagoda_engine_has_work(engine)) {
-        TEST_ASSERT_OK(pagoda_engine_step(engine));
-        pagoda_output_t out;
-        memset(&out, 0, sizeof out);
-        out.struct_size = sizeof out;
-        while (pagoda_engine_poll(engine, &out) == PAGODA_OK) collect(r, &out);
-        assert_true(++steps < 2000);
-    }
-    r->stats.struct_size = sizeof r->stats;
-    TEST_ASSERT_OK(pagoda_engine_get_stats(engine, &r->stats));
-    r->kv.struct_size = sizeof r->kv;
-    TEST_ASSERT_OK(pagoda_kv_cache_get_stats(cache, &r->kv));
-    assert_int_equal(r->kv.blocks_used, 0);
-    assert_int_equal(r->kv.swap_blocks_used, 0);
-    pagoda_engine_destroy(engine);
-    pagoda_kv_cache_destroy(cache);
-}
-
-static void expect_same(const run_result_t *want, const run_result_t *got, const char *what) {
-    assert_int_equal(want->n_requests, got->n_requests);
-    float worst = 0.0f;
-    for (size_t q = 0; q < want->n_requests; ++q) {
-        for (int s = 0; s < MAX_SEQS; ++s) {
-            const sequence_result_t *a = &want->seqs[q][s], *b = &got->seqs[q][s];
-            if (a->n != b->n) fail_msg("%s: request %zu sequence %d: %zu tokens, alone %zu", what, q + 1, s, b->n, a->n);
-            for (size_t i = 0; i < a->n; ++i) {
-                if (a->tokens[i] != b->tokens[i])
-                    fail_msg("%s: request %zu sequence %d token %zu: %d, alone %d", what, q + 1, s, i,
-                             b->tokens[i], a->tokens[i]);
-                float d = fabsf(a->logprobs[i] - b->logprobs[i]);
-                if (d > worst) worst = d;
-            }
-        }
-        assert_int_equal(want->n_prompt_logprobs[q], got->n_prompt_logprobs[q]);
-        for (size_t i = 0; i < want->n_prompt_logprobs[q]; ++i) {
-            float d = fabsf(want->prompt_logprobs[q][i] - got->prompt_logprobs[q][i]);
-            if (d > worst) worst = d;
-        }
-    }
-    printf("  %-34s worst |d logprob| %.2e\n", what, (double)worst);
-    if (worst > 1e-4f) fail_msg("%s: log-probabilities differ by %g from one device's", what, (double)worst);
-}
 
 typedef struct layout {
     const char *devices;
@@ -517,6 +344,32 @@ static const char *g_world_axes;
 static int g_world_swap;
 static const char *g_world_model = STORIES;
 
+static int32_t no_processing(void *user, uint64_t request_id, int32_t sequence_index,
+                             const int32_t *token_ids, size_t n_tokens, size_t n_prompt_tokens,
+                             float *logits, size_t n_logits) {
+    (void)user, (void)request_id, (void)sequence_index, (void)token_ids, (void)n_tokens;
+    (void)n_prompt_tokens, (void)logits, (void)n_logits;
+    return 0;
+}
+
+/* Rank 0 of a mesh over processes refuses a logits processor: a function pointer cannot reach
+ * the other ranks. Nothing is submitted, so the followers see no request. */
+static void expect_processor_refused(pagoda_model_t *model, pagoda_mesh_t *mesh,
+                                     const serving_t *how) {
+    pagoda_kv_cache_t *cache = NULL;
+    pagoda_engine_t *engine = NULL;
+    make_engine(model, mesh, NULL, how, &cache, &engine);
+    pagoda_request_options_t ro;
+    pagoda_request_options_default(&ro);
+    ro.logits_processor = no_processing;
+    const int32_t prompt[] = {1, 2, 3};
+    uint64_t id = 0;
+    test_expect_failure(pagoda_engine_submit_tokens(engine, prompt, 3, &ro, &id),
+                        PAGODA_ERR_UNSUPPORTED, "logits_processor");
+    pagoda_engine_destroy(engine);
+    pagoda_kv_cache_destroy(cache);
+}
+
 /* Under mpirun: rank 0 serves the workload on a mesh over every rank (each bringing cpu:0) and
  * compares it with the one-device run in its own process; the other ranks follow its steps. On
  * every rank the cache lends no block at the end. */
@@ -532,6 +385,11 @@ static void test_world_matches_one_device(void **state) {
     if (rank != 0) {
         pagoda_kv_cache_t *cache = NULL;
         pagoda_engine_t *engine = NULL;
+        /* First the engine whose processor rank 0 refuses: it sees no request, then stops. */
+        make_engine(model, mesh, NULL, how, &cache, &engine);
+        TEST_ASSERT_OK(pagoda_engine_follow(engine));
+        pagoda_engine_destroy(engine);
+        pagoda_kv_cache_destroy(cache);
         make_engine(model, mesh, NULL, how, &cache, &engine);
         TEST_ASSERT_OK(pagoda_engine_follow(engine));
         pagoda_kv_cache_stats_t kv;
@@ -544,6 +402,7 @@ static void test_world_matches_one_device(void **state) {
         pagoda_kv_cache_destroy(cache);
     } else {
         run_result_t *alone = test_xcalloc(1, sizeof *alone), *meshed = test_xcalloc(1, sizeof *meshed);
+        expect_processor_refused(model, mesh, how);
         run_on(model, mesh, NULL, how, submit_workload, meshed);
         pagoda_mesh_options_t one_process;
         pagoda_mesh_options_default(&one_process);

@@ -44,10 +44,18 @@ bool same_float(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bi
 bool same_config(const RequestConfig &a, const RequestConfig &b) {
     const auto &[a_flags, a_max_tokens, a_sampling, a_seed, a_stop_ids, a_stop_strings,
                  a_prompt_logprobs, a_priority, a_n, a_best_of, a_beam_width, a_length_penalty,
-                 a_early_stopping] = a;
+                 a_early_stopping, a_controls, a_processor, a_processor_user, a_constraint_kind,
+                 a_constraint_text, a_constraint, a_pooling, a_normalize] = a;
     const auto &[b_flags, b_max_tokens, b_sampling, b_seed, b_stop_ids, b_stop_strings,
                  b_prompt_logprobs, b_priority, b_n, b_best_of, b_beam_width, b_length_penalty,
-                 b_early_stopping] = b;
+                 b_early_stopping, b_controls, b_processor, b_processor_user, b_constraint_kind,
+                 b_constraint_text, b_constraint, b_pooling, b_normalize] = b;
+    const auto &[a_bias, a_min_tokens, a_bad_words, a_allowed] = a_controls;
+    const auto &[b_bias, b_min_tokens, b_bad_words, b_allowed] = b_controls;
+    bool same_bias = a_bias.size() == b_bias.size();
+    for (size_t i = 0; same_bias && i < a_bias.size(); ++i)
+        same_bias = a_bias[i].first == b_bias[i].first &&
+                    same_float(a_bias[i].second, b_bias[i].second);
     const auto &[a_temp, a_top_k, a_top_p, a_min_p, a_rep, a_presence, a_frequency, a_logprobs] =
         a_sampling;
     const auto &[b_temp, b_top_k, b_top_p, b_min_p, b_rep, b_presence, b_frequency, b_logprobs] =
@@ -59,7 +67,12 @@ bool same_config(const RequestConfig &a, const RequestConfig &b) {
            a_stop_ids == b_stop_ids && a_stop_strings == b_stop_strings &&
            a_prompt_logprobs == b_prompt_logprobs && a_priority == b_priority && a_n == b_n &&
            a_best_of == b_best_of && a_beam_width == b_beam_width &&
-           same_float(a_length_penalty, b_length_penalty) && a_early_stopping == b_early_stopping;
+           same_float(a_length_penalty, b_length_penalty) && a_early_stopping == b_early_stopping &&
+           same_bias && a_min_tokens == b_min_tokens && a_bad_words == b_bad_words &&
+           a_allowed == b_allowed && a_processor == b_processor &&
+           a_processor_user == b_processor_user && a_constraint_kind == b_constraint_kind &&
+           a_constraint_text == b_constraint_text && a_constraint == b_constraint &&
+           a_pooling == b_pooling && a_normalize == b_normalize;
 }
 
 bool same_intake(const StepIntake &a, const StepIntake &b) {
@@ -98,7 +111,8 @@ bool mentions(const std::string &message, const char *word) {
 // Every field away from its default, and floats that a lossy encoding would change.
 RequestConfig odd_config(int32_t salt) {
     RequestConfig c;
-    c.flags = 0xA5A5A5A5u ^ uint32_t(salt);
+    // Every bit but the embedding flag's, which never travels (test_embedding_never_travels).
+    c.flags = (0xA5A5A5A5u ^ uint32_t(salt)) & ~uint32_t(PAGODA_REQUEST_EMBED);
     c.max_tokens = 1000 + salt;
     c.sampling.temperature = 0.1f;
     c.sampling.top_k = -1;
@@ -118,6 +132,16 @@ RequestConfig odd_config(int32_t salt) {
     c.beam_width = 2;
     c.length_penalty = -1.5f;
     c.early_stopping = 2;
+    // The wire carries what it is given; the engine checks the values when it admits them.
+    c.controls.logit_bias = {
+        {50256, -100.0f}, {-3, -0.0f}, {7, std::numeric_limits<float>::denorm_min()}};
+    c.controls.min_tokens = 11 + salt;
+    c.controls.bad_words = {{1, 2, 3}, {}, {std::numeric_limits<int32_t>::min()}};
+    c.controls.allowed_token_ids = {9, 0, 9};
+    // A constraint travels as its kind and text (NUL and UTF-8 inside), never compiled.
+    c.constraint_kind = pagoda::grammar::ConstraintKind::grammar;
+    c.constraint_text = std::string("root ::= \"caf\xc3\xa9\" [a-z]*  # ") + char('0' + salt % 10) +
+                        std::string(1, '\0') + "tail";
     return c;
 }
 
@@ -182,7 +206,7 @@ void test_aborts(void **) {
 void test_minimal_requests(void **) {
     StepIntake in;
     for (uint64_t i = 0; i < 3; ++i) in.submitted.push_back({i, {}, RequestConfig{}});
-    assert_int_equal(encode_intake(in).size(), 25 + 3 * 96);
+    assert_int_equal(encode_intake(in).size(), 25 + 3 * 120);
     expect_round_trip(in);
 }
 
@@ -192,7 +216,7 @@ void test_little_endian_header(void **) {
     in.step = 0x0102030405060708ull;
     const Bytes b = encode_intake(in);
     const Bytes head(b.begin(), b.begin() + 16);
-    assert_true(head == (Bytes{'P', 'G', 'I', 'W', 1, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1}));
+    assert_true(head == (Bytes{'P', 'G', 'I', 'W', 3, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1}));
 }
 
 void test_every_truncation(void **) {
@@ -207,7 +231,7 @@ void test_bad_header(void **) {
     b[0] ^= 0x20;
     assert_true(mentions(format_error(b), "magic"));
     b = good;
-    b[4] = 2;
+    b[4] = 1;  // the version before the logit controls
     assert_true(mentions(format_error(b), "version"));
     b = good;
     b[16] = 2;  // the stop flag is a bool
@@ -242,6 +266,60 @@ void test_huge_counts(void **) {
     b = single;
     put_u32(b, stop_ids_at + 4, 0xFFFFFFFFu);
     assert_true(mentions(format_error(b), "stop_strings count"));
+    // After stop strings: 7 four-byte scalars, then the controls' counts.
+    const size_t bias_at = stop_ids_at + 8 + 7 * 4;
+    b = single;
+    put_u32(b, bias_at, 0xFFFFFFFFu);
+    assert_true(mentions(format_error(b), "logit_bias count"));
+    b = single;
+    put_u32(b, bias_at + 8, 0xFFFFFFFFu);
+    assert_true(mentions(format_error(b), "bad_words count"));
+    b = single;
+    put_u32(b, bias_at + 12, 0xFFFFFFFFu);
+    assert_true(mentions(format_error(b), "allowed_token_ids count"));
+}
+
+// A function pointer means nothing in another process: the encoder refuses one (submit
+// refuses it first on a mesh over processes).
+void test_processor_never_travels(void **) {
+    StepIntake in;
+    RequestConfig c;
+    c.processor = [](void *, uint64_t, int32_t, const int32_t *, size_t, size_t, float *,
+                     size_t) -> int32_t { return 0; };
+    in.submitted.push_back({1, {1}, c});
+    try {
+        encode_intake(in);
+        fail_msg("a request with a processor was encoded");
+    } catch (const Error &e) {
+        assert_int_equal(e.status(), PAGODA_ERR_INTERNAL);
+        assert_true(mentions(e.what(), "logits processor"));
+    }
+}
+
+// Embedding requests stay on one device: the encoder refuses one (submit refuses it first on a
+// mesh), and the decoder refuses the flag as malformed.
+void test_embedding_never_travels(void **) {
+    StepIntake in;
+    RequestConfig c;
+    c.flags = PAGODA_REQUEST_EMBED;
+    in.submitted.push_back({1, {1}, c});
+    try {
+        encode_intake(in);
+        fail_msg("an embedding request was encoded");
+    } catch (const Error &e) {
+        assert_int_equal(e.status(), PAGODA_ERR_INTERNAL);
+        assert_true(mentions(e.what(), "embedding"));
+    }
+    in.submitted[0].config.flags = 0;
+    Bytes b = encode_intake(in);
+    // The flags' low byte is where an encoding with another flag differs: set the bit there.
+    in.submitted[0].config.flags = PAGODA_REQUEST_FRESH_SEED;
+    const Bytes marked = encode_intake(in);
+    size_t at = 0;
+    while (at < b.size() && b[at] == marked[at]) ++at;
+    assert_true(at < b.size());
+    b[at] = uint8_t(PAGODA_REQUEST_EMBED);
+    assert_true(mentions(format_error(b), "embedding"));
 }
 
 void test_trailing_bytes(void **) {
@@ -287,6 +365,8 @@ int main(void) {
         cmocka_unit_test(test_bad_header),
         cmocka_unit_test(test_huge_counts),
         cmocka_unit_test(test_trailing_bytes),
+        cmocka_unit_test(test_processor_never_travels),
+        cmocka_unit_test(test_embedding_never_travels),
         cmocka_unit_test(test_write_fuzz_seeds),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -22,15 +22,24 @@ bool same_float(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bi
 
 // Field by field, bit for bit; the structured bindings break the build when a field is added.
 bool same_config(const RequestConfig &a, const RequestConfig &b) {
-    const auto &[af, amt, as, aseed, aids, astr, aplp, apri, an, abo, abw, alp, aes] = a;
-    const auto &[bf, bmt, bs, bseed, bids, bstr, bplp, bpri, bn, bbo, bbw, blp, bes] = b;
+    const auto &[af, amt, as, aseed, aids, astr, aplp, apri, an, abo, abw, alp, aes, actl, aproc,
+                 auser] = a;
+    const auto &[bf, bmt, bs, bseed, bids, bstr, bplp, bpri, bn, bbo, bbw, blp, bes, bctl, bproc,
+                 buser] = b;
+    const auto &[abias, amintok, abad, aallowed] = actl;
+    const auto &[bbias, bmintok, bbad, ballowed] = bctl;
+    bool same_bias = abias.size() == bbias.size();
+    for (size_t i = 0; same_bias && i < abias.size(); ++i)
+        same_bias = abias[i].first == bbias[i].first &&
+                    same_float(abias[i].second, bbias[i].second);
     const auto &[at, ak, ap, amin, arep, apres, afreq, alogp] = as;
     const auto &[bt, bk, bp, bmin, brep, bpres, bfreq, blogp] = bs;
     return af == bf && amt == bmt && same_float(at, bt) && ak == bk && same_float(ap, bp) &&
            same_float(amin, bmin) && same_float(arep, brep) && same_float(apres, bpres) &&
            same_float(afreq, bfreq) && alogp == blogp && aseed == bseed && aids == bids &&
            astr == bstr && aplp == bplp && apri == bpri && an == bn && abo == bbo && abw == bbw &&
-           same_float(alp, blp) && aes == bes;
+           same_float(alp, blp) && aes == bes && same_bias && amintok == bmintok && abad == bbad &&
+           aallowed == ballowed && aproc == bproc && auser == buser;
 }
 
 bool same_intake(const StepIntake &a, const StepIntake &b) {

@@ -196,6 +196,30 @@ void random_cuttings_match_reference(void **) {
     }
 }
 
+// vLLM's min_tokens with stop strings (tests/detokenizer/test_min_tokens.py there): the text
+// of the first min_tokens tokens is passed unchecked; a stop string that ends later may start
+// inside it.
+void unchecked_text_never_stops(void **) {
+    StopStringMatcher m({"e"});
+    std::string out;
+    for (const char *piece : {" is", " Lee", ",", " and", " I"}) out += m.feed_unchecked(piece);
+    assert_false(m.stopped());
+    for (const char *piece : {"'m", " a", " stud", "ent"}) {
+        const StopStringMatcher::Step step = m.feed(piece);
+        out += step.text;
+        if (step.stopped) break;
+    }
+    assert_true(m.stopped());
+    assert_string_equal(out.c_str(), " is Lee, and I'm a stud");
+
+    StopStringMatcher across({"STOP"});
+    std::string text = across.feed_unchecked("xxST");
+    assert_string_equal(text.c_str(), "xx");  // "ST" could begin the stop string
+    const StopStringMatcher::Step step = across.feed("OPyy");
+    assert_true(step.stopped);
+    assert_string_equal(step.text.c_str(), "");
+}
+
 }  // namespace
 
 int main(void) {
@@ -210,6 +234,7 @@ int main(void) {
         cmocka_unit_test(multibyte_stop_string),
         cmocka_unit_test(empty_stop_string_is_refused),
         cmocka_unit_test(random_cuttings_match_reference),
+        cmocka_unit_test(unchecked_text_never_stops),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

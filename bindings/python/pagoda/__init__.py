@@ -35,8 +35,9 @@ from .kv_cache import DType, KvCache, KvCacheStats
 from .log import LogLevel, get_log_level, set_log_callback, set_log_level
 from .mesh import Mesh
 from .model import Model, ModelInfo, ModelLoader
-from .options import (DecodeGraphs, DeviceSampling, EngineOptions, KernelChoice, KvReservation,
-                      Preemption, QuantizedMatmul, RequestOptions)
+from .options import (DecodeGraphs, DeviceSampling, EmbeddingNormalize, EngineOptions,
+                      KernelChoice, KvReservation, Pooling, Preemption, QuantizedMatmul,
+                      RequestOptions)
 from .output import FinishReason, Output, TokenLogprob
 from .placement import SimulateOptions, search_placement, simulate_placement
 from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
@@ -69,14 +70,14 @@ def dtype_name(dtype: DType) -> str:
 __all__ = [
     "AbiMismatchError", "AlreadyExistsError", "Backend", "BackendError", "CancelledError",
     "ClosedError", "Completion", "DEVICE_HOST_ACCESSIBLE", "DEVICE_USES_HOST_WEIGHTS", "DType",
-    "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats", "EmptyError",
-    "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
+    "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats",
+    "EmbeddingNormalize", "EmptyError", "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
     "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KernelChoice",
     "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model",
     "ModelInfo", "ModelLoader", "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output",
     "PagodaError",
     "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",
-    "Preemption", "Prompt", "QuantizedMatmul", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
+    "Pooling", "Preemption", "Prompt", "QuantizedMatmul", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
     "Stream", "TokenLogprob", "Tokenizer", "TokenizerInfo", "UnsupportedError", "backends",
     "discover", "dtype_name", "dtype_size", "find", "get_log_level", "last_error_message", "load",
     "search_placement", "set_log_callback", "set_log_level", "simulate_placement", "skipped",

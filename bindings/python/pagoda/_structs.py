@@ -151,6 +151,11 @@ class KvCacheStats(_Struct):
 
 # ---- engine.h --------------------------------------------------------------------------------
 
+class LogitBias(_Struct):
+    c_name = "pagoda_logit_bias_t"
+    _fields_ = [("token_id", c_int32), ("bias", c_float)]
+
+
 class RequestOptions(_Struct):
     c_name = "pagoda_request_options_t"
     _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("max_tokens", c_int32),
@@ -162,7 +167,17 @@ class RequestOptions(_Struct):
                 ("n_stop_strings", c_size_t), ("logprobs", c_int32),
                 ("prompt_logprobs", c_int32), ("n", c_int32), ("best_of", c_int32),
                 ("beam_width", c_int32), ("length_penalty", c_float),
-                ("early_stopping", c_int32), ("priority", c_int32)]
+                ("early_stopping", c_int32), ("priority", c_int32),
+                ("logit_bias", POINTER(LogitBias)), ("n_logit_bias", c_size_t),
+                ("bad_words_token_ids", POINTER(c_int32)),
+                ("bad_words_lengths", POINTER(c_size_t)), ("n_bad_words", c_size_t),
+                ("allowed_token_ids", POINTER(c_int32)), ("n_allowed_token_ids", c_size_t),
+                # A C processor only: Python code on the engine's step thread would need the
+                # GIL under the engine's lock.
+                ("logits_processor", c_void_p), ("logits_processor_user", c_void_p),
+                ("min_tokens", c_int32),
+                ("constraint_kind", c_int32), ("constraint", c_char_p),
+                ("pooling", c_int32), ("embedding_normalize", c_int32)]
 
 
 class Logprob(_Struct):
@@ -183,7 +198,8 @@ class Output(_Struct):
                 ("prompt_logprobs", POINTER(c_float)),
                 ("prompt_top_logprobs", POINTER(Logprob)),
                 ("n_prompt_top_logprobs", c_int32), ("sequence_index", c_int32),
-                ("cumulative_logprob", c_float), ("request_finished", c_int32)]
+                ("cumulative_logprob", c_float), ("request_finished", c_int32),
+                ("embedding", POINTER(c_float)), ("n_embedding", c_size_t)]
 
 
 class EngineOptions(_Struct):
@@ -264,9 +280,9 @@ class DeviceInfo(_Struct):
 
 ALL: tuple[type[_Struct], ...] = (
     ModelOptions, ModelInfo, TokenizerInfo, ChatTemplateOptions, MeshOptions, PlanOptions,
-    PlanStage, PlanSummary, SimulateOptions, KvCacheOptions, KvCacheStats, RequestOptions,
-    Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram, EngineMetrics,
-    KernelChoiceInfo, DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
+    PlanStage, PlanSummary, SimulateOptions, KvCacheOptions, KvCacheStats, LogitBias,
+    RequestOptions, Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram,
+    EngineMetrics, KernelChoiceInfo, DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
 """Every struct the binding declares."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import threading
+from array import array
 from typing import Any, Optional, Sequence, Union
 
 from . import _structs as S
@@ -14,7 +15,7 @@ from .errors import ClosedError, Status, check, error, last_error_message
 from .kv_cache import KvCache
 from .mesh import Mesh
 from .model import Model
-from .options import EngineOptions, RequestOptions, resolve
+from .options import EmbeddingNormalize, EngineOptions, Pooling, RequestOptions, resolve
 from .output import Output, Utf8Joiner, read_output
 from .plan import Plan
 from .stats import DeviceStats, EngineMetrics, EngineStats, KernelChoiceInfo, metrics_from_c
@@ -121,6 +122,20 @@ class Engine(Handle):
         sequence order. Raises the request's error if it failed."""
         with self.stream(prompt, options, **kwargs) as s:
             return s.completions()
+
+    def embed(self, prompt: Prompt, pooling: Union[str, Pooling] = Pooling.MODEL,
+              normalize: Union[None, bool, EmbeddingNormalize] = None) -> array:
+        """The prompt's embedding (``PAGODA_REQUEST_EMBED``): its hidden states after the
+        model's final norm, pooled (``"last"``, ``"mean"`` or ``"model"``: what the checkpoint
+        names, last for a plain decoder) and scaled to unit L2 norm (``True``), left as pooled
+        (``False``) or as the checkpoint says (``None``: L2 unless it says otherwise). Returns
+        the model's hidden size of f32 as an ``array('f')``. Runs the request to its end,
+        driving the engine as :meth:`generate` does; other requests go on meanwhile."""
+        c = self.generate(prompt, embed=True, pooling=pooling, normalize=normalize)[0]
+        if c.embedding is None:  # the library promises one on a request that ended normally
+            raise RuntimeError(f"the embedding request ended ({c.finish_reason.name}) "
+                               "without its vector")
+        return c.embedding
 
     def abort(self, request_id: int) -> None:
         """Ends a request now; its last output (finish reason ABORTED) follows.

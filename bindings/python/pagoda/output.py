@@ -5,6 +5,7 @@ import codecs
 import ctypes
 import enum
 import struct
+from array import array
 from typing import NamedTuple, Optional
 
 from . import _structs as S
@@ -49,6 +50,9 @@ class Output(NamedTuple):
     #: per prompt position its token's logprob (None at position 0); first output only
     prompt_logprobs: Optional[list[Optional[float]]]
     prompt_top_logprobs: Optional[list[list[TokenLogprob]]]  #: per prompt position the top-n
+    #: an embedding request's pooled vector (f32, the model's hidden size), on its one output
+    #: when it finished normally; None otherwise
+    embedding: Optional[array]
 
     @property
     def finished(self) -> bool:
@@ -115,16 +119,17 @@ def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
     ``view`` is a byte view of ``o``. Runs once per token: the common case (a running sequence,
     no log-probabilities) takes the first branch and builds the Output in one call."""
     (_, rid, finish, status, error, _, n, text_p, text_len, lp, top, n_top, n_prompt, n_generated,
-     plp, ptop, n_ptop, seq, cumulative, request_finished) = _OUTPUT.unpack_from(view)
+     plp, ptop, n_ptop, seq, cumulative, request_finished, emb,
+     n_emb) = _OUTPUT.unpack_from(view)
     raw = o.text if text_len else b""
     if len(raw) != text_len:  # a NUL inside the text: copy by length instead
         raw = ctypes.string_at(text_p, text_len)
     ids = [o.token_ids[0]] if n == 1 else o.token_ids[:n] if n else []
-    if not (finish or request_finished or lp or top or plp or joiner.tails):
+    if not (finish or request_finished or lp or top or plp or emb or joiner.tails):
         try:
             return _new_output(Output, (rid, seq, ids, raw.decode(), _RUNNING, 0, "", False,
                                         n_prompt, n_generated, cumulative, None, None, None,
-                                        None))
+                                        None, None))
         except UnicodeDecodeError:
             pass  # half a character: the joiner keeps it for the next piece
     text = joiner.join((rid, seq), raw, finish != 0)
@@ -133,7 +138,10 @@ def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
         message = o.error.decode("utf-8", "replace") if error else ""
     else:
         status, message = 0, ""
-    prompt_lps = prompt_top = None
+    prompt_lps = prompt_top = embedding = None
+    if emb:  # valid until the next poll only: copied now, in one piece
+        embedding = array("f")
+        embedding.frombytes(ctypes.string_at(emb, n_emb * embedding.itemsize))
     if plp:
         prompt_lps = [None] + o.prompt_logprobs[1:n_prompt] if n_prompt else []
         if ptop and n_prompt:
@@ -142,4 +150,4 @@ def read_output(o: S.Output, view: memoryview, joiner: Utf8Joiner) -> Output:
         rid, seq, ids, text, _FINISH[finish] if finish < len(_FINISH) else finish, status,
         message, request_finished != 0, n_prompt, n_generated, cumulative,
         o.logprobs[:n] if lp else None, _top(o.top_logprobs, n, n_top) if top else None,
-        prompt_lps, prompt_top))
+        prompt_lps, prompt_top, embedding))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+from array import array
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from .errors import ClosedError, NotFoundError, error
@@ -25,6 +26,7 @@ class Completion:
     top_logprobs: Optional[list[list[TokenLogprob]]] = None  #: per token the top-n, when asked
     prompt_logprobs: Optional[list[Optional[float]]] = None  #: per prompt token, when asked
     prompt_top_logprobs: Optional[list[list[TokenLogprob]]] = None
+    embedding: Optional[array] = None  #: an embedding request's vector (f32)
 
 
 class Stream:
@@ -125,6 +127,8 @@ class Stream:
                 c.logprobs = (c.logprobs or []) + o.logprobs
             if o.top_logprobs is not None:
                 c.top_logprobs = (c.top_logprobs or []) + o.top_logprobs
+            if o.embedding is not None:
+                c.embedding = o.embedding
             if o.prompt_logprobs is not None:  # the request's, on its first output only
                 prompt_lp, prompt_top = o.prompt_logprobs, o.prompt_top_logprobs
         result = [done[i] for i in sorted(done)]

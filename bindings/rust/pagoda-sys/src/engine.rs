@@ -18,6 +18,24 @@ pub const PAGODA_REQUEST_IGNORE_EOS: u32 = 1;
 pub const PAGODA_REQUEST_KEEP_SPECIAL_TEXT: u32 = 2;
 pub const PAGODA_REQUEST_INCLUDE_STOP_STRING: u32 = 4;
 pub const PAGODA_REQUEST_NO_SPECIAL_TOKENS: u32 = 8;
+pub const PAGODA_REQUEST_FRESH_SEED: u32 = 16;
+/// An embedding request: nothing is generated; its one output carries `embedding`.
+pub const PAGODA_REQUEST_EMBED: u32 = 32;
+
+/// `pagoda_pooling_t` (`pagoda_request_options_t::pooling`).
+pub type pagoda_pooling_t = i32;
+/// The checkpoint's own pooling (sentence-transformers modules.json, GGUF pooling_type); last-token
+/// for a plain decoder.
+pub const PAGODA_POOLING_MODEL: pagoda_pooling_t = 0;
+pub const PAGODA_POOLING_LAST: pagoda_pooling_t = 1;
+pub const PAGODA_POOLING_MEAN: pagoda_pooling_t = 2;
+
+/// `pagoda_embedding_normalize_t` (`pagoda_request_options_t::embedding_normalize`).
+pub type pagoda_embedding_normalize_t = i32;
+/// The checkpoint's own rule; L2 for a plain decoder.
+pub const PAGODA_EMBEDDING_NORMALIZE_MODEL: pagoda_embedding_normalize_t = 0;
+pub const PAGODA_EMBEDDING_NORMALIZE_L2: pagoda_embedding_normalize_t = 1;
+pub const PAGODA_EMBEDDING_NORMALIZE_NONE: pagoda_embedding_normalize_t = 2;
 
 /// `pagoda_device_sampling_t`.
 pub type pagoda_device_sampling_t = i32;
@@ -77,7 +95,48 @@ pub struct pagoda_request_options_t {
     pub length_penalty: f32,
     pub early_stopping: i32,
     pub priority: i32,
+    pub logit_bias: *const pagoda_logit_bias_t,
+    pub n_logit_bias: usize,
+    pub bad_words_token_ids: *const i32,
+    pub bad_words_lengths: *const usize,
+    pub n_bad_words: usize,
+    pub allowed_token_ids: *const i32,
+    pub n_allowed_token_ids: usize,
+    pub logits_processor: pagoda_logits_processor_fn,
+    pub logits_processor_user: *mut c_void,
+    pub min_tokens: i32,
+    /// A `pagoda_constraint_kind_t`.
+    pub constraint_kind: i32,
+    /// NUL-terminated; copied at submit. Not read for `PAGODA_CONSTRAINT_JSON_OBJECT`.
+    pub constraint: *const c_char,
+    /// A `pagoda_pooling_t`; with `PAGODA_REQUEST_EMBED` only (0 without it).
+    pub pooling: i32,
+    /// A `pagoda_embedding_normalize_t`; with `PAGODA_REQUEST_EMBED` only (0 without it).
+    pub embedding_normalize: i32,
 }
+
+/// `pagoda_logit_bias_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct pagoda_logit_bias_t {
+    pub token_id: i32,
+    pub bias: f32,
+}
+
+/// `pagoda_logits_processor_fn`: called on the thread that steps the engine, with its lock
+/// held; it must not call back into that engine.
+pub type pagoda_logits_processor_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        request_id: u64,
+        sequence_index: i32,
+        token_ids: *const i32,
+        n_tokens: usize,
+        n_prompt_tokens: usize,
+        logits: *mut f32,
+        n_logits: usize,
+    ) -> i32,
+>;
 
 /// `pagoda_logprob_t`.
 #[repr(C)]
@@ -114,6 +173,10 @@ pub struct pagoda_output_t {
     pub sequence_index: i32,
     pub cumulative_logprob: f32,
     pub request_finished: i32,
+    /// An embedding request's vector, `n_embedding` floats, on its one output when it finished
+    /// normally; NULL otherwise. Valid until the next poll.
+    pub embedding: *const f32,
+    pub n_embedding: usize,
 }
 
 /// Called with each output, on the thread of the step (or abort) that produced it.

@@ -10,6 +10,7 @@
 
 pub mod backend;
 pub mod common;
+pub mod constraint;
 pub mod dtype;
 pub mod engine;
 pub mod kernel_choice;
@@ -25,6 +26,7 @@ pub mod version;
 
 pub use backend::*;
 pub use common::*;
+pub use constraint::*;
 pub use dtype::*;
 pub use engine::*;
 pub use kernel_choice::*;

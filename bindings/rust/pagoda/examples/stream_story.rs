@@ -49,7 +49,7 @@ fn stream(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         max_tokens: args.max_tokens,
         temperature: 0.8,
         top_k: 40,
-        seed: 42,
+        seed: Some(42),
         ..RequestOptions::default()
     };
     engine.submit_text(&args.prompt, &options)?;

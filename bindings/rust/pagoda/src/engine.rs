@@ -2,8 +2,9 @@
 //! by the host through step and poll.
 
 use crate::convert::{fetch, Filled};
+use crate::embedding::Embedding;
 use crate::engine_options::EngineOptions;
-use crate::error::{check, non_null, Result};
+use crate::error::{check, non_null, Error, Result, Status};
 use crate::kv_cache::KvCache;
 use crate::mesh::Mesh;
 use crate::model::Model;
@@ -96,6 +97,60 @@ impl Engine {
             )
         })?;
         Ok(id)
+    }
+
+    /// The embedding of a text prompt: its hidden states after the model's final norm, pooled
+    /// and scaled as `embedding` says, the model's hidden size of `f32`.
+    ///
+    /// It steps and polls the engine until the request's output comes, so it takes `&mut self`
+    /// (no other thread submits or polls meanwhile) and refuses with `Status::InvalidArgument`,
+    /// submitting nothing, while another request is waiting or running, whose outputs it would
+    /// take. Outputs of finished requests still queued when it is called are taken and dropped:
+    /// poll them first. To embed beside other requests, set
+    /// [`RequestOptions::embedding`] and read [`Output::embedding`] off the polled outputs.
+    pub fn embed_text(&mut self, prompt: &str, embedding: &Embedding) -> Result<Vec<f32>> {
+        self.embed(|engine, options| engine.submit_text(prompt, options), embedding)
+    }
+
+    /// The embedding of a prompt of token ids, as [`Engine::embed_text`].
+    pub fn embed_tokens(&mut self, prompt: &[i32], embedding: &Embedding) -> Result<Vec<f32>> {
+        self.embed(|engine, options| engine.submit_tokens(prompt, options), embedding)
+    }
+
+    fn embed(
+        &mut self,
+        submit: impl FnOnce(&Engine, &RequestOptions) -> Result<u64>,
+        embedding: &Embedding,
+    ) -> Result<Vec<f32>> {
+        if self.has_work()? {
+            return Err(Error::new(
+                Status::InvalidArgument,
+                "embed_text and embed_tokens run on an idle engine: another request is live \
+                 (set RequestOptions::embedding and poll instead)",
+            ));
+        }
+        let options = RequestOptions { embedding: Some(*embedding), ..RequestOptions::default() };
+        let id = submit(self, &options)?;
+        for output in self.outputs() {
+            let output = output?;
+            if output.request_id != id {
+                continue; // an earlier request's, left queued (see embed_text)
+            }
+            if let Some(error) = output.error {
+                return Err(error);
+            }
+            if let Some(vector) = output.embedding {
+                return Ok(vector);
+            }
+            if output.request_finished {
+                // The library promises the vector on a normal finish.
+                return Err(Error::new(
+                    Status::Internal,
+                    format!("embedding request {id} ended ({:?}) without its vector", output.finish_reason),
+                ));
+            }
+        }
+        Err(Error::new(Status::Internal, format!("embedding request {id} ended without its last output")))
     }
 
     /// Ends a request now; its last output (finish reason `Aborted`) is queued.

@@ -27,8 +27,10 @@
 mod convert;
 
 pub mod backend;
+mod constraint;
 mod cstr;
 mod dtype;
+mod embedding;
 mod engine;
 mod engine_options;
 mod error;
@@ -47,7 +49,9 @@ mod tokenizer;
 mod version;
 
 pub use backend::{Backend, DeviceInfo, DeviceKind, SkippedBackend};
+pub use constraint::Constraint;
 pub use dtype::Dtype;
+pub use embedding::{Embedding, EmbeddingNormalize, Pooling};
 pub use engine::Engine;
 pub use engine_options::{
     DecodeGraphs, DeviceSampling, EngineOptions, KernelChoice, KvReservation, Preemption, QuantizedMatmul,

@@ -75,6 +75,9 @@ pub struct Output {
     pub cumulative_logprob: f32,
     /// True on the request's very last output (all its sequences done).
     pub request_finished: bool,
+    /// An embedding request's pooled vector (the model's hidden size), on its one output when
+    /// it finished normally.
+    pub embedding: Option<Vec<f32>>,
 }
 
 /// Rows of `per_row` entries, or `None` when the library gave none.
@@ -107,6 +110,8 @@ impl Output {
         let logprobs = (!raw.logprobs.is_null()).then(|| slice(raw.logprobs, raw.n_tokens).to_vec());
         let prompt_logprobs = (!raw.prompt_logprobs.is_null())
             .then(|| slice(raw.prompt_logprobs, raw.n_prompt_tokens).to_vec());
+        // Valid until the next poll only, as everything here: copied now.
+        let embedding = (!raw.embedding.is_null()).then(|| slice(raw.embedding, raw.n_embedding).to_vec());
         Output {
             request_id: raw.request_id,
             finish_reason,
@@ -127,6 +132,7 @@ impl Output {
             sequence_index: raw.sequence_index,
             cumulative_logprob: raw.cumulative_logprob,
             request_finished: raw.request_finished != 0,
+            embedding,
         }
     }
 }

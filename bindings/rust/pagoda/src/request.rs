@@ -1,7 +1,9 @@
 //! A request's sampling and stopping options, and their C form for one submit.
 
+use crate::constraint::Constraint;
 use crate::convert::{Defaults, FromC, ToC};
 use crate::cstr::to_c;
+use crate::embedding::Embedding;
 use crate::error::Result;
 use pagoda_sys as sys;
 use std::ffi::CString;
@@ -9,7 +11,8 @@ use std::marker::PhantomData;
 use std::os::raw::c_char;
 
 /// How a request samples and when it stops. `Default` gives the library's defaults
-/// (temperature 1, 256 tokens, n = 1, no penalties, seed 0).
+/// (temperature 1, 256 tokens, n = 1, no penalties, seed `Some(0)`, no logit controls, no
+/// constraint, not an embedding request).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestOptions {
     /// Tokens to generate at most.
@@ -28,8 +31,9 @@ pub struct RequestOptions {
     pub presence_penalty: f32,
     /// Subtracted per occurrence of generated tokens; 0 = off.
     pub frequency_penalty: f32,
-    /// With the same seed a request draws the same tokens.
-    pub seed: u64,
+    /// With the same seed a request draws the same tokens; `None` draws a fresh seed from the
+    /// operating system per request (`PAGODA_REQUEST_FRESH_SEED`).
+    pub seed: Option<u64>,
     /// Extra ids that end the request.
     pub stop_token_ids: Vec<i32>,
     /// Strings that end the request.
@@ -60,6 +64,21 @@ pub struct RequestOptions {
     pub include_stop_string: bool,
     /// Do not add BOS (or the template's tokens) to a text prompt.
     pub no_special_tokens: bool,
+    /// (token id, bias in [-100, 100]) added to the logits before the penalties.
+    pub logit_bias: Vec<(i32, f32)>,
+    /// Token-id sequences the sequence may not complete (vLLM's `bad_words`, as ids).
+    pub bad_words: Vec<Vec<i32>>,
+    /// Only these ids may be sampled; empty = all.
+    pub allowed_token_ids: Vec<i32>,
+    /// End-of-sequence and stop ids are masked until this many tokens are generated.
+    pub min_tokens: i32,
+    /// What the output must match (a grammar, a regex, a JSON Schema, any JSON object); `None`
+    /// = unconstrained. Refused with beam search.
+    pub constraint: Option<Constraint>,
+    /// `Some`: an embedding request (`PAGODA_REQUEST_EMBED`) pooled and scaled as it says; its
+    /// one output carries [`Output::embedding`](crate::Output) and no text.
+    /// [`Engine::embed_text`](crate::Engine::embed_text) is the short way.
+    pub embedding: Option<Embedding>,
 }
 
 fn flag(flags: u32, bit: u32) -> bool {
@@ -87,7 +106,7 @@ impl Default for RequestOptions {
             repetition_penalty: raw.repetition_penalty,
             presence_penalty: raw.presence_penalty,
             frequency_penalty: raw.frequency_penalty,
-            seed: raw.seed,
+            seed: Some(raw.seed),
             stop_token_ids: Vec::new(),
             stop_strings: Vec::new(),
             logprobs: FromC::from_c(&raw.logprobs),
@@ -102,6 +121,15 @@ impl Default for RequestOptions {
             keep_special_text: flag(raw.flags, sys::PAGODA_REQUEST_KEEP_SPECIAL_TEXT),
             include_stop_string: flag(raw.flags, sys::PAGODA_REQUEST_INCLUDE_STOP_STRING),
             no_special_tokens: flag(raw.flags, sys::PAGODA_REQUEST_NO_SPECIAL_TOKENS),
+            // The library's defaults have no controls (NULL, 0).
+            logit_bias: Vec::new(),
+            bad_words: Vec::new(),
+            allowed_token_ids: Vec::new(),
+            min_tokens: raw.min_tokens,
+            // The library's default is PAGODA_CONSTRAINT_NONE with no text.
+            constraint: None,
+            // Without PAGODA_REQUEST_EMBED in the default flags, pooling and normalize are 0.
+            embedding: None,
         }
     }
 }
@@ -120,6 +148,10 @@ pub(crate) struct RawRequest<'a> {
     pub(crate) raw: sys::pagoda_request_options_t,
     _strings: Vec<CString>,
     _pointers: Vec<*const c_char>,
+    _bias: Vec<sys::pagoda_logit_bias_t>,
+    _bad_ids: Vec<i32>,
+    _bad_lengths: Vec<usize>,
+    _constraint: Option<CString>,
     _options: PhantomData<&'a RequestOptions>,
 }
 
@@ -132,7 +164,9 @@ impl<'a> RawRequest<'a> {
         raw.flags = bit(o.ignore_eos, sys::PAGODA_REQUEST_IGNORE_EOS)
             | bit(o.keep_special_text, sys::PAGODA_REQUEST_KEEP_SPECIAL_TEXT)
             | bit(o.include_stop_string, sys::PAGODA_REQUEST_INCLUDE_STOP_STRING)
-            | bit(o.no_special_tokens, sys::PAGODA_REQUEST_NO_SPECIAL_TOKENS);
+            | bit(o.no_special_tokens, sys::PAGODA_REQUEST_NO_SPECIAL_TOKENS)
+            | bit(o.seed.is_none(), sys::PAGODA_REQUEST_FRESH_SEED)
+            | bit(o.embedding.is_some(), sys::PAGODA_REQUEST_EMBED);
         raw.max_tokens = o.max_tokens;
         raw.temperature = o.temperature;
         raw.top_k = o.top_k;
@@ -141,7 +175,7 @@ impl<'a> RawRequest<'a> {
         raw.repetition_penalty = o.repetition_penalty;
         raw.presence_penalty = o.presence_penalty;
         raw.frequency_penalty = o.frequency_penalty;
-        raw.seed = o.seed;
+        raw.seed = o.seed.unwrap_or(0);
         // Pointers into the Vecs' heap buffers, which stay put when the Vecs move into Self.
         raw.stop_token_ids =
             if o.stop_token_ids.is_empty() { std::ptr::null() } else { o.stop_token_ids.as_ptr() };
@@ -156,6 +190,42 @@ impl<'a> RawRequest<'a> {
         raw.length_penalty = o.length_penalty;
         raw.early_stopping = i32::from(o.early_stopping);
         raw.priority = o.priority;
-        Ok(RawRequest { raw, _strings: strings, _pointers: pointers, _options: PhantomData })
+        let bias: Vec<sys::pagoda_logit_bias_t> = o
+            .logit_bias
+            .iter()
+            .map(|&(token_id, bias)| sys::pagoda_logit_bias_t { token_id, bias })
+            .collect();
+        let bad_ids: Vec<i32> = o.bad_words.iter().flatten().copied().collect();
+        let bad_lengths: Vec<usize> = o.bad_words.iter().map(Vec::len).collect();
+        // As the stop lists: heap buffers that stay put when the Vecs move into Self.
+        raw.logit_bias = if bias.is_empty() { std::ptr::null() } else { bias.as_ptr() };
+        raw.n_logit_bias = bias.len();
+        raw.bad_words_token_ids = if bad_ids.is_empty() { std::ptr::null() } else { bad_ids.as_ptr() };
+        raw.bad_words_lengths = if bad_lengths.is_empty() { std::ptr::null() } else { bad_lengths.as_ptr() };
+        raw.n_bad_words = bad_lengths.len();
+        raw.allowed_token_ids =
+            if o.allowed_token_ids.is_empty() { std::ptr::null() } else { o.allowed_token_ids.as_ptr() };
+        raw.n_allowed_token_ids = o.allowed_token_ids.len();
+        raw.min_tokens = o.min_tokens;
+        let constraint = match &o.constraint {
+            Some(c) => c.text_to_c()?,
+            None => None,
+        };
+        raw.constraint_kind = o.constraint.as_ref().map_or(sys::PAGODA_CONSTRAINT_NONE, Constraint::kind);
+        // The CString's heap buffer stays put when it moves into Self.
+        raw.constraint = constraint.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        if let Some(embedding) = o.embedding {
+            (raw.pooling, raw.embedding_normalize) = embedding.to_raw();
+        }
+        Ok(RawRequest {
+            raw,
+            _strings: strings,
+            _pointers: pointers,
+            _bias: bias,
+            _bad_ids: bad_ids,
+            _bad_lengths: bad_lengths,
+            _constraint: constraint,
+            _options: PhantomData,
+        })
     }
 }

@@ -69,7 +69,7 @@ fn a_token_prompt_gives_what_its_text_gives() {
 fn several_sequences_and_beams_come_back_with_their_index() {
     let s = common::stack();
     let sampled =
-        RequestOptions { n: 3, max_tokens: 12, seed: 7, temperature: 1.0, ..RequestOptions::default() };
+        RequestOptions { n: 3, max_tokens: 12, seed: Some(7), temperature: 1.0, ..RequestOptions::default() };
     s.engine.submit_text(PROMPT, &sampled).unwrap();
     let outputs = run(&s.engine);
     let finished: Vec<i32> =
