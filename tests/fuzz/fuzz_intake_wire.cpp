@@ -23,9 +23,9 @@ bool same_float(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bi
 // Field by field, bit for bit; the structured bindings break the build when a field is added.
 bool same_config(const RequestConfig &a, const RequestConfig &b) {
     const auto &[af, amt, as, aseed, aids, astr, aplp, apri, an, abo, abw, alp, aes, actl, aproc,
-                 auser] = a;
+                 auser, akind, atext, acompiled, apool, anorm] = a;
     const auto &[bf, bmt, bs, bseed, bids, bstr, bplp, bpri, bn, bbo, bbw, blp, bes, bctl, bproc,
-                 buser] = b;
+                 buser, bkind, btext, bcompiled, bpool, bnorm] = b;
     const auto &[abias, amintok, abad, aallowed] = actl;
     const auto &[bbias, bmintok, bbad, ballowed] = bctl;
     bool same_bias = abias.size() == bbias.size();
@@ -39,7 +39,8 @@ bool same_config(const RequestConfig &a, const RequestConfig &b) {
            same_float(afreq, bfreq) && alogp == blogp && aseed == bseed && aids == bids &&
            astr == bstr && aplp == bplp && apri == bpri && an == bn && abo == bbo && abw == bbw &&
            same_float(alp, blp) && aes == bes && same_bias && amintok == bmintok && abad == bbad &&
-           aallowed == ballowed && aproc == bproc && auser == buser;
+           aallowed == ballowed && aproc == bproc && auser == buser && akind == bkind &&
+           atext == btext && acompiled == bcompiled && apool == bpool && anorm == bnorm;
 }
 
 bool same_intake(const StepIntake &a, const StepIntake &b) {
