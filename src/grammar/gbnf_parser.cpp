@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "grammar/gbnf_syntax.hpp"
+#include "tokenizer/utf8.hpp"
 
 namespace pagoda::grammar::syntax {
 
@@ -146,7 +147,7 @@ private:
             while (true) {
                 if (at_end() || peek() == '\n') fail_at(item.place, "unterminated string literal");
                 if (peek() == '"') break;
-                append_utf8(item.bytes, code_point());
+                tok::append_utf8(item.bytes, code_point());
             }
             advance();
         } else if (c == '[') {
@@ -328,24 +329,6 @@ private:
         }
         if (next <= kMaxCodePoint) out.push_back({next, kMaxCodePoint});
         return out;
-    }
-
-    static void append_utf8(std::string &out, uint32_t cp) {
-        if (cp < 0x80) {
-            out += char(cp);
-        } else if (cp < 0x800) {
-            out += char(0xC0 | (cp >> 6));
-            out += char(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += char(0xE0 | (cp >> 12));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        } else {
-            out += char(0xF0 | (cp >> 18));
-            out += char(0x80 | ((cp >> 12) & 0x3F));
-            out += char(0x80 | ((cp >> 6) & 0x3F));
-            out += char(0x80 | (cp & 0x3F));
-        }
     }
 
     std::string_view text_;

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "grammar/gbnf_syntax.hpp"
 #include "grammar/grammar.hpp"
+#include "tokenizer/utf8.hpp"
 
 namespace pagoda::grammar {
 
@@ -21,28 +22,6 @@ using syntax::Item;
 // One UTF-8 encoded length's worth of a code point range, as per-byte ranges.
 using ByteRanges = std::vector<std::pair<uint8_t, uint8_t>>;
 
-void encode_utf8(uint32_t cp, uint8_t *out, int &n) {
-    if (cp < 0x80) {
-        out[0] = uint8_t(cp);
-        n = 1;
-    } else if (cp < 0x800) {
-        out[0] = uint8_t(0xC0 | (cp >> 6));
-        out[1] = uint8_t(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        out[0] = uint8_t(0xE0 | (cp >> 12));
-        out[1] = uint8_t(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = uint8_t(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        out[0] = uint8_t(0xF0 | (cp >> 18));
-        out[1] = uint8_t(0x80 | ((cp >> 12) & 0x3F));
-        out[2] = uint8_t(0x80 | ((cp >> 6) & 0x3F));
-        out[3] = uint8_t(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-}
-
 // Splits [lo, hi] until each piece's encodings are a product of byte ranges: same length, and
 // for each continuation byte either the whole 0x80-0xBF span or a fixed prefix above it.
 void utf8_pieces(uint32_t lo, uint32_t hi, std::vector<ByteRanges> &out) {
@@ -53,10 +32,10 @@ void utf8_pieces(uint32_t lo, uint32_t hi, std::vector<ByteRanges> &out) {
             utf8_pieces(end + 1, hi, out);
             return;
         }
-    uint8_t a[4], b[4];
-    int n = 0, m = 0;
-    encode_utf8(lo, a, n);
-    encode_utf8(hi, b, m);
+    std::string a, b;
+    tok::append_utf8(a, lo);
+    tok::append_utf8(b, hi);
+    const int n = int(a.size());
     for (int i = 1; i < n; ++i) {
         const uint32_t mask = (uint32_t{1} << (6 * i)) - 1;
         if ((lo & ~mask) == (hi & ~mask)) continue;
@@ -72,7 +51,7 @@ void utf8_pieces(uint32_t lo, uint32_t hi, std::vector<ByteRanges> &out) {
         }
     }
     ByteRanges piece;
-    for (int i = 0; i < n; ++i) piece.push_back({a[i], b[i]});
+    for (int i = 0; i < n; ++i) piece.push_back({uint8_t(a[size_t(i)]), uint8_t(b[size_t(i)])});
     out.push_back(std::move(piece));
 }
 

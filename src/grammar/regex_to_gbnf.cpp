@@ -12,6 +12,7 @@
 #include "grammar/grammar.hpp"
 #include "grammar/regex_nullable.hpp"
 #include "grammar/regex_syntax.hpp"
+#include "tokenizer/utf8.hpp"
 
 namespace pagoda::grammar {
 namespace {
@@ -33,24 +34,6 @@ constexpr size_t kMaxPatternBytes = size_t{64} << 10;
 constexpr size_t kMaxExpressionBytes = size_t{1} << 20;
 constexpr uint64_t kMaxGrammarCost = kMaxRules / 4;
 
-void append_utf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-}
-
 // The one spelling of `cp` inside a JSON string that the grammar admits (see RegexText).
 void append_json_escaped(std::string &out, uint32_t cp) {
     static const char *const kHex = "0123456789abcdef";
@@ -70,7 +53,7 @@ void append_json_escaped(std::string &out, uint32_t cp) {
         out += kHex[cp & 15];
         return;
     }
-    append_utf8(out, cp);
+    tok::append_utf8(out, cp);
 }
 
 // Writes nodes as GBNF, for raw text or for a JSON string's content.
@@ -212,7 +195,7 @@ private:
         if (json_)
             append_json_escaped(bytes, cp);
         else
-            append_utf8(bytes, cp);
+            tok::append_utf8(bytes, cp);
     }
 
     // A class bracket for code points that a JSON string may hold raw, or for any in raw text.

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "grammar/grammar.hpp"
 #include "grammar/regex_to_gbnf.hpp"
+#include "tokenizer/utf8.hpp"
 
 // Last: cmocka defines macros (fail) that would rename members in the headers above.
 #include <setjmp.h>
@@ -31,24 +32,6 @@ using pagoda::grammar::RegexScope;
 using pagoda::grammar::RegexText;
 
 namespace {
-
-void append_utf8(std::string &out, char32_t cp) {
-    if (cp < 0x80) {
-        out += char(cp);
-    } else if (cp < 0x800) {
-        out += char(0xC0 | (cp >> 6));
-        out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += char(0xE0 | (cp >> 12));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    } else {
-        out += char(0xF0 | (cp >> 18));
-        out += char(0x80 | ((cp >> 12) & 0x3F));
-        out += char(0x80 | ((cp >> 6) & 0x3F));
-        out += char(0x80 | (cp & 0x3F));
-    }
-}
 
 // UTF-8 to code points (wchar_t is 32 bits here); false for malformed input.
 bool to_wide(const std::string &s, std::wstring &out) {
@@ -225,7 +208,7 @@ void regex_agrees_with_std_regex(void **) {
             std::string text;
             const size_t length = std::uniform_int_distribution<size_t>(0, 10)(rng);
             for (size_t k = 0; k < length; ++k)
-                append_utf8(text, alphabet[std::uniform_int_distribution<size_t>(
+                pagoda::tok::append_utf8(text, alphabet[std::uniform_int_distribution<size_t>(
                                       0, alphabet.size() - 1)(rng)]);
             check(text);
         }
