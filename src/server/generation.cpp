@@ -1,12 +1,17 @@
 #include "server/generation.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string_view>
 
 #include "common/error.hpp"
+#include "pagoda/tokenizer.h"
 #include "server/api_error.hpp"
 #include "server/connection.hpp"
+#include "server/fill_in_middle.hpp"
 #include "server/json_out.hpp"
+#include "server/logprobs_json.hpp"
 #include "server/served_model.hpp"
 
 namespace pagoda::server {
@@ -26,21 +31,11 @@ const char *finish_name(pagoda_finish_reason_t r) {
     }
 }
 
-// A piece of token text for logprobs; a byte token may hold half a UTF-8 sequence, which the
-// JSON dump replaces.
-std::string piece(const ServedModel &m, int32_t id) {
-    if (m.tokenizer == nullptr) return "token_id:" + std::to_string(id);
-    try {
-        return m.tokenizer->token_to_piece(id);
-    } catch (...) {
-        return "token_id:" + std::to_string(id);
-    }
-}
-
-json bytes_of(const std::string &s) {
-    json b = json::array();
-    for (unsigned char ch : s) b.push_back(int(ch));
-    return b;
+// The engine's tokenization of a text prompt (engine.cpp's flags), for naming prompt tokens.
+std::vector<int32_t> encode_prompt(const tok::Tokenizer &t, const std::string &text, uint32_t request_flags) {
+    uint32_t flags = PAGODA_TOKENIZE_PARSE_SPECIAL;
+    if ((request_flags & PAGODA_REQUEST_NO_SPECIAL_TOKENS) == 0) flags |= PAGODA_TOKENIZE_ADD_SPECIAL;
+    return t.encode(text, flags);
 }
 
 }  // namespace
@@ -50,7 +45,8 @@ Generation::Generation(std::shared_ptr<ServedModel> model, Connection *connectio
     : model_(std::move(model)), connection_(connection), request_(std::move(request)), id_(std::move(id)),
       created_(std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch()).count()) {
-    choices_.resize(size_t(request_.options.n));
+    parts_.resize(request_.chat ? 1 : request_.prompts.size());
+    choices_.resize(parts_.size() * size_t(request_.options.n));
     if (request_.chat && request_.tools.parses_calls())
         for (Choice &c : choices_) c.tools = std::make_unique<ToolCallStream>(request_.tools);
 }
@@ -59,7 +55,7 @@ Generation::~Generation() {
     if (connection_ != nullptr) connection_->set_generation(nullptr);
 }
 
-void Generation::start(const std::string &rendered_prompt) {
+std::vector<uint64_t> Generation::start(const std::string &rendered_prompt) {
     pagoda_request_options_t o = request_.options;
     std::vector<const char *> stops;
     for (const std::string &s : request_.stop) stops.push_back(s.c_str());
@@ -88,24 +84,115 @@ void Generation::start(const std::string &rendered_prompt) {
         o.constraint_kind = request_.constraint_kind;
         o.constraint = request_.constraint_text.c_str();
     }
-    pagoda_status_t s;
-    if (request_.chat)
-        s = model_->engine->submit_text(rendered_prompt.data(), rendered_prompt.size(), o, &request_id_);
-    else if (request_.prompt_is_ids)
-        s = model_->engine->submit_tokens(request_.prompt_ids.data(), request_.prompt_ids.size(), o, &request_id_);
-    else
-        s = model_->engine->submit_text(request_.prompt_text.data(), request_.prompt_text.size(), o, &request_id_);
+    // One engine computation serves both: echo's logprobs and vLLM's prompt_logprobs.
+    const bool echo_logprobs = request_.echo && !request_.chat && request_.logprobs >= 0;
+    o.prompt_logprobs = std::max(request_.prompt_logprobs, echo_logprobs ? request_.logprobs : -1);
+
+    std::vector<uint64_t> ids;
+    for (size_t i = 0; i < parts_.size(); ++i) {
+        try {
+            parts_[i].request_id = submit(parts_[i], rendered_prompt, i, o);
+        } catch (...) {
+            for (uint64_t submitted : ids) model_->driver->abort(submitted);
+            throw;
+        }
+        ids.push_back(parts_[i].request_id);
+        prepare_echo(parts_[i], i);
+    }
+    running_ = parts_.size();
+    model_->driver->wake();
+    if (request_.stream) connection_->begin_stream(200, "text/event-stream");
+    return ids;
+}
+
+// Submits one prompt: as text when nothing here needs its tokens, else as the ids the engine
+// would have made of it (or fill-in-the-middle's framing).
+uint64_t Generation::submit(Part &part, const std::string &rendered_prompt, size_t index,
+                            const pagoda_request_options_t &o) {
+    const bool chat = request_.chat;
+    const CompletionPrompt *prompt = chat ? nullptr : &request_.prompts[index];
+    const std::string &text = chat ? rendered_prompt : prompt->text;
+    const char *param = chat ? "messages" : "prompt";
+    const std::string where =
+        parts_.size() > 1 ? "prompt[" + std::to_string(index) + "]: " : std::string();
+    const bool needs_ids = o.prompt_logprobs >= 0 || !request_.suffix.empty();
+    const bool is_ids = prompt != nullptr && prompt->is_ids;
+    if (model_->tokenizer == nullptr && (!is_ids || !request_.suffix.empty()))
+        throw ApiError(400, "model '" + model_->name + "' has no tokenizer: send the prompt as token ids",
+                       param, "no_tokenizer");
+    try {
+        if (!request_.suffix.empty()) {
+            std::optional<FimTokens> fim = find_fim_tokens(*model_->tokenizer);
+            if (!fim)
+                throw ApiError(400, "suffix: model '" + model_->name + "' defines no fill-in-the-middle "
+                                    "tokens (looked for " + fim_spellings() + ")",
+                               "suffix", "unsupported_value");
+            static const std::vector<int32_t> none;
+            part.prompt_ids = fim_prompt_ids(*model_->tokenizer, *fim, is_ids ? prompt->ids : none, is_ids,
+                                             text, request_.suffix,
+                                             (o.flags & PAGODA_REQUEST_NO_SPECIAL_TOKENS) == 0);
+        } else if (is_ids) {
+            part.prompt_ids = prompt->ids;
+        } else if (needs_ids) {
+            part.prompt_ids = encode_prompt(*model_->tokenizer, text, o.flags);
+        }
+    } catch (const Error &e) {
+        throw ApiError(400, where + e.what(), param, "invalid_value");
+    }
+    uint64_t id = 0;
+    pagoda_status_t s = part.prompt_ids.empty() && !is_ids
+                            ? model_->engine->submit_text(text.data(), text.size(), o, &id)
+                            : model_->engine->submit_tokens(part.prompt_ids.data(), part.prompt_ids.size(), o, &id);
     if (s != PAGODA_OK) {
         std::string message = last_error();
-        const char *param = request_.chat ? "messages" : "prompt";
-        if (s == PAGODA_ERR_INVALID_ARGUMENT) throw ApiError(400, message, param, "invalid_value");
+        if (s == PAGODA_ERR_INVALID_ARGUMENT) throw ApiError(400, where + message, param, "invalid_value");
         if (s == PAGODA_ERR_NOT_FOUND)
             throw ApiError(400, "model '" + model_->name + "' has no tokenizer: send the prompt as token ids",
                            param, "no_tokenizer");
         throw ApiError(500, message);
     }
-    model_->driver->wake();
-    if (request_.stream) connection_->begin_stream(200, "text/event-stream");
+    if (!needs_ids) part.prompt_ids.clear();  // kept only to name prompt tokens
+    return id;
+}
+
+// Completions echo the prompt as sent (token ids decoded); chat echoes the last message when
+// the assistant wrote it (vLLM: the reply continues it).
+void Generation::prepare_echo(Part &part, size_t index) const {
+    if (!request_.echo) return;
+    if (request_.chat) {
+        const nlohmann::json &last = request_.messages.back();
+        if (last.value("role", "") == "assistant") part.echo_text = last.value("content", "");
+        return;
+    }
+    const CompletionPrompt &p = request_.prompts[index];
+    if (!p.is_ids) {
+        part.echo_text = p.text;
+    } else if (model_->tokenizer != nullptr) {
+        try {
+            part.echo_text = model_->tokenizer->decode(p.ids, 0);
+        } catch (const Error &) {
+        }  // ids were checked against the vocabulary; a decode failure leaves no echo text
+    }
+}
+
+// The request's first output carries its prompt's logprobs (when asked): kept for each choice.
+void Generation::record_prompt_logprobs(Part &part, const pagoda_output_t &out) const {
+    if (out.prompt_logprobs == nullptr || part.prompt_ids.size() != out.n_prompt_tokens) return;
+    TokenLogprobs t;
+    t.ids = part.prompt_ids.data();
+    t.logprobs = out.prompt_logprobs;
+    t.top_rows = out.prompt_top_logprobs;
+    t.stride = out.n_prompt_top_logprobs;
+    t.count = out.n_prompt_tokens;
+    if (request_.echo && !request_.chat && request_.logprobs >= 0) {
+        t.top = std::min(request_.logprobs, t.stride);
+        part.echo_offset = 0;
+        part.echo_logprobs = completion_logprobs(*model_, t, part.echo_offset);
+    }
+    if (request_.prompt_logprobs >= 0) {
+        t.top = std::min(request_.prompt_logprobs, t.stride);
+        part.prompt_logprobs = vllm_prompt_logprobs(*model_, t);
+    }
 }
 
 json Generation::envelope(bool chunk) const {
@@ -114,51 +201,26 @@ json Generation::envelope(bool chunk) const {
 }
 
 json Generation::usage() const {
-    size_t completion = 0;
+    size_t prompt = 0, completion = 0;
+    for (const Part &p : parts_) prompt += p.prompt_tokens;
     for (const Choice &c : choices_) completion += c.generated;
-    return json{{"prompt_tokens", prompt_tokens_},
+    return json{{"prompt_tokens", prompt},
                 {"completion_tokens", completion},
-                {"total_tokens", prompt_tokens_ + completion}};
+                {"total_tokens", prompt + completion}};
 }
 
 json Generation::logprobs_json(const pagoda_output_t &out, Choice &c) const {
     if (request_.logprobs < 0 || out.logprobs == nullptr || out.n_tokens == 0) return json();
-    const ServedModel &m = *model_;
-    if (request_.chat) {
-        json content = json::array();
-        for (size_t i = 0; i < out.n_tokens; ++i) {
-            std::string p = piece(m, out.token_ids[i]);
-            json top = json::array();
-            for (int32_t k = 0; out.top_logprobs != nullptr && k < out.n_top_logprobs; ++k) {
-                const pagoda_logprob_t &t = out.top_logprobs[i * size_t(out.n_top_logprobs) + size_t(k)];
-                std::string tp = piece(m, t.token_id);
-                top.push_back({{"token", tp}, {"logprob", t.logprob}, {"bytes", bytes_of(tp)}});
-            }
-            content.push_back({{"token", p}, {"logprob", out.logprobs[i]}, {"bytes", bytes_of(p)},
-                               {"top_logprobs", std::move(top)}});
-        }
-        return json{{"content", std::move(content)}};
-    }
-    json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(),
-         offsets = json::array();
-    for (size_t i = 0; i < out.n_tokens; ++i) {
-        std::string p = piece(m, out.token_ids[i]);
-        offsets.push_back(c.text_offset);
-        c.text_offset += p.size();
-        tokens.push_back(p);
-        token_logprobs.push_back(out.logprobs[i]);
-        json top = json::object();
-        for (int32_t k = 0; out.top_logprobs != nullptr && k < out.n_top_logprobs; ++k) {
-            const pagoda_logprob_t &t = out.top_logprobs[i * size_t(out.n_top_logprobs) + size_t(k)];
-            top[piece(m, t.token_id)] = t.logprob;  // invalid UTF-8 is replaced when dumped
-        }
-        top_logprobs.push_back(std::move(top));
-    }
-    return json{{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top_logprobs},
-                {"text_offset", offsets}};
+    TokenLogprobs t;
+    t.ids = out.token_ids;
+    t.logprobs = out.logprobs;
+    t.top_rows = out.top_logprobs;
+    t.stride = t.top = out.top_logprobs != nullptr ? out.n_top_logprobs : 0;
+    t.count = out.n_tokens;
+    return request_.chat ? chat_logprobs(*model_, t) : completion_logprobs(*model_, t, c.text_offset);
 }
 
-void Generation::append_logprobs(json &into, const json &more) const {
+void Generation::append_logprobs(json &into, const json &more) {
     if (more.is_null()) return;
     if (into.is_null()) {
         into = more;
@@ -182,10 +244,8 @@ json Generation::finish_reason(const Choice &c, const char *unfinished) {
     return r;
 }
 
-void Generation::stream_output(const pagoda_output_t &out, Choice &c) {
-    json lp = logprobs_json(out, c);
+void Generation::stream_output(size_t index, std::string text, json lp, Choice &c) {
     bool first_chat = request_.chat && !c.role_sent;
-    std::string text(out.text, out.text_len);
     json tool_calls;
     if (c.tools) {
         ToolCallStream::Delta d = c.tools->push(text, c.finish_reason != nullptr);
@@ -195,7 +255,7 @@ void Generation::stream_output(const pagoda_output_t &out, Choice &c) {
     if (text.empty() && tool_calls.is_null() && c.finish_reason == nullptr && lp.is_null() &&
         !first_chat)
         return;
-    json choice = {{"index", out.sequence_index}};
+    json choice = {{"index", index}};
     if (request_.chat) {
         json delta = json::object();
         if (first_chat) delta["role"] = "assistant";
@@ -206,7 +266,7 @@ void Generation::stream_output(const pagoda_output_t &out, Choice &c) {
     } else {
         choice["text"] = text;
     }
-    choice["logprobs"] = lp;
+    choice["logprobs"] = std::move(lp);
     choice["finish_reason"] = finish_reason(c, nullptr);
     json event = envelope(true);
     event["choices"] = json::array({std::move(choice)});
@@ -215,28 +275,52 @@ void Generation::stream_output(const pagoda_output_t &out, Choice &c) {
 }
 
 void Generation::on_output(const pagoda_output_t &out) {
-    if (out.sequence_index >= 0 && size_t(out.sequence_index) < choices_.size()) {
-        Choice &c = choices_[size_t(out.sequence_index)];
-        prompt_tokens_ = out.n_prompt_tokens;
-        c.generated = out.n_generated;
+    // Engine ids grow with submission, so the parts are in id order.
+    auto part_it = std::lower_bound(parts_.begin(), parts_.end(), out.request_id,
+                                    [](const Part &p, uint64_t id) { return p.request_id < id; });
+    if (part_it == parts_.end() || part_it->request_id != out.request_id || part_it->finished) return;
+    Part &part = *part_it;
+    part.prompt_tokens = out.n_prompt_tokens;
+    record_prompt_logprobs(part, out);
+    const size_t n = size_t(request_.options.n);
+    if (out.sequence_index >= 0 && size_t(out.sequence_index) < n) {
+        const size_t index = size_t(part_it - parts_.begin()) * n + size_t(out.sequence_index);
+        Choice &c = choices_[index];
+        c.generated = request_.prompt_only ? 0 : out.n_generated;
         if (out.finish_reason != PAGODA_FINISH_NONE) c.finish_reason = finish_name(static_cast<pagoda_finish_reason_t>(out.finish_reason));
         if (out.finish_reason == PAGODA_FINISH_ERROR && error_status_ == PAGODA_OK) {
             error_status_ = out.status == PAGODA_OK ? PAGODA_ERR_INTERNAL : static_cast<pagoda_status_t>(out.status);
             error_ = out.error != nullptr ? out.error : "the engine failed";
         }
         if (connection_ != nullptr) {
+            std::string text;
+            json lp;
+            if (!c.started) {  // echo comes first
+                c.started = true;
+                text = part.echo_text;
+                lp = part.echo_logprobs;
+                c.text_offset = part.echo_offset;
+            }
+            if (!request_.prompt_only) {  // max_tokens 0: the one token computed is not sent
+                text.append(out.text, out.text_len);
+                append_logprobs(lp, logprobs_json(out, c));
+            }
             if (request_.stream && out.finish_reason != PAGODA_FINISH_ERROR) {
-                stream_output(out, c);
+                stream_output(index, std::move(text), std::move(lp), c);
             } else {
-                c.text.append(out.text, out.text_len);
-                append_logprobs(c.logprobs, logprobs_json(out, c));
+                c.text += text;
+                append_logprobs(c.logprobs, lp);
             }
         }
     }
-    if (out.request_finished) finish(out);
+    if (!out.request_finished) return;
+    part.finished = true;
+    --running_;
+    if (error_status_ != PAGODA_OK) abort_running();  // the answer is an error: stop the rest
+    if (running_ == 0) finish();
 }
 
-void Generation::finish(const pagoda_output_t &) {
+void Generation::finish() {
     if (connection_ == nullptr) return;
     Connection *conn = connection_;
     connection_ = nullptr;
@@ -267,6 +351,7 @@ void Generation::finish(const pagoda_output_t &) {
     json choices = json::array();
     for (size_t i = 0; i < choices_.size(); ++i) {
         Choice &c = choices_[i];
+        const Part &part = parts_[i / size_t(request_.options.n)];
         json choice = {{"index", i}};
         if (c.tools)
             choice["message"] = c.tools->message(c.text);
@@ -275,24 +360,31 @@ void Generation::finish(const pagoda_output_t &) {
         else
             choice["text"] = c.text;
         choice["logprobs"] = c.logprobs;
-        choice["finish_reason"] = finish_reason(c, "stop");
+        choice["finish_reason"] = request_.prompt_only ? json("length") : finish_reason(c, "stop");
+        if (!request_.chat && request_.prompt_logprobs >= 0) choice["prompt_logprobs"] = part.prompt_logprobs;
         choices.push_back(std::move(choice));
     }
     body["choices"] = std::move(choices);
+    if (request_.chat && request_.prompt_logprobs >= 0) body["prompt_logprobs"] = parts_[0].prompt_logprobs;
     body["usage"] = usage();
     conn->respond(HttpResponse::json(200, dump_json(body)));
+}
+
+void Generation::abort_running() {
+    for (const Part &p : parts_)
+        if (!p.finished && p.request_id != 0) model_->driver->abort(p.request_id);
 }
 
 void Generation::client_gone() {
     if (connection_ == nullptr) return;
     connection_ = nullptr;
-    model_->driver->abort(request_id_);
+    abort_running();
 }
 
 void Generation::abort_for_shutdown() {
-    if (connection_ == nullptr) return;
+    if (connection_ == nullptr || shutdown_abort_) return;  // called once per part
     shutdown_abort_ = true;
-    model_->driver->abort(request_id_);
+    abort_running();
 }
 
 }  // namespace pagoda::server

@@ -29,11 +29,10 @@ void handle_generation(Server &server, Connection &c, bool chat) {
         prompt = render_chat_prompt(*model, request.messages, request.add_generation_prompt,
                                     t.tools.empty() ? nullptr : &t.tools);
     }
-    auto g = std::make_unique<Generation>(model, &c, std::move(request),
+    auto g = std::make_shared<Generation>(model, &c, std::move(request),
                                           server.next_id(chat ? "chatcmpl" : "cmpl"));
-    g->start(prompt);
+    for (uint64_t id : g->start(prompt)) model->generations.emplace(id, g);
     c.set_generation(g.get());
-    model->generations.emplace(g->request_id(), std::move(g));
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ using nlohmann::json;
 
 namespace {
 
+// Choices one completions request may ask for (prompts x n): each is a sequence in the engine.
+constexpr size_t kMaxChoices = 1024;
+
 // The field's value, or NULL when it is absent or null (OpenAI treats null as "not given").
 const json *field(const json &body, const char *name) {
     auto it = body.find(name);
@@ -97,28 +100,37 @@ int32_t checked_token(const json &v, const std::string &where, const ModelLimits
     return int32_t(id);
 }
 
+CompletionPrompt checked_prompt(const json &one, const std::string &where, const ModelLimits &limits) {
+    CompletionPrompt p;
+    if (one.is_string()) {
+        p.text = one.get<std::string>();
+        if (p.text.empty()) invalid_field("prompt", where + " is empty");
+        return p;
+    }
+    if (!one.is_array())
+        invalid_field("prompt", where + " must be a string or an array of token ids, not " + describe(one));
+    if (one.empty()) invalid_field("prompt", where + " is empty");
+    p.is_ids = true;
+    p.ids.reserve(one.size());
+    for (const json &t : one) p.ids.push_back(checked_token(t, where, limits));
+    return p;
+}
+
+// OpenAI's four shapes: a string, token ids, an array of strings, an array of token-id arrays
+// (a batch: one choice per prompt, n each, answered together).
 void parse_prompt(const json &body, const ModelLimits &limits, GenerationRequest &r) {
     const json *p = field(body, "prompt");
     if (p == nullptr) invalid_field("prompt", "prompt is required");
-    const json *one = p;
-    if (p->is_array() && !p->empty() && (p->at(0).is_string() || p->at(0).is_array())) {
-        if (p->size() != 1)
-            throw ApiError(400, "prompt: batched prompts (an array of " + std::to_string(p->size()) +
-                                    " prompts) are not supported: send one prompt per request",
-                           "prompt", "unsupported_value");
-        one = &p->at(0);
-    }
-    if (one->is_string()) {
-        r.prompt_text = one->get<std::string>();
-        if (r.prompt_text.empty()) invalid_field("prompt", "prompt is empty");
+    if (!(p->is_array() && !p->empty() && (p->at(0).is_string() || p->at(0).is_array()))) {
+        r.prompts.push_back(checked_prompt(*p, "prompt", limits));
         return;
     }
-    if (!one->is_array())
-        invalid_field("prompt", "prompt must be a string or an array of token ids, not " + describe(*one));
-    if (one->empty()) invalid_field("prompt", "prompt is empty");
-    r.prompt_is_ids = true;
-    r.prompt_ids.reserve(one->size());
-    for (const json &t : *one) r.prompt_ids.push_back(checked_token(t, "prompt", limits));
+    if (p->size() * size_t(r.options.n) > kMaxChoices)
+        invalid_field("prompt", "a batch of " + std::to_string(p->size()) + " prompts with n = " +
+                                    std::to_string(r.options.n) + " asks for more than " +
+                                    std::to_string(kMaxChoices) + " choices");
+    for (size_t i = 0; i < p->size(); ++i)
+        r.prompts.push_back(checked_prompt(p->at(i), "prompt[" + std::to_string(i) + "]", limits));
 }
 
 void parse_stop(const json &body, const ModelLimits &limits, GenerationRequest &r) {
@@ -253,15 +265,14 @@ void parse_common(const json &body, const ModelLimits &limits, GenerationRequest
     if (r.stream && o.best_of > o.n)
         invalid_field("best_of", "best_of greater than n cannot be streamed");
 
-    // Accepted only where they ask for nothing.
-    if (const json *e = field(body, "echo"))
-        unsupported_unless(e->is_boolean() && !e->get<bool>(), "echo", "echoing the prompt is not supported");
+    r.echo = get_bool(body, "echo", false);
     parse_logit_bias(body, limits, r);
     parse_token_filters(body, limits, r);
     o.min_tokens = int32_t(get_int(body, "min_tokens", 0, std::numeric_limits<int32_t>::max(), 0));
     parse_structured_output(body, r);  // response_format, guided_*, structured_outputs
-    if (field(body, "prompt_logprobs") != nullptr)
-        unsupported_unless(false, "prompt_logprobs", "prompt log-probabilities are not offered over HTTP yet");
+    r.prompt_logprobs = int32_t(get_int(body, "prompt_logprobs", 0, 20, -1));
+    if (r.prompt_logprobs >= 0 && r.stream)  // as vLLM: they would hold back the first chunk
+        invalid_field("prompt_logprobs", "prompt_logprobs cannot be streamed: set stream to false");
     if (const json *u = field(body, "user"))
         if (!u->is_string()) invalid_field("user", "user must be a string");
 }
@@ -358,13 +369,23 @@ GenerationRequest parse_completion_request(const json &body, const ModelLimits &
     GenerationRequest r;
     parse_common(body, limits, r);
     parse_prompt(body, limits, r);
-    r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, 16);  // OpenAI's default
+    // max_tokens 0 asks for the prompt alone (echo and logprobs score it, as lm-eval does).
+    if (const json *m = field(body, "max_tokens"); m != nullptr && m->is_number() && m->get<double>() == 0) {
+        if (!r.echo) invalid_field("max_tokens", "max_tokens must be at least 1 (0 only with echo)");
+        r.prompt_only = true;
+        r.options.max_tokens = 1;
+    } else {
+        r.options.max_tokens = max_tokens_field(body, "max_tokens", limits, 16);  // OpenAI's default
+    }
     check_min_tokens(r.options);
     r.logprobs = int32_t(get_int(body, "logprobs", 0, 20, -1));
     r.options.logprobs = r.logprobs;
-    if (const json *s = field(body, "suffix"))
-        unsupported_unless(s->is_string() && s->get<std::string>().empty(), "suffix",
-                           "suffix (insertion) is not supported");
+    if (const json *s = field(body, "suffix")) {
+        if (!s->is_string()) invalid_field("suffix", "suffix must be a string, not " + describe(*s));
+        r.suffix = s->get<std::string>();
+        if (!r.suffix.empty() && r.echo)  // what would echo show: the prefix, or both halves?
+            invalid_field("echo", "echo cannot be combined with a suffix (fill-in-the-middle)");
+    }
     if (!get_bool(body, "add_special_tokens", true)) r.options.flags |= PAGODA_REQUEST_NO_SPECIAL_TOKENS;
     return r;
 }

@@ -20,12 +20,18 @@ struct ModelLimits {
     int64_t context_length = 0; // default max_tokens of chat; upper bound of max_tokens
 };
 
+// One prompt of /v1/completions: text, or token ids.
+struct CompletionPrompt {
+    std::string text;
+    std::vector<int32_t> ids;  // when is_ids
+    bool is_ids = false;
+};
+
 struct GenerationRequest {
     bool chat = false;
     std::string model;                  // "" = the only model served
-    std::string prompt_text;            // text prompt (completions)
-    std::vector<int32_t> prompt_ids;    // token prompt (completions), when prompt_is_ids
-    bool prompt_is_ids = false;
+    std::vector<CompletionPrompt> prompts;  // completions: one, or a batch (n choices each)
+    std::string suffix;                 // completions: text after the insertion (FIM); "" = none
     nlohmann::json messages;            // chat: the checked messages array
     ToolRequest tools;                  // chat: tools, tool_choice, parallel_tool_calls
     bool add_generation_prompt = true;  // chat
@@ -35,6 +41,12 @@ struct GenerationRequest {
     bool stream = false;
     bool include_usage = false;         // stream_options.include_usage
     int32_t logprobs = -1;              // completions: top-n per token; chat: top_logprobs; -1 = none
+    // echo: completions answer the prompt before the completion (its tokens' logprobs too, with
+    // logprobs); chat, the last message's content when the assistant wrote it.
+    bool echo = false;
+    // max_tokens 0 with echo (scoring a prompt): one token is computed but nothing of it sent.
+    bool prompt_only = false;
+    int32_t prompt_logprobs = -1;       // vLLM's: per prompt token its logprob and top-n; -1 = none
     std::vector<pagoda_logit_bias_t> logit_bias;  // checked: ids in the vocabulary, |bias| <= 100
     std::vector<int32_t> allowed_token_ids;
     std::vector<std::string> bad_words;           // tokenized at submit (bad_words.hpp)

@@ -25,7 +25,8 @@ struct ServedModel {
     ModelLimits limits;
     int64_t created = 0;  // Unix seconds, for /v1/models
     std::unique_ptr<EngineDriver> driver;
-    std::map<uint64_t, std::unique_ptr<Generation>> generations;
+    // Generations in flight: one entry per engine request, a batch of prompts sharing one.
+    std::map<uint64_t, std::shared_ptr<Generation>> generations;
     // /v1/embeddings in flight: one entry per engine request, several sharing one Embedding.
     std::map<uint64_t, std::shared_ptr<Embedding>> embeddings;
     int64_t embedding_size = 0;  // the hidden size: the length of every embedding

@@ -208,8 +208,9 @@ void Server::poll_outputs() {
             }
             auto it = m->generations.find(out.request_id);
             if (it == m->generations.end()) continue;
-            it->second->on_output(out);
+            std::shared_ptr<Generation> generation = it->second;  // kept while it answers
             if (out.request_finished) m->generations.erase(it);
+            generation->on_output(out);
         }
     }
     check_drained();

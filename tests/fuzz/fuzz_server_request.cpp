@@ -25,9 +25,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!(o.temperature >= 0.0f && o.temperature <= 2.0f)) __builtin_trap();
         if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) __builtin_trap();
         if (o.logprobs < -1 || o.logprobs > 20) __builtin_trap();
-        for (int32_t id : r.prompt_ids)
-            if (id < 0 || id >= limits.vocab_size) __builtin_trap();
-        if (!chat && !r.prompt_is_ids && r.prompt_text.empty()) __builtin_trap();
+        if (!chat && (r.prompts.empty() || r.prompts.size() * size_t(o.n) > 1024)) __builtin_trap();
+        for (const CompletionPrompt &p : r.prompts) {
+            for (int32_t id : p.ids)
+                if (id < 0 || id >= limits.vocab_size) __builtin_trap();
+            if (p.is_ids ? p.ids.empty() : p.text.empty()) __builtin_trap();
+        }
+        if (r.prompt_logprobs < -1 || r.prompt_logprobs > 20) __builtin_trap();
+        if (r.prompt_only && !r.echo) __builtin_trap();
         if (chat && (!r.messages.is_array() || r.messages.empty())) __builtin_trap();
         for (const std::string &s : r.stop)
             if (s.empty()) __builtin_trap();
