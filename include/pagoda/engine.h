@@ -235,7 +235,7 @@ PAGODA_API void pagoda_engine_destroy(pagoda_engine_t *engine);
  *         prompt or one longer than the model's context or the whole cache;
  *         ::PAGODA_ERR_NOT_FOUND when the model has no tokenizer; ::PAGODA_ERR_UNSUPPORTED for
  *         a `logits_processor` on a mesh over processes, and for an embedding request
- *         (::PAGODA_REQUEST_EMBED) on an engine over more than one device or asking for the
+ *         (::PAGODA_REQUEST_EMBED) on a mesh over processes or asking for the
  *         model's pooling when its files name one the engine does not do.
  * \par Thread safety
  * Safe from any thread, also while another thread steps or polls.

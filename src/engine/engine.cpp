@@ -165,10 +165,12 @@ uint64_t Engine::submit_tokens(std::span<const int32_t> prompt, RequestConfig co
         config.seed = fresh_seed();
         config.flags &= ~PAGODA_REQUEST_FRESH_SEED;
     }
+    // Over processes the hidden states would have to reach rank 0, and the intake wire carry
+    // the request's pooling: neither is done yet.
     if (config.embeds() && (processes_ != nullptr || !executor_->returns_hidden_states()))
         throw Error(PAGODA_ERR_UNSUPPORTED,
-                    "embedding requests (PAGODA_REQUEST_EMBED) are served on one device only; "
-                    "this engine runs on a mesh of " +
+                    "embedding requests (PAGODA_REQUEST_EMBED) are not served on a mesh over "
+                    "processes; this engine runs on " +
                         std::to_string(config_.layout ? config_.layout->device_count() : 1) +
                         " devices (" + (config_.layout ? config_.layout->describe() : "") +
                         (processes_ != nullptr ? ", over processes" : "") + ")");

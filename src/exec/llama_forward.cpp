@@ -227,11 +227,6 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const int64_t n = batch.n_tokens();
     s.hidden_count = 0;
     s.last_hidden_rows = 0;
-    if (!batch.hidden_rows.empty() && !(first && last))
-        throw Error(PAGODA_ERR_UNSUPPORTED,
-                    "forward batch: hidden states are returned by whole-model runs only, not by "
-                    "a pipeline stage of layers [" + std::to_string(stage.first_layer) + ", " +
-                        std::to_string(stage.end_layer) + ")");
     if (n == 0) return;  // check_batch made sure no logits were asked for
     if (last && !batch.logit_rows.empty() && logits == nullptr && s.pick == nullptr && !stage.discard_logits)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT,
@@ -254,7 +249,9 @@ void LlamaForward::run_stage(const ForwardBatch &batch, const kv::KvGeometry &ge
     const size_t rows = last ? batch.logit_rows.size() : 0;
     s.bind_activations(s.eager_memory, tokens, rows);
     s.stage(batch, geometry.block_size);
-    s.hidden_count = batch.hidden_rows.size();
+    // Hidden states after the final norm exist on the stage holding the last layer only; the
+    // others run the same batch (a pipeline's units) and leave its hidden rows alone.
+    s.hidden_count = last ? batch.hidden_rows.size() : 0;
     s.pooled.ptr = s.eager_memory.pooled.reserve(
         s.stream.device(), s.hidden_count * size_t(c.hidden_size) * f);
     if (!first && stage.handoff != nullptr)

@@ -49,6 +49,7 @@ struct MeshExecutor::Worker {
     std::unique_ptr<mesh::Communicator> pipeline, tensor_parallel, cache_parallel;
     std::unique_ptr<PipelineHandoff> handoff;
     std::vector<float> unit_logits;  // the reporting rank's logits of one unit
+    std::vector<float> unit_hidden;  // and its hidden rows
 };
 
 MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::shared_ptr<kv::KvCache> cache,
@@ -265,8 +266,10 @@ void MeshExecutor::run_units(Worker &w) {
     if (whole_ != nullptr) {
         // One stage: the step runs as it is and its logits land in place.
         w.forward->run_stage(*whole_, w.cache->geometry(), w.cache->pools(), stage, reports ? logits_ : nullptr);
+        if (reports && !whole_->hidden_rows.empty()) w.forward->copy_hidden(hidden_.data());
         return;
     }
+    const size_t hidden = size_t(c.hidden_size);
     for (const PipelineUnit &unit : units_) {
         // Once a device failed the step is lost; the others stop at their next unit.
         if (comms_.aborted()) return;
@@ -279,11 +282,19 @@ void MeshExecutor::run_units(Worker &w) {
         if (!reports) continue;
         for (size_t i = 0; i < unit.step_rows.size(); ++i)
             std::copy_n(w.unit_logits.data() + i * vocab, vocab, logits_ + size_t(unit.step_rows[i]) * vocab);
+        if (unit.hidden_step_rows.empty()) continue;
+        w.unit_hidden.resize(unit.hidden_step_rows.size() * hidden);
+        w.forward->copy_hidden(w.unit_hidden.data());
+        for (size_t i = 0; i < unit.hidden_step_rows.size(); ++i)
+            std::copy_n(w.unit_hidden.data() + i * hidden, hidden,
+                        hidden_.data() + size_t(unit.hidden_step_rows[i]) * hidden);
     }
 }
 
 void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
-    if (!batch.hidden_rows.empty()) copy_hidden(nullptr);
+    if (!batch.hidden_rows.empty() && spans_processes())
+        throw Error(PAGODA_ERR_UNSUPPORTED, "hidden states for embeddings are not gathered over a "
+                                            "mesh over processes (" + layout_.describe() + ")");
     if (groups_broken_ && spans_processes())
         throw Error(PAGODA_ERR_BACKEND, "an earlier step failed on the mesh's processes; its groups are not rebuilt "
                                         "across processes: make the engine again on every rank");
@@ -300,6 +311,7 @@ void MeshExecutor::run(const ForwardBatch &batch, float *logits) {
                            : std::vector<PipelineUnit>();
         whole_ = pipelined ? nullptr : &batch;
         logits_ = logits;
+        hidden_.resize(batch.hidden_rows.size() * size_t(model_->config().hidden_size));
     }
     try {
         dispatch(Command::run);
@@ -324,9 +336,8 @@ void MeshExecutor::copy_logits(float *) {
     throw Error(PAGODA_ERR_INTERNAL, "sampling on the device is not offered on a multi-device mesh");
 }
 
-void MeshExecutor::copy_hidden(float *) {
-    throw Error(PAGODA_ERR_UNSUPPORTED, "hidden states for embeddings are not gathered over a "
-                                        "multi-device mesh (" + layout_.describe() + ")");
+void MeshExecutor::copy_hidden(float *hidden) {
+    std::copy(hidden_.begin(), hidden_.end(), hidden);
 }
 
 void MeshExecutor::set_activation_dtype(pagoda_dtype_t dtype) {

@@ -43,8 +43,8 @@ public:
     bool run_sampled(const ForwardBatch &batch, const DeviceSampling &sampling, int32_t *tokens,
                      float *logprobs) override;
     void copy_logits(float *logits) override;
-    // The stages' and shards' hidden states are not gathered for pooling yet.
-    bool returns_hidden_states() const override { return false; }
+    // The last stage's first rank reports them, as the logits (over processes: not yet).
+    bool returns_hidden_states() const override { return !spans_processes(); }
     void copy_hidden(float *hidden) override;
     // Half activations are not carried across devices yet: only F32.
     void set_activation_dtype(pagoda_dtype_t dtype) override;
@@ -96,6 +96,7 @@ private:
     std::vector<PipelineUnit> units_;       // a pipeline's step, cut into units
     const ForwardBatch *whole_ = nullptr;  // or, with one stage, the step itself
     float *logits_ = nullptr;
+    std::vector<float> hidden_;             // the step's hidden rows, as the reporter left them
     DecodeMode decode_mode_ = DecodeMode::OpByOp;
     bool quantized_activations_ = false;
     std::shared_ptr<const runtime::KernelChoices> kernel_choices_;

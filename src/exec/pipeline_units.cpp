@@ -33,6 +33,13 @@ void append(PipelineUnit &unit, const ForwardBatch &step, int32_t s, int32_t t0,
             unit.step_rows.push_back(int32_t(i));
         }
     }
+    for (size_t i = 0; i < step.hidden_rows.size(); ++i) {
+        const int32_t r = step.hidden_rows[i];
+        if (r >= q0 + t0 && r < q0 + t1) {
+            u.hidden_rows.push_back(first_row + r - (q0 + t0));
+            unit.hidden_step_rows.push_back(int32_t(i));
+        }
+    }
 }
 
 }  // namespace
@@ -62,6 +69,8 @@ std::vector<PipelineUnit> split_step(const ForwardBatch &step, int32_t stages, c
         whole.batch = step;
         whole.step_rows.resize(step.logit_rows.size());
         std::iota(whole.step_rows.begin(), whole.step_rows.end(), 0);
+        whole.hidden_step_rows.resize(step.hidden_rows.size());
+        std::iota(whole.hidden_step_rows.begin(), whole.hidden_step_rows.end(), 0);
         units.push_back(std::move(whole));
         return units;
     }

@@ -17,6 +17,8 @@ struct PipelineUnit {
     ForwardBatch batch;
     // For each of batch.logit_rows, its index in the step's logit_rows.
     std::vector<int32_t> step_rows;
+    // For each of batch.hidden_rows, its index in the step's hidden_rows.
+    std::vector<int32_t> hidden_step_rows;
 };
 
 // Cuts `step` for a pipeline of `stages` stages as `options` say (stages ≤ 1: one unit, the

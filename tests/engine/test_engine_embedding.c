@@ -3,8 +3,8 @@
  * of prompt position k is the last-token embedding of the prompt's first k + 1 tokens, so mean
  * pooling is the average of the prefixes' unnormalized last-token embeddings), L2
  * normalization, and the same vectors whether a request runs alone, among generation requests,
- * in prefill chunks, after a prefix-cache hit or after preemption; what such a request refuses,
- * and a multi-device mesh refusing it. */
+ * in prefill chunks, after a prefix-cache hit or after preemption; what such a request refuses;
+ * and the same vectors on two-device meshes (tp, pp, kvp). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,25 +395,49 @@ static void test_refusals(void **state) {
     engine_stack_close(&s);
 }
 
-/* Two devices (tp=2): the hidden states are not gathered there, so submit says so. */
-static void test_mesh_refuses(void **state) {
+/* The same request on a two-device mesh, among generation requests (so a pipeline cuts the
+ * step into micro-batches), against one device. */
+static void embed_on_mesh(const char *axes, const int32_t *ids, size_t n, int32_t pooling,
+                          float *full_out, float *half_out) {
+    engine_stack_t s;
+    memset(&s, 0, sizeof s);
+    TEST_ASSERT_OK(pagoda_model_open(ENGINE_STACK_MODEL, NULL, &s.model));
+    s.mesh = test_mesh("cpu:0-1", axes);
+    TEST_ASSERT_OK(pagoda_kv_cache_create(s.model, s.mesh, NULL, NULL, &s.cache));
+    TEST_ASSERT_OK(pagoda_engine_create(s.model, s.mesh, NULL, s.cache, NULL, &s.engine));
+    embeddings_t *e = test_xcalloc(1, sizeof *e);
+    submit_generations(&s, 8);
+    embedding_t *full = submit_ids(&s, e, ids, n, pooling, PAGODA_EMBEDDING_NORMALIZE_NONE);
+    embedding_t *half = submit_ids(&s, e, ids, n / 2, pooling, PAGODA_EMBEDDING_NORMALIZE_NONE);
+    run_to_end(&s, e);
+    assert_int_equal(full->finish_reason, PAGODA_FINISH_STOP_TOKEN);
+    assert_int_equal(half->finish_reason, PAGODA_FINISH_STOP_TOKEN);
+    memcpy(full_out, full->vec, full->dim * sizeof(float));
+    memcpy(half_out, half->vec, half->dim * sizeof(float));
+    free(e);
+    engine_stack_close(&s);
+}
+
+static void test_mesh_layouts(void **state) {
     (void)state;
-    pagoda_model_t *model = NULL;
-    TEST_ASSERT_OK(pagoda_model_open(ENGINE_STACK_MODEL, NULL, &model));
-    pagoda_mesh_t *mesh = test_mesh("cpu:0-1", "tp=2");
-    pagoda_kv_cache_t *cache = NULL;
-    TEST_ASSERT_OK(pagoda_kv_cache_create(model, mesh, NULL, NULL, &cache));
-    pagoda_engine_t *engine = NULL;
-    TEST_ASSERT_OK(pagoda_engine_create(model, mesh, NULL, cache, NULL, &engine));
-    pagoda_request_options_t o = embed_options(0, 0);
-    uint64_t id = 0;
-    test_expect_failure(pagoda_engine_submit_text(engine, "Once", 4, &o, &id),
-                        PAGODA_ERR_UNSUPPORTED, "mesh of 2 devices");
-    assert_int_equal(pagoda_engine_has_work(engine), 0);
-    pagoda_engine_destroy(engine);
-    pagoda_kv_cache_destroy(cache);
-    pagoda_mesh_destroy(mesh);
-    pagoda_model_destroy(model);
+    int32_t ids[MAX_PROMPT];
+    engine_stack_t s;
+    engine_stack_open(&s, NULL, NULL);
+    const size_t n = prompt_ids(&s, ids, MAX_PROMPT);
+    engine_stack_close(&s);
+    static const char *const layouts[] = {"tp=2", "pp=2", "kvp=2"};
+    for (int32_t pooling = PAGODA_POOLING_LAST; pooling <= PAGODA_POOLING_MEAN; pooling++) {
+        float full_ref[MAX_DIM], half_ref[MAX_DIM], full[MAX_DIM], half[MAX_DIM];
+        size_t dim = 0, half_dim = 0;
+        embed_alone(ids, n, pooling, full_ref, &dim);
+        embed_alone(ids, n / 2, pooling, half_ref, &half_dim);
+        for (size_t k = 0; k < sizeof layouts / sizeof layouts[0]; k++) {
+            embed_on_mesh(layouts[k], ids, n, pooling, full, half);
+            /* Sums over shards come in another order than one device's: f32 rounding only. */
+            assert_close(full, full_ref, dim, 1e-4);
+            assert_close(half, half_ref, dim, 1e-4);
+        }
+    }
 }
 
 int main(void) {
@@ -422,7 +446,7 @@ int main(void) {
         cmocka_unit_test(test_last_token_schedules),
         cmocka_unit_test(test_mean_schedules),
         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_mesh_refuses),
+        cmocka_unit_test(test_mesh_layouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
