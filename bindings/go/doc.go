@@ -26,7 +26,9 @@
 // takes submit, abort, poll and statistics from any thread). The engine's step runs one at a
 // time, which the binding ensures itself.
 //
-// No Go function is ever called from C: progress is polled (LoadModel), outputs are polled
-// (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs, the
-// mesh's bootstrap broadcast) are not offered.
+// Go is called from C in one place only, a request's LogitsProcessor, which has no polled
+// alternative: it runs inside the engine's step, reached through a cgo.Handle (no Go pointer
+// is handed to C), its panics recovered. Otherwise progress is polled (LoadModel), outputs are
+// polled (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs,
+// the mesh's bootstrap broadcast) are not offered.
 package pagoda

@@ -217,6 +217,8 @@ func (e *Engine) Close() {
 		C.free(unsafe.Pointer(e.outs))
 		C.free(unsafe.Pointer(e.nOuts))
 	})
+	// The engine is gone, so C calls no processor any more.
+	e.r.releaseProcessors()
 	runtime.SetFinalizer(e, nil)
 }
 
@@ -226,27 +228,50 @@ func (e *Engine) ptr(p unsafe.Pointer) *C.pagoda_engine_t { return (*C.pagoda_en
 // RequestNoSpecialTokens) and returns the request's id; opts may be nil for the defaults. Read
 // its outputs with Poll, or use StreamText.
 func (e *Engine) SubmitText(text string, opts *RequestOptions) (uint64, error) {
-	p, err := e.h.acquire()
-	if err != nil {
-		return 0, err
-	}
-	defer e.h.release()
-	var a cAlloc
-	defer a.free()
-	co := opts.toC(&a)
-	if a.err != nil {
-		return 0, a.err
-	}
-	ctext := a.textBytes(text)
-	var id C.uint64_t
-	err = call(func() C.pagoda_status_t {
-		return C.pagoda_engine_submit_text(e.ptr(p), ctext, C.size_t(len(text)), co, &id)
-	})
-	return uint64(id), err
+	return e.submitText(text, opts, false)
 }
 
 // SubmitTokens submits a prompt of token ids and returns the request's id.
 func (e *Engine) SubmitTokens(ids []int32, opts *RequestOptions) (uint64, error) {
+	return e.submitTokens(ids, opts, false)
+}
+
+// cSubmit is one of the C submits, given the engine, memory for its arguments, the options
+// in C and where the id goes.
+type cSubmit func(p unsafe.Pointer, a *cAlloc, co *C.pagoda_request_options_t,
+	id *C.uint64_t) C.pagoda_status_t
+
+func (e *Engine) submitText(text string, opts *RequestOptions, routerLocked bool) (uint64, error) {
+	var submit cSubmit = func(p unsafe.Pointer, a *cAlloc, co *C.pagoda_request_options_t,
+		id *C.uint64_t) C.pagoda_status_t {
+		return C.pagoda_engine_submit_text(e.ptr(p), a.textBytes(text), C.size_t(len(text)), co, id)
+	}
+	return e.submit(opts, routerLocked, submit)
+}
+
+func (e *Engine) submitTokens(ids []int32, opts *RequestOptions, routerLocked bool) (uint64, error) {
+	var submit cSubmit = func(p unsafe.Pointer, _ *cAlloc, co *C.pagoda_request_options_t,
+		id *C.uint64_t) C.pagoda_status_t {
+		// Go memory holding no Go pointers may be passed to C for the length of a call.
+		var cids *C.int32_t
+		if len(ids) > 0 {
+			cids = (*C.int32_t)(unsafe.Pointer(&ids[0]))
+		}
+		return C.pagoda_engine_submit_tokens(e.ptr(p), cids, C.size_t(len(ids)), co, id)
+	}
+	return e.submit(opts, routerLocked, submit)
+}
+
+// submit runs a C submit with opts in C memory, and keeps the request's LogitsProcessor (if
+// any) until its last output. routerLocked says the caller (making a Stream) holds e.r.cmu.
+func (e *Engine) submit(opts *RequestOptions, routerLocked bool, submit cSubmit) (uint64, error) {
+	withProcessor := opts != nil && opts.LogitsProcessor != nil
+	if withProcessor && !routerLocked {
+		// No output of the request may move to Go before its processor is registered, or the
+		// processor would never be released. Taken before the handle, in a step's lock order.
+		e.r.cmu.Lock()
+		defer e.r.cmu.Unlock()
+	}
 	p, err := e.h.acquire()
 	if err != nil {
 		return 0, err
@@ -258,15 +283,19 @@ func (e *Engine) SubmitTokens(ids []int32, opts *RequestOptions) (uint64, error)
 	if a.err != nil {
 		return 0, a.err
 	}
-	// Go memory holding no Go pointers may be passed to C for the length of a call.
-	var cids *C.int32_t
-	if len(ids) > 0 {
-		cids = (*C.int32_t)(unsafe.Pointer(&ids[0]))
+	var lp *liveProcessor
+	if withProcessor {
+		lp = setLogitsProcessor(co, opts.LogitsProcessor)
 	}
 	var id C.uint64_t
-	err = call(func() C.pagoda_status_t {
-		return C.pagoda_engine_submit_tokens(e.ptr(p), cids, C.size_t(len(ids)), co, &id)
-	})
+	err = call(func() C.pagoda_status_t { return submit(p, &a, co, &id) })
+	switch {
+	case lp == nil:
+	case err != nil:
+		lp.handle.Delete() // refused: C never calls it
+	default:
+		e.r.addProcessor(uint64(id), lp)
+	}
 	return uint64(id), err
 }
 

@@ -46,6 +46,7 @@ func (s Status) Error() string { return s.String() }
 type Error struct {
 	Status  Status
 	Message string // pagoda_last_error_message(), read on the thread that made the call
+	cause   error  // what a Go callback returned, when one caused the failure (a LogitsProcessor)
 }
 
 func (e *Error) Error() string {
@@ -60,6 +61,9 @@ func (e *Error) Is(target error) bool {
 	s, ok := target.(Status)
 	return ok && s == e.Status
 }
+
+// Unwrap is the error a LogitsProcessor returned, when it ended the request; nil otherwise.
+func (e *Error) Unwrap() error { return e.cause }
 
 // call runs one fallible C call and, when it fails, reads the message on the same OS thread.
 // pagoda_last_error_message() is thread-local, and Go may move a goroutine to another thread

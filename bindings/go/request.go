@@ -124,8 +124,10 @@ type RequestOptions struct {
 	// rules, last token and L2). Both must be zero without the flag.
 	Pooling            Pooling
 	EmbeddingNormalize EmbeddingNormalize
-	// The C logits processor is not offered: cgo cannot hand C a Go function to call from the
-	// engine's step.
+	// LogitsProcessor, when not nil, changes the logits in place before each token is picked;
+	// see LogitsProcessor for its goroutine and lifetime rules. Set in C at submit (toC leaves
+	// it NULL), where its handle is made.
+	LogitsProcessor LogitsProcessor
 }
 
 // DefaultRequestOptions are the library's defaults (pagoda_request_options_init).

@@ -23,11 +23,14 @@ type router struct {
 	streams   map[uint64]*queue // queued outputs of requests read through a Stream
 	discarded map[uint64]bool   // requests whose Stream was closed early: outputs dropped
 	unclaimed queue             // outputs of requests read with Poll
+	// The LogitsProcessors of live requests, kept until their last output moves to Go.
+	processors map[uint64]*liveProcessor
 }
 
 func (r *router) init() {
 	r.streams = make(map[uint64]*queue)
 	r.discarded = make(map[uint64]bool)
+	r.processors = make(map[uint64]*liveProcessor)
 }
 
 // deliverBatch queues the batch in transit for its readers: each output to its Stream, to
@@ -36,6 +39,9 @@ func (r *router) deliverBatch() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, o := range r.batch {
+		if len(r.processors) > 0 {
+			r.processorOutput(&o)
+		}
 		if q := r.streams[o.RequestID]; q != nil {
 			q.push(o)
 		} else if r.discarded[o.RequestID] {

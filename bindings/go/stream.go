@@ -25,12 +25,12 @@ type Stream struct {
 
 // StreamText submits a text prompt and returns a Stream of its outputs.
 func (e *Engine) StreamText(text string, opts *RequestOptions) (*Stream, error) {
-	return e.stream(func() (uint64, error) { return e.SubmitText(text, opts) })
+	return e.stream(func() (uint64, error) { return e.submitText(text, opts, true) })
 }
 
 // StreamTokens submits a prompt of token ids and returns a Stream of its outputs.
 func (e *Engine) StreamTokens(ids []int32, opts *RequestOptions) (*Stream, error) {
-	return e.stream(func() (uint64, error) { return e.SubmitTokens(ids, opts) })
+	return e.stream(func() (uint64, error) { return e.submitTokens(ids, opts, true) })
 }
 
 func (e *Engine) stream(submit func() (uint64, error)) (*Stream, error) {

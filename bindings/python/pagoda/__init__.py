@@ -6,8 +6,8 @@ Locating the library: the ``PAGODA_LIBRARY`` environment variable (a path), else
 
 The GIL: libpagoda is loaded with ``ctypes.CDLL``, which releases the GIL for the duration of
 every call into the library, so model opening, planning and engine steps never stop other
-Python threads (``PyDLL`` is used nowhere). Log and progress callbacks take the GIL back while
-they run.
+Python threads (``PyDLL`` is used nowhere). Log and progress callbacks, and a request's
+logits processor, take the GIL back while they run.
 
 Every object that owns a C handle (``Model``, ``Tokenizer``, ``Mesh``, ``Plan``, ``KvCache``,
 ``Engine``, ``ModelLoader``) is a context manager and has an idempotent ``close()``; a failing
@@ -33,6 +33,7 @@ from .errors import (AbiMismatchError, AlreadyExistsError, BackendError, Cancell
                      PagodaError, PagodaIOError, Status, UnsupportedError, last_error_message)
 from .kv_cache import DType, KvCache, KvCacheStats
 from .log import LogLevel, get_log_level, set_log_callback, set_log_level
+from .logits_processor import LogitsProcessor
 from .mesh import Mesh
 from .model import Model, ModelInfo, ModelLoader
 from .options import (DecodeGraphs, DeviceSampling, EmbeddingNormalize, EngineOptions,
@@ -73,7 +74,8 @@ __all__ = [
     "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats",
     "EmbeddingNormalize", "EmptyError", "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
     "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KernelChoice",
-    "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "Mesh", "Model",
+    "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "LogitsProcessor",
+    "Mesh", "Model",
     "ModelInfo", "ModelLoader", "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output",
     "PagodaError",
     "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",

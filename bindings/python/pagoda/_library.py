@@ -2,7 +2,8 @@
 
 The library is a ``ctypes.CDLL``: ctypes releases the GIL around every call into it, so model
 loading, engine steps and the rest run while other Python threads go on (``PyDLL``, which keeps
-the GIL, is used nowhere). Callbacks into Python (log, progress) take the GIL back while they run.
+the GIL, is used nowhere). Callbacks into Python (log, progress, logits processors) take the GIL
+back while they run.
 """
 from __future__ import annotations
 

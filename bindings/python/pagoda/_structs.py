@@ -19,6 +19,11 @@ LogFn = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 # pagoda_status_t (*)(void *user, void *data, size_t bytes, int32_t root): mesh.h's
 # pagoda_bootstrap_broadcast_fn.
 BootstrapFn = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_int32)
+# int32_t (*)(void *user, uint64_t request_id, int32_t sequence_index, const int32_t *token_ids,
+# size_t n_tokens, size_t n_prompt_tokens, float *logits, size_t n_logits): request.h's
+# pagoda_logits_processor_fn. The arrays come as addresses, for views made without copying.
+LogitsProcessorFn = CFUNCTYPE(c_int32, c_void_p, c_uint64, c_int32, c_void_p, c_size_t,
+                              c_size_t, c_void_p, c_size_t)
 
 
 class _Struct(ctypes.Structure):
@@ -172,9 +177,8 @@ class RequestOptions(_Struct):
                 ("bad_words_token_ids", POINTER(c_int32)),
                 ("bad_words_lengths", POINTER(c_size_t)), ("n_bad_words", c_size_t),
                 ("allowed_token_ids", POINTER(c_int32)), ("n_allowed_token_ids", c_size_t),
-                # A C processor only: Python code on the engine's step thread would need the
-                # GIL under the engine's lock.
-                ("logits_processor", c_void_p), ("logits_processor_user", c_void_p),
+                # Set at submit by the engine, which keeps the function alive (engine.py).
+                ("logits_processor", LogitsProcessorFn), ("logits_processor_user", c_void_p),
                 ("min_tokens", c_int32),
                 ("constraint_kind", c_int32), ("constraint", c_char_p),
                 ("pooling", c_int32), ("embedding_normalize", c_int32)]

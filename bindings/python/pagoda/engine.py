@@ -13,10 +13,11 @@ from ._handle import Handle, using
 from ._records import snapshot
 from .errors import ClosedError, Status, check, error, last_error_message
 from .kv_cache import KvCache
+from .logits_processor import LiveProcessor
 from .mesh import Mesh
 from .model import Model
 from .options import EmbeddingNormalize, EngineOptions, Pooling, RequestOptions, resolve
-from .output import Output, Utf8Joiner, read_output
+from .output import FinishReason, Output, Utf8Joiner, read_output
 from .plan import Plan
 from .stats import DeviceStats, EngineMetrics, EngineStats, KernelChoiceInfo, metrics_from_c
 from .stream import Completion, Stream
@@ -56,7 +57,16 @@ class Engine(Handle):
         out = ctypes.c_void_p()
         with using(model, mesh, plan, cache) as (m, me, p, c):
             check(lib.pagoda_engine_create(m, me, p, c, ctypes.byref(c_opts), ctypes.byref(out)))
-        super().__init__(out.value, lib.pagoda_engine_destroy)
+        # The logits processors of live requests by request id: request.h wants each alive
+        # until its request's last output, so _drain drops it then, or the engine's destroy.
+        processors: dict[int, LiveProcessor] = {}
+        self._processors = processors
+
+        def destroy(ptr: int) -> None:
+            lib.pagoda_engine_destroy(ptr)
+            processors.clear()  # C calls none of them any more
+
+        super().__init__(out.value, destroy)
         # Outputs are polled into preallocated structs, copied out at once and routed to the
         # stream that owns their request (or to poll()). The move lock is held while outputs
         # move from the library to those queues, by a step with them, so they arrive in the
@@ -71,7 +81,13 @@ class Engine(Handle):
     # ---- requests ---------------------------------------------------------------------------
 
     def _submit_locked(self, ptr: int, prompt: Prompt, options: RequestOptions) -> int:
+        """Submits with the handle entered; with a logits processor, the caller holds the move
+        lock, so that no output of the request is drained before the processor is kept."""
         c_opts, keep = options.to_c()
+        live = None
+        if options.logits_processor is not None:
+            live = LiveProcessor(options.logits_processor)
+            c_opts.logits_processor = live.c_fn
         request_id = ctypes.c_uint64()
         if isinstance(prompt, (bytes, bytearray)):
             raise TypeError("a prompt is a str or a sequence of token ids, not bytes")
@@ -85,6 +101,8 @@ class Engine(Handle):
                                                      ctypes.byref(request_id))
         check(status)
         del keep  # the library copied the stop strings and ids
+        if live is not None:
+            self._processors[request_id.value] = live
         return request_id.value
 
     def submit(self, prompt: Prompt, options: Optional[RequestOptions] = None,
@@ -95,7 +113,10 @@ class Engine(Handle):
         opts = resolve(RequestOptions, options, kwargs)
         ptr = self._enter()
         try:
-            return self._submit_locked(ptr, prompt, opts)
+            if opts.logits_processor is None:
+                return self._submit_locked(ptr, prompt, opts)
+            with self._move_lock:
+                return self._submit_locked(ptr, prompt, opts)
         finally:
             self._leave()
 
@@ -186,7 +207,7 @@ class Engine(Handle):
         """Moves every queued output to its stream's box or to poll()'s queue, after a step
         when ``step``; returns how many. The caller holds the move lock (and, to step, the
         step lock)."""
-        slot, joiner, boxes = self._slot, self._joiner, self._boxes
+        slot, joiner, boxes, processors = self._slot, self._joiner, self._boxes, self._processors
         entries, views, first, count, count_ref = (slot.entries, slot.views, slot.first_ref,
                                                     slot.count, slot.count_ref)
         fill = _step_poll_fn if step else _poll_batch_fn
@@ -198,6 +219,8 @@ class Engine(Handle):
             got = count.value
             for i in range(got):
                 o = read_output(entries[i], views[i], joiner)
+                if processors:
+                    o = self._processor_output(o)
                 box = boxes.get(o.request_id)
                 if box is None:
                     self._unclaimed.append(o)
@@ -209,6 +232,18 @@ class Engine(Handle):
             if got < _BATCH:  # the queue ran out
                 return n
             fill = _poll_batch_fn
+
+    def _processor_output(self, o: Output) -> Output:
+        """``o`` with the exception that made its request fail in its error; drops the
+        request's processor with its last output. The caller holds the move lock."""
+        live = self._processors.get(o.request_id)
+        if live is None:
+            return o
+        if o.request_finished:
+            del self._processors[o.request_id]
+        if live.failure is not None and o.finish_reason == FinishReason.ERROR:
+            o = o._replace(error=f"{o.error}: {live.describe()}")
+        return o
 
     def _pump(self, box: collections.deque) -> int:
         """For a stream waiting on ``box``: one step and a drain, unless another thread's pump

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _structs as S
 from ._api import lib
+from .logits_processor import LogitsProcessor
 
 T = TypeVar("T")
 
@@ -141,6 +142,9 @@ class RequestOptions:
     min_tokens: Optional[int] = None        #: EOS and stop ids masked until this many tokens
     bad_words: Sequence[Sequence[int]] = ()  #: token-id sequences that may not be completed
     allowed_token_ids: Sequence[int] = ()   #: only these ids may be sampled (empty: all)
+    #: changes each row of logits in place before the token is picked (see
+    #: :mod:`pagoda.logits_processor` for its thread and lifetime rules); set in C at submit
+    logits_processor: Optional[LogitsProcessor] = None
     grammar: Optional[str] = None           #: GBNF the output must follow
     regex: Optional[str] = None             #: a regular expression the whole output matches
     json_schema: Union[None, str, Mapping[str, Any]] = None  #: a JSON Schema (dict or JSON text)

@@ -6,6 +6,7 @@ use crate::embedding::Embedding;
 use crate::engine_options::EngineOptions;
 use crate::error::{check, non_null, Error, Result, Status};
 use crate::kv_cache::KvCache;
+use crate::logits_processor::Processors;
 use crate::mesh::Mesh;
 use crate::model::Model;
 use crate::output::Output;
@@ -25,6 +26,8 @@ use std::ptr::{self, NonNull};
 #[derive(Debug)]
 pub struct Engine {
     raw: NonNull<sys::pagoda_engine_t>,
+    /// The live requests' logits processors; dropped after the engine (Drop destroys it first).
+    processors: Processors,
 }
 
 // SAFETY: engine.h ties an engine to no thread; destroy ("not while another call on this
@@ -61,42 +64,46 @@ impl Engine {
                 &mut out,
             )
         })?;
-        Ok(Engine { raw: non_null(out, "engine")? })
+        Ok(Engine { raw: non_null(out, "engine")?, processors: Processors::default() })
     }
 
     /// Submits a text prompt, tokenized with the model's tokenizer; returns the request's id.
     pub fn submit_text(&self, prompt: &str, options: &RequestOptions) -> Result<u64> {
-        let o = RawRequest::new(options)?;
-        let mut id = 0u64;
-        // SAFETY: the prompt with its length, options whose memory outlives the call (the
-        // library copies it), a valid out-pointer; safe from any thread.
-        check(unsafe {
-            sys::pagoda_engine_submit_text(
-                self.raw.as_ptr(),
-                prompt.as_ptr() as *const c_char,
-                prompt.len(),
-                &o.raw,
-                &mut id,
-            )
-        })?;
-        Ok(id)
+        let mut o = RawRequest::new(options)?;
+        self.processors.submit(options.logits_processor.as_ref(), &mut o.raw, |raw| {
+            let mut id = 0u64;
+            // SAFETY: the prompt with its length, options whose memory outlives the call (the
+            // library copies it), a valid out-pointer; safe from any thread.
+            check(unsafe {
+                sys::pagoda_engine_submit_text(
+                    self.raw.as_ptr(),
+                    prompt.as_ptr() as *const c_char,
+                    prompt.len(),
+                    raw,
+                    &mut id,
+                )
+            })?;
+            Ok(id)
+        })
     }
 
     /// Submits a prompt of token ids; returns the request's id.
     pub fn submit_tokens(&self, prompt: &[i32], options: &RequestOptions) -> Result<u64> {
-        let o = RawRequest::new(options)?;
-        let mut id = 0u64;
-        // SAFETY: the ids with their count (copied), options as above, a valid out-pointer.
-        check(unsafe {
-            sys::pagoda_engine_submit_tokens(
-                self.raw.as_ptr(),
-                prompt.as_ptr(),
-                prompt.len(),
-                &o.raw,
-                &mut id,
-            )
-        })?;
-        Ok(id)
+        let mut o = RawRequest::new(options)?;
+        self.processors.submit(options.logits_processor.as_ref(), &mut o.raw, |raw| {
+            let mut id = 0u64;
+            // SAFETY: the ids with their count (copied), options as above, a valid out-pointer.
+            check(unsafe {
+                sys::pagoda_engine_submit_tokens(
+                    self.raw.as_ptr(),
+                    prompt.as_ptr(),
+                    prompt.len(),
+                    raw,
+                    &mut id,
+                )
+            })?;
+            Ok(id)
+        })
     }
 
     /// The embedding of a text prompt: its hidden states after the model's final norm, pooled
@@ -186,7 +193,9 @@ impl Engine {
         check(status)?;
         // SAFETY: just filled on this thread: its pointers are valid until this thread polls
         // again, and everything is copied now.
-        Ok(Some(unsafe { Output::copy_from(&raw) }))
+        let mut output = unsafe { Output::copy_from(&raw) };
+        self.processors.polled(&mut output);
+        Ok(Some(output))
     }
 
     /// Every output, as they come: polls, and steps the engine whenever nothing is queued, until
@@ -247,7 +256,8 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         // SAFETY: the handle is live and used by no one else (`&mut self`); outputs handed out
-        // were copied, so nothing points into the engine's storage.
+        // were copied, so nothing points into the engine's storage. The logits processors
+        // (a field) are dropped after this body, once C can no longer call them.
         unsafe { sys::pagoda_engine_destroy(self.raw.as_ptr()) }
     }
 }

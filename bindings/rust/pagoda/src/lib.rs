@@ -4,8 +4,9 @@
 //! keeps its model, mesh, plan and KV cache alive. Every failure is an [`Error`] carrying the
 //! library's status and its message. `Send` and `Sync` follow each header's thread-safety
 //! sentences (see each type's `unsafe impl`s). Streaming is an iterator over the engine's step
-//! and poll ([`Engine::outputs`]); log lines and model-load progress reach Rust closures through
-//! trampolines that never let a panic unwind into C.
+//! and poll ([`Engine::outputs`]); log lines, model-load progress and a request's
+//! [`LogitsProcessor`] reach Rust closures through trampolines that never let a panic unwind
+//! into C.
 //!
 //! ```no_run
 //! use pagoda::{Engine, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model, RequestOptions};
@@ -36,6 +37,7 @@ mod engine_options;
 mod error;
 mod kv_cache;
 mod log;
+mod logits_processor;
 mod mesh;
 mod model;
 mod output;
@@ -59,6 +61,7 @@ pub use engine_options::{
 pub use error::{Error, Result, Status};
 pub use kv_cache::{KvCache, KvCacheOptions, KvCacheStats};
 pub use log::{clear_log_callback, log_level, set_log_callback, set_log_level, LogLevel};
+pub use logits_processor::{LogitsContext, LogitsProcessor, ProcessorError};
 pub use mesh::{Mesh, MeshOptions};
 pub use model::{Model, ModelInfo, ModelLoader};
 pub use output::{FinishReason, Logprob, Output};

@@ -5,6 +5,7 @@ use crate::convert::{Defaults, FromC, ToC};
 use crate::cstr::to_c;
 use crate::embedding::Embedding;
 use crate::error::Result;
+use crate::logits_processor::LogitsProcessor;
 use pagoda_sys as sys;
 use std::ffi::CString;
 use std::marker::PhantomData;
@@ -70,6 +71,9 @@ pub struct RequestOptions {
     pub bad_words: Vec<Vec<i32>>,
     /// Only these ids may be sampled; empty = all.
     pub allowed_token_ids: Vec<i32>,
+    /// A closure that changes the logits in place before each token is picked (see
+    /// [`LogitsProcessor`] for its thread and lifetime rules); `None` = none.
+    pub logits_processor: Option<LogitsProcessor>,
     /// End-of-sequence and stop ids are masked until this many tokens are generated.
     pub min_tokens: i32,
     /// What the output must match (a grammar, a regex, a JSON Schema, any JSON object); `None`
@@ -125,6 +129,8 @@ impl Default for RequestOptions {
             logit_bias: Vec::new(),
             bad_words: Vec::new(),
             allowed_token_ids: Vec::new(),
+            // The library's default is no processor (NULL).
+            logits_processor: None,
             min_tokens: raw.min_tokens,
             // The library's default is PAGODA_CONSTRAINT_NONE with no text.
             constraint: None,
