@@ -13,15 +13,23 @@
 // 1 and 16, 3 runs. Fields: compile_ms (parse and build), first_mask_ms, mask_us_median,
 // mask_us_p90 and mask_us_mean (per sequence per step), places (places computed by the end).
 //
+//   pagoda-bench-grammar --schemas FILE.jsonl [--tokenizer NAME=PATH]... [--runs R]
+//
+// Schema mode: per tokenizer, each JSON Schema of the file (one per line) compiled as a
+// request's is (schema -> GBNF -> grammar -> constraint over the vocabulary: compile_ms) and
+// its first mask computed (first_mask_ms), each timed R times (the minimum kept: compiling is
+// deterministic, so the rest is the machine's noise); one line per schema, then a summary
+// (median, p90, max over the schemas).
+//
 //   pagoda-bench-grammar --model PATH [--batch B]... [--gen-tokens G] [--runs R] [--threads T]
 //
 // Engine mode: what the constraint adds to a decode step of a real model. Each run decodes B
-// requests of G tokens at temperature 1 without a constraint, then the same under a JSON Schema
+// requests of G tokens at temperature 1 without a constraint and the same under a JSON Schema
 // whose shortest answer is longer than G (so no sequence ends early and both batches keep B
 // sequences), timing the steps after the prompts'; "ratio" is constrained / plain step time,
-// paired run by run. The first constrained run also pays the schema's compile and the first
-// masks of each place (first_run_ratio); the others reuse them, as a server does for a schema
-// it has seen.
+// paired run by run, which of the pair goes first alternating. The first constrained run also
+// pays the schema's compile and the first masks of each place (first_run_ratio); the others
+// reuse them, as a server does for a schema it has seen.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +45,7 @@
 #include "pagoda/pagoda.h"
 #include "grammar/compiled_constraint.hpp"
 #include "grammar/constraint_matcher.hpp"
+#include "grammar/constraint_text.hpp"
 #include "grammar/grammar.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -129,6 +138,44 @@ void run_case(const Named &tok_name, const std::shared_ptr<const grammar::TokenV
     std::fflush(stdout);
 }
 
+void run_schemas(const Named &tok_name, const std::shared_ptr<const grammar::TokenVocabulary> &vocabulary,
+                 const std::string &file, int runs) {
+    std::istringstream lines(read_file(file));
+    std::string schema;
+    std::vector<double> compile_ms, first_mask_ms;
+    std::vector<float> logits(size_t(vocabulary->logit_rows()));
+    for (int index = 0; std::getline(lines, schema); ++index) {
+        if (schema.empty()) continue;
+        double best_compile = 1e300, best_mask = 1e300;
+        for (int r = 0; r < runs; ++r) {
+            const double t0 = now_ms();
+            const grammar::Grammar g = grammar::constraint_grammar(grammar::ConstraintKind::json_schema, schema);
+            auto compiled = std::make_shared<const grammar::CompiledConstraint>(g, vocabulary);
+            const double t1 = now_ms();
+            grammar::ConstraintMatcher m(compiled);
+            std::fill(logits.begin(), logits.end(), 0.0f);
+            m.mask_logits(logits);
+            best_compile = std::min(best_compile, t1 - t0);
+            best_mask = std::min(best_mask, now_ms() - t1);
+        }
+        compile_ms.push_back(best_compile);
+        first_mask_ms.push_back(best_mask);
+        std::printf("{\"bench\": \"grammar_schema\", \"tokenizer\": \"%s\", \"schema\": %d, "
+                    "\"schema_bytes\": %zu, \"compile_ms\": %.3f, \"first_mask_ms\": %.3f}\n",
+                    tok_name.name.c_str(), index, schema.size(), best_compile, best_mask);
+    }
+    if (compile_ms.empty()) throw std::runtime_error(file + " holds no schema");
+    std::printf("{\"bench\": \"grammar_schema_summary\", \"tokenizer\": \"%s\", \"vocab\": %d, "
+                "\"schemas\": %zu, \"compile_ms_median\": %.3f, \"compile_ms_p90\": %.3f, "
+                "\"compile_ms_max\": %.3f, \"first_mask_ms_median\": %.3f, \"first_mask_ms_p90\": %.3f, "
+                "\"first_mask_ms_max\": %.3f}\n",
+                tok_name.name.c_str(), vocabulary->logit_rows(), compile_ms.size(),
+                percentile(compile_ms, 0.5), percentile(compile_ms, 0.9),
+                *std::max_element(compile_ms.begin(), compile_ms.end()), percentile(first_mask_ms, 0.5),
+                percentile(first_mask_ms, 0.9), *std::max_element(first_mask_ms.begin(), first_mask_ms.end()));
+    std::fflush(stdout);
+}
+
 // A list of at least 60 items of three fields: longer than any --gen-tokens asked here.
 const char *const kLongSchema =
     "{\"type\": \"object\", \"properties\": {\"items\": {\"type\": \"array\", \"minItems\": 60, "
@@ -201,9 +248,14 @@ void run_engine(const std::string &model_path, const std::vector<int> &batches, 
         int64_t tokens = 0;
         decode_step_seconds(engine, batch, 8, false, 0, &tokens);  // warm-up
         for (int r = 0; r < runs; ++r) {
+            // Alternating which goes first, so warming up favours neither.
             int64_t plain_tokens = 0, constrained_tokens = 0;
-            const double plain = decode_step_seconds(engine, batch, gen, false, r, &plain_tokens);
-            const double constrained = decode_step_seconds(engine, batch, gen, true, r, &constrained_tokens);
+            double plain = 0, constrained = 0;
+            if (r % 2 == 1)
+                constrained = decode_step_seconds(engine, batch, gen, true, r, &constrained_tokens);
+            plain = decode_step_seconds(engine, batch, gen, false, r, &plain_tokens);
+            if (r % 2 == 0)
+                constrained = decode_step_seconds(engine, batch, gen, true, r, &constrained_tokens);
             std::printf("{\"bench\": \"grammar_engine\", \"model\": \"%s\", \"batch\": %d, "
                         "\"gen_tokens\": %d, \"run\": %d, \"plain_step_ms\": %.3f, "
                         "\"constrained_step_ms\": %.3f, \"ratio\": %.4f, \"tokens\": [%lld, %lld]%s}\n",
@@ -226,7 +278,7 @@ int main(int argc, char **argv) {
     std::vector<Named> tokenizers, grammars;
     std::vector<int> batches;
     int steps = 200, runs = 3, gen = 64, threads = 2;
-    std::string model;
+    std::string model, schemas;
     try {
         for (int i = 1; i < argc; ++i) {
             auto value = [&]() -> const char * {
@@ -243,6 +295,7 @@ int main(int argc, char **argv) {
             else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(value());
             else if (!std::strcmp(argv[i], "--quick")) { steps = 20; runs = 1; }
             else if (!std::strcmp(argv[i], "--model")) model = value();
+            else if (!std::strcmp(argv[i], "--schemas")) schemas = value();
             else if (!std::strcmp(argv[i], "--gen-tokens")) gen = std::atoi(value());
             else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(value());
             else throw std::runtime_error(std::string("unknown option ") + argv[i]);
@@ -263,6 +316,10 @@ int main(int argc, char **argv) {
             std::vector<int32_t> ends;
             if (tokenizer->eos_token_id() >= 0) ends.push_back(tokenizer->eos_token_id());
             auto vocabulary = engine::constraint_vocabulary(*tokenizer, ends, tokenizer->vocab_size());
+            if (!schemas.empty()) {
+                run_schemas(t, vocabulary, schemas, runs);
+                continue;
+            }
             for (const Named &g : grammars)
                 for (int b : batches)
                     for (int r = 0; r < runs; ++r) run_case(t, vocabulary, g, b, steps, r);
