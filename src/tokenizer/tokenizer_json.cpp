@@ -122,7 +122,16 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json_text(std::string_view toke
     if (top.has("pre_tokenizer")) parts.pre_tokenizer = pre_tokenizer_of(top.at("pre_tokenizer"), traits);
     if (top.has("decoder")) parts.decoder = decoder_of(top.at("decoder"), traits);
     const TokenLookup lookup{*spec.vocab, added};
-    if (top.has("post_processor")) parts.post_template = post_processor_of(top.at("post_processor"), lookup);
+    if (top.has("post_processor")) {
+        parts.post_template = post_processor_of(top.at("post_processor"), lookup);
+        // Its ids are written as numbers: each must be a token the vocabulary defines.
+        for (const auto *ids : {&parts.post_template.before(), &parts.post_template.after()})
+            for (int32_t id : *ids)
+                if (id < 0 || id >= vocab_end || !parts.defined[size_t(id)])
+                    top.at("post_processor").fail(PAGODA_ERR_FORMAT,
+                                                  "adds token id " + std::to_string(id) +
+                                                      ", which is not in the vocabulary");
+    }
 
     // The special tokens: tokenizer_config.json names them; without it, the template's first.
     if (!parts.post_template.before().empty()) parts.bos = parts.post_template.before().front();
