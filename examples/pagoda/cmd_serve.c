@@ -34,6 +34,12 @@ static void serve_usage(FILE *out) {
           "  --device LIST             devices (default cpu:0)\n"
           "  --axes AXES               how they are arranged, such as tp=2\n"
           "  --plan FILE               a plan written by `pagoda plan --json`\n"
+          "  --placement FILE          serve every model of a placement (`pagoda place`'s JSON,\n"
+          "                            each model with a \"path\"): a replica per group, requests\n"
+          "                            routed and rejected at arrival as `pagoda simulate` does;\n"
+          "                            instead of --model, --device, --axes and --plan\n"
+          "  --placement-devices KIND  the backend whose devices the placement numbers\n"
+          "                            (default cpu: device 3 is cpu:3)\n"
           "  --kernel-choices FILE     run the kernels `pagoda tune` chose (default: the\n"
           "                            backend's own rules)\n"
           "  --help                    show this help\n"
@@ -71,8 +77,50 @@ static void default_name(const char *path, char *buf, size_t size) {
     buf[n] = '\0';
 }
 
+static void print_listening(const pagoda_server_options_t *so, const pagoda_server_t *server) {
+    const char *host = so->host != NULL ? so->host : "127.0.0.1";
+    int v6 = strchr(host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
+    printf("pagoda serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", host, v6 ? "]" : "",
+           (int)pagoda_server_port(server));
+    fflush(stdout);
+}
+
+static void wait_for_signal(void) {
+    while (stop_signal == 0) thrd_sleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    printf("pagoda serve: stopping (signal %d)\n", (int)stop_signal);
+    fflush(stdout);
+}
+
+/* Every model of a placement, each replica on its group's devices; the server owns them. */
+static int serve_placement(const pagoda_server_options_t *so, const char *path, const char *devices,
+                           const pagoda_engine_options_t *eo, const pagoda_kv_cache_options_t *ko) {
+    char *json = cli_read_file(path);
+    if (json == NULL) return CLI_EXIT_FAILED;
+    pagoda_server_t *server = NULL;
+    int rc = CLI_EXIT_FAILED;
+    pagoda_status_t s;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if ((s = pagoda_server_create(so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
+    if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
+    print_listening(so, server);
+    if ((s = pagoda_server_add_placement(server, json, devices, eo, ko)) != PAGODA_OK) {
+        cli_fail("serving the placement", s);
+        goto done;
+    }
+    printf("pagoda serve: serving the placement %s\n", path);
+    fflush(stdout);
+    wait_for_signal();
+    rc = CLI_EXIT_OK;
+done:
+    if (server != NULL && (s = pagoda_server_stop(server)) != PAGODA_OK) cli_fail("stopping the server", s);
+    pagoda_server_destroy(server);
+    free(json);
+    return rc;
+}
+
 int cli_serve(int argc, char **argv) {
-    const char *model_path = NULL, *name = NULL;
+    const char *model_path = NULL, *name = NULL, *placement_path = NULL, *placement_devices = "cpu";
     cli_placement_t placement = {0};
     pagoda_server_options_t so;
     pagoda_server_options_default(&so);
@@ -108,6 +156,8 @@ int cli_serve(int argc, char **argv) {
         else if (strcmp(f, "--block-size") == 0) { ok = parse_num(f, v, 1, 128, &n); ko.block_size = (int32_t)n; }
         else if (strcmp(f, "--drain-timeout") == 0) { ok = parse_num(f, v, 0, 86400000, &n); so.drain_timeout_ms = n; }
         else if (strcmp(f, "--kernel-choices") == 0) eo.kernel_choices_file = v;
+        else if (strcmp(f, "--placement") == 0) placement_path = v;
+        else if (strcmp(f, "--placement-devices") == 0) placement_devices = v;
         else if (cli_placement_flag(&placement, f, v)) continue;
         else {
             fprintf(stderr, "pagoda serve: unknown option '%s'\n\n", f);
@@ -115,6 +165,15 @@ int cli_serve(int argc, char **argv) {
             return CLI_EXIT_USAGE;
         }
         if (!ok) return CLI_EXIT_USAGE;
+    }
+    if (placement_path != NULL) {
+        if (model_path != NULL || name != NULL || placement.devices != NULL || placement.axes != NULL ||
+            placement.plan_path != NULL) {
+            fputs("pagoda serve: --placement names the models and their devices: leave out --model,\n"
+                  "--served-model-name, --device, --axes and --plan\n", stderr);
+            return CLI_EXIT_USAGE;
+        }
+        return serve_placement(&so, placement_path, placement_devices, &eo, &ko);
     }
     if (model_path == NULL && (model_path = cli_default_model()) == NULL) {
         fputs("pagoda serve: no --model given and the bundled model is missing\n", stderr);
@@ -138,13 +197,7 @@ int cli_serve(int argc, char **argv) {
     signal(SIGTERM, on_signal);
     if ((s = pagoda_server_create(&so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
     if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
-    {
-        const char *host = so.host != NULL ? so.host : "127.0.0.1";
-        int v6 = strchr(host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
-        printf("pagoda serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", host, v6 ? "]" : "",
-               (int)pagoda_server_port(server));
-    }
-    fflush(stdout);
+    print_listening(&so, server);
 
     if (cli_open_model(model_path, &placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
     if ((s = pagoda_kv_cache_create(model, mesh, plan, &ko, &cache)) != PAGODA_OK) {
@@ -159,9 +212,7 @@ int cli_serve(int argc, char **argv) {
     printf("pagoda serve: serving %s as '%s'\n", model_path, name);
     fflush(stdout);
 
-    while (stop_signal == 0) thrd_sleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
-    printf("pagoda serve: stopping (signal %d)\n", (int)stop_signal);
-    fflush(stdout);
+    wait_for_signal();
     rc = CLI_EXIT_OK;
 
 done:

@@ -385,13 +385,15 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  *                        "head_dim": 128,               // optional, default hidden / heads
  *                        "tied_embeddings": false},     // optional
  *              "slo": 0.5,                    // optional: seconds; else workload->slo_seconds
- *              "rate": 2.0}],                 // optional: requests per second; else the workload's
+ *              "rate": 2.0,                   // optional: requests per second; else the workload's
+ *              "path": "llama-7b"}],          // optional: the model's file or folder, copied into
+ *                                             // the placement for pagoda_server_add_placement()
  *  "request": {"tokens": 2048, "context": 0, "kv_tokens": 0},  // optional: one request's step
  *  "search": {"max_pipeline": 8, "max_tensor": 4,              // optional: the defaults shown
  *             "beam_width": 1, "fast_greedy": false}}
  * \endcode
- * Every model gives exactly one of "config" and "shape"; names are distinct; unknown fields
- * are errors.
+ * Every model gives exactly one of "config" and "shape" (a "path" to a Hugging Face folder
+ * stands for its config.json); names are distinct; unknown fields are errors.
  *
  * \param[in] spec_json the spec, NUL-terminated.
  * \param[in] workload the traffic the placement is scored on, as pagoda_placement_simulate()

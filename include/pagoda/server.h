@@ -6,6 +6,8 @@
 #define PAGODA_SERVER_H
 
 #include "pagoda/common.h"
+#include "pagoda/engine.h"
+#include "pagoda/kv_cache.h"
 #include "pagoda/status.h"
 
 /**
@@ -125,6 +127,45 @@ PAGODA_API pagoda_status_t pagoda_server_create(const pagoda_server_options_t *o
  */
 PAGODA_API pagoda_status_t pagoda_server_add_model(pagoda_server_t *server, const char *name,
                                                    pagoda_engine_t *engine);
+
+/**
+ * \brief Serves every model of an AlpaServe placement, each replica an engine on its group's
+ *        devices, and routes requests among a model's replicas as the placement's simulator
+ *        does.
+ *
+ * The placement is the JSON pagoda_placement_search() (`pagoda place`) writes: groups of device
+ * ids, each run as `pipeline` stages of `tensor` devices, each holding replicas of some models
+ * with their per-stage latencies. Every model with a replica needs a `"path"` (a GGUF file or a
+ * Hugging Face folder). For each replica the model is opened (its weights loaded once per
+ * replica), a mesh made over the group's devices (device id `d` is `<device_kind>:d`, axes
+ * `pp=pipeline,tp=tensor`), a KV cache and an engine. A request for a model goes to the replica
+ * where the placement's stage clocks say it would finish first; one predicted to finish past
+ * the model's SLO is rejected at arrival with HTTP 429 (code `slo_unattainable`) and counted in
+ * `GET /metrics` as `pagoda_slo_rejected_requests_total`. Replicas appear in the engine metrics
+ * with a `placement_group` label; `GET /v1/models` lists each model once.
+ *
+ * All or nothing: every replica is made before any is served; when one cannot be made, those
+ * made are released and the error names the group and the model.
+ * \param[in] server the server, serving no model yet.
+ * \param[in] placement_json the placement (UTF-8 JSON text).
+ * \param[in] device_kind the backend whose devices the ids number; NULL = `"cpu"`.
+ * \param[in] engine_options every replica's engine options; NULL = defaults.
+ * \param[in] kv_options every replica's KV cache options; NULL = defaults.
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE; ::PAGODA_ERR_FORMAT or
+ *         ::PAGODA_ERR_INVALID_ARGUMENT for a placement that does not parse or validate or a
+ *         model with a replica and no path; ::PAGODA_ERR_ALREADY_EXISTS when the server serves a
+ *         model already; else the status of the first replica that could not be made (such as
+ *         ::PAGODA_ERR_NOT_FOUND for a device that does not exist, ::PAGODA_ERR_OUT_OF_MEMORY
+ *         for a model too large for its group), its message naming the group and the model.
+ * \par Thread safety
+ * Safe from any thread, concurrently with the server running; it may take long (loading).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_server_add_placement(pagoda_server_t *server,
+                                                       const char *placement_json,
+                                                       const char *device_kind,
+                                                       const pagoda_engine_options_t *engine_options,
+                                                       const pagoda_kv_cache_options_t *kv_options);
 
 /**
  * \brief Binds, listens, and runs the server on a thread of its own; returns once listening.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <set>
@@ -120,16 +121,24 @@ ModelShape inline_shape(const SpecReader &read, const json &value, const std::st
 }
 
 SpecModel spec_model(const SpecReader &read, const json &value, const std::string &path) {
-    const json &m = read.object(value, path, {"name", "config", "shape", "slo", "rate"});
+    const json &m = read.object(value, path, {"name", "config", "shape", "slo", "rate", "path"});
     SpecModel model;
     model.placed.name = read.string(read.required(m, "name", path), path + ".name");
     if (model.placed.name.empty()) read.fail(PAGODA_ERR_INVALID_ARGUMENT, path + ".name", "is empty");
-    const bool has_config = m.contains("config"), has_shape = m.contains("shape");
+    // "path": the model's file or folder, passed on to the placement for a server to open; a
+    // Hugging Face folder's config.json gives the shape when neither of the others does.
+    if (m.contains("path")) model.placed.path = read.string(m["path"], path + ".path");
+    const bool folder_config = !m.contains("config") && !m.contains("shape") &&
+                               !model.placed.path.empty() &&
+                               std::filesystem::is_regular_file(model.placed.path + "/config.json");
+    const bool has_config = m.contains("config") || folder_config, has_shape = m.contains("shape");
     if (has_config == has_shape)
         read.fail(PAGODA_ERR_INVALID_ARGUMENT, path,
-                  "must give exactly one of \"config\" (a config.json path) and \"shape\"");
+                  "must give exactly one of \"config\" (a config.json path) and \"shape\" (or a "
+                  "\"path\" to a Hugging Face folder)");
     if (has_config) {
-        const std::string file = read.string(m["config"], path + ".config");
+        const std::string file = folder_config ? model.placed.path + "/config.json"
+                                               : read.string(m["config"], path + ".config");
         const std::string field = read.source() + ": " + path + ".config";
         model.shape = model_shape(model::parse_hf_config(read_config_text(file, field), file));
     } else {

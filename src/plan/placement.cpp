@@ -102,6 +102,7 @@ std::string placement_to_json(const Placement &placement) {
     for (const PlacedModel &model : placement.models) {
         json entry = {{"name", model.name}};
         if (std::isfinite(model.slo_seconds)) entry["slo"] = model.slo_seconds;
+        if (!model.path.empty()) entry["path"] = model.path;
         models.push_back(std::move(entry));
     }
     json groups = json::array();
@@ -196,6 +197,8 @@ Placement placement_from_json(std::string_view text, const std::string &source) 
         model.name = read.string(read.member(models[m], "name", path), path + ".name");
         if (models[m].contains("slo"))
             model.slo_seconds = read.number(models[m]["slo"], path + ".slo");
+        if (models[m].contains("path"))
+            model.path = read.string(models[m]["path"], path + ".path");
         ids.emplace(model.name, uint32_t(m));  // repeats are reported by validate()
         placement.models.push_back(std::move(model));
     }

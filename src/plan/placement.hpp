@@ -9,7 +9,8 @@
 //
 //   {
 //     "models": [                         // the models, in id order; ids index this array
-//       {"name": "bert-6.7b", "slo": 2.0} // "slo": seconds, optional (the simulator's default)
+//       {"name": "bert-6.7b", "slo": 2.0, // "slo": seconds, optional (the simulator's default)
+//        "path": "models/bert.gguf"}      // optional: what `pagoda serve --placement` opens
 //     ],
 //     "groups": [
 //       {
@@ -43,6 +44,9 @@ struct PlacedModel {
     // The model's latency bound in seconds (AlpaServe's SLO = scale × single-device latency);
     // +inf: none given.
     double slo_seconds = std::numeric_limits<double>::infinity();
+    // The model's file or folder, for a server to open (optional: the search and the
+    // simulator need none).
+    std::string path{};
 };
 
 // A replica of one model on a group: what each of the group's stages spends on one request.

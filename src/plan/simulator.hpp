@@ -3,18 +3,11 @@
 // served through its pipeline, and a request that cannot finish within its SLO is rejected on
 // arrival.
 //
-// No event heap is needed. A stage is busy for its latency and takes requests in arrival order, so
-// when a request is admitted its finish time on every stage is already determined by the stage
-// clocks (the time each stage becomes free):
-//     f_0 = arrival;  f_s = max(clock_s, f_{s−1}) + latency_s;  clock_s ← f_s
-// (TeraPipe's grid recurrence; AlpaServe's GroupManager admission check). A pipeline therefore
-// takes a new request every max latency_s (throughput) and takes Σ latency_s for one alone
-// (latency). Each request costs O(replicas × stages), and a run is deterministic.
-//
-// Dispatch ("shortest queue"): among the groups holding the model, the one where the request
-// would finish first; ties go to the lower group index. Admission: with reject_late, a request
-// whose predicted finish (+ overhead) is later than arrival + SLO is rejected and leaves the
-// clocks as they were; without it every request is served and late ones count as misses.
+// No event heap is needed: dispatch and admission are admission.hpp's stage-clock recurrence
+// (TeraPipe's grid recurrence; AlpaServe's GroupManager admission check), which the server
+// uses too. A pipeline therefore takes a new request every max latency_s (throughput) and takes
+// Σ latency_s for one alone (latency). Each request costs O(replicas × stages), and a run is
+// deterministic. Without reject_late every request is served and late ones count as misses.
 #pragma once
 
 #include <cstdint>
@@ -79,19 +72,8 @@ public:
     SimulationResult run(ArrivalSource &source);
 
 private:
-    struct Candidate {
-        uint32_t group;
-        uint32_t first_latency;  // index into latencies_
-    };
-
+    Placement placement_;
     SimulationOptions options_;
-    uint32_t model_count_;
-    std::vector<double> slo_;                      // per model
-    std::vector<std::vector<Candidate>> holders_;  // per model: its replicas
-    std::vector<double> latencies_;                // all replicas' stage latencies, flat
-    std::vector<uint32_t> first_stage_;            // per group: index into a clock array
-    std::vector<uint32_t> stage_count_;            // per group
-    uint32_t total_stages_ = 0;
 };
 
 }  // namespace pagoda::plan

@@ -20,6 +20,8 @@ void handle_generation(Server &server, Connection &c, bool chat) {
     std::shared_ptr<ServedModel> model = resolve_model(server, requested_model(body));
     GenerationRequest request =
         chat ? parse_chat_request(body, model->limits) : parse_completion_request(body, model->limits);
+    // A placement's model: its controller picks the replica, or rejects the request (429).
+    if (model->placement_group >= 0) model = server.dispatch_model(model->name);
     tokenize_bad_words(model->tokenizer.get(), model->limits.vocab_size, request);
     keep_schema_order(c.request().body, request);
     std::string prompt;

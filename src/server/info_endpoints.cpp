@@ -1,4 +1,6 @@
 // GET /health, GET /v1/models, GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template.
+#include <set>
+
 #include "pagoda/tokenizer.h"
 #include "server/api_error.hpp"
 #include "server/chat_prompt.hpp"
@@ -46,8 +48,10 @@ void handle_health(Server &server, Connection &c) {
 
 void handle_models(Server &server, Connection &c) {
     json data = json::array();
+    std::set<std::string> listed;  // a placement's replicas share their model's name
     for (const auto &m : server.models())
-        data.push_back({{"id", m->name},
+        if (listed.insert(m->name).second)
+            data.push_back({{"id", m->name},
                         {"object", "model"},
                         {"created", m->created},
                         {"owned_by", "pagoda"},
@@ -59,10 +63,14 @@ void handle_models(Server &server, Connection &c) {
 
 void handle_metrics(Server &server, Connection &c) {
     std::vector<MetricsSource> sources;
-    for (const auto &m : server.models()) sources.push_back({m->name, m->engine.get()});
+    for (const auto &m : server.models()) sources.push_back({m->name, m->engine.get(), m->placement_group});
+    std::vector<SloRejections> rejections;
+    if (const PlacementRouting *p = server.placement())
+        for (size_t i = 0; i < p->placement().models.size(); ++i)
+            rejections.push_back({p->placement().models[i].name, p->rejected(uint32_t(i))});
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = render_metrics(sources);
+    r.body = render_metrics(sources, rejections);
     c.respond(r);
 }
 

@@ -86,7 +86,9 @@ public:
 private:
     std::string full(std::string_view name) const { return std::string(prefix_) + std::string(name); }
     static std::string labels(const ModelMetrics &m) {
-        return "model_name=\"" + escape_label_value(m.model_name) + "\"";
+        std::string l = "model_name=\"" + escape_label_value(m.model_name) + "\"";
+        if (!m.placement_group.empty()) l += ",placement_group=\"" + escape_label_value(m.placement_group) + "\"";
+        return l;
     }
     void sample(const std::string &name, const std::string &labels, const std::string &value) {
         out_ += name + "{" + labels + "} " + value + "\n";

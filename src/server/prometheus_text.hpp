@@ -18,6 +18,7 @@ namespace pagoda::server {
 struct ModelMetrics {
     std::string model_name;            // any UTF-8; escaped in the label
     pagoda_engine_metrics_t metrics{};  // as pagoda_engine_get_metrics() fills it
+    std::string placement_group{};     // "" = none; else a placement_group label (replicas)
 };
 
 struct PrometheusTextOptions {
@@ -27,8 +28,8 @@ struct PrometheusTextOptions {
     std::string_view prefix = "vllm:";
 };
 
-// The exposition text of every model's metrics; empty for no model. Model names must be
-// distinct (each gives one series per metric).
+// The exposition text of every model's metrics; empty for no model. (Model name, placement
+// group) pairs must be distinct (each gives one series per metric).
 std::string render_prometheus_text(std::span<const ModelMetrics> models,
                                    const PrometheusTextOptions &options = {});
 

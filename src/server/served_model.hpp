@@ -30,6 +30,9 @@ struct ServedModel {
     // /v1/embeddings in flight: one entry per engine request, several sharing one Embedding.
     std::map<uint64_t, std::shared_ptr<Embedding>> embeddings;
     int64_t embedding_size = 0;  // the hidden size: the length of every embedding
+    // A replica of a served placement (placement_routing.hpp): its group; -1 otherwise. Several
+    // replicas share a name.
+    int32_t placement_group = -1;
 
     ServedModel();
     ~ServedModel();

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "server/api_error.hpp"
 #include "server/connection.hpp"
 #include "server/embedding.hpp"
 #include "server/generation.hpp"
@@ -23,6 +24,23 @@ namespace {
 // Past the drain deadline: abort what runs, then close what is left, then give up waiting.
 constexpr uint64_t kAbortGraceMs = 2000;
 constexpr uint64_t kCloseGraceMs = 1000;
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<ServedModel> make_served_model(const std::string &name, std::shared_ptr<EnginePort> engine) {
+    auto m = std::make_shared<ServedModel>();
+    m->name = name;
+    m->tokenizer = engine->tokenizer();
+    m->limits.vocab_size = engine->vocab_size();
+    m->limits.context_length = engine->context_length();
+    m->embedding_size = engine->hidden_size();
+    m->created = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+    m->engine = std::move(engine);
+    return m;
+}
 
 }  // namespace
 
@@ -48,25 +66,80 @@ void Server::add_model(const std::string &name, std::shared_ptr<EnginePort> engi
         if (m->name == name) throw Error(PAGODA_ERR_ALREADY_EXISTS, "a model named '" + name + "' is served already");
         if (m->engine->identity() == engine->identity()) throw Error(PAGODA_ERR_ALREADY_EXISTS, "this engine is served already, as '" + m->name + "'");
     }
-    auto m = std::make_shared<ServedModel>();
-    m->name = name;
-    m->tokenizer = engine->tokenizer();
-    m->limits.vocab_size = engine->vocab_size();
-    m->limits.context_length = engine->context_length();
-    m->embedding_size = engine->hidden_size();
-    m->created = std::chrono::duration_cast<std::chrono::seconds>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
-    m->engine = std::move(engine);
+    auto m = make_served_model(name, std::move(engine));
     m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); });
     models_.push_back(std::move(m));
 }
 
 std::shared_ptr<ServedModel> Server::find_model(const std::string &name) const {
     std::lock_guard lock(models_mutex_);
-    if (name.empty()) return models_.size() == 1 ? models_.front() : nullptr;
+    if (name.empty()) {
+        // The only model, though a placement serves it as several replicas.
+        for (const auto &m : models_)
+            if (m->name != models_.front()->name) return nullptr;
+        return models_.empty() ? nullptr : models_.front();
+    }
     for (const auto &m : models_)
         if (m->name == name) return m;
     return nullptr;
+}
+
+std::shared_ptr<ServedModel> Server::dispatch_model(const std::string &name) {
+    std::shared_ptr<ServedModel> first = find_model(name);
+    if (first == nullptr || first->placement_group < 0 || placement_ == nullptr) return first;
+    const int32_t model = placement_->model_index(first->name);
+    const PlacementRouting::Decision d = placement_->admit(uint32_t(model));
+    if (!d.admitted) {
+        char why[160];
+        std::snprintf(why, sizeof why, "would take %.3f s on the least busy replica, past its SLO of %.3f s",
+                      d.latency, d.slo);
+        throw ApiError(429, "model '" + first->name + "': the request was rejected at arrival: the "
+                            "placement's controller predicts it " + why,
+                       "model", "slo_unattainable");
+    }
+    std::lock_guard lock(models_mutex_);
+    for (const auto &m : models_)
+        if (m->name == first->name && m->placement_group == d.group) return m;
+    return first;  // not reached: add_placement serves every replica the placement lists
+}
+
+void Server::add_placement(plan::Placement placement, const std::vector<ReplicaSlot> &slots,
+                           std::vector<std::shared_ptr<EnginePort>> replicas) {
+    if (slots.size() != replicas.size())
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "add_placement: one engine per replica slot");
+    plan::validate(placement);
+    auto routing = std::make_unique<PlacementRouting>(std::move(placement));
+    size_t listed = 0;
+    for (const plan::PlacementGroup &g : routing->placement().groups) listed += g.replicas.size();
+    if (listed != slots.size())
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the placement lists " + std::to_string(listed) +
+                                                     " replicas, but " + std::to_string(slots.size()) +
+                                                     " engines were given");
+    std::vector<std::shared_ptr<ServedModel>> made;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const ReplicaSlot &slot = slots[i];
+        const int32_t model = routing->model_index(slot.model);
+        const std::string where = "placement group " + std::to_string(slot.group) + ", model '" + slot.model + "'";
+        if (model < 0 || !routing->holds(size_t(slot.group), uint32_t(model)))
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, where + ": the placement holds no such replica");
+        for (size_t j = 0; j < i; ++j)
+            if (slots[j].model == slot.model && slots[j].group == slot.group)
+                throw Error(PAGODA_ERR_INVALID_ARGUMENT, where + ": given twice");
+        if (replicas[i]->has_output_callback())
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, where + ": the engine delivers its outputs to a callback");
+        made.push_back(make_served_model(slot.model, std::move(replicas[i])));
+        made.back()->placement_group = slot.group;
+    }
+    std::lock_guard lock(models_mutex_);
+    if (finishing_ || stop_requested_)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the server is stopping or stopped");
+    if (placement_ != nullptr || !models_.empty())
+        throw Error(PAGODA_ERR_ALREADY_EXISTS, "a placement is served only by a server with no model yet");
+    placement_ = std::move(routing);
+    for (auto &m : made) {
+        m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); });
+        models_.push_back(std::move(m));
+    }
 }
 
 std::vector<std::shared_ptr<ServedModel>> Server::models() const {

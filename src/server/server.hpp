@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "plan/placement.hpp"
+#include "server/placement_routing.hpp"
 #include "server/server_options.hpp"
 #include "server/served_model.hpp"
 
@@ -30,6 +32,15 @@ public:
     // Any thread. `engine` is the facade's port (never null). Throws Error (ALREADY_EXISTS,
     // INVALID_ARGUMENT).
     void add_model(const std::string &name, std::shared_ptr<EnginePort> engine);
+    // Serves a placement: `replicas[i]` is the engine of (model name, group) `slots[i]`, one per
+    // replica the placement lists. All or nothing; once per server, before any model. Throws
+    // Error (INVALID_ARGUMENT naming the group and model, ALREADY_EXISTS).
+    struct ReplicaSlot {
+        std::string model;
+        int32_t group = 0;
+    };
+    void add_placement(plan::Placement placement, const std::vector<ReplicaSlot> &slots,
+                       std::vector<std::shared_ptr<EnginePort>> replicas);
     // host_loop NULL: a loop on a thread of our own. Throws Error (IO, INVALID_ARGUMENT).
     void start(uv_loop_t *host_loop);
     // Any thread; see pagoda_server_stop().
@@ -42,8 +53,14 @@ public:
     // Loop thread only, below.
     const ServerOptions &options() const noexcept { return options_; }
     bool draining() const noexcept { return draining_; }
-    // `name` "" picks the only model; NULL when there is no such model.
+    // `name` "" picks the only model; NULL when there is no such model. A placement's model
+    // gives its first replica.
     std::shared_ptr<ServedModel> find_model(const std::string &name) const;
+    // The replica a generation request for `name` goes to: for a placement's model, the one
+    // its controller picks (ApiError 429 when it rejects the request at arrival), else
+    // find_model's. NULL when there is no such model.
+    std::shared_ptr<ServedModel> dispatch_model(const std::string &name);
+    const PlacementRouting *placement() const noexcept { return placement_.get(); }
     std::vector<std::shared_ptr<ServedModel>> models() const;
     std::string next_id(const char *prefix);
     void connection_opened(Connection *c) { connections_.insert(c); }
@@ -65,6 +82,7 @@ private:
     ServerOptions options_;
     mutable std::mutex models_mutex_;
     std::vector<std::shared_ptr<ServedModel>> models_;
+    std::unique_ptr<PlacementRouting> placement_;  // set once, before any model
 
     uv_loop_t *loop_ = nullptr;
     uv_loop_t own_loop_{};
