@@ -1,0 +1,311 @@
+// pagoda-bench-placement: AlpaServe's simulator against the real thing. One placement, one
+// trace: the server serves the placement (pagoda_server_add_placement, in this process, on
+// this machine's devices) while a one-thread open-loop client sends the trace's requests at
+// their arrival times over HTTP; the simulator replays the same trace (the same Gamma streams,
+// same seed) on the same placement. Both results are printed in the simulator's JSON shape, with
+// the difference in SLO attainment per model and overall.
+//
+//   pagoda-bench-placement --placement FILE [--rate R] [--cv C] [--duration T] [--seed S]
+//                          [--max-tokens G] [--prompt TEXT] [--slo-scale X]
+//                          [--calibrate-runs K] [--devices KIND] [--out-placement FILE]
+//
+// The placement's stage latencies are first measured (calibration): each replica is made on
+// its group's devices and a request (the prompt, G tokens, greedy) timed alone K times; the
+// median, split evenly over the group's stages, replaces its stage_seconds. With --slo-scale,
+// each model's SLO becomes X times its fastest replica's measured latency (AlpaServe's "SLO
+// scale"). The calibrated placement is what both the server and the simulator run.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "open_loop_client.hpp"
+#include "pagoda/pagoda.h"
+#include "plan/placement.hpp"
+#include "plan/simulator.hpp"
+#include "plan/simulator_histogram.hpp"
+#include "plan/simulator_report.hpp"
+#include "plan/workload.hpp"
+
+using namespace pagoda;
+
+namespace {
+
+struct Args {
+    std::string placement_path, out_placement, devices = "cpu";
+    std::string prompt = "Once upon a time";
+    double rate = 1.0, cv = 1.0, duration = 30.0, slo_scale = 0.0;
+    uint64_t seed = 1;
+    int max_tokens = 16, calibrate_runs = 3;
+};
+
+void check(pagoda_status_t s, const std::string &what) {
+    if (s != PAGODA_OK) throw std::runtime_error(what + ": " + pagoda_last_error_message());
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot read " + path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string device_list(const plan::PlacementGroup &g, const std::string &kind) {
+    std::string list;
+    for (int32_t d : g.devices) list += (list.empty() ? "" : ",") + kind + ":" + std::to_string(d);
+    return list;
+}
+
+std::string axes_of(const plan::PlacementGroup &g) {
+    std::string axes;
+    if (g.pipeline > 1) axes = "pp=" + std::to_string(g.pipeline);
+    if (g.tensor > 1) axes += (axes.empty() ? "" : ",") + std::string("tp=") + std::to_string(g.tensor);
+    return axes;
+}
+
+pagoda_request_options_t request_options(const Args &a) {
+    pagoda_request_options_t o;
+    pagoda_request_options_default(&o);
+    o.max_tokens = a.max_tokens;
+    o.temperature = 0.0f;
+    o.flags = PAGODA_REQUEST_IGNORE_EOS;
+    return o;
+}
+
+// Seconds of one request alone on a replica of `model_path` on group `g`: the median of
+// `runs` after one warm-up.
+double time_alone(const std::string &model_path, const plan::PlacementGroup &g, const Args &a) {
+    const std::string devices = device_list(g, a.devices), axes = axes_of(g);
+    pagoda_mesh_options_t mo;
+    pagoda_mesh_options_default(&mo);
+    mo.devices = devices.c_str();
+    mo.axes = axes.empty() ? nullptr : axes.c_str();
+    pagoda_mesh_t *mesh = nullptr;
+    check(pagoda_mesh_create(&mo, &mesh), "mesh " + devices);
+    pagoda_model_t *model = nullptr;
+    check(pagoda_model_open(model_path.c_str(), nullptr, &model), "model " + model_path);
+    pagoda_kv_cache_t *cache = nullptr;
+    check(pagoda_kv_cache_create(model, mesh, nullptr, nullptr, &cache), "cache");
+    pagoda_engine_t *engine = nullptr;
+    check(pagoda_engine_create(model, mesh, nullptr, cache, nullptr, &engine), "engine");
+    const pagoda_request_options_t o = request_options(a);
+    std::vector<double> times;
+    for (int r = 0; r <= a.calibrate_runs; ++r) {
+        uint64_t id = 0;
+        const double t0 = now_seconds();
+        check(pagoda_engine_submit_text(engine, a.prompt.data(), a.prompt.size(), &o, &id), "submit");
+        pagoda_output_t out;
+        out.struct_size = sizeof out;
+        while (pagoda_engine_has_work(engine)) {
+            check(pagoda_engine_step(engine), "step");
+            while (pagoda_engine_poll(engine, &out) == PAGODA_OK) {
+            }
+        }
+        if (r > 0) times.push_back(now_seconds() - t0);  // the first warms up
+    }
+    pagoda_engine_destroy(engine);
+    pagoda_kv_cache_destroy(cache);
+    pagoda_model_destroy(model);
+    pagoda_mesh_destroy(mesh);
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+// Measures every replica and writes its stage_seconds (and, with --slo-scale, the SLOs).
+void calibrate(plan::Placement &p, const Args &a) {
+    std::vector<double> fastest(p.models.size(), INFINITY);
+    for (size_t g = 0; g < p.groups.size(); ++g)
+        for (plan::Replica &r : p.groups[g].replicas) {
+            const double t = time_alone(p.models[r.model].path, p.groups[g], a);
+            r.stage_seconds.assign(size_t(p.groups[g].pipeline), t / p.groups[g].pipeline);
+            fastest[r.model] = std::min(fastest[r.model], t);
+            std::fprintf(stderr, "calibrated: group %zu (%s), model %s: %.4f s alone\n", g,
+                         device_list(p.groups[g], a.devices).c_str(), p.models[r.model].name.c_str(), t);
+        }
+    if (a.slo_scale > 0)
+        for (size_t m = 0; m < p.models.size(); ++m)
+            if (std::isfinite(fastest[m])) p.models[m].slo_seconds = a.slo_scale * fastest[m];
+}
+
+// The served trace, counted as the simulator counts: a 429 is a rejection, an answer within
+// the SLO (measured from the request's arrival in the trace) is within it, anything else a miss.
+plan::SimulationResult measured_result(const plan::Placement &p, const plan::Trace &trace,
+                                       const std::vector<bench::TimedAnswer> &answers) {
+    plan::SimulationResult r;
+    r.per_model.resize(p.models.size());
+    plan::LatencyHistogram histogram;
+    for (size_t i = 0; i < trace.size(); ++i) {
+        const uint32_t m = trace.models[i];
+        plan::ModelOutcome &o = r.per_model[m];
+        ++o.requests;
+        const bench::TimedAnswer &a = answers[i];
+        if (a.status == 429) {
+            ++o.rejected;
+            continue;
+        }
+        if (a.status != 200) continue;  // a failure: a miss
+        const double latency = a.finished - trace.times[i];  // both from the replay's start
+        histogram.add(latency);
+        r.horizon_seconds = std::max(r.horizon_seconds, a.finished);
+        if (latency <= p.models[m].slo_seconds) ++o.within_slo;
+    }
+    for (const plan::ModelOutcome &o : r.per_model) {
+        r.requests += o.requests;
+        r.rejected += o.rejected;
+        r.within_slo += o.within_slo;
+    }
+    r.served = r.requests - r.rejected;
+    if (r.requests > 0) {
+        r.slo_attainment = double(r.within_slo) / double(r.requests);
+        r.rejected_share = double(r.rejected) / double(r.requests);
+    }
+    r.latency = {histogram.mean(), histogram.quantile(0.50), histogram.quantile(0.90),
+                 histogram.quantile(0.99), histogram.max()};
+    return r;
+}
+
+// Each replica's first request pays one-time work (buffers, first kernels). As many requests
+// per model at once as it has replicas reach every replica (the controller sends the second
+// where the first is not queued); then the clocks are left to drain, so the trace starts on
+// idle groups as the simulator's does.
+void warm_up(int port, const plan::Placement &p, const Args &a) {
+    std::vector<bench::TimedRequest> requests;
+    double longest = 0;
+    for (size_t m = 0; m < p.models.size(); ++m) {
+        nlohmann::json body = {{"model", p.models[m].name}, {"prompt", a.prompt}, {"max_tokens", a.max_tokens},
+                               {"temperature", 0}, {"ignore_eos", true}};
+        for (size_t k = 0; k < p.replica_count(uint32_t(m)); ++k) requests.push_back({0.0, "/v1/completions", body.dump()});
+    }
+    for (const plan::PlacementGroup &g : p.groups) {
+        double total = 0;
+        for (const plan::Replica &r : g.replicas)
+            for (double t : r.stage_seconds) total += t;
+        longest = std::max(longest, total);
+    }
+    for (const bench::TimedAnswer &answer : bench::run_open_loop(port, requests, 120.0))
+        if (answer.status != 200 && answer.status != 429)
+            throw std::runtime_error("a warm-up request answered " + std::to_string(answer.status) + ": " +
+                                     answer.body);
+    std::this_thread::sleep_for(std::chrono::duration<double>(2 * longest + 0.1));
+}
+
+double attainment(const plan::ModelOutcome &o) {
+    return o.requests == 0 ? 1.0 : double(o.within_slo) / double(o.requests);
+}
+
+int run(const Args &a) {
+    // Linked statically, so the backend is loaded from the build tree (its configuration from
+    // PAGODA_BACKEND_CPU_CONFIG, e.g. devices=4).
+    if (a.devices == "cpu") {
+        pagoda_backend_t *backend = nullptr;
+        check(pagoda_backend_load(PAGODA_BENCH_PLUGIN_DIR "/libpagoda-backend-cpu.so", nullptr, &backend),
+              "loading the CPU backend");
+    }
+    plan::Placement placement = plan::placement_from_json(read_file(a.placement_path), a.placement_path);
+    calibrate(placement, a);
+    const std::string placement_json = plan::placement_to_json(placement);
+    if (!a.out_placement.empty()) std::ofstream(a.out_placement) << placement_json << "\n";
+
+    // The trace, drawn as the simulator draws it.
+    std::vector<plan::ArrivalProcess> processes(placement.models.size(), plan::ArrivalProcess{a.rate, a.cv});
+    plan::GammaWorkload workload(processes, a.duration, a.seed);
+    const plan::Trace trace = plan::record(workload);
+    plan::SimulationOptions so;
+    plan::Simulator simulator(placement, so);
+    plan::TraceWorkload replay = trace.source(uint32_t(placement.models.size()));
+    const plan::SimulationResult simulated = simulator.run(replay);
+
+    // The server, in this process.
+    pagoda_server_options_t sopt;
+    pagoda_server_options_default(&sopt);
+    sopt.port = 0;
+    pagoda_server_t *server = nullptr;
+    check(pagoda_server_create(&sopt, &server), "server");
+    check(pagoda_server_start(server), "server start");
+    check(pagoda_server_add_placement(server, placement_json.c_str(), a.devices.c_str(), nullptr, nullptr),
+          "placement");
+    const int port = pagoda_server_port(server);
+    std::vector<bench::TimedRequest> requests;
+    for (size_t i = 0; i < trace.size(); ++i) {
+        nlohmann::json body = {{"model", placement.models[trace.models[i]].name},
+                               {"prompt", a.prompt},
+                               {"max_tokens", a.max_tokens},
+                               {"temperature", 0},
+                               {"ignore_eos", true}};
+        requests.push_back({trace.times[i], "/v1/completions", body.dump()});
+    }
+    warm_up(port, placement, a);
+    const std::vector<bench::TimedAnswer> answers = bench::run_open_loop(port, requests, 120.0);
+    check(pagoda_server_stop(server), "server stop");
+    pagoda_server_destroy(server);
+
+    const plan::SimulationResult measured = measured_result(placement, trace, answers);
+    nlohmann::ordered_json per_model = nlohmann::ordered_json::array();
+    for (size_t m = 0; m < placement.models.size(); ++m)
+        per_model.push_back({{"name", placement.models[m].name},
+                             {"simulated", attainment(simulated.per_model[m])},
+                             {"measured", attainment(measured.per_model[m])},
+                             {"difference", attainment(measured.per_model[m]) - attainment(simulated.per_model[m])}});
+    nlohmann::ordered_json out;
+    out["bench"] = "placement";
+    out["placement"] = a.placement_path;
+    out["rate_per_model"] = a.rate;
+    out["cv"] = a.cv;
+    out["duration"] = a.duration;
+    out["seed"] = a.seed;
+    out["max_tokens"] = a.max_tokens;
+    out["simulated"] = nlohmann::ordered_json::parse(plan::simulation_to_json(simulated, placement));
+    out["measured"] = nlohmann::ordered_json::parse(plan::simulation_to_json(measured, placement));
+    out["attainment_difference"] = measured.slo_attainment - simulated.slo_attainment;
+    out["per_model"] = std::move(per_model);
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Args a;
+    try {
+        for (int i = 1; i < argc; ++i) {
+            auto value = [&]() -> const char * {
+                if (i + 1 >= argc) throw std::runtime_error(std::string(argv[i]) + " needs a value");
+                return argv[++i];
+            };
+            const char *f = argv[i];
+            if (!std::strcmp(f, "--placement")) a.placement_path = value();
+            else if (!std::strcmp(f, "--rate")) a.rate = std::atof(value());
+            else if (!std::strcmp(f, "--cv")) a.cv = std::atof(value());
+            else if (!std::strcmp(f, "--duration")) a.duration = std::atof(value());
+            else if (!std::strcmp(f, "--seed")) a.seed = std::strtoull(value(), nullptr, 10);
+            else if (!std::strcmp(f, "--max-tokens")) a.max_tokens = std::atoi(value());
+            else if (!std::strcmp(f, "--prompt")) a.prompt = value();
+            else if (!std::strcmp(f, "--slo-scale")) a.slo_scale = std::atof(value());
+            else if (!std::strcmp(f, "--calibrate-runs")) a.calibrate_runs = std::atoi(value());
+            else if (!std::strcmp(f, "--devices")) a.devices = value();
+            else if (!std::strcmp(f, "--out-placement")) a.out_placement = value();
+            else throw std::runtime_error(std::string("unknown option ") + f);
+        }
+        if (a.placement_path.empty()) throw std::runtime_error("--placement FILE is required");
+        if (a.calibrate_runs < 1) throw std::runtime_error("--calibrate-runs must be at least 1");
+        return run(a);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "pagoda-bench-placement: %s\n", e.what());
+        return 1;
+    }
+}
