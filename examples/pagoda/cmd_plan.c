@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan_svg.h"
 
 static void plan_usage(FILE *out) {
     fputs("Usage: pagoda plan (--model PATH | --config FILE) --mesh NxM [options]\n"
@@ -28,6 +29,8 @@ static void plan_usage(FILE *out) {
           "  --prompt-len L        also slice an L-token prompt across the stages (TeraPipe)\n"
           "  --granularity G       slices are multiples of G tokens (default 8)\n"
           "  --json                print the plan as JSON\n"
+          "  --svg FILE            also draw the pipeline schedule as SVG: stages down, time across,\n"
+          "                        a bar per micro-batch (and per prompt slice) on each stage\n"
           "  --help                show this help\n",
           out);
 }
@@ -43,8 +46,23 @@ static int parse_long(const char *flag, const char *text, long long *out) {
     return 1;
 }
 
+/* The name a path ends in, for the picture's title: "llama-70b/config.json" names the folder. */
+static const char *last_part(const char *path, char *name, size_t size) {
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/') end--;
+    size_t begin = end;
+    while (begin > 0 && path[begin - 1] != '/') begin--;
+    if (end - begin == strlen("config.json") && strncmp(path + begin, "config.json", end - begin) == 0 && begin > 1) {
+        end = begin - 1; /* the folder holding config.json */
+        begin = end;
+        while (begin > 0 && path[begin - 1] != '/') begin--;
+    }
+    snprintf(name, size, "%.*s", (int)(end - begin), path + begin);
+    return name;
+}
+
 int cli_plan(int argc, char **argv) {
-    const char *model_path = NULL, *config_path = NULL;
+    const char *model_path = NULL, *config_path = NULL, *svg_path = NULL;
     int json = 0;
     pagoda_plan_options_t o;
     pagoda_plan_options_default(&o);
@@ -68,6 +86,7 @@ int cli_plan(int argc, char **argv) {
         if (strcmp(f, "--model") == 0) model_path = v;
         else if (strcmp(f, "--config") == 0) config_path = v;
         else if (strcmp(f, "--mesh") == 0) o.mesh_shape = v;
+        else if (strcmp(f, "--svg") == 0) svg_path = v;
         else if (strcmp(f, "--device") == 0) o.device = v;
         else if (strcmp(f, "--cost-file") == 0) o.cost_file = v;
         else if (strcmp(f, "--objective") == 0) {
@@ -125,6 +144,20 @@ int cli_plan(int argc, char **argv) {
         pagoda_model_destroy(model);
     }
     if (s != PAGODA_OK) return cli_fail("planning", s);
+
+    if (svg_path != NULL) {
+        char costs[300], name[256];
+        if (o.cost_file != NULL)
+            snprintf(costs, sizeof costs, "measured (%s)", last_part(o.cost_file, name, sizeof name));
+        else
+            snprintf(costs, sizeof costs, "%s preset", o.device != NULL ? o.device : "cpu");
+        plan_svg_info_t info = {last_part(model_path != NULL ? model_path : config_path, name, sizeof name),
+                                o.mesh_shape, costs, o.objective, o.micro_batches, o.step_tokens};
+        if (plan_svg_write(plan, &info, svg_path) != 0) {
+            pagoda_plan_destroy(plan);
+            return CLI_EXIT_FAILED;
+        }
+    }
 
     if (json) {
         char *text = NULL;
