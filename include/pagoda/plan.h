@@ -302,7 +302,9 @@ PAGODA_API pagoda_status_t pagoda_plan_slice_length_v2(const pagoda_plan_t *plan
  * The placement's JSON schema is documented in src/plan/placement.hpp and by
  * `pagoda simulate --help`:
  * \code{.json}
- * {"models": [{"name": "a", "slo": 2.0}],            // "slo" (seconds) is optional
+ * {"overhead": 0.004,                                // optional: seconds the serving
+ *                                                    // system adds to every request
+ *  "models": [{"name": "a", "slo": 2.0}],            // "slo" (seconds) is optional
  *  "groups": [{"devices": [0, 1], "pipeline": 2, "tensor": 1,
  *              "replicas": [{"model": "a", "stage_seconds": [0.2, 0.2],
  *                            "stage_bytes": [6.7e9, 6.7e9]}]}]}   // "stage_bytes" optional

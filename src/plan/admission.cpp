@@ -7,6 +7,7 @@ namespace pagoda::plan {
 
 AdmissionControl::AdmissionControl(const Placement &placement, const AdmissionRules &rules)
     : rules_(rules) {
+    rules_.overhead_seconds += placement.overhead_seconds;
     slo_.reserve(placement.models.size());
     for (const PlacedModel &model : placement.models)
         slo_.push_back(std::isfinite(model.slo_seconds) ? model.slo_seconds : rules.default_slo_seconds);

@@ -22,7 +22,7 @@ namespace pagoda::plan {
 struct AdmissionRules {
     double default_slo_seconds = std::numeric_limits<double>::infinity();  // models without one
     bool reject_late = true;
-    double overhead_seconds = 0.0;  // added to every predicted latency
+    double overhead_seconds = 0.0;  // added to every predicted latency, besides the placement's
 };
 
 struct Admission {

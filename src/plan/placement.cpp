@@ -61,6 +61,8 @@ void validate(const Placement &placement) {
         if (!(model.slo_seconds > 0.0))
             invalid(path + ".slo = " + std::to_string(model.slo_seconds) + " is not > 0");
     }
+    if (!(placement.overhead_seconds >= 0.0) || !std::isfinite(placement.overhead_seconds))
+        invalid("overhead = " + std::to_string(placement.overhead_seconds) + " is not a finite number ≥ 0");
     std::unordered_set<int32_t> devices;
     for (size_t g = 0; g < placement.groups.size(); ++g) {
         const PlacementGroup &group = placement.groups[g];
@@ -119,6 +121,7 @@ std::string placement_to_json(const Placement &placement) {
                           {"tensor", group.tensor},
                           {"replicas", std::move(replicas)}});
     }
+    if (placement.overhead_seconds > 0.0) out["overhead"] = placement.overhead_seconds;
     out["models"] = std::move(models);
     out["groups"] = std::move(groups);
     return out.dump();
@@ -203,6 +206,7 @@ Placement placement_from_json(std::string_view text, const std::string &source) 
         placement.models.push_back(std::move(model));
     }
 
+    if (root.contains("overhead")) placement.overhead_seconds = read.number(root["overhead"], "overhead");
     const json &groups = read.array(read.member(root, "groups", "the placement"), "groups");
     for (size_t g = 0; g < groups.size(); ++g) {
         const std::string path = group_path(g);

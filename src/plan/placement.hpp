@@ -8,6 +8,7 @@
 // JSON form (placement_to_json / placement_from_json):
 //
 //   {
+//     "overhead": 0.004,                  // optional: seconds added to every request
 //     "models": [                         // the models, in id order; ids index this array
 //       {"name": "bert-6.7b", "slo": 2.0, // "slo": seconds, optional (the simulator's default)
 //        "path": "models/bert.gguf"}      // optional: what `pagoda serve --placement` opens
@@ -69,6 +70,10 @@ struct PlacementGroup {
 struct Placement {
     std::vector<PlacedModel> models;
     std::vector<PlacementGroup> groups;
+    // Seconds the serving system adds to every request beyond its stages (HTTP, scheduling,
+    // detokenizing), measured on the system that runs the placement; counted in every predicted
+    // latency (JSON "overhead", optional, default 0).
+    double overhead_seconds = 0.0;
 
     // Number of groups holding a replica of `model`.
     size_t replica_count(uint32_t model) const noexcept;

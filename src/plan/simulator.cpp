@@ -57,7 +57,7 @@ SimulationResult Simulator::run(ArrivalSource &source) {
         const Admission a = control.admit(arrival.model, now);
         if (a.admitted) {
             busy[size_t(a.group)] += a.work;
-            horizon = std::max(horizon, a.finish + options_.overhead_seconds);
+            horizon = std::max(horizon, a.finish + options_.overhead_seconds + placement_.overhead_seconds);
         }
 
         if (now < options_.measure_from || now >= options_.measure_until) continue;

@@ -24,8 +24,8 @@ struct SimulationOptions {
     double default_slo_seconds = std::numeric_limits<double>::infinity();
     // Reject at arrival a request that would finish after its deadline (AlpaServe §4.3).
     bool reject_late = true;
-    // Added to every request's latency (controller and runtime overhead; AlpaServe's simulator
-    // uses a few ms).
+    // Added to every request's latency besides the placement's own overhead (controller and
+    // runtime overhead; AlpaServe's simulator uses a few ms).
     double overhead_seconds = 0.0;
     // Only requests arriving in [measure_from, measure_until) are counted (AlpaServe drops a
     // warm-up and cool-down of 10 s); the others still occupy the groups.

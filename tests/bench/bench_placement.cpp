@@ -8,12 +8,16 @@
 //   pagoda-bench-placement --placement FILE [--rate R] [--cv C] [--duration T] [--seed S]
 //                          [--max-tokens G] [--prompt TEXT] [--slo-scale X]
 //                          [--calibrate-runs K] [--devices KIND] [--out-placement FILE]
+//                          [--no-overhead]
 //
 // The placement's stage latencies are first measured (calibration): each replica is made on
 // its group's devices and a request (the prompt, G tokens, greedy) timed alone K times; the
 // median, split evenly over the group's stages, replaces its stage_seconds. With --slo-scale,
 // each model's SLO becomes X times its fastest replica's measured latency (AlpaServe's "SLO
-// scale"). The calibrated placement is what both the server and the simulator run.
+// scale"). Then the server's own cost per request is measured (each model's request alone over
+// HTTP, less the engine's time) and written as the placement's "overhead", which the server's
+// controller and the simulator both add to every prediction (--no-overhead: 0). The calibrated
+// placement is what both the server and the simulator run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -47,6 +51,7 @@ struct Args {
     double rate = 1.0, cv = 1.0, duration = 30.0, slo_scale = 0.0;
     uint64_t seed = 1;
     int max_tokens = 16, calibrate_runs = 3;
+    bool measure_overhead = true;
 };
 
 void check(pagoda_status_t s, const std::string &what) {
@@ -204,6 +209,49 @@ void warm_up(int port, const plan::Placement &p, const Args &a) {
     std::this_thread::sleep_for(std::chrono::duration<double>(2 * longest + 0.1));
 }
 
+// Seconds the server adds to a request beyond the engine's time alone: each model's request
+// sent alone through HTTP (idle clocks, so the fastest replica), its median latency less that
+// replica's calibrated time; the median over the models.
+double measure_overhead(const plan::Placement &p, const Args &a) {
+    pagoda_server_options_t so;
+    pagoda_server_options_default(&so);
+    so.port = 0;
+    pagoda_server_t *server = nullptr;
+    check(pagoda_server_create(&so, &server), "server");
+    check(pagoda_server_start(server), "server start");
+    const std::string json = plan::placement_to_json(p);
+    check(pagoda_server_add_placement(server, json.c_str(), a.devices.c_str(), nullptr, nullptr), "placement");
+    const int port = pagoda_server_port(server);
+    warm_up(port, p, a);
+    std::vector<double> overheads;
+    for (size_t m = 0; m < p.models.size(); ++m) {
+        double fastest = INFINITY;
+        for (const plan::PlacementGroup &g : p.groups)
+            for (const plan::Replica &r : g.replicas)
+                if (r.model == m) {
+                    double t = 0;
+                    for (double x : r.stage_seconds) t += x;
+                    fastest = std::min(fastest, t);
+                }
+        if (!std::isfinite(fastest)) continue;
+        nlohmann::json body = {{"model", p.models[m].name}, {"prompt", a.prompt}, {"max_tokens", a.max_tokens},
+                               {"temperature", 0}, {"ignore_eos", true}};
+        std::vector<double> latencies;
+        for (int r = 0; r < std::max(3, a.calibrate_runs); ++r) {
+            const auto answers = bench::run_open_loop(port, {{0.0, "/v1/completions", body.dump()}}, 120.0);
+            if (answers[0].status != 200) throw std::runtime_error("an overhead probe answered " + std::to_string(answers[0].status));
+            latencies.push_back(answers[0].finished - answers[0].sent);
+            std::this_thread::sleep_for(std::chrono::duration<double>(fastest + 0.02));
+        }
+        std::sort(latencies.begin(), latencies.end());
+        overheads.push_back(std::max(0.0, latencies[latencies.size() / 2] - fastest));
+    }
+    check(pagoda_server_stop(server), "server stop");
+    pagoda_server_destroy(server);
+    std::sort(overheads.begin(), overheads.end());
+    return overheads.empty() ? 0.0 : overheads[overheads.size() / 2];
+}
+
 double attainment(const plan::ModelOutcome &o) {
     return o.requests == 0 ? 1.0 : double(o.within_slo) / double(o.requests);
 }
@@ -218,6 +266,10 @@ int run(const Args &a) {
     }
     plan::Placement placement = plan::placement_from_json(read_file(a.placement_path), a.placement_path);
     calibrate(placement, a);
+    if (a.measure_overhead) {
+        placement.overhead_seconds = measure_overhead(placement, a);
+        std::fprintf(stderr, "calibrated: the server adds %.4f s to a request\n", placement.overhead_seconds);
+    }
     const std::string placement_json = plan::placement_to_json(placement);
     if (!a.out_placement.empty()) std::ofstream(a.out_placement) << placement_json << "\n";
 
@@ -299,6 +351,7 @@ int main(int argc, char **argv) {
             else if (!std::strcmp(f, "--calibrate-runs")) a.calibrate_runs = std::atoi(value());
             else if (!std::strcmp(f, "--devices")) a.devices = value();
             else if (!std::strcmp(f, "--out-placement")) a.out_placement = value();
+            else if (!std::strcmp(f, "--no-overhead")) a.measure_overhead = false;
             else throw std::runtime_error(std::string("unknown option ") + f);
         }
         if (a.placement_path.empty()) throw std::runtime_error("--placement FILE is required");

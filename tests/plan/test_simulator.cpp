@@ -234,6 +234,16 @@ void test_rejection_and_attainment(void **) {
     assert_int_equal(slow.rejected, 1);
     assert_true(slow.latency.mean == 2.0);
 
+    // The placement's own overhead (what its serving system adds) counts the same way, on top
+    // of the options': here 0.5 + 0.5 = the 1.0 above; it survives the JSON round trip.
+    Placement measured_overhead = placement;
+    measured_overhead.overhead_seconds = 0.5;
+    options.overhead_seconds = 0.5;
+    const SimulationResult same = replay(
+        placement_from_json(placement_to_json(measured_overhead), "test"), {0, 0}, {0, 0}, options);
+    assert_int_equal(same.rejected, 1);
+    assert_true(same.latency.mean == 2.0);
+
     // A measuring window drops the first request from the statistics but not from the queue.
     SimulationOptions window;
     window.measure_from = 0.5;
