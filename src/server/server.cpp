@@ -25,10 +25,6 @@ namespace {
 constexpr uint64_t kAbortGraceMs = 2000;
 constexpr uint64_t kCloseGraceMs = 1000;
 
-}  // namespace
-
-namespace {
-
 std::shared_ptr<ServedModel> make_served_model(const std::string &name, std::shared_ptr<EnginePort> engine) {
     auto m = std::make_shared<ServedModel>();
     m->name = name;
@@ -84,11 +80,22 @@ std::shared_ptr<ServedModel> Server::find_model(const std::string &name) const {
     return nullptr;
 }
 
+const PlacementRouting *Server::placement() const {
+    std::lock_guard lock(models_mutex_);  // set once, under the lock, and kept until the end
+    return placement_.get();
+}
+
 std::shared_ptr<ServedModel> Server::dispatch_model(const std::string &name) {
     std::shared_ptr<ServedModel> first = find_model(name);
-    if (first == nullptr || first->placement_group < 0 || placement_ == nullptr) return first;
-    const int32_t model = placement_->model_index(first->name);
-    const PlacementRouting::Decision d = placement_->admit(uint32_t(model));
+    PlacementRouting *routing = nullptr;
+    {
+        std::lock_guard lock(models_mutex_);
+        routing = placement_.get();
+    }
+    if (first == nullptr || first->placement_group < 0 || routing == nullptr) return first;
+    // Requests arrive on the loop thread only, so the controller's clocks need no lock.
+    const int32_t model = routing->model_index(first->name);
+    const PlacementRouting::Decision d = routing->admit(uint32_t(model));
     if (!d.admitted) {
         char why[160];
         std::snprintf(why, sizeof why, "would take %.3f s on the least busy replica, past its SLO of %.3f s",

@@ -60,7 +60,8 @@ public:
     // its controller picks (ApiError 429 when it rejects the request at arrival), else
     // find_model's. NULL when there is no such model.
     std::shared_ptr<ServedModel> dispatch_model(const std::string &name);
-    const PlacementRouting *placement() const noexcept { return placement_.get(); }
+    // The served placement's routing, or NULL.
+    const PlacementRouting *placement() const;
     std::vector<std::shared_ptr<ServedModel>> models() const;
     std::string next_id(const char *prefix);
     void connection_opened(Connection *c) { connections_.insert(c); }
