@@ -5,11 +5,13 @@
 // same seed) on the same placement. Both results are printed in the simulator's JSON shape, with
 // the difference in SLO attainment per model and overall.
 //
-//   pagoda-bench-placement --placement FILE [--rate R] [--cv C] [--duration T] [--seed S]
+//   pagoda-bench-placement --placement FILE [--rate R[,R...]] [--cv C] [--duration T] [--seed S]
 //                          [--max-tokens G] [--prompt TEXT] [--slo-scale X]
 //                          [--calibrate-runs K] [--devices KIND] [--out-placement FILE]
-//                          [--no-overhead]
+//                          [--no-overhead] [--svg FILE]
 //
+// Each rate is one replay (a fresh server); --svg draws SLO attainment against the rate,
+// simulated and measured, on one chart.
 // The placement's stage latencies are first measured (calibration): each replica is made on
 // its group's devices and a request (the prompt, G tokens, greedy) timed alone K times; the
 // median, split evenly over the group's stages, replaces its stage_seconds. With --slo-scale,
@@ -33,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attainment_svg.hpp"
 #include "open_loop_client.hpp"
 #include "pagoda/pagoda.h"
 #include "plan/placement.hpp"
@@ -48,7 +51,9 @@ namespace {
 struct Args {
     std::string placement_path, out_placement, devices = "cpu";
     std::string prompt = "Once upon a time";
-    double rate = 1.0, cv = 1.0, duration = 30.0, slo_scale = 0.0;
+    std::vector<double> rates = {1.0};
+    double cv = 1.0, duration = 30.0, slo_scale = 0.0;
+    std::string svg;
     uint64_t seed = 1;
     int max_tokens = 16, calibrate_runs = 3;
     bool measure_overhead = true;
@@ -56,6 +61,21 @@ struct Args {
 
 void check(pagoda_status_t s, const std::string &what) {
     if (s != PAGODA_OK) throw std::runtime_error(what + ": " + pagoda_last_error_message());
+}
+
+// "1,2,4": requests per second per model, one replay each.
+std::vector<double> parse_rates(const char *text) {
+    std::vector<double> rates;
+    std::stringstream list(text);
+    for (std::string item; std::getline(list, item, ',');) {
+        char *end = nullptr;
+        const double r = std::strtod(item.c_str(), &end);
+        if (end == item.c_str() || *end != '\0' || !(r > 0) || !std::isfinite(r))
+            throw std::runtime_error("--rate wants positive numbers separated by commas, not '" + std::string(text) + "'");
+        rates.push_back(r);
+    }
+    if (rates.empty()) throw std::runtime_error("--rate is empty");
+    return rates;
 }
 
 std::string read_file(const std::string &path) {
@@ -256,39 +276,35 @@ double attainment(const plan::ModelOutcome &o) {
     return o.requests == 0 ? 1.0 : double(o.within_slo) / double(o.requests);
 }
 
-int run(const Args &a) {
-    // Linked statically, so the backend is loaded from the build tree (its configuration from
-    // PAGODA_BACKEND_CPU_CONFIG, e.g. devices=4).
-    if (a.devices == "cpu") {
-        pagoda_backend_t *backend = nullptr;
-        check(pagoda_backend_load(PAGODA_BENCH_PLUGIN_DIR "/libpagoda-backend-cpu.so", nullptr, &backend),
-              "loading the CPU backend");
-    }
+// The placement with measured stage latencies, SLOs and overhead.
+plan::Placement calibrated_placement(const Args &a) {
     plan::Placement placement = plan::placement_from_json(read_file(a.placement_path), a.placement_path);
     calibrate(placement, a);
     if (a.measure_overhead) {
         placement.overhead_seconds = measure_overhead(placement, a);
         std::fprintf(stderr, "calibrated: the server adds %.4f s to a request\n", placement.overhead_seconds);
     }
-    const std::string placement_json = plan::placement_to_json(placement);
-    if (!a.out_placement.empty()) std::ofstream(a.out_placement) << placement_json << "\n";
+    if (!a.out_placement.empty()) std::ofstream(a.out_placement) << plan::placement_to_json(placement) << "\n";
+    return placement;
+}
 
-    // The trace, drawn as the simulator draws it.
-    std::vector<plan::ArrivalProcess> processes(placement.models.size(), plan::ArrivalProcess{a.rate, a.cv});
+// One trace at `rate` requests per second per model: simulated, then served by a fresh server
+// (idle clocks) and replayed. Prints its JSON line; returns (simulated, measured) attainment.
+bench::AttainmentPoint replay_at(const plan::Placement &placement, const Args &a, double rate) {
+    std::vector<plan::ArrivalProcess> processes(placement.models.size(), plan::ArrivalProcess{rate, a.cv});
     plan::GammaWorkload workload(processes, a.duration, a.seed);
     const plan::Trace trace = plan::record(workload);
-    plan::SimulationOptions so;
-    plan::Simulator simulator(placement, so);
+    plan::Simulator simulator(placement, plan::SimulationOptions{});
     plan::TraceWorkload replay = trace.source(uint32_t(placement.models.size()));
     const plan::SimulationResult simulated = simulator.run(replay);
 
-    // The server, in this process.
     pagoda_server_options_t sopt;
     pagoda_server_options_default(&sopt);
     sopt.port = 0;
     pagoda_server_t *server = nullptr;
     check(pagoda_server_create(&sopt, &server), "server");
     check(pagoda_server_start(server), "server start");
+    const std::string placement_json = plan::placement_to_json(placement);
     check(pagoda_server_add_placement(server, placement_json.c_str(), a.devices.c_str(), nullptr, nullptr),
           "placement");
     const int port = pagoda_server_port(server);
@@ -316,16 +332,41 @@ int run(const Args &a) {
     nlohmann::ordered_json out;
     out["bench"] = "placement";
     out["placement"] = a.placement_path;
-    out["rate_per_model"] = a.rate;
+    out["rate_per_model"] = rate;
     out["cv"] = a.cv;
     out["duration"] = a.duration;
     out["seed"] = a.seed;
     out["max_tokens"] = a.max_tokens;
+    out["overhead"] = placement.overhead_seconds;
     out["simulated"] = nlohmann::ordered_json::parse(plan::simulation_to_json(simulated, placement));
     out["measured"] = nlohmann::ordered_json::parse(plan::simulation_to_json(measured, placement));
     out["attainment_difference"] = measured.slo_attainment - simulated.slo_attainment;
     out["per_model"] = std::move(per_model);
     std::printf("%s\n", out.dump().c_str());
+    std::fflush(stdout);
+    return {rate, simulated.slo_attainment, measured.slo_attainment};
+}
+
+int run(const Args &a) {
+    // Linked statically, so the backend is loaded from the build tree (its configuration from
+    // PAGODA_BACKEND_CPU_CONFIG, e.g. devices=4).
+    if (a.devices == "cpu") {
+        pagoda_backend_t *backend = nullptr;
+        check(pagoda_backend_load(PAGODA_BENCH_PLUGIN_DIR "/libpagoda-backend-cpu.so", nullptr, &backend),
+              "loading the CPU backend");
+    }
+    const plan::Placement placement = calibrated_placement(a);
+    std::vector<bench::AttainmentPoint> points;
+    for (double rate : a.rates) points.push_back(replay_at(placement, a, rate));
+    if (!a.svg.empty()) {
+        char title[256];
+        const std::string name = a.placement_path.substr(a.placement_path.find_last_of('/') + 1);
+        std::snprintf(title, sizeof title, "%s: SLO attainment, CV %g, seed %llu, %g s per rate",
+                      name.c_str(), a.cv, (unsigned long long)a.seed, a.duration);
+        std::ofstream file(a.svg);
+        file << bench::attainment_svg(title, points);
+        if (!file.flush()) throw std::runtime_error("cannot write " + a.svg);
+    }
     return 0;
 }
 
@@ -341,7 +382,8 @@ int main(int argc, char **argv) {
             };
             const char *f = argv[i];
             if (!std::strcmp(f, "--placement")) a.placement_path = value();
-            else if (!std::strcmp(f, "--rate")) a.rate = std::atof(value());
+            else if (!std::strcmp(f, "--rate")) a.rates = parse_rates(value());
+            else if (!std::strcmp(f, "--svg")) a.svg = value();
             else if (!std::strcmp(f, "--cv")) a.cv = std::atof(value());
             else if (!std::strcmp(f, "--duration")) a.duration = std::atof(value());
             else if (!std::strcmp(f, "--seed")) a.seed = std::strtoull(value(), nullptr, 10);
