@@ -77,6 +77,14 @@ static void default_name(const char *path, char *buf, size_t size) {
     buf[n] = '\0';
 }
 
+/* This process's rank in a launch over several processes, as pagoda_mesh_create() reads it
+ * (mesh.h): PAGODA_RANK, else OpenMPI's OMPI_COMM_WORLD_RANK, else 0. Only rank 0 listens. */
+static int launch_rank(void) {
+    const char *rank = getenv("PAGODA_RANK");
+    if (rank == NULL || rank[0] == '\0') rank = getenv("OMPI_COMM_WORLD_RANK");
+    return rank != NULL && rank[0] != '\0' ? atoi(rank) : 0;
+}
+
 static void print_listening(const pagoda_server_options_t *so, const pagoda_server_t *server) {
     const char *host = so->host != NULL ? so->host : "127.0.0.1";
     int v6 = strchr(host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
@@ -195,9 +203,14 @@ int cli_serve(int argc, char **argv) {
     pagoda_status_t s;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if ((s = pagoda_server_create(&so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
-    if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
-    print_listening(&so, server);
+    /* Under mpirun the mesh spans the ranks: rank 0 listens and serves, the others follow its
+     * engine's steps until it is gone. */
+    const int rank = launch_rank();
+    if (rank == 0) {
+        if ((s = pagoda_server_create(&so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
+        if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
+        print_listening(&so, server);
+    }
 
     if (cli_open_model(model_path, &placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
     if ((s = pagoda_kv_cache_create(model, mesh, plan, &ko, &cache)) != PAGODA_OK) {
@@ -206,6 +219,14 @@ int cli_serve(int argc, char **argv) {
     }
     if ((s = pagoda_engine_create(model, mesh, plan, cache, &eo, &engine)) != PAGODA_OK) {
         cli_fail("making the engine", s);
+        goto done;
+    }
+    if (cli_follow_unless_rank0(mesh, engine, &s)) {
+        rc = s == PAGODA_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+        goto done;
+    }
+    if (server == NULL) {  /* rank 0 of the mesh, though the environment said otherwise */
+        fputs("pagoda serve: the mesh makes this process rank 0, but its launch said another rank\n", stderr);
         goto done;
     }
     if ((s = pagoda_server_add_model(server, name, engine)) != PAGODA_OK) { cli_fail("serving the model", s); goto done; }
