@@ -85,12 +85,33 @@ static int launch_rank(void) {
     return rank != NULL && rank[0] != '\0' ? atoi(rank) : 0;
 }
 
-static void print_listening(const pagoda_server_options_t *so, const pagoda_server_t *server) {
+/* Makes and starts the server and prints the line scripts read the port from; NULL on failure
+ * (said on stderr). */
+static pagoda_server_t *start_listening(const pagoda_server_options_t *so) {
+    pagoda_server_t *server = NULL;
+    pagoda_status_t s;
+    if ((s = pagoda_server_create(so, &server)) != PAGODA_OK) {
+        cli_fail("making the server", s);
+        return NULL;
+    }
+    if ((s = pagoda_server_start(server)) != PAGODA_OK) {
+        cli_fail("starting the server", s);
+        pagoda_server_destroy(server);
+        return NULL;
+    }
     const char *host = so->host != NULL ? so->host : "127.0.0.1";
     int v6 = strchr(host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
     printf("pagoda serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", host, v6 ? "]" : "",
            (int)pagoda_server_port(server));
     fflush(stdout);
+    return server;
+}
+
+/* Stops (letting requests drain) and frees the server; NULL is fine. */
+static void stop_server(pagoda_server_t *server) {
+    pagoda_status_t s;
+    if (server != NULL && (s = pagoda_server_stop(server)) != PAGODA_OK) cli_fail("stopping the server", s);
+    pagoda_server_destroy(server);
 }
 
 static void wait_for_signal(void) {
@@ -109,9 +130,7 @@ static int serve_placement(const pagoda_server_options_t *so, const char *path, 
     pagoda_status_t s;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if ((s = pagoda_server_create(so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
-    if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
-    print_listening(so, server);
+    if ((server = start_listening(so)) == NULL) goto done;
     if ((s = pagoda_server_add_placement(server, json, devices, eo, ko)) != PAGODA_OK) {
         cli_fail("serving the placement", s);
         goto done;
@@ -121,8 +140,7 @@ static int serve_placement(const pagoda_server_options_t *so, const char *path, 
     wait_for_signal();
     rc = CLI_EXIT_OK;
 done:
-    if (server != NULL && (s = pagoda_server_stop(server)) != PAGODA_OK) cli_fail("stopping the server", s);
-    pagoda_server_destroy(server);
+    stop_server(server);
     free(json);
     return rc;
 }
@@ -207,9 +225,7 @@ int cli_serve(int argc, char **argv) {
      * engine's steps until it is gone. */
     const int rank = launch_rank();
     if (rank == 0) {
-        if ((s = pagoda_server_create(&so, &server)) != PAGODA_OK) { cli_fail("making the server", s); goto done; }
-        if ((s = pagoda_server_start(server)) != PAGODA_OK) { cli_fail("starting the server", s); goto done; }
-        print_listening(&so, server);
+        if ((server = start_listening(&so)) == NULL) goto done;
     }
 
     if (cli_open_model(model_path, &placement, &model, &mesh, &plan) != CLI_EXIT_OK) goto done;
@@ -237,9 +253,7 @@ int cli_serve(int argc, char **argv) {
     rc = CLI_EXIT_OK;
 
 done:
-    /* The server first: it stops using the engine before the engine goes. */
-    if (server != NULL && (s = pagoda_server_stop(server)) != PAGODA_OK) cli_fail("stopping the server", s);
-    pagoda_server_destroy(server);
+    stop_server(server);  /* first: it stops using the engine before the engine goes */
     pagoda_engine_destroy(engine);
     pagoda_kv_cache_destroy(cache);
     pagoda_plan_destroy(plan);

@@ -40,19 +40,6 @@ private:
     pagoda_kv_cache_t *cache_;
 };
 
-std::string device_list(const plan::PlacementGroup &group, const std::string &kind) {
-    std::string list;
-    for (int32_t d : group.devices) list += (list.empty() ? "" : ",") + kind + ":" + std::to_string(d);
-    return list;
-}
-
-std::string axes_of(const plan::PlacementGroup &group) {
-    std::string axes;
-    if (group.pipeline > 1) axes = "pp=" + std::to_string(group.pipeline);
-    if (group.tensor > 1) axes += (axes.empty() ? "" : ",") + std::string("tp=") + std::to_string(group.tensor);
-    return axes;
-}
-
 // One replica: its model, a mesh over the group's devices, a cache, an engine. Throws naming
 // the group and model, having released what it made.
 std::shared_ptr<server::EnginePort> make_replica(const plan::Placement &placement, size_t g,
@@ -61,7 +48,7 @@ std::shared_ptr<server::EnginePort> make_replica(const plan::Placement &placemen
                                                  const pagoda_kv_cache_options_t *kv_options) {
     const plan::PlacementGroup &group = placement.groups[g];
     const plan::PlacedModel &placed = placement.models[replica.model];
-    const std::string devices = device_list(group, kind), axes = axes_of(group);
+    const std::string devices = plan::group_device_list(group, kind), axes = plan::group_axes(group);
     const std::string where = "placement group " + std::to_string(g) + " (" + devices +
                               (axes.empty() ? "" : "; " + axes) + "), model '" + placed.name + "'";
     if (placed.path.empty())

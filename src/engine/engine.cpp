@@ -11,6 +11,7 @@
 #include "engine/request_check.hpp"
 #include "exec/forward_batch.hpp"
 #include "pagoda/tokenizer.h"
+#include "sample/request_defaults.hpp"
 
 namespace pagoda::engine {
 
@@ -124,9 +125,7 @@ uint64_t Engine::submit_text(std::string_view text, RequestConfig config) {
     if (!tokenizer)
         throw Error(PAGODA_ERR_NOT_FOUND, model_->source() +
                                               " carries no tokenizer: submit token ids instead");
-    uint32_t flags = PAGODA_TOKENIZE_PARSE_SPECIAL;
-    if ((config.flags & PAGODA_REQUEST_NO_SPECIAL_TOKENS) == 0) flags |= PAGODA_TOKENIZE_ADD_SPECIAL;
-    std::vector<int32_t> ids = tokenizer->encode(text, flags);
+    std::vector<int32_t> ids = tokenizer->encode(text, sample::prompt_tokenize_flags(config.flags));
     if (ids.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "the prompt is empty");
     return submit_tokens(ids, std::move(config));
 }

@@ -98,6 +98,19 @@ void validate(const Placement &placement) {
     }
 }
 
+std::string group_device_list(const PlacementGroup &group, const std::string &kind) {
+    std::string list;
+    for (int32_t d : group.devices) list += (list.empty() ? "" : ",") + kind + ":" + std::to_string(d);
+    return list;
+}
+
+std::string group_axes(const PlacementGroup &group) {
+    std::string axes;
+    if (group.pipeline > 1) axes = "pp=" + std::to_string(group.pipeline);
+    if (group.tensor > 1) axes += (axes.empty() ? "" : ",") + std::string("tp=") + std::to_string(group.tensor);
+    return axes;
+}
+
 std::string placement_to_json(const Placement &placement) {
     json out = json::object();
     json models = json::array();

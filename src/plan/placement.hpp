@@ -79,6 +79,11 @@ struct Placement {
     size_t replica_count(uint32_t model) const noexcept;
 };
 
+// The mesh a group runs on: its devices as `<kind>:<id>` joined by commas (kind "cpu": "cpu:2,cpu:3"),
+// and its axes ("pp=2", "tp=2", "pp=2,tp=2"; "" for one device).
+std::string group_device_list(const PlacementGroup &group, const std::string &kind);
+std::string group_axes(const PlacementGroup &group);
+
 // Throws Error(INVALID_ARGUMENT) naming the group, replica and field at fault: a device count
 // that is not pipeline × tensor, a device used twice, a model id out of range or repeated in a
 // group, a stage list of the wrong length, a negative or non-finite latency or size, a

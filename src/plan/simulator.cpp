@@ -25,20 +25,48 @@ void validate(const SimulationOptions &options) {
                         ", " + std::to_string(options.measure_until) + ") is empty or negative");
 }
 
-Simulator::Simulator(const Placement &placement, const SimulationOptions &options)
-    : placement_(placement), options_(options) {
+namespace {
+
+// The placement, once validate() has passed it and the options.
+const Placement &validated(const Placement &placement, const SimulationOptions &options) {
     validate(placement);
     validate(options);
+    return placement;
 }
 
-SimulationResult Simulator::run(ArrivalSource &source) {
+AdmissionRules rules_of(const SimulationOptions &options) {
     AdmissionRules rules;
-    rules.default_slo_seconds = options_.default_slo_seconds;
-    rules.reject_late = options_.reject_late;
-    rules.overhead_seconds = options_.overhead_seconds;
-    AdmissionControl control(placement_, rules);
-    const uint32_t model_count = control.model_count();
-    const size_t group_count = control.group_count();
+    rules.default_slo_seconds = options.default_slo_seconds;
+    rules.reject_late = options.reject_late;
+    rules.overhead_seconds = options.overhead_seconds;
+    return rules;
+}
+
+}  // namespace
+
+void summarise_outcomes(SimulationResult &result, const LatencyHistogram &served) {
+    result.requests = result.rejected = result.within_slo = 0;
+    for (const ModelOutcome &outcome : result.per_model) {
+        result.requests += outcome.requests;
+        result.rejected += outcome.rejected;
+        result.within_slo += outcome.within_slo;
+    }
+    result.served = result.requests - result.rejected;
+    if (result.requests > 0) {
+        result.slo_attainment = double(result.within_slo) / double(result.requests);
+        result.rejected_share = double(result.rejected) / double(result.requests);
+    }
+    result.latency = {served.mean(), served.quantile(0.50), served.quantile(0.90),
+                      served.quantile(0.99), served.max()};
+}
+
+Simulator::Simulator(const Placement &placement, const SimulationOptions &options)
+    : options_(options), control_(validated(placement, options), rules_of(options)) {}
+
+SimulationResult Simulator::run(ArrivalSource &source) {
+    control_.reset();
+    const uint32_t model_count = control_.model_count();
+    const size_t group_count = control_.group_count();
     std::vector<double> busy(group_count, 0.0);  // stage-seconds of work per group
     LatencyHistogram histogram;
     SimulationResult result;
@@ -54,10 +82,10 @@ SimulationResult Simulator::run(ArrivalSource &source) {
                             " but the placement has " + std::to_string(model_count) + " models");
         const double now = arrival.time;
         horizon = std::max(horizon, now);
-        const Admission a = control.admit(arrival.model, now);
+        const Admission a = control_.admit(arrival.model, now);
         if (a.admitted) {
             busy[size_t(a.group)] += a.work;
-            horizon = std::max(horizon, a.finish + options_.overhead_seconds + placement_.overhead_seconds);
+            horizon = std::max(horizon, now + a.latency);  // its finish, overheads included
         }
 
         if (now < options_.measure_from || now >= options_.measure_until) continue;
@@ -71,23 +99,12 @@ SimulationResult Simulator::run(ArrivalSource &source) {
         if (a.latency <= a.slo) ++outcome.within_slo;
     }
 
-    for (const ModelOutcome &outcome : result.per_model) {
-        result.requests += outcome.requests;
-        result.rejected += outcome.rejected;
-        result.within_slo += outcome.within_slo;
-    }
-    result.served = result.requests - result.rejected;
-    if (result.requests > 0) {
-        result.slo_attainment = double(result.within_slo) / double(result.requests);
-        result.rejected_share = double(result.rejected) / double(result.requests);
-    }
-    result.latency = {histogram.mean(), histogram.quantile(0.50), histogram.quantile(0.90),
-                      histogram.quantile(0.99), histogram.max()};
+    summarise_outcomes(result, histogram);
     result.horizon_seconds = horizon;
     result.group_utilisation.resize(group_count, 0.0);
     for (size_t g = 0; g < group_count; ++g)
-        if (horizon > 0.0 && control.stage_count(g) > 0)
-            result.group_utilisation[g] = busy[g] / (double(control.stage_count(g)) * horizon);
+        if (horizon > 0.0 && control_.stage_count(g) > 0)
+            result.group_utilisation[g] = busy[g] / (double(control_.stage_count(g)) * horizon);
     return result;
 }
 

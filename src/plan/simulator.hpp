@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "plan/admission.hpp"
 #include "plan/placement.hpp"
 #include "plan/workload.hpp"
 
@@ -62,6 +63,14 @@ struct SimulationResult {
     double horizon_seconds = 0.0;
 };
 
+class LatencyHistogram;
+
+// Fills the totals of `result` from its per_model outcomes (requests, served, rejected,
+// within_slo, attainment and rejected share) and its latency statistics from `served`, the
+// latencies of the served requests: what the simulator reports, for any counted run (a
+// measured one too).
+void summarise_outcomes(SimulationResult &result, const LatencyHistogram &served);
+
 class Simulator {
 public:
     // Validates both (Error(INVALID_ARGUMENT)); the placement is copied into flat tables.
@@ -72,8 +81,8 @@ public:
     SimulationResult run(ArrivalSource &source);
 
 private:
-    Placement placement_;
     SimulationOptions options_;
+    AdmissionControl control_;  // the placement's tables and clocks, reset by each run
 };
 
 }  // namespace pagoda::plan

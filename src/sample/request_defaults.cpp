@@ -1,5 +1,7 @@
 #include "sample/request_defaults.hpp"
 
+#include "pagoda/tokenizer.h"
+
 namespace pagoda::sample {
 
 pagoda_request_options_t default_request_options() {
@@ -14,6 +16,12 @@ pagoda_request_options_t default_request_options() {
     o.n = 1;
     o.length_penalty = 1.0f;
     return o;
+}
+
+uint32_t prompt_tokenize_flags(uint32_t request_flags) {
+    uint32_t flags = PAGODA_TOKENIZE_PARSE_SPECIAL;
+    if ((request_flags & PAGODA_REQUEST_NO_SPECIAL_TOKENS) == 0) flags |= PAGODA_TOKENIZE_ADD_SPECIAL;
+    return flags;
 }
 
 }  // namespace pagoda::sample

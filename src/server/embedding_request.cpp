@@ -3,6 +3,7 @@
 #include <set>
 
 #include "server/api_error.hpp"
+#include "server/body_fields.hpp"
 
 namespace pagoda::server {
 
@@ -13,43 +14,9 @@ namespace {
 // OpenAI caps an embeddings request at 2048 inputs.
 constexpr size_t kMaxInputs = 2048;
 
-// The field's value, or NULL when it is absent or null (OpenAI treats null as "not given").
-const json *field(const json &body, const char *name) {
-    auto it = body.find(name);
-    if (it == body.end() || it->is_null()) return nullptr;
-    return &*it;
-}
-
-const char *kind_of(const json &v) {
-    switch (v.type()) {
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a number with a fraction";
-    default: return "a number";
-    }
-}
-
-bool get_bool(const json &body, const char *name, bool dflt) {
-    const json *v = field(body, name);
-    if (v == nullptr) return dflt;
-    if (!v->is_boolean())
-        invalid_field(name, std::string(name) + " must be a boolean, not " + kind_of(*v));
-    return v->get<bool>();
-}
-
-std::string get_string(const json &body, const char *name) {
-    const json *v = field(body, name);
-    if (v == nullptr) return {};
-    if (!v->is_string())
-        invalid_field(name, std::string(name) + " must be a string, not " + kind_of(*v));
-    return v->get<std::string>();
-}
-
 int32_t token_id(const json &v, const std::string &where, const EmbeddingLimits &limits) {
     if (!v.is_number_integer())
-        invalid_field("input", where + " must be an integer token id, not " + kind_of(v));
+        invalid_field("input", where + " must be an integer token id, not " + describe(v));
     const int64_t id = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)
                            ? INT64_MAX
                            : v.get<int64_t>();
@@ -90,7 +57,7 @@ std::vector<EmbeddingInput> parse_input(const json &body, const EmbeddingLimits 
     if (v->is_string()) return {text_input(*v, "input")};
     if (!v->is_array())
         invalid_field("input", std::string("input must be a string or an array, not ") +
-                                   kind_of(*v));
+                                   describe(*v));
     if (v->empty()) invalid_field("input", "input is an empty array");
     if (v->front().is_number()) return {ids_input(*v, "input", limits)};
     if (v->size() > kMaxInputs)
@@ -106,7 +73,7 @@ std::vector<EmbeddingInput> parse_input(const json &body, const EmbeddingLimits 
             out.push_back(ids_input(item, where, limits));
         else
             invalid_field("input", where + " must be a string or an array of token ids, not " +
-                                       kind_of(item));
+                                       describe(item));
     }
     return out;
 }
@@ -136,7 +103,7 @@ EmbeddingRequest parse_embedding_request(const json &body, const EmbeddingLimits
     if (const json *d = field(body, "dimensions")) {
         if (!d->is_number_integer())
             invalid_field("dimensions",
-                          std::string("dimensions must be an integer, not ") + kind_of(*d));
+                          std::string("dimensions must be an integer, not ") + describe(*d));
         if (!(d->is_number_unsigned() || d->get<int64_t>() >= 0) ||
             d->get<uint64_t>() != uint64_t(limits.dimensions))
             invalid_field("dimensions",

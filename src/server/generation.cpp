@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "pagoda/tokenizer.h"
+#include "sample/request_defaults.hpp"
 #include "server/api_error.hpp"
 #include "server/connection.hpp"
 #include "server/fill_in_middle.hpp"
@@ -29,13 +29,6 @@ const char *finish_name(pagoda_finish_reason_t r) {
     case PAGODA_FINISH_ERROR: return "error";
     default: return nullptr;
     }
-}
-
-// The engine's tokenization of a text prompt (engine.cpp's flags), for naming prompt tokens.
-std::vector<int32_t> encode_prompt(const tok::Tokenizer &t, const std::string &text, uint32_t request_flags) {
-    uint32_t flags = PAGODA_TOKENIZE_PARSE_SPECIAL;
-    if ((request_flags & PAGODA_REQUEST_NO_SPECIAL_TOKENS) == 0) flags |= PAGODA_TOKENIZE_ADD_SPECIAL;
-    return t.encode(text, flags);
 }
 
 }  // namespace
@@ -122,7 +115,7 @@ uint64_t Generation::submit(Part &part, const std::string &rendered_prompt, size
                        param, "no_tokenizer");
     try {
         if (!request_.suffix.empty()) {
-            std::optional<FimTokens> fim = find_fim_tokens(*model_->tokenizer);
+            const std::optional<FimTokens> &fim = model_->fim;
             if (!fim)
                 throw ApiError(400, "suffix: model '" + model_->name + "' defines no fill-in-the-middle "
                                     "tokens (looked for " + fim_spellings() + ")",
@@ -134,7 +127,7 @@ uint64_t Generation::submit(Part &part, const std::string &rendered_prompt, size
         } else if (is_ids) {
             part.prompt_ids = prompt->ids;
         } else if (needs_ids) {
-            part.prompt_ids = encode_prompt(*model_->tokenizer, text, o.flags);
+            part.prompt_ids = model_->tokenizer->encode(text, sample::prompt_tokenize_flags(o.flags));
         }
     } catch (const Error &e) {
         throw ApiError(400, where + e.what(), param, "invalid_value");

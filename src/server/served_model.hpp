@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pagoda/engine.h"
 #include "server/engine_driver.hpp"
 #include "server/engine_port.hpp"
+#include "server/fill_in_middle.hpp"
 #include "server/request_parse.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -33,6 +35,8 @@ struct ServedModel {
     // A replica of a served placement (placement_routing.hpp): its group; -1 otherwise. Several
     // replicas share a name.
     int32_t placement_group = -1;
+    // The vocabulary's fill-in-the-middle markers (completions' suffix), found once.
+    std::optional<FimTokens> fim;
 
     ServedModel();
     ~ServedModel();

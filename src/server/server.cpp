@@ -29,6 +29,7 @@ std::shared_ptr<ServedModel> make_served_model(const std::string &name, std::sha
     auto m = std::make_shared<ServedModel>();
     m->name = name;
     m->tokenizer = engine->tokenizer();
+    if (m->tokenizer != nullptr) m->fim = find_fim_tokens(*m->tokenizer);
     m->limits.vocab_size = engine->vocab_size();
     m->limits.context_length = engine->context_length();
     m->embedding_size = engine->hidden_size();

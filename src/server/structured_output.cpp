@@ -7,6 +7,7 @@
 #include "grammar/constraint_text.hpp"
 #include "grammar/grammar.hpp"
 #include "server/api_error.hpp"
+#include "server/body_fields.hpp"
 
 namespace pagoda::server {
 
@@ -18,11 +19,6 @@ namespace {
 // Where in the body the schema sits, to find it again in the ordered parse.
 const char *const kSchemaPaths[] = {"/response_format/json_schema/schema", "/guided_json",
                                     "/structured_outputs/json"};
-
-const json *member(const json &object, const char *name) {
-    auto it = object.find(name);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
 
 void set(GenerationRequest &r, ConstraintKind kind, std::string text, const std::string &field) {
     if (r.constraint_kind != 0)
@@ -45,7 +41,7 @@ std::string schema_text(const json &schema, const std::string &field) {
     invalid_field(field, field + " must be a JSON Schema (an object)");
 }
 
-std::string string_member(const json &v, const std::string &field) {
+std::string string_field(const json &v, const std::string &field) {
     if (!v.is_string() || v.get<std::string>().empty())
         invalid_field(field, field + " must be a non-empty string");
     return v.get<std::string>();
@@ -57,7 +53,7 @@ std::string choice_grammar(const json &choices, const std::string &field) {
         invalid_field(field, field + " must be an array of 1 to 1024 strings");
     std::string text = "root ::=";
     for (size_t i = 0; i < choices.size(); ++i) {
-        const std::string one = string_member(choices[i], field + "[" + std::to_string(i) + "]");
+        const std::string one = string_field(choices[i], field + "[" + std::to_string(i) + "]");
         text += (i ? " | " : " ") + grammar::gbnf_literal(one);
     }
     return text;
@@ -65,7 +61,7 @@ std::string choice_grammar(const json &choices, const std::string &field) {
 
 void parse_response_format(const json &rf, GenerationRequest &r) {
     if (!rf.is_object()) invalid_field("response_format", "response_format must be an object");
-    const json *type = member(rf, "type");
+    const json *type = field(rf, "type");
     if (type == nullptr || !type->is_string())
         invalid_field("response_format", "response_format.type must be \"text\", \"json_object\" "
                                          "or \"json_schema\"");
@@ -79,7 +75,7 @@ void parse_response_format(const json &rf, GenerationRequest &r) {
     if (t != "json_schema")
         throw ApiError(400, "response_format.type '" + t + "' is not supported (text, json_object, "
                             "json_schema are)", "response_format", "unsupported_value");
-    const json *js = member(rf, "json_schema");
+    const json *js = field(rf, "json_schema");
     if (js == nullptr || !js->is_object())
         invalid_field("response_format", "response_format.json_schema must be an object with a name "
                                          "and a schema");
@@ -88,16 +84,16 @@ void parse_response_format(const json &rf, GenerationRequest &r) {
         if (!known.count(it.key()))
             invalid_field("response_format", "response_format.json_schema." + it.key() +
                                                  " is not a field of json_schema");
-    const json *name = member(*js, "name");
+    const json *name = field(*js, "name");
     if (name == nullptr || !name->is_string() || name->get<std::string>().empty() ||
         name->get<std::string>().size() > 64)
         invalid_field("response_format", "response_format.json_schema.name must be a string of 1 "
                                          "to 64 characters");
-    if (const json *strict = member(*js, "strict"))
+    if (const json *strict = field(*js, "strict"))
         if (!strict->is_boolean())
             invalid_field("response_format", "response_format.json_schema.strict must be a boolean");
     // Without a schema any JSON value will do (OpenAI makes it optional).
-    const json *schema = member(*js, "schema");
+    const json *schema = field(*js, "schema");
     set(r, ConstraintKind::json_schema,
         schema == nullptr ? "{}" : schema_text(*schema, "response_format.json_schema.schema"),
         "response_format");
@@ -111,8 +107,8 @@ void parse_structured_outputs(const json &so, GenerationRequest &r) {
         const std::string where = f + "." + k;
         if (it->is_null()) continue;
         if (k == "json") set(r, ConstraintKind::json_schema, schema_text(*it, where), f);
-        else if (k == "regex") set(r, ConstraintKind::regex, string_member(*it, where), f);
-        else if (k == "grammar") set(r, ConstraintKind::grammar, string_member(*it, where), f);
+        else if (k == "regex") set(r, ConstraintKind::regex, string_field(*it, where), f);
+        else if (k == "grammar") set(r, ConstraintKind::grammar, string_field(*it, where), f);
         else if (k == "choice") set(r, ConstraintKind::grammar, choice_grammar(*it, where), f);
         else if (k == "json_object") {
             if (!it->is_boolean()) invalid_field(f, where + " must be a boolean");
@@ -126,18 +122,18 @@ void parse_structured_outputs(const json &so, GenerationRequest &r) {
 }  // namespace
 
 void parse_structured_output(const json &body, GenerationRequest &r) {
-    if (const json *rf = member(body, "response_format")) parse_response_format(*rf, r);
-    if (const json *g = member(body, "guided_json"))
+    if (const json *rf = field(body, "response_format")) parse_response_format(*rf, r);
+    if (const json *g = field(body, "guided_json"))
         set(r, ConstraintKind::json_schema, schema_text(*g, "guided_json"), "guided_json");
-    if (const json *g = member(body, "guided_regex"))
-        set(r, ConstraintKind::regex, string_member(*g, "guided_regex"), "guided_regex");
-    if (const json *g = member(body, "guided_grammar"))
-        set(r, ConstraintKind::grammar, string_member(*g, "guided_grammar"), "guided_grammar");
-    if (const json *g = member(body, "guided_choice"))
+    if (const json *g = field(body, "guided_regex"))
+        set(r, ConstraintKind::regex, string_field(*g, "guided_regex"), "guided_regex");
+    if (const json *g = field(body, "guided_grammar"))
+        set(r, ConstraintKind::grammar, string_field(*g, "guided_grammar"), "guided_grammar");
+    if (const json *g = field(body, "guided_choice"))
         set(r, ConstraintKind::grammar, choice_grammar(*g, "guided_choice"), "guided_choice");
-    if (const json *so = member(body, "structured_outputs")) parse_structured_outputs(*so, r);
+    if (const json *so = field(body, "structured_outputs")) parse_structured_outputs(*so, r);
     // One engine does structured output here: naming another is refused, not ignored.
-    if (const json *b = member(body, "guided_decoding_backend"))
+    if (const json *b = field(body, "guided_decoding_backend"))
         if (!b->is_string() || (b->get<std::string>() != "auto" && b->get<std::string>() != "pagoda"))
             throw ApiError(400, "guided_decoding_backend: this server has one structured output "
                                 "engine (\"auto\")", "guided_decoding_backend", "unsupported_value");

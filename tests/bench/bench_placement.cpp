@@ -90,19 +90,6 @@ double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string device_list(const plan::PlacementGroup &g, const std::string &kind) {
-    std::string list;
-    for (int32_t d : g.devices) list += (list.empty() ? "" : ",") + kind + ":" + std::to_string(d);
-    return list;
-}
-
-std::string axes_of(const plan::PlacementGroup &g) {
-    std::string axes;
-    if (g.pipeline > 1) axes = "pp=" + std::to_string(g.pipeline);
-    if (g.tensor > 1) axes += (axes.empty() ? "" : ",") + std::string("tp=") + std::to_string(g.tensor);
-    return axes;
-}
-
 pagoda_request_options_t request_options(const Args &a) {
     pagoda_request_options_t o;
     pagoda_request_options_default(&o);
@@ -115,7 +102,7 @@ pagoda_request_options_t request_options(const Args &a) {
 // Seconds of one request alone on a replica of `model_path` on group `g`: the median of
 // `runs` after one warm-up.
 double time_alone(const std::string &model_path, const plan::PlacementGroup &g, const Args &a) {
-    const std::string devices = device_list(g, a.devices), axes = axes_of(g);
+    const std::string devices = plan::group_device_list(g, a.devices), axes = plan::group_axes(g);
     pagoda_mesh_options_t mo;
     pagoda_mesh_options_default(&mo);
     mo.devices = devices.c_str();
@@ -160,7 +147,7 @@ void calibrate(plan::Placement &p, const Args &a) {
             r.stage_seconds.assign(size_t(p.groups[g].pipeline), t / p.groups[g].pipeline);
             fastest[r.model] = std::min(fastest[r.model], t);
             std::fprintf(stderr, "calibrated: group %zu (%s), model %s: %.4f s alone\n", g,
-                         device_list(p.groups[g], a.devices).c_str(), p.models[r.model].name.c_str(), t);
+                         plan::group_device_list(p.groups[g], a.devices).c_str(), p.models[r.model].name.c_str(), t);
         }
     if (a.slo_scale > 0)
         for (size_t m = 0; m < p.models.size(); ++m)
@@ -189,19 +176,34 @@ plan::SimulationResult measured_result(const plan::Placement &p, const plan::Tra
         r.horizon_seconds = std::max(r.horizon_seconds, a.finished);
         if (latency <= p.models[m].slo_seconds) ++o.within_slo;
     }
-    for (const plan::ModelOutcome &o : r.per_model) {
-        r.requests += o.requests;
-        r.rejected += o.rejected;
-        r.within_slo += o.within_slo;
-    }
-    r.served = r.requests - r.rejected;
-    if (r.requests > 0) {
-        r.slo_attainment = double(r.within_slo) / double(r.requests);
-        r.rejected_share = double(r.rejected) / double(r.requests);
-    }
-    r.latency = {histogram.mean(), histogram.quantile(0.50), histogram.quantile(0.90),
-                 histogram.quantile(0.99), histogram.max()};
+    plan::summarise_outcomes(r, histogram);
     return r;
+}
+
+// One completion request of the benchmark's shape (greedy, every token generated) for `model`.
+std::string completion_body(const std::string &model, const Args &a) {
+    return nlohmann::json{{"model", model}, {"prompt", a.prompt}, {"max_tokens", a.max_tokens},
+                          {"temperature", 0}, {"ignore_eos", true}}
+        .dump();
+}
+
+// A server on a free loopback port serving `p` in this process; its port in *port.
+pagoda_server_t *serve(const plan::Placement &p, const Args &a, int *port) {
+    pagoda_server_options_t so;
+    pagoda_server_options_default(&so);
+    so.port = 0;
+    pagoda_server_t *server = nullptr;
+    check(pagoda_server_create(&so, &server), "server");
+    check(pagoda_server_start(server), "server start");
+    const std::string json = plan::placement_to_json(p);
+    check(pagoda_server_add_placement(server, json.c_str(), a.devices.c_str(), nullptr, nullptr), "placement");
+    *port = pagoda_server_port(server);
+    return server;
+}
+
+void stop(pagoda_server_t *server) {
+    check(pagoda_server_stop(server), "server stop");
+    pagoda_server_destroy(server);
 }
 
 // Each replica's first request pays one-time work (buffers, first kernels). As many requests
@@ -212,9 +214,8 @@ void warm_up(int port, const plan::Placement &p, const Args &a) {
     std::vector<bench::TimedRequest> requests;
     double longest = 0;
     for (size_t m = 0; m < p.models.size(); ++m) {
-        nlohmann::json body = {{"model", p.models[m].name}, {"prompt", a.prompt}, {"max_tokens", a.max_tokens},
-                               {"temperature", 0}, {"ignore_eos", true}};
-        for (size_t k = 0; k < p.replica_count(uint32_t(m)); ++k) requests.push_back({0.0, "/v1/completions", body.dump()});
+        for (size_t k = 0; k < p.replica_count(uint32_t(m)); ++k)
+            requests.push_back({0.0, "/v1/completions", completion_body(p.models[m].name, a)});
     }
     for (const plan::PlacementGroup &g : p.groups) {
         double total = 0;
@@ -233,15 +234,8 @@ void warm_up(int port, const plan::Placement &p, const Args &a) {
 // sent alone through HTTP (idle clocks, so the fastest replica), its median latency less that
 // replica's calibrated time; the median over the models.
 double measure_overhead(const plan::Placement &p, const Args &a) {
-    pagoda_server_options_t so;
-    pagoda_server_options_default(&so);
-    so.port = 0;
-    pagoda_server_t *server = nullptr;
-    check(pagoda_server_create(&so, &server), "server");
-    check(pagoda_server_start(server), "server start");
-    const std::string json = plan::placement_to_json(p);
-    check(pagoda_server_add_placement(server, json.c_str(), a.devices.c_str(), nullptr, nullptr), "placement");
-    const int port = pagoda_server_port(server);
+    int port = 0;
+    pagoda_server_t *server = serve(p, a, &port);
     warm_up(port, p, a);
     std::vector<double> overheads;
     for (size_t m = 0; m < p.models.size(); ++m) {
@@ -254,11 +248,10 @@ double measure_overhead(const plan::Placement &p, const Args &a) {
                     fastest = std::min(fastest, t);
                 }
         if (!std::isfinite(fastest)) continue;
-        nlohmann::json body = {{"model", p.models[m].name}, {"prompt", a.prompt}, {"max_tokens", a.max_tokens},
-                               {"temperature", 0}, {"ignore_eos", true}};
+        const std::string body = completion_body(p.models[m].name, a);
         std::vector<double> latencies;
         for (int r = 0; r < std::max(3, a.calibrate_runs); ++r) {
-            const auto answers = bench::run_open_loop(port, {{0.0, "/v1/completions", body.dump()}}, 120.0);
+            const auto answers = bench::run_open_loop(port, {{0.0, "/v1/completions", body}}, 120.0);
             if (answers[0].status != 200) throw std::runtime_error("an overhead probe answered " + std::to_string(answers[0].status));
             latencies.push_back(answers[0].finished - answers[0].sent);
             std::this_thread::sleep_for(std::chrono::duration<double>(fastest + 0.02));
@@ -266,8 +259,7 @@ double measure_overhead(const plan::Placement &p, const Args &a) {
         std::sort(latencies.begin(), latencies.end());
         overheads.push_back(std::max(0.0, latencies[latencies.size() / 2] - fastest));
     }
-    check(pagoda_server_stop(server), "server stop");
-    pagoda_server_destroy(server);
+    stop(server);
     std::sort(overheads.begin(), overheads.end());
     return overheads.empty() ? 0.0 : overheads[overheads.size() / 2];
 }
@@ -298,29 +290,14 @@ bench::AttainmentPoint replay_at(const plan::Placement &placement, const Args &a
     plan::TraceWorkload replay = trace.source(uint32_t(placement.models.size()));
     const plan::SimulationResult simulated = simulator.run(replay);
 
-    pagoda_server_options_t sopt;
-    pagoda_server_options_default(&sopt);
-    sopt.port = 0;
-    pagoda_server_t *server = nullptr;
-    check(pagoda_server_create(&sopt, &server), "server");
-    check(pagoda_server_start(server), "server start");
-    const std::string placement_json = plan::placement_to_json(placement);
-    check(pagoda_server_add_placement(server, placement_json.c_str(), a.devices.c_str(), nullptr, nullptr),
-          "placement");
-    const int port = pagoda_server_port(server);
     std::vector<bench::TimedRequest> requests;
-    for (size_t i = 0; i < trace.size(); ++i) {
-        nlohmann::json body = {{"model", placement.models[trace.models[i]].name},
-                               {"prompt", a.prompt},
-                               {"max_tokens", a.max_tokens},
-                               {"temperature", 0},
-                               {"ignore_eos", true}};
-        requests.push_back({trace.times[i], "/v1/completions", body.dump()});
-    }
+    for (size_t i = 0; i < trace.size(); ++i)
+        requests.push_back({trace.times[i], "/v1/completions", completion_body(placement.models[trace.models[i]].name, a)});
+    int port = 0;
+    pagoda_server_t *server = serve(placement, a, &port);
     warm_up(port, placement, a);
     const std::vector<bench::TimedAnswer> answers = bench::run_open_loop(port, requests, 120.0);
-    check(pagoda_server_stop(server), "server stop");
-    pagoda_server_destroy(server);
+    stop(server);
 
     const plan::SimulationResult measured = measured_result(placement, trace, answers);
     nlohmann::ordered_json per_model = nlohmann::ordered_json::array();
