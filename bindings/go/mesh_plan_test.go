@@ -3,6 +3,7 @@ package pagoda
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -211,6 +212,30 @@ func TestPlacementSimulate(t *testing.T) {
 	}
 	if _, err := PlacementSearch(`{"cluster": {}}`, nil); err == nil {
 		t.Fatal("a search without models succeeded")
+	}
+}
+
+func TestProfileCosts(t *testing.T) {
+	costs := filepath.Join(t.TempDir(), "costs.json")
+	o := DefaultCostProfileOptions()
+	if o.MaxTokens <= 0 || o.Beside != "" {
+		t.Fatalf("defaults %+v", o)
+	}
+	o.MaxTokens, o.Granularity, o.Grid, o.Repeats = 16, 8, 2, 1
+	entry, err := ProfileCosts(modelPath(t), "cpu:0", &o, costs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Device string    `json:"device"`
+		Times  []float64 `json:"no_context_seconds"`
+	}
+	if err := json.Unmarshal([]byte(entry), &got); err != nil || !strings.HasPrefix(got.Device, "cpu:0 ") || len(got.Times) != 2 {
+		t.Fatalf("entry %s (%v)", entry, err)
+	}
+	o.Beside = "cpu:0"
+	if _, err := ProfileCosts(modelPath(t), "cpu:0", &o, costs); !errors.Is(err, StatusInvalidArgument) {
+		t.Fatalf("timed beside itself: %v", err)
 	}
 }
 

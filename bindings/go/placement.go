@@ -95,3 +95,65 @@ func PlacementSearch(specJSON string, workload *SimulateOptions) (string, error)
 	defer C.pagoda_free(unsafe.Pointer(out))
 	return C.GoString(out), nil
 }
+
+// CostProfileOptions is a pagoda_cost_profile_options_t: how ProfileCosts times a model.
+// Start from DefaultCostProfileOptions.
+type CostProfileOptions struct {
+	MaxTokens   int64  // L: the longest step and the longest context timed
+	Granularity int64  // t(l, 0) is timed for l = g, 2g, ..., L
+	Grid        int32  // the context term is fitted on Grid x Grid points
+	Repeats     int32  // timed runs per point, the fastest kept
+	Beside      string // a second device kept busy with the same work while timing; "" = none
+}
+
+// DefaultCostProfileOptions are the library's defaults (pagoda_cost_profile_options_init).
+func DefaultCostProfileOptions() CostProfileOptions {
+	var c C.pagoda_cost_profile_options_t
+	C.pagoda_cost_profile_options_init(&c, C.sizeof_pagoda_cost_profile_options_t)
+	return costProfileOptionsFromC(&c)
+}
+
+func costProfileOptionsFromC(c *C.pagoda_cost_profile_options_t) CostProfileOptions {
+	return CostProfileOptions{
+		MaxTokens:   int64(c.max_tokens),
+		Granularity: int64(c.granularity),
+		Grid:        int32(c.grid),
+		Repeats:     int32(c.repeats),
+		Beside:      goStringOrEmpty(c.beside),
+	}
+}
+
+// toC fills c, with its string in C memory a owns; nil options give nil (the defaults).
+func (o *CostProfileOptions) toC(c *C.pagoda_cost_profile_options_t, a *cAlloc) *C.pagoda_cost_profile_options_t {
+	if o == nil {
+		return nil
+	}
+	C.pagoda_cost_profile_options_init(c, C.sizeof_pagoda_cost_profile_options_t)
+	c.max_tokens = C.int64_t(o.MaxTokens)
+	c.granularity = C.int64_t(o.Granularity)
+	c.grid = C.int32_t(o.Grid)
+	c.repeats = C.int32_t(o.Repeats)
+	c.beside = a.optString(o.Beside)
+	return c
+}
+
+// ProfileCosts times a model's decoder layers on device (such as "cpu:0") and adds the entry
+// to costFile, which a placement spec's "costs" and PlanOptions.CostFile read; it returns the
+// entry as JSON. opts may be nil for the defaults.
+func ProfileCosts(modelPath, device string, opts *CostProfileOptions, costFile string) (string, error) {
+	var a cAlloc
+	defer a.free()
+	cmodel, cdevice, cfile := a.cString(modelPath), a.cString(device), a.cString(costFile)
+	// The struct lives in C memory: it points at a C string.
+	c := (*C.pagoda_cost_profile_options_t)(a.malloc(C.sizeof_pagoda_cost_profile_options_t))
+	co := opts.toC(c, &a)
+	if a.err != nil {
+		return "", a.err
+	}
+	var out *C.char
+	if err := call(func() C.pagoda_status_t { return C.pagoda_cost_profile(cmodel, cdevice, co, cfile, &out) }); err != nil {
+		return "", err
+	}
+	defer C.pagoda_free(unsafe.Pointer(out))
+	return C.GoString(out), nil
+}

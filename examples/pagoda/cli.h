@@ -35,6 +35,7 @@ int cli_apply_template(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_place(int argc, char **argv);
+int cli_profile(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_quantize(int argc, char **argv);

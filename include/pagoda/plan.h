@@ -87,7 +87,7 @@
  * \par Cost files
  * A cost file (JSON, `"format": "pagoda-costs"`) holds layer times measured on a backend: t(l, 0)
  * for every l on a grid and the fitted context term a0 + a1·l + a2·c + a3·l·c (TeraPipe Eq. 9),
- * keyed by backend, device and model shape. `pagoda-bench-plan --profile-out FILE` writes one.
+ * keyed by backend, device and model shape. pagoda_cost_profile() (`pagoda profile`) writes one.
  * @{
  */
 
@@ -367,8 +367,9 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  * \brief Searches for a placement of several models on a cluster (AlpaServe §4.2).
  *
  * Each model's cost on a group of `pipeline` stages × `tensor` devices comes from the stage
- * partitioner (as pagoda_plan_create() plans one model, with the analytic costs of the cluster's
- * device preset) for one request of `request.tokens` tokens. The search splits the models into
+ * partitioner (as pagoda_plan_create() plans one model) for one request: with the layer times
+ * measured on the real device when the cluster names a cost file (pagoda_cost_profile() writes
+ * one), else with the analytic costs of the cluster's device preset. The search splits the models into
  * buckets of similar latency and the devices between the buckets, tries every group size and
  * parallel configuration per bucket, and fills the groups greedily with the replicas that most
  * raise SLO attainment as simulated on the workload (Algorithms 1 and 2 of the paper).
@@ -379,7 +380,10 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  *              "devices_per_node": 4,         // a power of two for groups inside a node
  *              "device": "h100",              // a device preset, as `pagoda plan --device`;
  *                                             //   optional, default "cpu"
- *              "memory_bytes": 16e9},         // optional: per device, overrides the preset's
+ *              "memory_bytes": 16e9,          // optional: per device, overrides the preset's
+ *                                             //   (or the cost file's devices')
+ *              "costs": "costs.json"},        // optional: measured layer times per model shape
+ *                                             //   (not with "device"); every model needs an entry
  *  "models": [{"name": "a",
  *              "config": "llama-7b/config.json",         // a Hugging Face config.json, or:
  *              "shape": {"hidden": 4096, "intermediate": 11008, "layers": 32, "heads": 32,
@@ -390,12 +394,17 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  *              "rate": 2.0,                   // optional: requests per second; else the workload's
  *              "path": "llama-7b"}],          // optional: the model's file or folder, copied into
  *                                             // the placement for pagoda_server_add_placement()
- *  "request": {"tokens": 2048, "context": 0, "kv_tokens": 0},  // optional: one request's step
+ *  "request": {"tokens": 2048, "context": 0, "kv_tokens": 0},  // optional: one request's step,
+ *                                      // or a generation: {"prompt_tokens": 8, "output_tokens": 16}
+ *  "overhead": 0.01,                   // optional: seconds the server adds to every request
  *  "search": {"max_pipeline": 8, "max_tensor": 4,              // optional: the defaults shown
  *             "beam_width": 1, "fast_greedy": false}}
  * \endcode
  * Every model gives exactly one of "config" and "shape" (a "path" to a Hugging Face folder
- * stands for its config.json); names are distinct; unknown fields are errors.
+ * stands for its config.json); names are distinct; unknown fields are errors. A generation
+ * costs its prompt in one step, then one step per further output token, each after the tokens
+ * before it, as the engine runs it. The "overhead" is added to every simulated request and
+ * copied into the placement, whose server counts it too.
  *
  * \param[in] spec_json the spec, NUL-terminated.
  * \param[in] workload the traffic the placement is scored on, as pagoda_placement_simulate()
@@ -410,9 +419,11 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT for malformed JSON (the message names the byte), a
  *         field of the wrong type or an unknown field (named by its path, such as
  *         `models[1].shape.hidden`); ::PAGODA_ERR_INVALID_ARGUMENT for an inconsistent spec (a
- *         repeated name, a non-positive size or SLO, both or neither of "config" and "shape"), a
- *         `workload` field out of range, or NULLs; ::PAGODA_ERR_NOT_FOUND for an unknown device
- *         preset; ::PAGODA_ERR_IO for an unreadable config.json; ::PAGODA_ERR_UNSUPPORTED when a
+ *         repeated name, a non-positive size or SLO, both or neither of "config" and "shape",
+ *         a cost file beside a device preset), a `workload` field out of range, or NULLs;
+ *         ::PAGODA_ERR_NOT_FOUND for an unknown device preset or a cost file without a model's
+ *         shape (the message names the model); ::PAGODA_ERR_IO for an unreadable config.json
+ *         or cost file; ::PAGODA_ERR_UNSUPPORTED when a
  *         model fits no configuration within the devices' memory (the message names it).
  * \par Thread safety
  * Safe from any thread.
@@ -421,6 +432,64 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
 PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
                                                    const pagoda_simulate_options_t *workload,
                                                    char **placement_json);
+
+/** Options of pagoda_cost_profile(); fill with pagoda_cost_profile_options_default(). */
+typedef struct pagoda_cost_profile_options {
+    uint32_t struct_size;  /**< sizeof(pagoda_cost_profile_options_t), set by the default function. */
+    int64_t max_tokens;    /**< L: the longest step and the longest context timed (default 128). */
+    int64_t granularity;   /**< t(l, 0) is timed for l = g, 2g, …, L; L a multiple of g (default 8). */
+    int32_t grid;          /**< The context term is fitted on grid × grid points (default 4). */
+    int32_t repeats;       /**< Timed runs per point, the fastest kept (default 3). */
+    /**
+     * A second device that runs the same work on its own thread while each point is timed, or
+     * NULL (default). Devices that share a socket share its memory bandwidth and cache, so a
+     * device that will serve beside a busy neighbour is best timed beside one.
+     */
+    const char *beside;
+} pagoda_cost_profile_options_t;
+
+/**
+ * \brief Fills the first `size` bytes of `options` with the defaults listed with each field.
+ *
+ * Call it as pagoda_cost_profile_options_default(&options).
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_cost_profile_options_init(pagoda_cost_profile_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_cost_profile_options_init() with the caller's struct size. */
+#define pagoda_cost_profile_options_default(options) \
+    pagoda_cost_profile_options_init((options), sizeof *(options))
+
+/**
+ * \brief Times a model's decoder layers on a device and keeps the result in a cost file.
+ *
+ * Runs whole forward passes of the model (one sequence, logits for its last token, as a
+ * serving step runs) for every step length l on the granularity grid, then for (l, c) points of
+ * new tokens after cached ones, and divides by the layer count (the embedding and LM head are
+ * spread over the layers): t(l, 0) per grid point plus the fitted context term of TeraPipe Eq. 9,
+ * with the fit's error on held-out points. The entry is added to `cost_file` (created when
+ * missing), replacing one with the same backend, device and model shape; pagoda_plan_create()
+ * (`cost_file`) and pagoda_placement_search() (`"costs"`) read it.
+ * \param[in] model_path a GGUF file or Hugging Face folder.
+ * \param[in] device one device, such as `"cpu:0"`; the backend's own settings (threads) apply.
+ * \param[in] options NULL for the defaults.
+ * \param[in] cost_file the file to add the entry to.
+ * \param[out] entry_json the entry as written, or NULL; release with pagoda_free().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for NULLs or an option out of range (the
+ *         message names it); ::PAGODA_ERR_NOT_FOUND for an unknown device; what opening the
+ *         model returns for a bad model file; ::PAGODA_ERR_IO when the cost file cannot be
+ *         written; ::PAGODA_ERR_FORMAT when the existing cost file is malformed.
+ * \par Thread safety
+ * Safe from any thread; the timings are only meaningful on an otherwise idle device.
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_cost_profile(const char *model_path, const char *device,
+                                               const pagoda_cost_profile_options_t *options,
+                                               const char *cost_file, char **entry_json);
 /** @} */
 
 #ifdef __cplusplus

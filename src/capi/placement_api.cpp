@@ -92,8 +92,9 @@ void require_every_model_fits(const plan::PlacementSpec &spec, const plan::Repli
                  "spec: models[" + std::to_string(m) + "] (\"" + spec.models[m].placed.name +
                      "\") fits no configuration of at most " + std::to_string(spec.search.max_pipeline) +
                      " stages × " + std::to_string(max_tensor) + " devices with " +
-                     std::to_string(spec.device.memory_bytes) + " bytes per device (cluster.device \"" +
-                     spec.device.name + "\")");
+                     std::to_string(spec.cluster.device_memory_bytes) + " bytes per device (" +
+                     (spec.cost_file.empty() ? "cluster.device \"" + spec.device.name + "\")"
+                                             : "cluster.costs \"" + spec.cost_file + "\")"));
     }
 }
 
@@ -132,10 +133,18 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
         const pagoda_simulate_options_t o = checked_simulate_options(workload, "workload");
         plan::PlacementSpec spec = plan::parse_placement_spec(spec_json, "spec");
         spec.search.simulation = simulation_options(o);
+        // The spec's overhead is the serving system's own, so it travels with the placement.
+        spec.search.simulation.overhead_seconds += spec.overhead_seconds;
 
         // Costs per (model, pipeline, tensor) from the Alpa stage partitioner (AlpaServe §4.1).
         std::vector<plan::CostModel> costs;
-        for (const plan::SpecModel &model : spec.models) costs.emplace_back(model.shape, spec.device);
+        for (const plan::SpecModel &model : spec.models) costs.push_back(plan::spec_cost_model(spec, model));
+        // Without a memory_bytes of its own, a measured cluster has its smallest measured device's.
+        if (!spec.cost_file.empty() && !spec.memory_given) {
+            spec.cluster.device_memory_bytes = costs.front().device().memory_bytes;
+            for (const plan::CostModel &c : costs)
+                spec.cluster.device_memory_bytes = std::min(spec.cluster.device_memory_bytes, c.device().memory_bytes);
+        }
         const plan::ReplicaCostFn cost = plan::replica_costs_from_partitioner(
             [&](uint32_t m, const plan::MeshShape &mesh) {
                 return plan::make_stage_cost_table(costs[m], mesh, spec.request);
@@ -161,12 +170,15 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-        nlohmann::json out = nlohmann::json::parse(plan::placement_to_json(found.placement));
+        plan::Placement placement = found.placement;
+        placement.overhead_seconds = spec.overhead_seconds;
+        nlohmann::json out = nlohmann::json::parse(plan::placement_to_json(placement));
         out["search"] = {{"slo_attainment", found.score.slo_attainment},
                          {"requests", found.score.requests},
                          {"simulations", found.stats.simulations},
                          {"greedy_runs", found.stats.greedy_runs},
-                         {"seconds", seconds}};
+                         {"seconds", seconds},
+                         {"costs", spec.cost_file.empty() ? "analytic" : "measured:" + spec.cost_file}};
         *placement_json = pagoda::owned_text(out.dump());
         return PAGODA_OK;
     });

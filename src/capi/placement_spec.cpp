@@ -154,15 +154,22 @@ SpecModel spec_model(const SpecReader &read, const json &value, const std::strin
 PlacementSpec parse_placement_spec(std::string_view text, const std::string &source) {
     const json root = parse_json_text(text, source);
     const SpecReader read(source);
-    read.object(root, "the spec", {"cluster", "models", "request", "search"});
+    read.object(root, "the spec", {"cluster", "models", "request", "search", "overhead"});
     PlacementSpec spec;
 
     const json &cluster = read.object(read.required(root, "cluster", "the spec"), "cluster",
-                                      {"nodes", "devices_per_node", "device", "memory_bytes"});
+                                      {"nodes", "devices_per_node", "device", "memory_bytes", "costs"});
     spec.cluster.nodes =
         cluster.contains("nodes") ? int32_t(read.integer(cluster["nodes"], "cluster.nodes", 1)) : 1;
     spec.cluster.devices_per_node = int32_t(read.integer(
         read.required(cluster, "devices_per_node", "cluster"), "cluster.devices_per_node", 1));
+    // Measured costs name the device they were measured on; a preset beside them would be ignored.
+    if (cluster.contains("costs")) {
+        spec.cost_file = read.string(cluster["costs"], "cluster.costs");
+        if (cluster.contains("device"))
+            read.fail(PAGODA_ERR_INVALID_ARGUMENT, "cluster",
+                      "gives both \"device\" and \"costs\": the cost file's entries describe the device");
+    }
     const std::string device =
         cluster.contains("device") ? read.string(cluster["device"], "cluster.device") : "cpu";
     try {
@@ -170,8 +177,10 @@ PlacementSpec parse_placement_spec(std::string_view text, const std::string &sou
     } catch (const Error &error) {
         throw Error(error.status(), source + ": cluster.device: " + error.what());
     }
-    if (cluster.contains("memory_bytes"))
+    if (cluster.contains("memory_bytes")) {
         spec.device.memory_bytes = read.number(cluster["memory_bytes"], "cluster.memory_bytes", 0.0, true);
+        spec.memory_given = true;
+    }
     spec.cluster.device_memory_bytes = spec.device.memory_bytes;
 
     const json &models = read.required(root, "models", "the spec");
@@ -192,15 +201,29 @@ PlacementSpec parse_placement_spec(std::string_view text, const std::string &sou
         spec.models.push_back(std::move(model));
     }
 
-    // One request costs one pipeline step of this many tokens (AlpaServe serves whole requests).
-    spec.request.tokens = 2048;
+    // A request is either one pipeline step of "tokens" (AlpaServe serves whole requests) or a
+    // generation: its prompt, then one step per further output token.
+    ServingWorkload step;
+    step.tokens = 2048;
     if (root.contains("request")) {
-        const json &r = read.object(root["request"], "request", {"tokens", "context", "kv_tokens"});
-        if (r.contains("tokens")) spec.request.tokens = read.integer(r["tokens"], "request.tokens", 1);
-        if (r.contains("context")) spec.request.context = read.integer(r["context"], "request.context", 0);
-        if (r.contains("kv_tokens"))
-            spec.request.kv_tokens = read.integer(r["kv_tokens"], "request.kv_tokens", 0);
+        const json &r = read.object(root["request"], "request",
+                                    {"tokens", "context", "kv_tokens", "prompt_tokens", "output_tokens"});
+        const bool generation = r.contains("prompt_tokens") || r.contains("output_tokens");
+        if (generation && (r.contains("tokens") || r.contains("context") || r.contains("kv_tokens")))
+            read.fail(PAGODA_ERR_INVALID_ARGUMENT, "request",
+                      "mixes one step (\"tokens\", \"context\", \"kv_tokens\") with a generation "
+                      "(\"prompt_tokens\", \"output_tokens\"): give one or the other");
+        if (generation) {
+            const int64_t prompt = read.integer(read.required(r, "prompt_tokens", "request"), "request.prompt_tokens", 1);
+            const int64_t output = read.integer(read.required(r, "output_tokens", "request"), "request.output_tokens", 1);
+            spec.request = request_steps(prompt, output);
+        }
+        if (r.contains("tokens")) step.tokens = read.integer(r["tokens"], "request.tokens", 1);
+        if (r.contains("context")) step.context = read.integer(r["context"], "request.context", 0);
+        if (r.contains("kv_tokens")) step.kv_tokens = read.integer(r["kv_tokens"], "request.kv_tokens", 0);
     }
+    if (spec.request.empty()) spec.request.push_back(step);
+    if (root.contains("overhead")) spec.overhead_seconds = read.number(root["overhead"], "overhead", 0.0, false);
 
     if (root.contains("search")) {
         const json &s = read.object(root["search"], "search",
@@ -215,6 +238,21 @@ PlacementSpec parse_placement_spec(std::string_view text, const std::string &sou
             spec.search.fast_greedy = read.boolean(s["fast_greedy"], "search.fast_greedy");
     }
     return spec;
+}
+
+CostModel spec_cost_model(const PlacementSpec &spec, const SpecModel &model) {
+    if (spec.cost_file.empty()) return CostModel(model.shape, spec.device);
+    MeasuredLayerCosts costs;
+    try {
+        costs = find_measured_costs(spec.cost_file, model.shape);
+    } catch (const Error &error) {
+        if (error.status() != PAGODA_ERR_NOT_FOUND) throw;
+        throw Error(PAGODA_ERR_NOT_FOUND, "model \"" + model.placed.name + "\": cluster.costs: " + error.what() +
+                                              " (measure it with `pagoda profile --model PATH --out " +
+                                              spec.cost_file + "`)");
+    }
+    if (spec.memory_given) costs.device_spec.memory_bytes = spec.device.memory_bytes;
+    return CostModel(costs);
 }
 
 }  // namespace pagoda::plan

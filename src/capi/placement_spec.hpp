@@ -24,7 +24,10 @@ struct PlacementSpec {
     std::vector<SpecModel> models;
     ClusterShape cluster;  // device_memory_bytes = device.memory_bytes
     DeviceSpec device;     // the preset, with the spec's memory_bytes when it gives one
-    ServingWorkload request;
+    std::string cost_file;        // measured layer costs per model shape; "" = the preset's roofline
+    bool memory_given = false;    // memory_bytes was in the spec (it overrides the cost file's)
+    std::vector<ServingWorkload> request;  // the steps one request takes
+    double overhead_seconds = 0;  // what the serving system adds to every request
     SearchOptions search;  // only the spec's knobs; the caller fills search.simulation
 };
 
@@ -33,5 +36,10 @@ struct PlacementSpec {
 // INVALID_ARGUMENT naming the field for inconsistent values; NOT_FOUND for an unknown device
 // preset; IO for an unreadable config.json (and what parse_hf_config throws for a bad one).
 PlacementSpec parse_placement_spec(std::string_view text, const std::string &source);
+
+// The cost model of `model`: its shape's entry in the spec's cost file (with the spec's memory
+// when it gives one), or the device preset's roofline without one. Throws NOT_FOUND naming the
+// model and its shape when the file has no entry for it, and what read_cost_file throws.
+CostModel spec_cost_model(const PlacementSpec &spec, const SpecModel &model);
 
 }  // namespace pagoda::plan

@@ -66,18 +66,23 @@ double CostModel::embedding_seconds(int64_t tokens, int32_t tp, bool across_node
     check_tp(tp);
     // A gather of rows; vocabulary-parallel over tp devices, combined by one all-reduce.
     const double rows = double(tokens * shape_.hidden);
+    // Measured layer times are whole forward passes over the layer count: the embedding's own
+    // time is already in them.
+    if (measured_) return all_reduce_seconds(rows * device_.activation_bytes, tp, across_nodes);
     return rows * (device_.weight_bytes + device_.activation_bytes) / double(tp) / device_.memory_bandwidth +
            all_reduce_seconds(rows * device_.activation_bytes, tp, across_nodes);
 }
 
 double CostModel::head_seconds(int64_t rows, int32_t tp, bool across_nodes) const {
     check_tp(tp);
+    // The vocabulary-split logits are gathered: about one all-reduce's volume of f32 rows.
+    const double gather = all_reduce_seconds(double(rows * shape_.vocab) * 4.0 / 2.0, tp, across_nodes);
+    // Measured layer times already hold the head's share of each forward pass (one logit row).
+    if (measured_) return gather;
     const double flops = 2.0 * double(rows) * double(shape_.hidden) * double(shape_.vocab);
     const double bytes = head_weight_bytes() + double(rows * shape_.vocab) * 4.0;
     const double local = std::max(flops / device_.peak_flops, bytes / device_.memory_bandwidth) / double(tp);
-    // The vocabulary-split logits are gathered: about one all-reduce's volume of f32 rows.
-    return local + device_.layer_overhead +
-           all_reduce_seconds(double(rows * shape_.vocab) * 4.0 / 2.0, tp, across_nodes);
+    return local + device_.layer_overhead + gather;
 }
 
 double CostModel::layer_weight_bytes() const { return shape_.layer_parameters() * device_.weight_bytes; }
@@ -142,6 +147,45 @@ StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &me
     }
     t.device_memory_bytes = model.device().memory_bytes;
     return t;
+}
+
+std::vector<ServingWorkload> request_steps(int64_t prompt_tokens, int64_t output_tokens) {
+    if (prompt_tokens < 1 || output_tokens < 1)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "request: prompt_tokens " + std::to_string(prompt_tokens) +
+                                                     " and output_tokens " + std::to_string(output_tokens) +
+                                                     ", want both >= 1");
+    const int64_t kv = prompt_tokens + output_tokens;
+    std::vector<ServingWorkload> steps{{prompt_tokens, 0, kv, 1}};
+    // The prompt's step yields the first output token; each later one takes a step of its own.
+    for (int64_t i = 1; i < output_tokens; ++i) steps.push_back({1, prompt_tokens + i - 1, kv, 1});
+    return steps;
+}
+
+StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &mesh,
+                                     const std::vector<ServingWorkload> &steps) {
+    if (steps.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "request: no steps");
+    StageCostTable sum = make_stage_cost_table(model, mesh, steps.front());
+    auto add = [](std::vector<double> &to, const std::vector<double> &from) {
+        for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+    };
+    auto keep_max = [](std::vector<double> &to, const std::vector<double> &from) {
+        for (size_t i = 0; i < to.size(); ++i) to[i] = std::max(to[i], from[i]);
+    };
+    for (size_t k = 1; k < steps.size(); ++k) {
+        const StageCostTable step = make_stage_cost_table(model, mesh, steps[k]);
+        for (size_t s = 0; s < sum.shapes.size(); ++s) {
+            add(sum.layer_seconds[s], step.layer_seconds[s]);
+            keep_max(sum.layer_bytes[s], step.layer_bytes[s]);
+        }
+        add(sum.embedding_seconds, step.embedding_seconds);
+        add(sum.head_seconds, step.head_seconds);
+        add(sum.send_seconds_intra_node, step.send_seconds_intra_node);
+        add(sum.send_seconds_inter_node, step.send_seconds_inter_node);
+        keep_max(sum.embedding_bytes, step.embedding_bytes);
+        keep_max(sum.head_bytes, step.head_bytes);
+        keep_max(sum.activation_bytes, step.activation_bytes);
+    }
+    return sum;
 }
 
 }  // namespace pagoda::plan

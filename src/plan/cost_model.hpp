@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "plan/device_spec.hpp"
 #include "plan/measured_costs.hpp"
@@ -71,6 +72,17 @@ struct ServingWorkload {
 // tensor-parallel over all of its devices. Throws as submesh_shapes and validate(ServingWorkload).
 StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &mesh,
                                      const ServingWorkload &workload);
+
+// The steps of one generated request as an engine runs it: the prompt in one step (one logit
+// row), then a step of one token for each further output token after the tokens before it;
+// every step reserves KV for the whole request. Throws Error(INVALID_ARGUMENT) unless both
+// counts are ≥ 1.
+std::vector<ServingWorkload> request_steps(int64_t prompt_tokens, int64_t output_tokens);
+
+// The table for running all of `steps` one after another: seconds summed over the steps, bytes
+// the most any step needs. Throws as the one-step table, and INVALID_ARGUMENT for no steps.
+StageCostTable make_stage_cost_table(const CostModel &model, const MeshShape &mesh,
+                                     const std::vector<ServingWorkload> &steps);
 
 // Throws Error(INVALID_ARGUMENT) naming the field: tokens and logit_rows ≥ 1, the rest ≥ 0.
 void validate(const ServingWorkload &workload);

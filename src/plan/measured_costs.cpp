@@ -155,6 +155,8 @@ double MeasuredLayerCosts::seconds(int64_t tokens, int64_t context) const {
     return std::max(0.0, base + fit(tokens, context));
 }
 
+std::string measured_costs_json(const MeasuredLayerCosts &costs) { return entry_json(costs).dump(); }
+
 void validate(const MeasuredLayerCosts &c) {
     validate(c.shape);
     validate(c.device_spec);

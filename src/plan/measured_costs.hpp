@@ -36,6 +36,9 @@ struct MeasuredLayerCosts {
 // Throws Error(INVALID_ARGUMENT) naming the field at fault.
 void validate(const MeasuredLayerCosts &costs);
 
+// One entry as the cost file holds it (below), as JSON text.
+std::string measured_costs_json(const MeasuredLayerCosts &costs);
+
 // Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...]}, an
 // entry holding every field above ("shape" and "device_spec" as objects, "fit" as
 // {"a0","a1","a2","a3"}). Reading throws Error(IO) naming the path when it cannot be read and

@@ -8,13 +8,15 @@
 //   pagoda-bench-placement --placement FILE [--rate R[,R...]] [--cv C] [--duration T] [--seed S]
 //                          [--max-tokens G] [--prompt TEXT] [--slo-scale X]
 //                          [--calibrate-runs K] [--devices KIND] [--out-placement FILE]
-//                          [--no-overhead] [--svg FILE]
+//                          [--no-overhead] [--keep-stages] [--svg FILE]
 //
 // Each rate is one replay (a fresh server); --svg draws SLO attainment against the rate,
 // simulated and measured, on one chart.
 // The placement's stage latencies are first measured (calibration): each replica is made on
 // its group's devices and a request (the prompt, G tokens, greedy) timed alone K times; the
-// median, split evenly over the group's stages, replaces its stage_seconds. With --slo-scale,
+// median, split evenly over the group's stages, replaces its stage_seconds (--keep-stages: the
+// placement's own stage_seconds stay, such as `pagoda place` found them from a cost file, and
+// each JSON line lists both per replica). With --slo-scale,
 // each model's SLO becomes X times its fastest replica's measured latency (AlpaServe's "SLO
 // scale"). Then the server's own cost per request is measured (each model's request alone over
 // HTTP, less the engine's time) and written as the placement's "overhead", which the server's
@@ -57,6 +59,14 @@ struct Args {
     uint64_t seed = 1;
     int max_tokens = 16, calibrate_runs = 3;
     bool measure_overhead = true;
+    bool keep_stages = false;  // serve and simulate the placement's own stage_seconds
+};
+
+// One replica timed alone: what the placement said (Σ stage_seconds) and what it took.
+struct ReplicaTiming {
+    size_t group = 0;
+    std::string model;
+    double predicted = 0, measured = 0;
 };
 
 void check(pagoda_status_t s, const std::string &what) {
@@ -138,20 +148,26 @@ double time_alone(const std::string &model_path, const plan::PlacementGroup &g, 
     return times[times.size() / 2];
 }
 
-// Measures every replica and writes its stage_seconds (and, with --slo-scale, the SLOs).
-void calibrate(plan::Placement &p, const Args &a) {
+// Measures every replica alone and, unless --keep-stages, writes its stage_seconds; with
+// --slo-scale, each SLO is that many times the model's fastest measured replica.
+std::vector<ReplicaTiming> calibrate(plan::Placement &p, const Args &a) {
+    std::vector<ReplicaTiming> timings;
     std::vector<double> fastest(p.models.size(), INFINITY);
     for (size_t g = 0; g < p.groups.size(); ++g)
         for (plan::Replica &r : p.groups[g].replicas) {
-            const double t = time_alone(p.models[r.model].path, p.groups[g], a);
-            r.stage_seconds.assign(size_t(p.groups[g].pipeline), t / p.groups[g].pipeline);
-            fastest[r.model] = std::min(fastest[r.model], t);
-            std::fprintf(stderr, "calibrated: group %zu (%s), model %s: %.4f s alone\n", g,
-                         plan::group_device_list(p.groups[g], a.devices).c_str(), p.models[r.model].name.c_str(), t);
+            ReplicaTiming timing{g, p.models[r.model].name, 0.0, time_alone(p.models[r.model].path, p.groups[g], a)};
+            for (double s : r.stage_seconds) timing.predicted += s;
+            if (!a.keep_stages) r.stage_seconds.assign(size_t(p.groups[g].pipeline), timing.measured / p.groups[g].pipeline);
+            fastest[r.model] = std::min(fastest[r.model], timing.measured);
+            std::fprintf(stderr, "calibrated: group %zu (%s), model %s: %.4f s alone, %.4f s in the placement\n", g,
+                         plan::group_device_list(p.groups[g], a.devices).c_str(), timing.model.c_str(),
+                         timing.measured, timing.predicted);
+            timings.push_back(std::move(timing));
         }
     if (a.slo_scale > 0)
         for (size_t m = 0; m < p.models.size(); ++m)
             if (std::isfinite(fastest[m])) p.models[m].slo_seconds = a.slo_scale * fastest[m];
+    return timings;
 }
 
 // The served trace, counted as the simulator counts: a 429 is a rejection, an answer within
@@ -268,10 +284,11 @@ double attainment(const plan::ModelOutcome &o) {
     return o.requests == 0 ? 1.0 : double(o.within_slo) / double(o.requests);
 }
 
-// The placement with measured stage latencies, SLOs and overhead.
-plan::Placement calibrated_placement(const Args &a) {
+// The placement with measured stage latencies (unless --keep-stages), SLOs and overhead;
+// each replica's timing alone in *timings.
+plan::Placement calibrated_placement(const Args &a, std::vector<ReplicaTiming> *timings) {
     plan::Placement placement = plan::placement_from_json(read_file(a.placement_path), a.placement_path);
-    calibrate(placement, a);
+    *timings = calibrate(placement, a);
     if (a.measure_overhead) {
         placement.overhead_seconds = measure_overhead(placement, a);
         std::fprintf(stderr, "calibrated: the server adds %.4f s to a request\n", placement.overhead_seconds);
@@ -282,7 +299,8 @@ plan::Placement calibrated_placement(const Args &a) {
 
 // One trace at `rate` requests per second per model: simulated, then served by a fresh server
 // (idle clocks) and replayed. Prints its JSON line; returns (simulated, measured) attainment.
-bench::AttainmentPoint replay_at(const plan::Placement &placement, const Args &a, double rate) {
+bench::AttainmentPoint replay_at(const plan::Placement &placement, const std::vector<ReplicaTiming> &timings,
+                                 const Args &a, double rate) {
     std::vector<plan::ArrivalProcess> processes(placement.models.size(), plan::ArrivalProcess{rate, a.cv});
     plan::GammaWorkload workload(processes, a.duration, a.seed);
     const plan::Trace trace = plan::record(workload);
@@ -315,6 +333,12 @@ bench::AttainmentPoint replay_at(const plan::Placement &placement, const Args &a
     out["seed"] = a.seed;
     out["max_tokens"] = a.max_tokens;
     out["overhead"] = placement.overhead_seconds;
+    out["stages"] = a.keep_stages ? "placement" : "measured";
+    nlohmann::ordered_json replicas = nlohmann::ordered_json::array();
+    for (const ReplicaTiming &t : timings)
+        replicas.push_back({{"group", t.group}, {"model", t.model}, {"placement_seconds", t.predicted},
+                            {"alone_seconds", t.measured}});
+    out["replicas"] = std::move(replicas);
     out["simulated"] = nlohmann::ordered_json::parse(plan::simulation_to_json(simulated, placement));
     out["measured"] = nlohmann::ordered_json::parse(plan::simulation_to_json(measured, placement));
     out["attainment_difference"] = measured.slo_attainment - simulated.slo_attainment;
@@ -332,9 +356,10 @@ int run(const Args &a) {
         check(pagoda_backend_load(PAGODA_BENCH_PLUGIN_DIR "/libpagoda-backend-cpu.so", nullptr, &backend),
               "loading the CPU backend");
     }
-    const plan::Placement placement = calibrated_placement(a);
+    std::vector<ReplicaTiming> timings;
+    const plan::Placement placement = calibrated_placement(a, &timings);
     std::vector<bench::AttainmentPoint> points;
-    for (double rate : a.rates) points.push_back(replay_at(placement, a, rate));
+    for (double rate : a.rates) points.push_back(replay_at(placement, timings, a, rate));
     if (!a.svg.empty()) {
         char title[256];
         const std::string name = a.placement_path.substr(a.placement_path.find_last_of('/') + 1);
@@ -371,6 +396,7 @@ int main(int argc, char **argv) {
             else if (!std::strcmp(f, "--devices")) a.devices = value();
             else if (!std::strcmp(f, "--out-placement")) a.out_placement = value();
             else if (!std::strcmp(f, "--no-overhead")) a.measure_overhead = false;
+            else if (!std::strcmp(f, "--keep-stages")) a.keep_stages = true;
             else throw std::runtime_error(std::string("unknown option ") + f);
         }
         if (a.placement_path.empty()) throw std::runtime_error("--placement FILE is required");

@@ -1,5 +1,5 @@
-# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|mesh_processes|plan|simulate|place|hello_backends|
-#               apply_template>
+# cmake -DCHECK=<devices|devices_json|usage|generate|mesh|mesh_processes|plan|simulate|place|profile|
+#               hello_backends|apply_template>
 #       -DPAGODA=<pagoda> -DHELLO=<hello> -DVERSION=<x.y.z> [-DCHAT_MODEL_DIR=<dir>] [-DMPIRUN=<mpirun>]
 #       -P smoke.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -269,6 +269,48 @@ elseif(CHECK STREQUAL "place")
   expect_match("models\\[0\\]\\.shape\\.hidden" "${ERR}" "place names the bad field")
   run(2 ${PAGODA} place --rate 2)
   expect_match("--spec is required" "${ERR}" "place without a spec")
+
+elseif(CHECK STREQUAL "profile")
+  # pagoda profile | pagoda place: a real model's layers timed on cpu:0 into a cost file, which
+  # the placement search then reads for a generation request (its stage times measured, not
+  # the preset's roofline); a model the file lacks is refused by name.
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/profile)
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir})
+  set(model ${CHAT_MODEL_DIR}/hf)
+  set(small --max-tokens 16 --granularity 8 --grid 2 --repeats 1)
+  run(0 ${PAGODA} profile --model ${model} --out ${dir}/costs.json ${small})
+  expect_match("layer t\\(l, 0\\) +[0-9.]+ ms" "${ERR}" "profile prints the layer times")
+  run(0 ${PAGODA} profile --model ${model} --out ${dir}/costs.json ${small} --json)
+  string(JSON device GET "${OUT}" device)
+  expect_match("^cpu:0 " "${device}" "the entry names the timed device")
+  file(READ ${dir}/costs.json costs)
+  string(JSON entries LENGTH "${costs}" entries)
+  if(NOT entries EQUAL 1)
+    message(FATAL_ERROR "profiling the same model twice kept ${entries} entries, want 1")
+  endif()
+  run(1 ${PAGODA} profile --model ${model} --out ${dir}/costs.json --beside cpu:0)
+  expect_match("beside is the timed device itself" "${ERR}" "profile refuses timing a device beside itself")
+  run(1 ${PAGODA} profile --model ${model} --out ${dir}/costs.json --max-tokens 20)
+  expect_match("not a multiple of granularity" "${ERR}" "profile names the bad option")
+
+  file(WRITE ${dir}/spec.json "{\"cluster\": {\"devices_per_node\": 2, \"costs\": \"${dir}/costs.json\"},
+    \"models\": [{\"name\": \"a\", \"path\": \"${model}\"}, {\"name\": \"b\", \"path\": \"${model}\"}],
+    \"request\": {\"prompt_tokens\": 8, \"output_tokens\": 4}, \"overhead\": 0.001}")
+  run(0 ${PAGODA} place --spec ${dir}/spec.json --rate 5 --slo 1 --duration 20 --json)
+  string(JSON source GET "${OUT}" search costs)
+  string(JSON stage GET "${OUT}" groups 0 replicas 0 stage_seconds 0)
+  string(JSON overhead GET "${OUT}" overhead)
+  message(STATUS "costs ${source}; first stage ${stage} s; overhead ${overhead}")
+  expect_match("^measured:" "${source}" "place reads the cost file")
+  if(NOT stage GREATER 0 OR NOT overhead EQUAL 0.001)
+    message(FATAL_ERROR "stage ${stage} s, overhead ${overhead}: want a positive stage and 0.001")
+  endif()
+  file(WRITE ${dir}/other.json "{\"cluster\": {\"devices_per_node\": 2, \"costs\": \"${dir}/costs.json\"},
+    \"models\": [{\"name\": \"wide\", \"shape\": {\"hidden\": 128, \"intermediate\": 256, \"layers\": 2,
+    \"heads\": 4, \"kv_heads\": 4, \"vocab\": 64}}]}")
+  run(1 ${PAGODA} place --spec ${dir}/other.json)
+  expect_match("model \"wide\".*pagoda profile" "${ERR}" "place names the model the cost file lacks")
 
 elseif(CHECK STREQUAL "apply_template")
   # A random model carrying Qwen2.5's chat template (make_random_model.py --chat-template): the

@@ -199,6 +199,33 @@ void test_measured_costs(void **) {
     expect_error(PAGODA_ERR_IO, "cannot read the cost file", [&] { read_cost_file(path); });
 }
 
+// A generation's steps and their summed table: the prompt once, then one token a step after
+// the tokens before it; the measured model charges no analytic embedding or head on one device
+// (the forward passes it was timed on held them).
+void test_generation_steps(void **) {
+    const std::vector<ServingWorkload> steps = request_steps(8, 3);
+    assert_int_equal(steps.size(), 3);
+    assert_true(steps[0].tokens == 8 && steps[0].context == 0 && steps[0].kv_tokens == 11);
+    assert_true(steps[1].tokens == 1 && steps[1].context == 8 && steps[2].context == 9);
+    expect_error(PAGODA_ERR_INVALID_ARGUMENT, "output_tokens 0", [] { request_steps(8, 0); });
+
+    const CostModel m(sample_costs());
+    assert_true(m.head_seconds(1, 1) == 0.0 && m.embedding_seconds(8, 1) == 0.0);
+    assert_true(m.head_seconds(1, 2) > 0.0);  // the logits' gather stays
+    const MeshShape mesh{1, 2};
+    const StageCostTable sum = make_stage_cost_table(m, mesh, steps);
+    for (size_t s = 0; s < sum.shapes.size(); ++s) {
+        const int32_t tp = sum.shapes[s].device_count();
+        double want = 0;
+        for (const ServingWorkload &w : steps) want += m.layer_seconds(w.tokens, w.context, tp);
+        assert_true(close(sum.layer_seconds[s][0], want, 1e-12));
+    }
+    const StageCostTable first = make_stage_cost_table(m, mesh, steps[0]);
+    assert_true(sum.layer_bytes[0][0] == first.layer_bytes[0][0]);  // every step reserves the same KV
+    expect_error(PAGODA_ERR_INVALID_ARGUMENT, "no steps",
+                 [&] { make_stage_cost_table(m, mesh, std::vector<ServingWorkload>{}); });
+}
+
 }  // namespace
 
 int main() {
@@ -207,6 +234,7 @@ int main() {
         cmocka_unit_test(test_roofline_numbers),
         cmocka_unit_test(test_stage_table),
         cmocka_unit_test(test_measured_costs),
+        cmocka_unit_test(test_generation_steps),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

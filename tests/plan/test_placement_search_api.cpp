@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pagoda/pagoda.h"
+#include "plan/measured_costs.hpp"
 
 #include "plan_test_support.hpp"
 
@@ -169,6 +170,71 @@ void test_model_from_config(void **) {
     expect_search_fails(spec.dump(), PAGODA_ERR_IO, "models[0].config");  // now removed
 }
 
+// A cost file with an entry for `shape`: every t(l, 0) is `layer_seconds` (no context term).
+pagoda::plan::MeasuredLayerCosts flat_costs(const json &shape, double layer_seconds) {
+    pagoda::plan::MeasuredLayerCosts c;
+    c.backend = "cpu";
+    c.device = "test";
+    c.dtype = "f32";
+    c.shape.hidden = shape["hidden"];
+    c.shape.intermediate = shape["intermediate"];
+    c.shape.layers = shape["layers"];
+    c.shape.heads = shape["heads"];
+    c.shape.kv_heads = shape["kv_heads"];
+    c.shape.vocab = shape["vocab"];
+    c.shape.head_dim = c.shape.hidden / c.shape.heads;
+    c.device_spec = pagoda::plan::device_preset("cpu");
+    c.granularity = 8;
+    c.no_context_seconds.assign(8, layer_seconds);
+    return c;
+}
+
+// Measured costs and a generation: with one device per group, a replica's one stage costs its
+// layers × (the prompt's step + one step per further token), all from the cost file, and the
+// spec's overhead travels with the placement. A model without an entry is refused by name.
+void test_measured_costs_and_generation(void **) {
+    const std::string path =
+        std::string(P_tmpdir) + "/pagoda-placement-search-" + std::to_string(getpid()) + "-costs.json";
+    std::remove(path.c_str());
+    json spec = json::parse(kSpec);
+    pagoda::plan::save_measured_costs(path, flat_costs(spec["models"][0]["shape"], 1e-3));
+    spec["cluster"].erase("device");
+    spec["cluster"]["costs"] = path;
+    spec["request"] = {{"prompt_tokens", 8}, {"output_tokens", 4}};
+    spec["overhead"] = 0.005;
+    spec["search"]["max_pipeline"] = 1;
+    spec["search"]["max_tensor"] = 1;
+    expect_search_fails(spec.dump(), PAGODA_ERR_NOT_FOUND, "model \"b\"");
+
+    pagoda::plan::save_measured_costs(path, flat_costs(spec["models"][1]["shape"], 2e-3));
+    const json p = json::parse(search(spec.dump(), workload()));
+    std::remove(path.c_str());
+    assert_string_equal(p["search"]["costs"].get<std::string>().c_str(), ("measured:" + path).c_str());
+    assert_float_equal(p["overhead"].get<double>(), 0.005, 1e-12);
+    // 4 steps (8 prompt tokens, then 3 single tokens) × layers × the flat layer time.
+    const double want[2] = {4 * 8 * 1e-3, 4 * 12 * 2e-3};
+    int replicas = 0;
+    for (const json &group : p["groups"])
+        for (const json &replica : group["replicas"]) {
+            const int m = replica["model"] == "a" ? 0 : 1;
+            assert_int_equal(replica["stage_seconds"].size(), 1);
+            assert_float_equal(replica["stage_seconds"][0].get<double>(), want[m], 1e-9);
+            ++replicas;
+        }
+    assert_true(replicas >= 2);
+
+    json both = spec;
+    both["cluster"]["device"] = "cpu";
+    expect_search_fails(both.dump(), PAGODA_ERR_INVALID_ARGUMENT, "both \"device\" and \"costs\"");
+    json mixed = spec;
+    mixed["request"]["tokens"] = 64;
+    expect_search_fails(mixed.dump(), PAGODA_ERR_INVALID_ARGUMENT, "request mixes one step");
+    json half = spec;
+    half["request"].erase("output_tokens");
+    expect_search_fails(half.dump(), PAGODA_ERR_FORMAT, "has no \"output_tokens\"");
+    expect_search_fails(spec.dump(), PAGODA_ERR_IO, path.c_str());  // the cost file is gone
+}
+
 void test_bad_specs(void **) {
     expect_search_fails("{\"cluster\": [}", PAGODA_ERR_FORMAT, "byte");
     expect_search_fails(spec_with("/models/1/shape/hidden", "768"), PAGODA_ERR_FORMAT,
@@ -210,6 +276,7 @@ int main() {
         cmocka_unit_test(test_search_then_simulate),
         cmocka_unit_test(test_per_model_rate_and_defaults),
         cmocka_unit_test(test_model_from_config),
+        cmocka_unit_test(test_measured_costs_and_generation),
         cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

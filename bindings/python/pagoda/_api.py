@@ -97,6 +97,8 @@ _PROTOTYPES = {
     "pagoda_simulate_options_init": (None, [_p(S.SimulateOptions), c_size_t]),
     "pagoda_placement_simulate": (_STATUS, [c_char_p, _p(S.SimulateOptions), _OUT]),
     "pagoda_placement_search": (_STATUS, [c_char_p, _p(S.SimulateOptions), _OUT]),
+    "pagoda_cost_profile_options_init": (None, [_p(S.CostProfileOptions), c_size_t]),
+    "pagoda_cost_profile": (_STATUS, [c_char_p, c_char_p, _p(S.CostProfileOptions), c_char_p, _OUT]),
     # kv_cache.h
     "pagoda_kv_cache_options_init": (None, [_p(S.KvCacheOptions), c_size_t]),
     "pagoda_kv_cache_create": (_STATUS, [_H, _H, _H, _p(S.KvCacheOptions), _OUT]),

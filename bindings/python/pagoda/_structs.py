@@ -135,6 +135,12 @@ class SimulateOptions(_Struct):
                 ("overhead_seconds", c_double), ("reject_late", c_int32)]
 
 
+class CostProfileOptions(_Struct):
+    c_name = "pagoda_cost_profile_options_t"
+    _fields_ = [("struct_size", c_uint32), ("max_tokens", c_int64), ("granularity", c_int64),
+                ("grid", c_int32), ("repeats", c_int32), ("beside", c_char_p)]
+
+
 # ---- kv_cache.h ------------------------------------------------------------------------------
 
 class KvCacheOptions(_Struct):
@@ -284,8 +290,8 @@ class DeviceInfo(_Struct):
 
 ALL: tuple[type[_Struct], ...] = (
     ModelOptions, ModelInfo, TokenizerInfo, ChatTemplateOptions, MeshOptions, PlanOptions,
-    PlanStage, PlanSummary, SimulateOptions, KvCacheOptions, KvCacheStats, LogitBias,
-    RequestOptions, Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram,
+    PlanStage, PlanSummary, SimulateOptions, CostProfileOptions, KvCacheOptions, KvCacheStats,
+    LogitBias, RequestOptions, Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram,
     EngineMetrics, KernelChoiceInfo, DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
 """Every struct the binding declares."""
 

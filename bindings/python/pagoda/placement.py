@@ -1,4 +1,5 @@
-"""Multi-model placement (AlpaServe): simulate serving on a placement, or search for one."""
+"""Multi-model placement (AlpaServe): simulate serving on a placement, search for one, and
+measure the layer costs a search places with."""
 from __future__ import annotations
 
 import ctypes
@@ -56,3 +57,34 @@ def search_placement(spec: Union[str, dict], options: Optional[SimulateOptions] 
     ``options`` or keyword arguments (:class:`SimulateOptions` fields) describe the workload it
     is scored on. Returns the placement object."""
     return _call_json(lib.pagoda_placement_search, spec, options, kwargs)
+
+
+@dataclasses.dataclass
+class CostProfileOptions:
+    """How :func:`profile_costs` times (``pagoda_cost_profile_options_t``); ``None`` keeps the
+    library's default (plan.h says each)."""
+    max_tokens: Optional[int] = None
+    granularity: Optional[int] = None
+    grid: Optional[int] = None
+    repeats: Optional[int] = None
+    beside: Optional[str] = None
+
+    def to_c(self) -> S.CostProfileOptions:
+        return S.options(S.CostProfileOptions, lib.pagoda_cost_profile_options_init,
+                         **dataclasses.asdict(self))
+
+
+def profile_costs(model_path: str, cost_file: str, device: str = "cpu:0",
+                  options: Optional[CostProfileOptions] = None, **kwargs: Any) -> dict:
+    """Times the model's decoder layers on ``device`` and adds the entry to ``cost_file``
+    (which ``search_placement``'s ``"costs"`` and plan options read); returns the entry.
+    ``options`` or keyword arguments set :class:`CostProfileOptions` fields."""
+    opts = resolve(CostProfileOptions, options, kwargs)
+    raw = opts.to_c()  # holds the encoded `beside` while the call runs
+    out = ctypes.c_void_p()
+    check(lib.pagoda_cost_profile(model_path.encode("utf-8"), device.encode("utf-8"),
+                                  ctypes.byref(raw), cost_file.encode("utf-8"), ctypes.byref(out)))
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
+    finally:
+        lib.pagoda_free(out)

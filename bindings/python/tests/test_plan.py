@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import unittest
 
-from tests.support import PROMPT, ModelTestCase, pagoda
+from tests.support import MODEL, PROMPT, ModelTestCase, pagoda
 
 
 class MeshTest(unittest.TestCase):
@@ -167,6 +169,24 @@ class PlacementTest(unittest.TestCase):
         placement = pagoda.search_placement(spec, duration_seconds=20.0)
         self.assertIn("groups", placement)
         self.assertIn("slo_attainment", placement["search"])
+
+
+    def test_profile_then_search_with_costs(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            costs = os.path.join(folder, "costs.json")
+            entry = pagoda.profile_costs(MODEL, costs, max_tokens=16, granularity=8, grid=2,
+                                         repeats=1)
+            self.assertTrue(entry["device"].startswith("cpu:0 "))
+            self.assertEqual(len(entry["no_context_seconds"]), 2)
+            spec = {"cluster": {"devices_per_node": 2, "costs": costs},
+                    "models": [{"name": "a", "slo": 5.0, "shape": entry["shape"]}],
+                    "request": {"prompt_tokens": 4, "output_tokens": 4}}
+            placement = pagoda.search_placement(spec, duration_seconds=20.0)
+            self.assertEqual(placement["search"]["costs"], "measured:" + costs)
+            with self.assertRaises(pagoda.InvalidArgumentError):
+                pagoda.profile_costs(MODEL, costs, options=pagoda.CostProfileOptions(max_tokens=20))
+            with self.assertRaises(pagoda.InvalidArgumentError):
+                pagoda.profile_costs(MODEL, costs, beside="cpu:0")
 
 
 if __name__ == "__main__":

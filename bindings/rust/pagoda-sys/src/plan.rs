@@ -81,6 +81,18 @@ pub struct pagoda_simulate_options_t {
     pub reject_late: i32,
 }
 
+/// `pagoda_cost_profile_options_t`. Initialise with `pagoda_cost_profile_options_init`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pagoda_cost_profile_options_t {
+    pub struct_size: u32,
+    pub max_tokens: i64,
+    pub granularity: i64,
+    pub grid: i32,
+    pub repeats: i32,
+    pub beside: *const c_char,
+}
+
 extern "C" {
     pub fn pagoda_plan_options_init(options: *mut pagoda_plan_options_t, size: usize);
     pub fn pagoda_plan_create(
@@ -125,5 +137,14 @@ extern "C" {
         spec_json: *const c_char,
         workload: *const pagoda_simulate_options_t,
         placement_json: *mut *mut c_char,
+    ) -> pagoda_status_t;
+    pub fn pagoda_cost_profile_options_init(options: *mut pagoda_cost_profile_options_t, size: usize);
+    /// `*entry_json` (may be null) is released with `pagoda_free`.
+    pub fn pagoda_cost_profile(
+        model_path: *const c_char,
+        device: *const c_char,
+        options: *const pagoda_cost_profile_options_t,
+        cost_file: *const c_char,
+        entry_json: *mut *mut c_char,
     ) -> pagoda_status_t;
 }

@@ -215,6 +215,14 @@ fn declared() -> Vec<Layout> {
             overhead_seconds,
             reject_late,
         }),
+        layout!(pagoda_cost_profile_options_t {
+            struct_size,
+            max_tokens,
+            granularity,
+            grid,
+            repeats,
+            beside,
+        }),
         layout!(pagoda_request_options_t {
             struct_size,
             flags,

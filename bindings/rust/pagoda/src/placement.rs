@@ -1,8 +1,11 @@
-//! Multi-model placement (AlpaServe): simulate serving on a placement, or search for one.
+//! Multi-model placement (AlpaServe): simulate serving on a placement, search for one, and
+//! measure the layer costs a search places with.
 
-use crate::cstr::{take_owned, to_c};
+use crate::convert::Defaults;
+use crate::cstr::{opt_ptr, opt_to_c, path_to_c, take_owned, to_c};
 use crate::error::{check, Result};
 use pagoda_sys as sys;
+use std::path::Path;
 use std::ptr;
 
 c_struct! {
@@ -51,4 +54,59 @@ pub fn search(spec_json: &str, workload: Option<&SimulateOptions>) -> Result<Str
     check(unsafe { sys::pagoda_placement_search(spec.as_ptr(), workload, &mut result) })?;
     // SAFETY: a string the library handed over.
     Ok(unsafe { take_owned(result) })
+}
+
+/// How [`profile_costs`] times. `Default` gives the library's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostProfileOptions {
+    /// L: the longest step and the longest context timed.
+    pub max_tokens: i64,
+    /// t(l, 0) is timed for l = g, 2g, …, L.
+    pub granularity: i64,
+    /// The context term is fitted on grid × grid points.
+    pub grid: i32,
+    /// Timed runs per point, the fastest kept.
+    pub repeats: i32,
+    /// A second device kept busy with the same work while timing; `None`: timed alone.
+    pub beside: Option<String>,
+}
+
+impl Default for CostProfileOptions {
+    fn default() -> CostProfileOptions {
+        let raw = sys::pagoda_cost_profile_options_t::defaults();
+        CostProfileOptions {
+            max_tokens: raw.max_tokens,
+            granularity: raw.granularity,
+            grid: raw.grid,
+            repeats: raw.repeats,
+            beside: None, // the library's default is NULL
+        }
+    }
+}
+
+/// Times a model's decoder layers on `device` (such as "cpu:0") and adds the entry to
+/// `cost_file`, which a placement spec's `"costs"` and [`crate::PlanOptions::cost_file`] read;
+/// returns the entry as JSON.
+pub fn profile_costs(
+    model_path: impl AsRef<Path>,
+    device: &str,
+    options: &CostProfileOptions,
+    cost_file: impl AsRef<Path>,
+) -> Result<String> {
+    let model = path_to_c("model_path", model_path.as_ref())?;
+    let device = to_c("device", device)?;
+    let file = path_to_c("cost_file", cost_file.as_ref())?;
+    let beside = opt_to_c("beside", options.beside.as_deref())?;
+    let mut raw = sys::pagoda_cost_profile_options_t::defaults();
+    raw.max_tokens = options.max_tokens;
+    raw.granularity = options.granularity;
+    raw.grid = options.grid;
+    raw.repeats = options.repeats;
+    raw.beside = opt_ptr(&beside);
+    let mut entry = ptr::null_mut();
+    // SAFETY: NUL-terminated strings that outlive the call, an options struct and a valid
+    // out-pointer.
+    check(unsafe { sys::pagoda_cost_profile(model.as_ptr(), device.as_ptr(), &raw, file.as_ptr(), &mut entry) })?;
+    // SAFETY: a string the library handed over.
+    Ok(unsafe { take_owned(entry) })
 }

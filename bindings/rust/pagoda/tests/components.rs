@@ -3,7 +3,7 @@
 mod common;
 
 use pagoda::{
-    ChatTemplateOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model,
+    ChatTemplateOptions, CostProfileOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model,
     Objective, Plan, PlanOptions, Preemption, RequestOptions, SimulateOptions, Status, Tokenizer,
     TOKENIZE_ADD_SPECIAL,
 };
@@ -195,6 +195,22 @@ fn a_placement_is_searched() {
     assert!(result.contains("\"slo_attainment\""));
     let err = pagoda::placement::search(r#"{"cluster": {}, "models": [], "bogus": 1}"#, None).unwrap_err();
     assert!(matches!(err.status(), Status::Format | Status::InvalidArgument), "{}", err);
+}
+
+#[test]
+fn layer_costs_are_profiled_for_the_search() {
+    let folder = std::env::temp_dir().join(format!("pagoda-rust-costs-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let costs = folder.join("costs.json");
+    let options = CostProfileOptions { max_tokens: 16, granularity: 8, grid: 2, repeats: 1, beside: None };
+    let entry = pagoda::placement::profile_costs(common::model_path(), "cpu:0", &options, &costs).unwrap();
+    assert!(entry.contains("\"no_context_seconds\"") && entry.contains("\"device\":\"cpu:0 "), "{}", entry);
+    assert!(std::fs::read_to_string(&costs).unwrap().contains("pagoda-costs"));
+    let itself = CostProfileOptions { beside: Some("cpu:0".into()), ..options.clone() };
+    let err = pagoda::placement::profile_costs(common::model_path(), "cpu:0", &itself, &costs).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument, "{}", err);
+    assert!(err.message().contains("beside"), "{}", err);
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 #[test]

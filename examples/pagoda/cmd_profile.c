@@ -1,0 +1,131 @@
+/* pagoda profile: time a model's decoder layers on a device and keep them in a cost file, which
+ * `pagoda plan --cost-file` and `pagoda place` (the spec's "costs") read. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void profile_usage(FILE *out) {
+    fputs("Usage: pagoda profile --model PATH --out FILE [options]\n"
+          "\n"
+          "Times whole forward passes of the model on one device (one sequence, logits for its\n"
+          "last token, as a serving step runs) for step lengths g, 2g, ..., L and for new tokens\n"
+          "after cached ones, and keeps the per-layer times with their fitted context term\n"
+          "(TeraPipe Eq. 9) in FILE, adding to what it holds. `pagoda plan --cost-file FILE` and\n"
+          "`pagoda place` (\"cluster\": {\"costs\": FILE}) then plan with the measured times.\n"
+          "The backend's own settings apply (PAGODA_BACKEND_CPU_CONFIG=devices=2,threads=1 makes\n"
+          "each CPU device one thread). Time on an otherwise idle machine.\n"
+          "\n"
+          "Options:\n"
+          "  --model PATH        GGUF file or Hugging Face folder (default: the bundled model)\n"
+          "  --out FILE          the cost file to write (JSON)\n"
+          "  --device DEV        the device timed (default cpu:0)\n"
+          "  --beside DEV        keep DEV busy with the same work while timing: devices that\n"
+          "                      will serve side by side share memory bandwidth and cache\n"
+          "  --max-tokens L      the longest step and context timed (default 128)\n"
+          "  --granularity G     step lengths timed are multiples of G (default 8)\n"
+          "  --grid N            the context term is fitted on N x N points (default 4)\n"
+          "  --repeats N         timed runs per point, the fastest kept (default 3)\n"
+          "  --json              print the entry written (JSON) instead of a summary\n"
+          "  --help              show this help\n",
+          out);
+}
+
+/* The number after `"key":` in `text`, or -1 when absent. */
+static double number_after(const char *text, const char *key) {
+    const char *at = strstr(text, key);
+    return at ? strtod(at + strlen(key), NULL) : -1.0;
+}
+
+/* Prints the device, the first and last t(l, 0) and the fit's errors from the entry. */
+static void summarise(const char *entry, long long max_tokens, long long granularity) {
+    const char *device = strstr(entry, "\"device\":\"");
+    if (device) {
+        device += strlen("\"device\":\"");
+        fprintf(stderr, "%-22s %.*s\n", "device", (int)strcspn(device, "\""), device);
+    }
+    const char *times = strstr(entry, "\"no_context_seconds\":[");
+    if (times) {
+        times += strlen("\"no_context_seconds\":[");
+        const double first = strtod(times, NULL);
+        const char *end = strchr(times, ']');
+        const char *last = end;
+        while (last > times && last[-1] != ',' && last[-1] != '[') last--;
+        fprintf(stderr, "%-22s %.3f ms (l = %lld)\n", "layer t(l, 0)", first * 1e3, granularity);
+        fprintf(stderr, "%-22s %.3f ms (l = %lld)\n", "", strtod(last, NULL) * 1e3, max_tokens);
+    }
+    fprintf(stderr, "%-22s %.1f %%\n", "context fit error", 100.0 * number_after(entry, "\"context_fit_error\":"));
+    fprintf(stderr, "%-22s %.1f %%\n", "t(l, c) fit error", 100.0 * number_after(entry, "\"total_fit_error\":"));
+}
+
+static int parse_count(const char *flag, const char *value, long long *out) {
+    char *end = NULL;
+    errno = 0;
+    *out = strtoll(value, &end, 10);
+    if (errno || !end || *end || *out <= 0) {
+        fprintf(stderr, "pagoda profile: %s wants a positive integer, not '%s'\n", flag, value);
+        return 0;
+    }
+    return 1;
+}
+
+int cli_profile(int argc, char **argv) {
+    const char *model = NULL, *out = NULL, *device = "cpu:0";
+    int json = 0;
+    long long count = 0;
+    pagoda_cost_profile_options_t o;
+    pagoda_cost_profile_options_default(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+            profile_usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(f, "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "pagoda profile: unknown option or missing value: '%s'\n\n", f);
+            profile_usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+        const char *v = argv[++i];
+        if (strcmp(f, "--model") == 0) model = v;
+        else if (strcmp(f, "--out") == 0) out = v;
+        else if (strcmp(f, "--device") == 0) device = v;
+        else if (strcmp(f, "--beside") == 0) o.beside = v;
+        else if (strcmp(f, "--max-tokens") == 0 || strcmp(f, "--granularity") == 0 ||
+                 strcmp(f, "--grid") == 0 || strcmp(f, "--repeats") == 0) {
+            if (!parse_count(f, v, &count)) return CLI_EXIT_USAGE;
+            if (strcmp(f, "--max-tokens") == 0) o.max_tokens = count;
+            else if (strcmp(f, "--granularity") == 0) o.granularity = count;
+            else if (count > 1000000) {
+                fprintf(stderr, "pagoda profile: %s %lld is too large\n", f, count);
+                return CLI_EXIT_USAGE;
+            } else if (strcmp(f, "--grid") == 0) o.grid = (int32_t)count;
+            else o.repeats = (int32_t)count;
+        } else {
+            fprintf(stderr, "pagoda profile: unknown option: '%s'\n\n", f);
+            profile_usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!out) {
+        fputs("pagoda profile: --out is required\n\n", stderr);
+        profile_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!model) model = cli_default_model();
+    char *entry = NULL;
+    const pagoda_status_t s = pagoda_cost_profile(model, device, &o, out, &entry);
+    if (s != PAGODA_OK) return cli_fail("profiling the model's layers", s);
+    if (json) printf("%s\n", entry);
+    else {
+        summarise(entry, (long long)o.max_tokens, (long long)o.granularity);
+        fprintf(stderr, "%-22s %s\n", "written to", out);
+    }
+    pagoda_free(entry);
+    return CLI_EXIT_OK;
+}
