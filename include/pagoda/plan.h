@@ -304,6 +304,8 @@ PAGODA_API pagoda_status_t pagoda_plan_slice_length_v2(const pagoda_plan_t *plan
  * \code{.json}
  * {"overhead": 0.004,                                // optional: seconds the serving
  *                                                    // system adds to every request
+ *  "reject_late": false,                             // optional, default true: reject at
+ *                                                    // arrival what would miss its SLO
  *  "models": [{"name": "a", "slo": 2.0}],            // "slo" (seconds) is optional
  *  "groups": [{"devices": [0, 1], "pipeline": 2, "tensor": 1,
  *              "replicas": [{"model": "a", "stage_seconds": [0.2, 0.2],

@@ -8,6 +8,7 @@ namespace pagoda::plan {
 AdmissionControl::AdmissionControl(const Placement &placement, const AdmissionRules &rules)
     : rules_(rules) {
     rules_.overhead_seconds += placement.overhead_seconds;
+    rules_.reject_late = rules.reject_late && placement.reject_late;
     slo_.reserve(placement.models.size());
     for (const PlacedModel &model : placement.models)
         slo_.push_back(std::isfinite(model.slo_seconds) ? model.slo_seconds : rules.default_slo_seconds);

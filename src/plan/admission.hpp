@@ -4,8 +4,9 @@
 // known when it arrives:
 //     f_0 = arrival;  f_s = max(clock_s, f_{s−1}) + latency_s;  clock_s ← f_s
 // Dispatch: among the groups holding the model, the one where it would finish first (ties to the
-// lower group). Admission: with reject_late, a request predicted to finish (+ overhead) after
-// arrival + SLO is rejected and leaves the clocks as they were.
+// lower group). Admission: with reject_late (the rules' and the placement's), a request
+// predicted to finish (+ overhead) after arrival + SLO is rejected and leaves the clocks as
+// they were.
 //
 // The simulator replays a trace through it; the server dispatches live requests through it, so
 // both queue and reject by the same rule.

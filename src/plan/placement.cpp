@@ -135,6 +135,7 @@ std::string placement_to_json(const Placement &placement) {
                           {"replicas", std::move(replicas)}});
     }
     if (placement.overhead_seconds > 0.0) out["overhead"] = placement.overhead_seconds;
+    if (!placement.reject_late) out["reject_late"] = false;
     out["models"] = std::move(models);
     out["groups"] = std::move(groups);
     return out.dump();
@@ -184,6 +185,11 @@ public:
         return value.get<std::string>();
     }
 
+    bool boolean(const json &value, const std::string &path) const {
+        if (!value.is_boolean()) wrong(path, "true or false", value);
+        return value.get<bool>();
+    }
+
     std::vector<double> numbers(const json &value, const std::string &path) const {
         std::vector<double> out;
         const json &list = array(value, path);
@@ -220,6 +226,7 @@ Placement placement_from_json(std::string_view text, const std::string &source) 
     }
 
     if (root.contains("overhead")) placement.overhead_seconds = read.number(root["overhead"], "overhead");
+    if (root.contains("reject_late")) placement.reject_late = read.boolean(root["reject_late"], "reject_late");
     const json &groups = read.array(read.member(root, "groups", "the placement"), "groups");
     for (size_t g = 0; g < groups.size(); ++g) {
         const std::string path = group_path(g);

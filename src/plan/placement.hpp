@@ -9,6 +9,8 @@
 //
 //   {
 //     "overhead": 0.004,                  // optional: seconds added to every request
+//     "reject_late": false,               // optional, default true: reject at arrival a request
+//                                         //   predicted to miss its SLO (admission.hpp)
 //     "models": [                         // the models, in id order; ids index this array
 //       {"name": "bert-6.7b", "slo": 2.0, // "slo": seconds, optional (the simulator's default)
 //        "path": "models/bert.gguf"}      // optional: what `pagoda serve --placement` opens
@@ -74,6 +76,9 @@ struct Placement {
     // detokenizing), measured on the system that runs the placement; counted in every predicted
     // latency (JSON "overhead", optional, default 0).
     double overhead_seconds = 0.0;
+    // Whether a request predicted to miss its SLO is rejected at arrival (JSON "reject_late",
+    // optional, default true); false serves every request, a late one counting as a miss.
+    bool reject_late = true;
 
     // Number of groups holding a replica of `model`.
     size_t replica_count(uint32_t model) const noexcept;

@@ -8,7 +8,7 @@
 //   pagoda-bench-placement --placement FILE [--rate R[,R...]] [--cv C] [--duration T] [--seed S]
 //                          [--max-tokens G] [--prompt TEXT] [--slo-scale X]
 //                          [--calibrate-runs K] [--devices KIND] [--out-placement FILE]
-//                          [--no-overhead] [--keep-stages] [--svg FILE]
+//                          [--no-overhead] [--keep-stages] [--no-reject] [--svg FILE]
 //
 // Each rate is one replay (a fresh server); --svg draws SLO attainment against the rate,
 // simulated and measured, on one chart.
@@ -21,7 +21,9 @@
 // scale"). Then the server's own cost per request is measured (each model's request alone over
 // HTTP, less the engine's time) and written as the placement's "overhead", which the server's
 // controller and the simulator both add to every prediction (--no-overhead: 0). The calibrated
-// placement is what both the server and the simulator run.
+// placement is what both the server and the simulator run. --no-reject turns the placement's
+// rejection at arrival off (both sides then serve every request, a late one a miss), so that
+// attainment depends on how long requests really take rather than on the shared controller.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -60,6 +62,7 @@ struct Args {
     int max_tokens = 16, calibrate_runs = 3;
     bool measure_overhead = true;
     bool keep_stages = false;  // serve and simulate the placement's own stage_seconds
+    bool reject = true;        // false: the placement's reject_late off, for server and simulator
 };
 
 // One replica timed alone: what the placement said (Σ stage_seconds) and what it took.
@@ -289,6 +292,7 @@ double attainment(const plan::ModelOutcome &o) {
 plan::Placement calibrated_placement(const Args &a, std::vector<ReplicaTiming> *timings) {
     plan::Placement placement = plan::placement_from_json(read_file(a.placement_path), a.placement_path);
     *timings = calibrate(placement, a);
+    if (!a.reject) placement.reject_late = false;
     if (a.measure_overhead) {
         placement.overhead_seconds = measure_overhead(placement, a);
         std::fprintf(stderr, "calibrated: the server adds %.4f s to a request\n", placement.overhead_seconds);
@@ -397,6 +401,7 @@ int main(int argc, char **argv) {
             else if (!std::strcmp(f, "--out-placement")) a.out_placement = value();
             else if (!std::strcmp(f, "--no-overhead")) a.measure_overhead = false;
             else if (!std::strcmp(f, "--keep-stages")) a.keep_stages = true;
+            else if (!std::strcmp(f, "--no-reject")) a.reject = false;
             else throw std::runtime_error(std::string("unknown option ") + f);
         }
         if (a.placement_path.empty()) throw std::runtime_error("--placement FILE is required");

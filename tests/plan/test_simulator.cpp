@@ -226,6 +226,13 @@ void test_rejection_and_attainment(void **) {
     assert_int_equal(late.rejected, 1);
     assert_int_equal(late.within_slo, 2);  // finishes 1, 2 in time; 3 and 4 − 1 = 3 late
     assert_true(late.latency.max == 3.0);
+    // The placement may turn it off too (its server then serves everything), through JSON.
+    options.reject_late = true;
+    Placement serve_all = placement;
+    serve_all.reject_late = false;
+    const SimulationResult all =
+        replay(placement_from_json(placement_to_json(serve_all), "test"), times, models, options);
+    assert_true(all.rejected == late.rejected && all.within_slo == late.within_slo);
 
     // The fixed overhead counts against the SLO too: 1 + 2 > 2.5 for the second request.
     options.reject_late = true;

@@ -6,10 +6,11 @@
  *     first), every text equal to the greedy completion on one device;
  *   - then "b", whose group 0 is busy with "a"'s queue, is rejected at arrival (429 naming the
  *     SLO), and /metrics counts it; /v1/models lists each model once;
+ *   - with "reject_late": false the same booking serves "b" late instead;
  *   - a placement that cannot run is refused whole, naming the group and the model: a device
  *     that does not exist, a model without a path, a file that does not open; a server that
  *     already serves a model refuses one. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* asprintf */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,33 @@ static void test_routes_and_rejects(void **state) {
     pagoda_server_destroy(server);
 }
 
+/* With "reject_late": false the controller still routes but rejects nothing: "b", whose
+ * group is booked past its SLO, is served (late), as a server without admission control would. */
+static void test_serves_late_when_told(void **state) {
+    (void)state;
+    int port = 0;
+    pagoda_server_t *server = start_server(&port);
+    char *json = placement_json("2", ENGINE_STACK_MODEL, 1);
+    char *serve_all = NULL;
+    assert_true(asprintf(&serve_all, "{\"reject_late\": false, %s", json + 1) > 0);
+    free(json);
+    TEST_ASSERT_OK(pagoda_server_add_placement(server, serve_all, "cpu", NULL, NULL));
+    free(serve_all);
+    http_reply_t r;
+    const char *body = "{\"model\": \"a\", \"prompt\": \"Once\", \"max_tokens\": 2}";
+    for (int i = 0; i < 3; i++) {
+        http_request(port, "POST", COMPLETIONS, NULL, body, &r);
+        assert_int_equal(r.status, 200);
+        http_reply_free(&r);
+    }
+    http_request(port, "POST", COMPLETIONS, NULL, "{\"model\": \"b\", \"prompt\": \"Once\", \"max_tokens\": 2}", &r);
+    if (r.status != 200) fail_msg("b answered %d: %s", r.status, r.body);
+    http_reply_free(&r);
+    assert_true(metric(port, "pagoda_slo_rejected_requests_total{model_name=\"b\"} ") == 0.0);
+    TEST_ASSERT_OK(pagoda_server_stop(server));
+    pagoda_server_destroy(server);
+}
+
 /* Refused whole, naming the group and model; the server then serves nothing. */
 static void expect_refused(const char *json, pagoda_status_t status, const char *group, const char *model) {
     int port = 0;
@@ -161,6 +189,7 @@ static void test_refusals(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes_and_rejects),
+        cmocka_unit_test(test_serves_late_when_told),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
