@@ -250,22 +250,27 @@ void warm_up(int port, const plan::Placement &p, const Args &a) {
 }
 
 // Seconds the server adds to a request beyond the engine's time alone: each model's request
-// sent alone through HTTP (idle clocks, so the fastest replica), its median latency less that
-// replica's calibrated time; the median over the models.
-double measure_overhead(const plan::Placement &p, const Args &a) {
+// sent alone through HTTP (idle clocks, so the replica the placement says is fastest), its
+// median latency less that replica's measured time alone; the median over the models.
+double measure_overhead(const plan::Placement &p, const std::vector<ReplicaTiming> &timings, const Args &a) {
     int port = 0;
     pagoda_server_t *server = serve(p, a, &port);
     warm_up(port, p, a);
     std::vector<double> overheads;
     for (size_t m = 0; m < p.models.size(); ++m) {
-        double fastest = INFINITY;
-        for (const plan::PlacementGroup &g : p.groups)
-            for (const plan::Replica &r : g.replicas)
+        // The controller's choice on idle clocks: the first group of the least Σ stage_seconds.
+        double predicted = INFINITY;
+        size_t chosen = p.groups.size();
+        for (size_t g = 0; g < p.groups.size(); ++g)
+            for (const plan::Replica &r : p.groups[g].replicas)
                 if (r.model == m) {
                     double t = 0;
                     for (double x : r.stage_seconds) t += x;
-                    fastest = std::min(fastest, t);
+                    if (t < predicted) predicted = t, chosen = g;
                 }
+        double fastest = INFINITY;
+        for (const ReplicaTiming &t : timings)
+            if (t.group == chosen && t.model == p.models[m].name) fastest = t.measured;
         if (!std::isfinite(fastest)) continue;
         const std::string body = completion_body(p.models[m].name, a);
         std::vector<double> latencies;
@@ -273,7 +278,7 @@ double measure_overhead(const plan::Placement &p, const Args &a) {
             const auto answers = bench::run_open_loop(port, {{0.0, "/v1/completions", body}}, 120.0);
             if (answers[0].status != 200) throw std::runtime_error("an overhead probe answered " + std::to_string(answers[0].status));
             latencies.push_back(answers[0].finished - answers[0].sent);
-            std::this_thread::sleep_for(std::chrono::duration<double>(fastest + 0.02));
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::max(predicted, fastest) + 0.02));
         }
         std::sort(latencies.begin(), latencies.end());
         overheads.push_back(std::max(0.0, latencies[latencies.size() / 2] - fastest));
@@ -294,7 +299,7 @@ plan::Placement calibrated_placement(const Args &a, std::vector<ReplicaTiming> *
     *timings = calibrate(placement, a);
     if (!a.reject) placement.reject_late = false;
     if (a.measure_overhead) {
-        placement.overhead_seconds = measure_overhead(placement, a);
+        placement.overhead_seconds = measure_overhead(placement, *timings, a);
         std::fprintf(stderr, "calibrated: the server adds %.4f s to a request\n", placement.overhead_seconds);
     }
     if (!a.out_placement.empty()) std::ofstream(a.out_placement) << plan::placement_to_json(placement) << "\n";
