@@ -140,11 +140,11 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
         std::vector<plan::CostModel> costs;
         for (const plan::SpecModel &model : spec.models) costs.push_back(plan::spec_cost_model(spec, model));
         // Without a memory_bytes of its own, a measured cluster has its smallest measured device's.
-        if (!spec.cost_file.empty() && !spec.memory_given) {
-            spec.cluster.device_memory_bytes = costs.front().device().memory_bytes;
-            for (const plan::CostModel &c : costs)
-                spec.cluster.device_memory_bytes = std::min(spec.cluster.device_memory_bytes, c.device().memory_bytes);
-        }
+        if (!spec.cost_file.empty() && !spec.memory_given)
+            spec.cluster.device_memory_bytes =
+                std::min_element(costs.begin(), costs.end(), [](const plan::CostModel &a, const plan::CostModel &b) {
+                    return a.device().memory_bytes < b.device().memory_bytes;
+                })->device().memory_bytes;
         const plan::ReplicaCostFn cost = plan::replica_costs_from_partitioner(
             [&](uint32_t m, const plan::MeshShape &mesh) {
                 return plan::make_stage_cost_table(costs[m], mesh, spec.request);

@@ -71,12 +71,12 @@ def dtype_name(dtype: DType) -> str:
 
 __all__ = [
     "AbiMismatchError", "AlreadyExistsError", "Backend", "BackendError", "CancelledError",
-    "ClosedError", "Completion", "DEVICE_HOST_ACCESSIBLE", "DEVICE_USES_HOST_WEIGHTS", "DType",
+    "ClosedError", "Completion", "CostProfileOptions", "DEVICE_HOST_ACCESSIBLE", "DEVICE_USES_HOST_WEIGHTS", "DType",
     "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats",
     "EmbeddingNormalize", "EmptyError", "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
     "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KernelChoice",
     "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "LogitsProcessor",
-    "CostProfileOptions", "Mesh", "Model",
+    "Mesh", "Model",
     "ModelInfo", "ModelLoader", "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output",
     "PagodaError",
     "PagodaIOError", "Plan", "PlanObjective", "PlanOptions", "PlanStage", "PlanSummary",
