@@ -159,8 +159,11 @@ else
                 continue
             fi
             # The environment CTest would give the test; exit code 77 is a test skipping itself.
+            # API errors are not reported: the tests provoke some on purpose (an event without
+            # timing) and NCCL's start-up probes kernels of other architectures; both are checked
+            # by the tests' own assertions, and the sanitizer is here for memory and races.
             eval "env PAGODA_BACKEND_PATH= PAGODA_LOG_LEVEL=error timeout $SANITIZE_TIMEOUT \"$SANITIZER\" --tool $tool \
-                --error-exitcode 99 $command" > "$log" 2>&1
+                --report-api-errors no --error-exitcode 99 $command" > "$log" 2>&1
             rc=$?
             if [ $rc -eq 0 ]; then
                 record "$tool $name" PASS
