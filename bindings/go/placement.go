@@ -103,7 +103,7 @@ type CostProfileOptions struct {
 	Granularity int64  // t(l, 0) is timed for l = g, 2g, ..., L
 	Grid        int32  // the context term is fitted on Grid x Grid points
 	Repeats     int32  // timed runs per point, the fastest kept
-	Beside      string // a second device kept busy with the same work while timing; "" = none
+	Beside      string // devices kept busy with the same work while timing; "" = none
 }
 
 // DefaultCostProfileOptions are the library's defaults (pagoda_cost_profile_options_init).
@@ -137,9 +137,9 @@ func (o *CostProfileOptions) toC(c *C.pagoda_cost_profile_options_t, a *cAlloc) 
 	return c
 }
 
-// ProfileCosts times a model's decoder layers on device (such as "cpu:0") and adds the entry
-// to costFile, which a placement spec's "costs" and PlanOptions.CostFile read; it returns the
-// entry as JSON. opts may be nil for the defaults.
+// ProfileCosts times a model's decoder layers on device (such as "cpu:0", or a group such as
+// "cpu:0-1" timed as one tensor-parallel stage) and adds the entry to costFile, which a
+// placement spec's "costs" and PlanOptions.CostFile read; it returns the entry as JSON. opts may be nil for the defaults.
 func ProfileCosts(modelPath, device string, opts *CostProfileOptions, costFile string) (string, error) {
 	var a cAlloc
 	defer a.free()

@@ -443,8 +443,8 @@ typedef struct pagoda_cost_profile_options {
     int32_t grid;          /**< The context term is fitted on grid × grid points (default 4). */
     int32_t repeats;       /**< Timed runs per point, the fastest kept (default 3). */
     /**
-     * A second device that runs the same work on its own thread while each point is timed, or
-     * NULL (default). Devices that share a socket share its memory bandwidth and cache, so a
+     * Other devices (`"cpu:1"`, or a group) that run the same work on their own thread while
+     * each point is timed, or NULL (default). Devices that share a socket share its memory bandwidth and cache, so a
      * device that will serve beside a busy neighbour is best timed beside one.
      */
     const char *beside;
@@ -473,16 +473,22 @@ PAGODA_API void pagoda_cost_profile_options_init(pagoda_cost_profile_options_t *
  * serving step runs) for every step length l on the granularity grid, then for (l, c) points of
  * new tokens after cached ones, and divides by the layer count (the embedding and LM head are
  * spread over the layers): t(l, 0) per grid point plus the fitted context term of TeraPipe Eq. 9,
- * with the fit's error on held-out points. The entry is added to `cost_file` (created when
- * missing), replacing one with the same backend, device and model shape; pagoda_plan_create()
- * (`cost_file`) and pagoda_placement_search() (`"costs"`) read it.
+ * with the fit's error on held-out points. Several devices run each pass as one tensor-parallel
+ * group (the model's heads and FFN split over them, as a mesh with `tp` runs them), so their
+ * times hold the group's all-reduces; the entry records the degree as "tensor_parallel". The
+ * entry is added to `cost_file` (created when missing), replacing one with the same backend,
+ * device, model shape and degree; pagoda_plan_create() (`cost_file`) and
+ * pagoda_placement_search() (`"costs"`) read it, taking a group's times as measured and
+ * modelling the degrees that were not timed from the one-device entry, which they need.
  * \param[in] model_path a GGUF file or Hugging Face folder.
- * \param[in] device one device, such as `"cpu:0"`; the backend's own settings (threads) apply.
+ * \param[in] device one device, such as `"cpu:0"`, or a group, such as `"cpu:0-1"`; the
+ *            backend's own settings (threads) apply.
  * \param[in] options NULL for the defaults.
  * \param[in] cost_file the file to add the entry to.
  * \param[out] entry_json the entry as written, or NULL; release with pagoda_free().
- * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for NULLs or an option out of range (the
- *         message names it); ::PAGODA_ERR_NOT_FOUND for an unknown device; what opening the
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_ARGUMENT for NULLs, an option out of range (the
+ *         message names it), a group whose size does not divide the model's heads, or `beside`
+ *         naming a timed device; ::PAGODA_ERR_NOT_FOUND for an unknown device; what opening the
  *         model returns for a bad model file; ::PAGODA_ERR_IO when the cost file cannot be
  *         written; ::PAGODA_ERR_FORMAT when the existing cost file is malformed.
  * \par Thread safety

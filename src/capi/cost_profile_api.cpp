@@ -29,19 +29,22 @@ pagoda_cost_profile_options_t default_profile_options() {
     return o;
 }
 
-std::shared_ptr<const pagoda::runtime::Device> one_device(const char *name, const char *field) {
-    const std::string text = name;
-    if (text.empty() || text.find_first_of(",-") != std::string::npos)
-        fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(field) + " is \"" + text + "\": want one device, such as cpu:0");
-    return pagoda::mesh::Mesh(text, "").devices().front();
+// The devices a list names ("cpu:0", "cpu:0-1"): one device, or a tensor-parallel group.
+pagoda::engine::DeviceGroup device_group(const char *list, const char *field) {
+    const std::string text = list;
+    if (text.empty()) fail(PAGODA_ERR_INVALID_ARGUMENT, std::string(field) + " is empty: want a device such as cpu:0");
+    return pagoda::mesh::Mesh(text, "").devices();
 }
 
-// "cpu:0 AMD EPYC 7B13, 1 thread beside cpu:1": what the numbers were measured on, the entry's key.
-std::string describe(const pagoda::runtime::Device &device, const char *beside) {
-    const pagoda_device_info_t &info = device.info();
-    std::string text = device.name() + " " + info.name;
+// "cpu:0-1 AMD EPYC 7B13, 1 thread each, tp=2 beside cpu:2": what the numbers were measured on,
+// the entry's key.
+std::string describe(const char *list, const pagoda::engine::DeviceGroup &devices, const char *beside) {
+    const pagoda_device_info_t &info = devices.front()->info();
+    std::string text = std::string(list) + " " + info.name;
     if (info.kind == PAGODA_DEVICE_CPU)
-        text += ", " + std::to_string(info.compute_units) + (info.compute_units == 1 ? " thread" : " threads");
+        text += ", " + std::to_string(info.compute_units) + (info.compute_units == 1 ? " thread" : " threads") +
+                (devices.size() > 1 ? " each" : "");
+    if (devices.size() > 1) text += ", tp=" + std::to_string(devices.size());
     if (beside != nullptr) text += std::string(" beside ") + beside;
     return text;
 }
@@ -69,21 +72,23 @@ PAGODA_API pagoda_status_t pagoda_cost_profile(const char *model_path, const cha
         po.repeats = o.repeats;
         pagoda::engine::validate(po);
 
-        const auto timed = one_device(device, "device");
+        const pagoda::engine::DeviceGroup timed = device_group(device, "device");
         if (o.beside != nullptr) {
-            po.neighbour = one_device(o.beside, "options->beside");
-            if (po.neighbour->name() == timed->name())
-                fail(PAGODA_ERR_INVALID_ARGUMENT, "options->beside is the timed device itself (" + timed->name() + ")");
+            po.neighbour = device_group(o.beside, "options->beside");
+            for (const auto &busy : po.neighbour)
+                for (const auto &d : timed)
+                    if (busy->name() == d->name())
+                        fail(PAGODA_ERR_INVALID_ARGUMENT, "options->beside names " + d->name() + ", a timed device");
         }
-        const bool cpu = timed->info().kind == PAGODA_DEVICE_CPU;
+        const pagoda_device_info_t &info = timed.front()->info();
         // Links and memory are not measured here: the preset of the device's kind supplies them.
-        pagoda::plan::DeviceSpec spec = pagoda::plan::device_preset(cpu ? "cpu" : "h100");
-        if (timed->info().total_memory > 0) spec.memory_bytes = double(timed->info().total_memory);
+        pagoda::plan::DeviceSpec spec = pagoda::plan::device_preset(info.kind == PAGODA_DEVICE_CPU ? "cpu" : "h100");
+        if (info.total_memory > 0) spec.memory_bytes = double(info.total_memory);
 
         const auto model = pagoda::model::open_model(model_path, {}, nullptr);
-        const std::string backend = timed->name().substr(0, timed->name().find(':'));
-        const pagoda::plan::MeasuredLayerCosts costs =
-            pagoda::engine::profile_layer_costs(model, timed, backend, describe(*timed, o.beside), spec, po);
+        const std::string &first = timed.front()->name();
+        const pagoda::plan::MeasuredLayerCosts costs = pagoda::engine::profile_layer_costs(
+            model, timed, first.substr(0, first.find(':')), describe(device, timed, o.beside), spec, po);
         pagoda::plan::save_measured_costs(cost_file, costs);
         if (entry_json != nullptr) *entry_json = pagoda::owned_text(pagoda::plan::measured_costs_json(costs));
         return PAGODA_OK;

@@ -179,6 +179,14 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
                          {"greedy_runs", found.stats.greedy_runs},
                          {"seconds", seconds},
                          {"costs", spec.cost_file.empty() ? "analytic" : "measured:" + spec.cost_file}};
+        // Per model, the tensor-parallel degrees whose times were measured on their devices;
+        // the others' all-reduces are modelled.
+        if (!spec.cost_file.empty()) {
+            nlohmann::json timed = nlohmann::json::object();
+            for (size_t m = 0; m < spec.models.size(); ++m)
+                timed[spec.models[m].placed.name] = costs[m].measured_tensor_parallel();
+            out["search"]["measured_tensor_parallel"] = timed;
+        }
         *placement_json = pagoda::owned_text(out.dump());
         return PAGODA_OK;
     });

@@ -242,16 +242,17 @@ PlacementSpec parse_placement_spec(std::string_view text, const std::string &sou
 
 CostModel spec_cost_model(const PlacementSpec &spec, const SpecModel &model) {
     if (spec.cost_file.empty()) return CostModel(model.shape, spec.device);
-    MeasuredLayerCosts costs;
+    std::vector<MeasuredLayerCosts> costs;
     try {
-        costs = find_measured_costs(spec.cost_file, model.shape);
+        costs = find_measured_cost_set(spec.cost_file, model.shape);
     } catch (const Error &error) {
         if (error.status() != PAGODA_ERR_NOT_FOUND) throw;
         throw Error(PAGODA_ERR_NOT_FOUND, "model \"" + model.placed.name + "\": cluster.costs: " + error.what() +
                                               " (measure it with `pagoda profile --model PATH --out " +
                                               spec.cost_file + "`)");
     }
-    if (spec.memory_given) costs.device_spec.memory_bytes = spec.device.memory_bytes;
+    if (spec.memory_given)
+        for (MeasuredLayerCosts &entry : costs) entry.device_spec.memory_bytes = spec.device.memory_bytes;
     return CostModel(costs);
 }
 

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "exec/executor.hpp"
 #include "exec/forward_batch.hpp"
-#include "exec/llama_forward.hpp"
+#include "exec/model_shard.hpp"
 #include "kv/kv_cache.hpp"
+#include "mesh/layout.hpp"
+#include "mesh/mesh.hpp"
 #include "pagoda/dtype.h"
 
 namespace pagoda::engine {
@@ -22,16 +25,45 @@ using plan::MeasuredLayerCosts;
 
 namespace {
 
-// One sequence in a KV cache sized for 2·L tokens, and timed forward passes over it.
+// The layout of one tensor-parallel stage over every device of `devices` (one device: the
+// whole model there).
+mesh::Layout group_layout(const model::ModelConfig &config, const DeviceGroup &devices) {
+    const int32_t layers = int32_t(config.n_layers);
+    if (devices.size() == 1) return mesh::Layout::single_device(layers);
+    std::string names;
+    for (const auto &d : devices) names += (names.empty() ? "" : ",") + d->name();
+    const plan::ModelShape shape = plan::model_shape(config);
+    mesh::LayoutSpec spec;
+    spec.devices = int32_t(devices.size());
+    spec.stages.push_back({0, layers, int32_t(devices.size()), 1});
+    spec.shape = {shape.heads, shape.kv_heads, shape.intermediate, shape.experts, shape.expert_intermediate};
+    return mesh::Layout(mesh::Mesh(names, "tp=" + std::to_string(devices.size())), spec);
+}
+
+// What each device's share of the cache holds under `layout`: its tensor-parallel rank's KV heads.
+std::vector<kv::KvShardSpec> group_shards(const model::ModelConfig &config, const DeviceGroup &devices,
+                                          const mesh::Layout &layout) {
+    std::vector<kv::KvShardSpec> out;
+    for (size_t d = 0; d < devices.size(); ++d) {
+        const mesh::StagePlacement &stage = layout.stages()[size_t(layout.place(d).stage)];
+        const exec::ModelShard shard{stage.first_layer, stage.end_layer, layout.place(d).tp_rank, stage.tensor_parallel};
+        out.push_back({devices[d], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
+                       int32_t(shard.n_kv_heads(config)), 0, 1});
+    }
+    return out;
+}
+
+// One sequence in a KV cache sized for 2·L tokens, and timed forward passes over it on a group
+// of devices.
 class ProfileRig {
 public:
-    ProfileRig(std::shared_ptr<const model::Model> model, std::shared_ptr<const runtime::Device> device,
-               const ProfileOptions &o)
-        : config_(model->config()),
-          stream_(*device),
-          forward_(model, stream_),
-          cache_(device, geometry(config_, o)),
-          logits_(size_t(config_.vocab_size)) {}
+    ProfileRig(std::shared_ptr<const model::Model> model, const DeviceGroup &devices, const ProfileOptions &o)
+        : config_(model->config()), logits_(size_t(config_.vocab_size)) {
+        if (devices.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no devices");
+        const mesh::Layout layout = group_layout(config_, devices);
+        cache_ = std::make_shared<kv::KvCache>(group_shards(config_, devices, layout), geometry(config_, o));
+        executor_ = exec::make_executor(std::move(model), cache_, layout, {});
+    }
 
     // Seconds of one forward of `tokens` new tokens at positions [context, context + tokens).
     // The cache must already hold `context` tokens (fill() did it); the slots written are the
@@ -39,7 +71,7 @@ public:
     double time(int64_t tokens, int64_t context) {
         const exec::ForwardBatch batch = make_batch(tokens, context);
         const auto start = std::chrono::steady_clock::now();
-        forward_.run(batch, cache_.geometry(), cache_.pools(), logits_.data());
+        executor_->run(batch, logits_.data());
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
@@ -62,10 +94,10 @@ private:
 
     exec::ForwardBatch make_batch(int64_t tokens, int64_t context) {
         const uint64_t seq = 1;
-        if (!cache_.reserve(seq, context + tokens))
+        if (!cache_->reserve(seq, context + tokens))
             throw Error(PAGODA_ERR_INTERNAL, "profiler: KV cache too small for " + std::to_string(context + tokens) + " tokens");
-        const std::vector<int32_t> &table = cache_.table(seq);
-        const int32_t bs = cache_.geometry().block_size;
+        const std::vector<int32_t> &table = cache_->table(seq);
+        const int32_t bs = cache_->geometry().block_size;
         exec::ForwardBatch b;
         for (int64_t i = 0; i < tokens; ++i) {
             const int64_t pos = context + i;
@@ -83,10 +115,9 @@ private:
     }
 
     model::ModelConfig config_;
-    runtime::Stream stream_;
-    exec::LlamaForward forward_;
-    kv::KvCache cache_;
     std::vector<float> logits_;
+    std::shared_ptr<kv::KvCache> cache_;
+    std::unique_ptr<exec::Executor> executor_;
 };
 
 // Keeps options.neighbour busy on its own thread until destroyed, running the point being
@@ -98,7 +129,7 @@ private:
 class Neighbour {
 public:
     Neighbour(const std::shared_ptr<const model::Model> &model, const ProfileOptions &o) {
-        if (!o.neighbour) return;
+        if (o.neighbour.empty()) return;
         rig_ = std::make_unique<ProfileRig>(model, o.neighbour, o);
         rig_->fill(o.max_tokens);  // every context the profile times is then cached there too
         thread_ = std::thread([this] {
@@ -147,13 +178,12 @@ void validate(const ProfileOptions &o) {
     if (o.grid < 2) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profile options: grid must be at least 2 to fit 4 coefficients");
 }
 
-MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model,
-                                       std::shared_ptr<const runtime::Device> device,
+MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model, const DeviceGroup &devices,
                                        const std::string &backend, const std::string &description,
                                        const DeviceSpec &spec, const ProfileOptions &o) {
     validate(o);
-    if (!model || !device) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
-    ProfileRig rig(model, device, o);
+    if (!model || devices.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
+    ProfileRig rig(model, devices, o);
     Neighbour neighbour(model, o);
     const double layers = double(model->config().n_layers);
     // The fastest of the repeats: on a shared machine interference only ever adds time.
@@ -187,6 +217,7 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     out.device = description;
     out.dtype = "f32";
     out.shape = plan::model_shape(model->config());
+    out.tensor_parallel = int32_t(devices.size());
     out.device_spec = spec;
     out.granularity = o.granularity;
     for (int64_t l = o.granularity; l <= o.max_tokens; l += o.granularity)
@@ -229,12 +260,11 @@ MeasuredLayerCosts profile_layer_costs(std::shared_ptr<const model::Model> model
     return out;
 }
 
-std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> model,
-                                         std::shared_ptr<const runtime::Device> device,
+std::vector<double> measure_layer_points(std::shared_ptr<const model::Model> model, const DeviceGroup &devices,
                                          const std::vector<LayerPoint> &points, const ProfileOptions &o) {
     validate(o);
-    if (!model || !device) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
-    ProfileRig rig(model, device, o);
+    if (!model || devices.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no model or no device");
+    ProfileRig rig(model, devices, o);
     Neighbour neighbour(model, o);
     int64_t filled = 0;
     for (const LayerPoint &p : points) filled = std::max(filled, p.context);

@@ -23,6 +23,38 @@ CostModel::CostModel(const ModelShape &shape, const DeviceSpec &device) : shape_
 CostModel::CostModel(const MeasuredLayerCosts &costs)
     : shape_(costs.shape), device_(costs.device_spec), measured_(costs) {
     validate(costs);
+    if (costs.tensor_parallel != 1)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs of a " + std::to_string(costs.tensor_parallel) +
+                                                     "-device group given as one device's");
+}
+
+CostModel::CostModel(const std::vector<MeasuredLayerCosts> &costs)
+    : CostModel(costs.empty() ? throw Error(PAGODA_ERR_INVALID_ARGUMENT, "no measured costs") : costs.front()) {
+    for (size_t i = 1; i < costs.size(); ++i) {
+        const MeasuredLayerCosts &group = costs[i];
+        validate(group);
+        if (!(group.shape == shape_))
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs of a group for another model shape (" +
+                                                         group.shape.key() + ", not " + shape_.key() + ")");
+        if (group.tensor_parallel < 2 || !measured_groups_.emplace(group.tensor_parallel, group).second)
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: tensor_parallel " +
+                                                         std::to_string(group.tensor_parallel) +
+                                                         " given twice or as a group");
+    }
+}
+
+std::vector<int32_t> CostModel::measured_tensor_parallel() const {
+    std::vector<int32_t> out;
+    if (measured_) out.push_back(1);
+    for (const auto &[tp, costs] : measured_groups_) out.push_back(tp);
+    return out;
+}
+
+const MeasuredLayerCosts *CostModel::group_times(int32_t tp, bool across_nodes) const {
+    // A group timed inside one machine says nothing of one whose all-reduces cross the network.
+    if (tp < 2 || across_nodes) return nullptr;
+    const auto found = measured_groups_.find(tp);
+    return found == measured_groups_.end() ? nullptr : &found->second;
 }
 
 double CostModel::layer_flops(int64_t tokens, int64_t context) const {
@@ -56,6 +88,7 @@ double CostModel::layer_seconds(int64_t tokens, int64_t context, int32_t tp, boo
     // Megatron splits attention heads and the FFN; each half ends in an all-reduce of [l, H].
     const double reduce = 2.0 * all_reduce_seconds(double(tokens * shape_.hidden) * device_.activation_bytes,
                                                    tp, across_nodes);
+    if (const MeasuredLayerCosts *group = group_times(tp, across_nodes)) return group->seconds(tokens, context);
     if (measured_) return measured_->seconds(tokens, context) / double(tp) + reduce;
     const double compute = layer_flops(tokens, context) / double(tp) / device_.peak_flops;
     const double memory = layer_traffic_bytes(tokens, context) / double(tp) / device_.memory_bandwidth;
@@ -68,6 +101,7 @@ double CostModel::embedding_seconds(int64_t tokens, int32_t tp, bool across_node
     const double rows = double(tokens * shape_.hidden);
     // Measured layer times are whole forward passes over the layer count: the embedding's own
     // time is already in them.
+    if (group_times(tp, across_nodes) != nullptr) return 0.0;  // its all-reduce too
     if (measured_) return all_reduce_seconds(rows * device_.activation_bytes, tp, across_nodes);
     return rows * (device_.weight_bytes + device_.activation_bytes) / double(tp) / device_.memory_bandwidth +
            all_reduce_seconds(rows * device_.activation_bytes, tp, across_nodes);
@@ -78,6 +112,7 @@ double CostModel::head_seconds(int64_t rows, int32_t tp, bool across_nodes) cons
     // The vocabulary-split logits are gathered: about one all-reduce's volume of f32 rows.
     const double gather = all_reduce_seconds(double(rows * shape_.vocab) * 4.0 / 2.0, tp, across_nodes);
     // Measured layer times already hold the head's share of each forward pass (one logit row).
+    if (group_times(tp, across_nodes) != nullptr) return 0.0;  // its gather too
     if (measured_) return gather;
     const double flops = 2.0 * double(rows) * double(shape_.hidden) * double(shape_.vocab);
     const double bytes = head_weight_bytes() + double(rows * shape_.vocab) * 4.0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -22,11 +23,17 @@ public:
     // Measured: layer times from `costs` (divided by t beyond one device, plus the all-reduces),
     // the rest from costs.device_spec.
     explicit CostModel(const MeasuredLayerCosts &costs);
+    // Measured, with tensor-parallel groups timed on their devices (find_measured_cost_set's
+    // order: the one-device entry first): a group of a timed degree within a node takes its
+    // times as measured, all-reduces included; other degrees are modelled from one device.
+    explicit CostModel(const std::vector<MeasuredLayerCosts> &costs);
 
     const ModelShape &shape() const noexcept { return shape_; }
     const DeviceSpec &device() const noexcept { return device_; }
     bool measured() const noexcept { return measured_.has_value(); }
     const std::optional<MeasuredLayerCosts> &measurements() const noexcept { return measured_; }
+    // The tensor-parallel degrees timed on their groups (1 when measured on one device).
+    std::vector<int32_t> measured_tensor_parallel() const;
 
     // One decoder layer for `tokens` new tokens after `context` cached ones, split `tp` ways
     // (Megatron: two all-reduces of the layer's output per layer), over the network when the
@@ -58,6 +65,9 @@ private:
     ModelShape shape_;
     DeviceSpec device_;
     std::optional<MeasuredLayerCosts> measured_;
+    std::map<int32_t, MeasuredLayerCosts> measured_groups_;  // tp > 1, timed on the group
+    // The group's own times for `tp` devices, or null when they are modelled.
+    const MeasuredLayerCosts *group_times(int32_t tp, bool across_nodes) const;
 };
 
 // What one pipeline step of the served batch looks like, for sizing stage costs.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,7 @@ json entry_json(const MeasuredLayerCosts &c) {
             {"device", c.device},
             {"dtype", c.dtype},
             {"shape", shape_json(c.shape)},
+            {"tensor_parallel", c.tensor_parallel},
             {"device_spec", spec_json(c.device_spec)},
             {"granularity", c.granularity},
             {"no_context_seconds", c.no_context_seconds},
@@ -106,6 +108,8 @@ MeasuredLayerCosts parse_entry(const json &j, const std::string &where) {
     c.dtype = field<std::string>(j, "dtype", where);
     if (!j.contains("shape")) throw Error(PAGODA_ERR_FORMAT, where + ": missing \"shape\"");
     c.shape = parse_shape(j.at("shape"), where + ".shape");
+    // Files written before groups were timed have no degree: one device.
+    if (j.contains("tensor_parallel")) c.tensor_parallel = field<int32_t>(j, "tensor_parallel", where);
     if (!j.contains("device_spec")) throw Error(PAGODA_ERR_FORMAT, where + ": missing \"device_spec\"");
     c.device_spec = parse_spec(j.at("device_spec"), where + ".device_spec");
     c.granularity = field<int64_t>(j, "granularity", where);
@@ -135,7 +139,8 @@ MeasuredLayerCosts parse_entry(const json &j, const std::string &where) {
 }
 
 bool same_key(const MeasuredLayerCosts &a, const MeasuredLayerCosts &b) {
-    return a.backend == b.backend && a.device == b.device && a.shape == b.shape;
+    return a.backend == b.backend && a.device == b.device && a.shape == b.shape &&
+           a.tensor_parallel == b.tensor_parallel;
 }
 
 }  // namespace
@@ -160,6 +165,9 @@ std::string measured_costs_json(const MeasuredLayerCosts &costs) { return entry_
 void validate(const MeasuredLayerCosts &c) {
     validate(c.shape);
     validate(c.device_spec);
+    if (c.tensor_parallel < 1)
+        throw Error(PAGODA_ERR_INVALID_ARGUMENT,
+                    "measured costs: tensor_parallel is " + std::to_string(c.tensor_parallel) + ", want >= 1");
     if (c.granularity <= 0)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: granularity is " + std::to_string(c.granularity));
     if (c.no_context_seconds.empty())
@@ -216,14 +224,25 @@ MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape
     const std::vector<MeasuredLayerCosts> entries = read_cost_file(path);
     std::string held;
     for (const MeasuredLayerCosts &e : entries) {
-        if (e.shape == shape && (backend.empty() || e.backend == backend) && (device.empty() || e.device == device))
+        if (e.shape == shape && e.tensor_parallel == 1 && (backend.empty() || e.backend == backend) &&
+            (device.empty() || e.device == device))
             return e;
-        held += (held.empty() ? "" : "; ") + e.backend + " / " + e.device + " / " + e.shape.key();
+        held += (held.empty() ? "" : "; ") + e.backend + " / " + e.device + " / " + e.shape.key() +
+                (e.tensor_parallel > 1 ? " / tp=" + std::to_string(e.tensor_parallel) : "");
     }
-    throw Error(PAGODA_ERR_NOT_FOUND, path + ": no measurement for model shape " + shape.key() +
+    throw Error(PAGODA_ERR_NOT_FOUND, path + ": no one-device measurement for model shape " + shape.key() +
                                           (backend.empty() ? "" : " on backend " + backend) +
                                           (device.empty() ? "" : " device " + device) + " (the file holds: " +
                                           (held.empty() ? "nothing" : held) + ")");
+}
+
+std::vector<MeasuredLayerCosts> find_measured_cost_set(const std::string &path, const ModelShape &shape) {
+    std::vector<MeasuredLayerCosts> out{find_measured_costs(path, shape)};
+    std::map<int32_t, MeasuredLayerCosts> groups;
+    for (MeasuredLayerCosts &e : read_cost_file(path))
+        if (e.shape == shape && e.tensor_parallel > 1) groups.try_emplace(e.tensor_parallel, std::move(e));
+    for (auto &[tp, e] : groups) out.push_back(std::move(e));
+    return out;
 }
 
 }  // namespace pagoda::plan

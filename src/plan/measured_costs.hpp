@@ -18,6 +18,9 @@ struct MeasuredLayerCosts {
     std::string device;   // what was measured, e.g. "cpu:0 AMD EPYC, 2 threads"
     std::string dtype;    // the weights' dtype, e.g. "f32"
     ModelShape shape;
+    // The devices the forward passes ran over as one tensor-parallel group (1: one device).
+    // A group's times hold its all-reduces, so the planner takes them as they are.
+    int32_t tensor_parallel = 1;
     DeviceSpec device_spec;  // memory and links, for what was not measured (all-reduce, memory)
     int64_t granularity = 0;                 // no_context_seconds[i] = t((i+1)·granularity, 0)
     std::vector<double> no_context_seconds;  // per layer
@@ -41,15 +44,18 @@ std::string measured_costs_json(const MeasuredLayerCosts &costs);
 
 // Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...]}, an
 // entry holding every field above ("shape" and "device_spec" as objects, "fit" as
-// {"a0","a1","a2","a3"}). Reading throws Error(IO) naming the path when it cannot be read and
+// {"a0","a1","a2","a3"}; "tensor_parallel" may be missing, meaning 1). Reading throws Error(IO) naming the path when it cannot be read and
 // Error(FORMAT) naming the path and the field for malformed content.
 std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path);
 // Adds `costs` to the file at `path` (created if missing), replacing an entry with the same
-// backend, device and shape. Throws Error(IO) naming the path when it cannot be written.
+// backend, device, shape and tensor-parallel degree. Throws Error(IO) naming the path when it cannot be written.
 void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs);
-// The entry for `shape` (and `backend`/`device` unless empty); throws Error(NOT_FOUND) listing
-// what the file holds.
+// The one-device entry for `shape` (and `backend`/`device` unless empty); throws
+// Error(NOT_FOUND) listing what the file holds.
 MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,
                                        const std::string &backend = "", const std::string &device = "");
+// What the file holds for `shape`: the one-device entry (as find_measured_costs, first) and the
+// first entry of each tensor-parallel degree timed on its group, in increasing degree.
+std::vector<MeasuredLayerCosts> find_measured_cost_set(const std::string &path, const ModelShape &shape);
 
 }  // namespace pagoda::plan

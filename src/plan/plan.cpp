@@ -11,7 +11,7 @@ namespace pagoda::plan {
 namespace {
 
 CostModel cost_model_for(const ModelShape &shape, const PlanRequest &r) {
-    if (!r.cost_file.empty()) return CostModel(find_measured_costs(r.cost_file, shape));
+    if (!r.cost_file.empty()) return CostModel(find_measured_cost_set(r.cost_file, shape));
     DeviceSpec device = device_preset(r.device);
     if (r.weight_bytes > 0) device.weight_bytes = r.weight_bytes;
     return CostModel(shape, device);

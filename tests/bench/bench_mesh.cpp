@@ -216,10 +216,10 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     po.granularity = 32;
     po.grid = quick ? 4 : 8;
     po.repeats = profile_repeats;
-    po.neighbour = device("cpu:2");
+    po.neighbour = {device("cpu:2")};
     double start = now();
     const plan::MeasuredLayerCosts costs =
-        engine::profile_layer_costs(model, device("cpu:1"), "cpu", "cpu:1 1 thread beside cpu:2",
+        engine::profile_layer_costs(model, {device("cpu:1")}, "cpu", "cpu:1 1 thread beside cpu:2",
                                   plan::device_preset("cpu"), po);
     const double profile_seconds = now() - start;
 
@@ -246,8 +246,8 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
     // Σ_k t_k(L, 0): the stages one after another, so each is timed alone, not beside a busy
     // neighbour as the overlapping slices are.
     engine::ProfileOptions alone = po;
-    alone.neighbour = nullptr;
-    const double t_alone = engine::measure_layer_points(model, device("cpu:1"), {{prompt, 0}}, alone).front();
+    alone.neighbour.clear();
+    const double t_alone = engine::measure_layer_points(model, {device("cpu:1")}, {{prompt, 0}}, alone).front();
     double predicted_unsliced = 0;
     for (const auto &st : stages)
         predicted_unsliced += double(st.end_layer - st.first_layer) * t_alone + cm.send_seconds(prompt, false);
@@ -261,7 +261,7 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
             points.push_back({l, c});
             c += l;
         }
-        const std::vector<double> t = engine::measure_layer_points(model, device("cpu:1"), points, po);
+        const std::vector<double> t = engine::measure_layer_points(model, {device("cpu:1")}, points, po);
         double sum = 0, worst = 0;
         for (size_t i = 0; i < t.size(); ++i) {
             double slowest = 0;
@@ -277,7 +277,7 @@ void bench_prefill(bool quick, int64_t prompt, int32_t repeats, int32_t profile_
 
     // cpu:0 (2 threads) unsliced: its own profile of the one point it runs.
     const double predicted_cpu0 =
-        double(shape.layers) * engine::measure_layer_points(model, device("cpu:0"), {{prompt, 0}}, alone).front();
+        double(shape.layers) * engine::measure_layer_points(model, {device("cpu:0")}, {{prompt, 0}}, alone).front();
 
     exec::PipelineOptions dp_opts, uniform_opts;
     dp_opts.prefill_slices = dp.lengths;

@@ -145,7 +145,7 @@ void bench_measured(const std::string &plugin_dir, bool quick, const std::string
     po.repeats = quick ? 1 : repeats;
     const double start = now();
     const MeasuredLayerCosts costs =
-        profile_layer_costs(model, device, "cpu", device->name() + " 1 thread", device_preset("cpu"), po);
+        profile_layer_costs(model, {device}, "cpu", device->name() + " 1 thread", device_preset("cpu"), po);
     const double profile_seconds = now() - start;
     if (!profile_out.empty()) save_measured_costs(profile_out, costs);
 

@@ -271,9 +271,11 @@ elseif(CHECK STREQUAL "place")
   expect_match("--spec is required" "${ERR}" "place without a spec")
 
 elseif(CHECK STREQUAL "profile")
-  # pagoda profile | pagoda place: a real model's layers timed on cpu:0 into a cost file, which
-  # the placement search then reads for a generation request (its stage times measured, not
-  # the preset's roofline); a model the file lacks is refused by name.
+  # pagoda profile | pagoda place: a real model's layers timed on cpu:0, and on cpu:0-1 as one
+  # tensor-parallel group, into a cost file, which the placement search then reads for a
+  # generation request (its stage times measured, not the preset's roofline, and the group's
+  # as timed); a model the file lacks is refused by name.
+  set(ENV{PAGODA_BACKEND_CPU_CONFIG} "devices=3,threads=1")
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/profile)
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
@@ -289,8 +291,23 @@ elseif(CHECK STREQUAL "profile")
   if(NOT entries EQUAL 1)
     message(FATAL_ERROR "profiling the same model twice kept ${entries} entries, want 1")
   endif()
+  run(0 ${PAGODA} profile --model ${model} --out ${dir}/costs.json ${small} --device cpu:0-1 --beside cpu:2 --json)
+  string(JSON device GET "${OUT}" device)
+  string(JSON degree GET "${OUT}" tensor_parallel)
+  expect_match("^cpu:0-1 .*tp=2 beside cpu:2" "${device}" "the group's entry names its devices")
+  if(NOT degree EQUAL 2)
+    message(FATAL_ERROR "the group's entry has tensor_parallel ${degree}, want 2")
+  endif()
+  file(READ ${dir}/costs.json costs)
+  string(JSON entries LENGTH "${costs}" entries)
+  if(NOT entries EQUAL 2)
+    message(FATAL_ERROR "one device and a group kept ${entries} entries, want 2")
+  endif()
   run(1 ${PAGODA} profile --model ${model} --out ${dir}/costs.json --beside cpu:0)
-  expect_match("beside is the timed device itself" "${ERR}" "profile refuses timing a device beside itself")
+  expect_match("beside names cpu:0, a timed device" "${ERR}" "profile refuses timing a device beside itself")
+  run(1 ${PAGODA} profile --model ${model} --out ${dir}/costs.json --device cpu:0-2)
+  expect_match("tensor parallelism of 3: the model.s 4 query heads do not split evenly" "${ERR}"
+    "profile refuses a group that does not divide the heads")
   run(1 ${PAGODA} profile --model ${model} --out ${dir}/costs.json --max-tokens 20)
   expect_match("not a multiple of granularity" "${ERR}" "profile names the bad option")
 
@@ -303,6 +320,8 @@ elseif(CHECK STREQUAL "profile")
   string(JSON overhead GET "${OUT}" overhead)
   message(STATUS "costs ${source}; first stage ${stage} s; overhead ${overhead}")
   expect_match("^measured:" "${source}" "place reads the cost file")
+  string(JSON timed GET "${OUT}" search measured_tensor_parallel a)
+  expect_match("^\\[ *1 *, *2 *\\]$" "${timed}" "place uses the group's own times")
   if(NOT stage GREATER 0 OR NOT overhead EQUAL 0.001)
     message(FATAL_ERROR "stage ${stage} s, overhead ${overhead}: want a positive stage and 0.001")
   endif()

@@ -8,6 +8,8 @@
 #include <string>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/context_fit.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/device_spec.hpp"
@@ -226,6 +228,60 @@ void test_generation_steps(void **) {
                  [&] { make_stage_cost_table(m, mesh, std::vector<ServingWorkload>{}); });
 }
 
+// A tensor-parallel group timed on its devices: its degree keeps its own entry in the file, the
+// one-device lookups skip it, and the cost model takes its times as they are (all-reduces,
+// embedding and head included) while other degrees, and groups across nodes, stay modelled.
+void test_measured_groups(void **) {
+    const MeasuredLayerCosts one = sample_costs();
+    MeasuredLayerCosts pair = one;
+    pair.device = "cpu:0-1 test, tp=2";
+    pair.tensor_parallel = 2;
+    pair.no_context_seconds = {0.7, 1.0, 1.3, 1.6};
+
+    const std::string path = temp_path("groups.json");
+    std::remove(path.c_str());
+    save_measured_costs(path, pair);
+    expect_error(PAGODA_ERR_NOT_FOUND, "/ tp=2", [&] { find_measured_costs(path, one.shape); });
+    expect_error(PAGODA_ERR_NOT_FOUND, "no one-device measurement", [&] { find_measured_cost_set(path, one.shape); });
+    save_measured_costs(path, one);
+    MeasuredLayerCosts pair_again = pair;
+    pair_again.no_context_seconds = {0.6, 0.9, 1.2, 1.5};
+    save_measured_costs(path, pair_again);  // the same key: replaces the group's entry
+    assert_int_equal(read_cost_file(path).size(), 2);
+    const std::vector<MeasuredLayerCosts> set = find_measured_cost_set(path, one.shape);
+    assert_int_equal(set.size(), 2);
+    assert_true(set[0].tensor_parallel == 1 && set[1].tensor_parallel == 2);
+    assert_true(set[1].no_context_seconds == pair_again.no_context_seconds);
+    assert_true(find_measured_costs(path, one.shape).tensor_parallel == 1);
+
+    const CostModel m(set);
+    assert_true((m.measured_tensor_parallel() == std::vector<int32_t>{1, 2}));
+    assert_true(close(m.layer_seconds(16, 0, 2), set[1].seconds(16, 0), 1e-12));
+    assert_true(m.embedding_seconds(8, 2) == 0.0 && m.head_seconds(1, 2) == 0.0);
+    // Four devices were not timed: one device's time split four ways plus modelled all-reduces.
+    const CostModel alone(one);
+    assert_true(close(m.layer_seconds(16, 0, 4), alone.layer_seconds(16, 0, 4), 1e-12));
+    assert_true(m.head_seconds(1, 4) > 0.0);
+    // Across nodes the group's times (taken on one machine) do not apply.
+    assert_true(close(m.layer_seconds(16, 0, 2, true), alone.layer_seconds(16, 0, 2, true), 1e-12));
+
+    expect_error(PAGODA_ERR_INVALID_ARGUMENT, "2-device group given as one device's", [&] { CostModel{pair}; });
+    expect_error(PAGODA_ERR_INVALID_ARGUMENT, "given twice",
+                 [&] { CostModel(std::vector<MeasuredLayerCosts>{one, pair, pair}); });
+
+    // A file written before groups were timed has no "tensor_parallel": one device.
+    nlohmann::json legacy = nlohmann::json::parse(measured_costs_json(pair));
+    legacy.erase("tensor_parallel");
+    std::ofstream(path, std::ios::trunc) << nlohmann::json{{"format", "pagoda-costs"}, {"version", 1},
+                                                           {"entries", nlohmann::json::array({legacy})}}.dump();
+    assert_int_equal(read_cost_file(path).front().tensor_parallel, 1);
+    legacy["tensor_parallel"] = 0;
+    std::ofstream(path, std::ios::trunc) << nlohmann::json{{"format", "pagoda-costs"}, {"version", 1},
+                                                           {"entries", nlohmann::json::array({legacy})}}.dump();
+    expect_error(PAGODA_ERR_FORMAT, "tensor_parallel is 0", [&] { read_cost_file(path); });
+    std::remove(path.c_str());
+}
+
 }  // namespace
 
 int main() {
@@ -234,6 +290,7 @@ int main() {
         cmocka_unit_test(test_roofline_numbers),
         cmocka_unit_test(test_stage_table),
         cmocka_unit_test(test_measured_costs),
+        cmocka_unit_test(test_measured_groups),
         cmocka_unit_test(test_generation_steps),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

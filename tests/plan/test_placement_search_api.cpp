@@ -235,6 +235,40 @@ void test_measured_costs_and_generation(void **) {
     expect_search_fails(spec.dump(), PAGODA_ERR_IO, path.c_str());  // the cost file is gone
 }
 
+// A tensor-parallel group timed on its devices: a replica on a group of that degree costs the
+// group's own time (nothing modelled on top), one on a single device the one-device time, and
+// the search says which degrees it took as measured, per model.
+void test_measured_tensor_groups(void **) {
+    const std::string path =
+        std::string(P_tmpdir) + "/pagoda-placement-search-" + std::to_string(getpid()) + "-groups.json";
+    std::remove(path.c_str());
+    json spec = json::parse(kSpec);
+    for (const json &model : spec["models"]) pagoda::plan::save_measured_costs(path, flat_costs(model["shape"], 1e-3));
+    pagoda::plan::MeasuredLayerCosts pair = flat_costs(spec["models"][0]["shape"], 0.25e-3);
+    pair.tensor_parallel = 2;
+    pagoda::plan::save_measured_costs(path, pair);
+    spec["cluster"].erase("device");
+    spec["cluster"]["costs"] = path;
+    spec["request"] = {{"prompt_tokens", 8}, {"output_tokens", 4}};
+    spec["search"]["max_pipeline"] = 1;
+    spec["search"]["max_tensor"] = 2;
+    const json p = json::parse(search(spec.dump(), workload()));
+    std::remove(path.c_str());
+    assert_true((p["search"]["measured_tensor_parallel"]["a"] == json::array({1, 2})));
+    assert_true((p["search"]["measured_tensor_parallel"]["b"] == json::array({1})));
+    int pairs = 0;
+    for (const json &group : p["groups"])
+        for (const json &replica : group["replicas"]) {
+            if (replica["model"] != "a") continue;
+            const int tp = group["tensor"];
+            // 4 steps × 8 layers × the group's time, or the one device's.
+            const double want = tp == 2 ? 4 * 8 * 0.25e-3 : tp == 1 ? 4 * 8 * 1e-3 : -1;
+            assert_float_equal(replica["stage_seconds"][0].get<double>(), want, 1e-9);
+            pairs += tp == 2;
+        }
+    assert_true(pairs > 0);  // twice as fast per device as one alone: the search takes the pair
+}
+
 void test_bad_specs(void **) {
     expect_search_fails("{\"cluster\": [}", PAGODA_ERR_FORMAT, "byte");
     expect_search_fails(spec_with("/models/1/shape/hidden", "768"), PAGODA_ERR_FORMAT,
@@ -277,6 +311,7 @@ int main() {
         cmocka_unit_test(test_per_model_rate_and_defaults),
         cmocka_unit_test(test_model_from_config),
         cmocka_unit_test(test_measured_costs_and_generation),
+        cmocka_unit_test(test_measured_tensor_groups),
         cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

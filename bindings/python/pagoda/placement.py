@@ -76,8 +76,9 @@ class CostProfileOptions:
 
 def profile_costs(model_path: str, cost_file: str, device: str = "cpu:0",
                   options: Optional[CostProfileOptions] = None, **kwargs: Any) -> dict:
-    """Times the model's decoder layers on ``device`` and adds the entry to ``cost_file``
-    (which ``search_placement``'s ``"costs"`` and plan options read); returns the entry.
+    """Times the model's decoder layers on ``device`` (``"cpu:0"``, or a group such as
+    ``"cpu:0-1"`` timed as one tensor-parallel stage) and adds the entry to ``cost_file`` (which
+    ``search_placement``'s ``"costs"`` and plan options read); returns the entry.
     ``options`` or keyword arguments set :class:`CostProfileOptions` fields."""
     opts = resolve(CostProfileOptions, options, kwargs)
     raw = opts.to_c()  # holds the encoded `beside` while the call runs

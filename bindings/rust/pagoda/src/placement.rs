@@ -67,7 +67,7 @@ pub struct CostProfileOptions {
     pub grid: i32,
     /// Timed runs per point, the fastest kept.
     pub repeats: i32,
-    /// A second device kept busy with the same work while timing; `None`: timed alone.
+    /// Devices kept busy with the same work while timing; `None`: timed alone.
     pub beside: Option<String>,
 }
 
@@ -84,9 +84,9 @@ impl Default for CostProfileOptions {
     }
 }
 
-/// Times a model's decoder layers on `device` (such as "cpu:0") and adds the entry to
-/// `cost_file`, which a placement spec's `"costs"` and [`crate::PlanOptions::cost_file`] read;
-/// returns the entry as JSON.
+/// Times a model's decoder layers on `device` (such as "cpu:0", or a group such as "cpu:0-1"
+/// timed as one tensor-parallel stage) and adds the entry to `cost_file`, which a placement
+/// spec's `"costs"` and [`crate::PlanOptions::cost_file`] read; returns the entry as JSON.
 pub fn profile_costs(
     model_path: impl AsRef<Path>,
     device: &str,
