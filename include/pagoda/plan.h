@@ -444,8 +444,9 @@ typedef struct pagoda_cost_profile_options {
     int32_t repeats;       /**< Timed runs per point, the fastest kept (default 3). */
     /**
      * Other devices (`"cpu:1"`, or a group) that run the same work on their own thread while
-     * each point is timed, or NULL (default). Devices that share a socket share its memory bandwidth and cache, so a
-     * device that will serve beside a busy neighbour is best timed beside one.
+     * each point is timed, or NULL (default). Devices that share a socket share its memory
+     * bandwidth and cache, so a device that will serve beside a busy neighbour is best timed
+     * beside one.
      */
     const char *beside;
 } pagoda_cost_profile_options_t;

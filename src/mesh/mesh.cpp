@@ -6,6 +6,8 @@
 
 #include "backend/registry.hpp"
 #include "common/error.hpp"
+#include "mesh/communicator.hpp"
+#include "mesh/process_group.hpp"
 
 namespace pagoda::mesh {
 
@@ -161,6 +163,19 @@ void Mesh::agree_with_world(const std::string &devices, const std::string &axes)
                 differs("names " + n.backend + " devices, this rank " + backend + " ones; a mesh has one backend");
             names_.push_back(n.backend + ":" + std::to_string(n.index) + "@rank" + std::to_string(r));
         }
+    }
+    if (w.machine_count() > 1) require_network_collectives();
+}
+
+void Mesh::require_network_collectives() const {
+    // Every rank asks its own backend, so that all of them fail at once, by name, instead of
+    // the others waiting out their timeout for rank 0's ids.
+    pagoda_comm_options_t options = world_comm_options(*world_);
+    try {
+        new_comm_id(*devices_.front(), &options);
+    } catch (const Error &e) {
+        throw Error(e.status(), "the mesh's processes run on " + std::to_string(world_->machine_count()) +
+                                    " machines (" + world_->describe_machines() + "): " + e.what());
     }
 }
 

@@ -51,6 +51,9 @@ public:
 private:
     // Exchanges each rank's device list and axes through the bootstrap and checks they agree.
     void agree_with_world(const std::string &devices, const std::string &axes);
+    // Over several machines: throws what the backend says, naming the machines, when its
+    // collectives cannot span them.
+    void require_network_collectives() const;
 
     std::vector<std::shared_ptr<const runtime::Device>> devices_;
     std::vector<std::string> names_;

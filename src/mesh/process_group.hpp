@@ -37,8 +37,8 @@ private:
     std::unique_ptr<Communicator> comm_;
 };
 
-// Options for communicators among the processes of `world`: one machine's shared memory, and
-// the world's timeout.
+// Options for communicators among the processes of `world`: one machine's shared memory, or the
+// network when the ranks are on several machines, and the world's timeout.
 pagoda_comm_options_t world_comm_options(const World &world);
 
 }  // namespace pagoda::mesh

@@ -1,7 +1,9 @@
 #include "mesh/world.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
 #include "common/error.hpp"
@@ -58,6 +60,7 @@ World::World(const WorldOptions &o) {
     if (o.broadcast != nullptr) {
         bootstrap_ = host_bootstrap(o.broadcast, o.broadcast_user, rank_, size_);
         how_ = "the host's broadcast";
+        learn_machines();
         return;
     }
     std::string address = o.rendezvous;
@@ -70,6 +73,62 @@ World::World(const WorldOptions &o) {
                     "mpirun launch finds one by itself");
     bootstrap_ = tcp_rendezvous(address, rank_, size_, timeout_ms_);
     how_ = "tcp://" + address;
+    learn_machines();
+}
+
+namespace {
+
+// What each rank tells the others of its machine: fixed-size fields for all_gather.
+struct MachineRecord {
+    char host[64];
+    char boot_id[48];
+    uint64_t shm_device;
+    uint64_t shm_inode;
+};
+
+// `text` cut to fit `field` with its NUL.
+template <size_t N>
+void copy_cut(char (&field)[N], const std::string &text) {
+    const size_t n = std::min(text.size(), N - 1);
+    std::memcpy(field, text.data(), n);
+    field[n] = '\0';
+}
+
+}  // namespace
+
+void World::learn_machines() {
+    const MachineId here = this_machine();
+    MachineRecord mine{};
+    copy_cut(mine.host, here.host);
+    copy_cut(mine.boot_id, here.boot_id);
+    mine.shm_device = here.shm_device;
+    mine.shm_inode = here.shm_inode;
+    std::vector<MachineRecord> all(static_cast<size_t>(size_));
+    bootstrap_->all_gather(&mine, all.data(), sizeof mine);
+    machines_.clear();
+    for (const MachineRecord &r : all)
+        machines_.push_back({std::string(r.host, strnlen(r.host, sizeof r.host)),
+                             std::string(r.boot_id, strnlen(r.boot_id, sizeof r.boot_id)), r.shm_device, r.shm_inode});
+    // Each rank joins the first machine it shares memory with, in rank order.
+    machine_of_.assign(size_t(size_), 0);
+    std::vector<size_t> firsts;
+    for (size_t r = 0; r < machines_.size(); ++r) {
+        size_t m = 0;
+        while (m < firsts.size() && !same_machine(machines_[firsts[m]], machines_[r])) ++m;
+        if (m == firsts.size()) firsts.push_back(r);
+        machine_of_[r] = int32_t(m);
+    }
+    machine_count_ = int32_t(firsts.size());
+}
+
+std::string World::describe_machines() const {
+    if (machines_.empty()) return "rank 0 on this machine";
+    std::string text;
+    for (size_t r = 0; r < machines_.size(); ++r)
+        text += (r == 0 ? "" : ", ") + std::string("rank ") + std::to_string(r) + " on " +
+                (machines_[r].host.empty() ? "an unnamed host" : machines_[r].host) + " (machine " +
+                std::to_string(machine_of_[r]) + ")";
+    return text;
 }
 
 }  // namespace pagoda::mesh

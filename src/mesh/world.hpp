@@ -6,14 +6,17 @@
 // OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, else one process. The bootstrap is the host's
 // broadcast when it gives one, else a TCP rendezvous on the address it gives or PAGODA_RENDEZVOUS
 // names; under mpirun on one machine, with neither, the ranks meet on loopback at a port derived
-// from OpenMPI's job id, so `mpirun -np N` needs no flag.
+// from OpenMPI's job id, so `mpirun -np N` needs no flag. Once met, the ranks tell each other
+// their machines (machine.hpp), so that collectives are made for the scope they span.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mesh/bootstrap.hpp"
+#include "mesh/machine.hpp"
 
 namespace pagoda::mesh {
 
@@ -43,13 +46,25 @@ public:
     const std::string &how() const noexcept { return how_; }
     // Null for one process.
     Bootstrap *bootstrap() const noexcept { return bootstrap_.get(); }
+    // The machines the ranks run on: machine(r) is rank r's index among them, in order of each
+    // machine's first rank; one machine for one process.
+    int32_t machine_count() const noexcept { return machine_count_; }
+    int32_t machine(int32_t rank) const { return machine_of_.at(size_t(rank)); }
+    // "rank 0 on host-a, rank 1 on host-b", for messages.
+    std::string describe_machines() const;
 
 private:
+    // Tells every rank the others' machines (one all_gather over the bootstrap).
+    void learn_machines();
+
     int32_t rank_ = 0;
     int32_t size_ = 1;
     int64_t timeout_ms_ = kDefaultWorldTimeoutMs;
     std::string how_ = "one process";
     std::unique_ptr<Bootstrap> bootstrap_;
+    std::vector<MachineId> machines_;   // per rank
+    std::vector<int32_t> machine_of_{0};
+    int32_t machine_count_ = 1;
 };
 
 }  // namespace pagoda::mesh

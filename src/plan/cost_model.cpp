@@ -37,9 +37,9 @@ CostModel::CostModel(const std::vector<MeasuredLayerCosts> &costs)
             throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs of a group for another model shape (" +
                                                          group.shape.key() + ", not " + shape_.key() + ")");
         if (group.tensor_parallel < 2 || !measured_groups_.emplace(group.tensor_parallel, group).second)
-            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: tensor_parallel " +
+            throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: a group's tensor_parallel " +
                                                          std::to_string(group.tensor_parallel) +
-                                                         " given twice or as a group");
+                                                         " is given twice or is below 2");
     }
 }
 
