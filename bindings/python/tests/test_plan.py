@@ -54,7 +54,8 @@ class MeshTest(unittest.TestCase):
         with pagoda.Mesh(rank=0, world_size=2, bootstrap=broadcast) as mesh:
             self.assertEqual(mesh.world(), (0, 2))
             self.assertEqual(mesh.device_names(), ["cpu:0@rank0", "cpu:0@rank1"])
-        self.assertEqual([root for _, root in calls], [0, 1])
+        # Two all_gathers, one broadcast per rank each: the ranks' machines, then their devices.
+        self.assertEqual([root for _, root in calls], [0, 1, 0, 1])
 
         class Boom(Exception):
             pass
