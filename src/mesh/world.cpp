@@ -123,11 +123,14 @@ void World::learn_machines() {
 
 std::string World::describe_machines() const {
     if (machines_.empty()) return "rank 0 on this machine";
+    // A message, not a listing: the first ranks tell whose machines differ.
+    constexpr size_t kShown = 8;
     std::string text;
-    for (size_t r = 0; r < machines_.size(); ++r)
+    for (size_t r = 0; r < machines_.size() && r < kShown; ++r)
         text += (r == 0 ? "" : ", ") + std::string("rank ") + std::to_string(r) + " on " +
                 (machines_[r].host.empty() ? "an unnamed host" : machines_[r].host) + " (machine " +
                 std::to_string(machine_of_[r]) + ")";
+    if (machines_.size() > kShown) text += ", … (" + std::to_string(machines_.size()) + " ranks)";
     return text;
 }
 
