@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "exec/model_shard.hpp"
 #include "plan/model_shape.hpp"
 
 namespace pagoda {
@@ -91,18 +90,9 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
 
 std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config, const mesh::Mesh &mesh,
                                            const mesh::Layout &layout) {
-    std::vector<kv::KvShardSpec> out;
     // Over several processes, this process's devices only: mesh devices [first, first + n).
-    const size_t n = mesh.devices().size();
-    const size_t first = mesh.spans_processes() ? size_t(mesh.world()->rank()) * n : 0;
-    for (size_t d = first; d < first + n && d < layout.device_count(); ++d) {
-        const mesh::DevicePlacement &at = layout.place(d);
-        const mesh::StagePlacement &stage = layout.stages()[size_t(at.stage)];
-        const exec::ModelShard shard{stage.first_layer, stage.end_layer, at.tp_rank, stage.tensor_parallel};
-        out.push_back({mesh.devices()[d - first], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
-                       int32_t(shard.n_kv_heads(config)), at.kvp_rank, layout.kv_parallel()});
-    }
-    return out;
+    const size_t first = mesh.spans_processes() ? size_t(mesh.world()->rank()) * mesh.devices().size() : 0;
+    return exec::kv_shards_for(config, mesh.devices(), layout, first);
 }
 
 }  // namespace pagoda

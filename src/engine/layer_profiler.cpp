@@ -11,7 +11,6 @@
 #include "common/error.hpp"
 #include "exec/executor.hpp"
 #include "exec/forward_batch.hpp"
-#include "exec/model_shard.hpp"
 #include "kv/kv_cache.hpp"
 #include "mesh/layout.hpp"
 #include "mesh/mesh.hpp"
@@ -40,19 +39,6 @@ mesh::Layout group_layout(const model::ModelConfig &config, const DeviceGroup &d
     return mesh::Layout(mesh::Mesh(names, "tp=" + std::to_string(devices.size())), spec);
 }
 
-// What each device's share of the cache holds under `layout`: its tensor-parallel rank's KV heads.
-std::vector<kv::KvShardSpec> group_shards(const model::ModelConfig &config, const DeviceGroup &devices,
-                                          const mesh::Layout &layout) {
-    std::vector<kv::KvShardSpec> out;
-    for (size_t d = 0; d < devices.size(); ++d) {
-        const mesh::StagePlacement &stage = layout.stages()[size_t(layout.place(d).stage)];
-        const exec::ModelShard shard{stage.first_layer, stage.end_layer, layout.place(d).tp_rank, stage.tensor_parallel};
-        out.push_back({devices[d], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
-                       int32_t(shard.n_kv_heads(config)), 0, 1});
-    }
-    return out;
-}
-
 // One sequence in a KV cache sized for 2·L tokens, and timed forward passes over it on a group
 // of devices.
 class ProfileRig {
@@ -61,7 +47,7 @@ public:
         : config_(model->config()), logits_(size_t(config_.vocab_size)) {
         if (devices.empty()) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "profiler: no devices");
         const mesh::Layout layout = group_layout(config_, devices);
-        cache_ = std::make_shared<kv::KvCache>(group_shards(config_, devices, layout), geometry(config_, o));
+        cache_ = std::make_shared<kv::KvCache>(exec::kv_shards_for(config_, devices, layout), geometry(config_, o));
         executor_ = exec::make_executor(std::move(model), cache_, layout, {});
     }
 

@@ -3,8 +3,23 @@
 #include "common/error.hpp"
 #include "exec/local_executor.hpp"
 #include "exec/mesh_executor.hpp"
+#include "exec/model_shard.hpp"
 
 namespace pagoda::exec {
+
+std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config,
+                                           const std::vector<std::shared_ptr<const runtime::Device>> &devices,
+                                           const mesh::Layout &layout, size_t first) {
+    std::vector<kv::KvShardSpec> out;
+    for (size_t i = 0; i < devices.size() && first + i < layout.device_count(); ++i) {
+        const mesh::DevicePlacement &at = layout.place(first + i);
+        const mesh::StagePlacement &stage = layout.stages()[size_t(at.stage)];
+        const ModelShard shard{stage.first_layer, stage.end_layer, at.tp_rank, stage.tensor_parallel};
+        out.push_back({devices[i], stage.first_layer, stage.end_layer, int32_t(shard.kv_head_begin(config)),
+                       int32_t(shard.n_kv_heads(config)), at.kvp_rank, layout.kv_parallel()});
+    }
+    return out;
+}
 
 std::unique_ptr<Executor> make_executor(std::shared_ptr<const model::Model> model,
                                         std::shared_ptr<kv::KvCache> cache, const mesh::Layout &layout,

@@ -99,6 +99,14 @@ public:
     virtual const mesh::ProcessGroup *processes() const { return nullptr; }
 };
 
+// What each of `devices` holds of the KV cache under `layout`, where devices[i] is mesh device
+// first + i: its stage's layers and its tensor-parallel rank's KV heads (model_shard.hpp), and
+// its run of every block under cache parallelism. A KV cache made of these shards is one the
+// executor below takes.
+std::vector<kv::KvShardSpec> kv_shards_for(const model::ModelConfig &config,
+                                           const std::vector<std::shared_ptr<const runtime::Device>> &devices,
+                                           const mesh::Layout &layout, size_t first = 0);
+
 // The executor for `cache`'s devices laid out as `layout` says (one device: the whole model
 // there). With a `world` of several processes, the cache holds this process's devices' shards
 // only, and the layout spans every process's. Throws as placing the weights does, and

@@ -46,10 +46,8 @@ public:
     const std::string &how() const noexcept { return how_; }
     // Null for one process.
     Bootstrap *bootstrap() const noexcept { return bootstrap_.get(); }
-    // The machines the ranks run on: machine(r) is rank r's index among them, in order of each
-    // machine's first rank; one machine for one process.
+    // How many machines the ranks run on (one for one process).
     int32_t machine_count() const noexcept { return machine_count_; }
-    int32_t machine(int32_t rank) const { return machine_of_.at(size_t(rank)); }
     // "rank 0 on host-a, rank 1 on host-b", for messages.
     std::string describe_machines() const;
 
@@ -63,7 +61,7 @@ private:
     std::string how_ = "one process";
     std::unique_ptr<Bootstrap> bootstrap_;
     std::vector<MachineId> machines_;   // per rank
-    std::vector<int32_t> machine_of_{0};
+    std::vector<int32_t> machine_of_;   // per rank: its machine, numbered by each one's first rank
     int32_t machine_count_ = 1;
 };
 

@@ -219,9 +219,13 @@ void save_measured_costs(const std::string &path, const MeasuredLayerCosts &cost
     if (!out) throw Error(PAGODA_ERR_IO, "cannot write the cost file " + path);
 }
 
-MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,
-                                       const std::string &backend, const std::string &device) {
-    const std::vector<MeasuredLayerCosts> entries = read_cost_file(path);
+namespace {
+
+// The one-device entry of `entries` for `shape` (and `backend`/`device` unless empty), or
+// NOT_FOUND naming `path` and listing what it holds.
+const MeasuredLayerCosts &one_device_entry(const std::vector<MeasuredLayerCosts> &entries, const std::string &path,
+                                           const ModelShape &shape, const std::string &backend,
+                                           const std::string &device) {
     std::string held;
     for (const MeasuredLayerCosts &e : entries) {
         if (e.shape == shape && e.tensor_parallel == 1 && (backend.empty() || e.backend == backend) &&
@@ -236,12 +240,20 @@ MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape
                                           (held.empty() ? "nothing" : held) + ")");
 }
 
+}  // namespace
+
+MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,
+                                       const std::string &backend, const std::string &device) {
+    return one_device_entry(read_cost_file(path), path, shape, backend, device);
+}
+
 std::vector<MeasuredLayerCosts> find_measured_cost_set(const std::string &path, const ModelShape &shape) {
-    std::vector<MeasuredLayerCosts> out{find_measured_costs(path, shape)};
-    std::map<int32_t, MeasuredLayerCosts> groups;
-    for (MeasuredLayerCosts &e : read_cost_file(path))
-        if (e.shape == shape && e.tensor_parallel > 1) groups.try_emplace(e.tensor_parallel, std::move(e));
-    for (auto &[tp, e] : groups) out.push_back(std::move(e));
+    const std::vector<MeasuredLayerCosts> entries = read_cost_file(path);
+    std::vector<MeasuredLayerCosts> out{one_device_entry(entries, path, shape, "", "")};
+    std::map<int32_t, const MeasuredLayerCosts *> groups;
+    for (const MeasuredLayerCosts &e : entries)
+        if (e.shape == shape && e.tensor_parallel > 1) groups.try_emplace(e.tensor_parallel, &e);
+    for (const auto &[tp, e] : groups) out.push_back(*e);
     return out;
 }
 

@@ -266,7 +266,10 @@ double measure_overhead(const plan::Placement &p, const std::vector<ReplicaTimin
                 if (r.model == m) {
                     double t = 0;
                     for (double x : r.stage_seconds) t += x;
-                    if (t < predicted) predicted = t, chosen = g;
+                    if (t < predicted) {
+                        predicted = t;
+                        chosen = g;
+                    }
                 }
         double fastest = INFINITY;
         for (const ReplicaTiming &t : timings)
