@@ -21,6 +21,7 @@ packages=(
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
     cargo golang-go                                      # the Rust and Go bindings' tests (bindings/)
     openmpi-bin libopenmpi-dev                           # meshes over processes: ranks under mpirun
+    libgloo-dev                                          # CPU collectives between machines (TCP)
     iproute2                                             # "machines" as network namespaces (tests/mesh)
 )
 

@@ -13,6 +13,8 @@
 #include "cpu_backend.hpp"
 #include "dtypes.hpp"
 #include "names.hpp"
+#include "net_comm_group.hpp"
+#include "net_endpoint.hpp"
 #include "shm_collectives.hpp"
 
 namespace pagoda::cpu {
@@ -26,9 +28,11 @@ constexpr int64_t kShmTimeoutMs = 30'000;
 }  // namespace pagoda::cpu
 
 struct pagoda_backend_comm {
-    // Exactly one of the two: ranks as threads of this process, or ranks across processes.
+    // Exactly one of the three: ranks as threads of this process, as processes of one machine,
+    // or across machines.
     std::shared_ptr<pagoda::cpu::CommGroup> group;
     std::unique_ptr<pagoda::cpu::ShmCommGroup> shm;
+    std::unique_ptr<pagoda::cpu::NetCommGroup> net;
     int32_t n_ranks = 0;
     int32_t rank = 0;
     int32_t device = 0;  // the device whose streams this rank's collectives run on
@@ -89,7 +93,8 @@ pagoda_status_t get_unique_id(void *self, pagoda_comm_unique_id_t *id) {
 }
 
 // comm_create and comm_create_ex: an id from get_unique_id_ex(HOST) joins a shared-memory
-// group, any other one a group of threads.
+// group, one from get_unique_id_ex(NETWORK) a group over the network, any other one a group of
+// threads.
 pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t *id, int32_t n_ranks,
                        int32_t rank, const pagoda_comm_options_t *options, pagoda_backend_comm_t **out) {
     CpuBackend &cpu = backend_of(self);
@@ -110,7 +115,12 @@ pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t
     comm->rank = rank;
     comm->device = device;
     std::string error;
-    if (is_shm_comm_id(*id)) {
+    if (is_net_comm_id(*id)) {
+        auto gloo_device = cpu.network().device(error);
+        if (gloo_device != nullptr)
+            comm->net = NetCommGroup::join(*id, gloo_device, n_ranks, rank, asked != 0 ? asked : kShmTimeoutMs, error);
+        if (!comm->net) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
+    } else if (is_shm_comm_id(*id)) {
         comm->shm.reset(ShmCommGroup::join(*id, n_ranks, rank, asked != 0 ? asked : kShmTimeoutMs, error));
         if (!comm->shm) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
     } else {
@@ -146,9 +156,12 @@ pagoda_status_t get_unique_id_ex(void *self, const pagoda_comm_options_t *option
     switch (scope) {
         case PAGODA_COMM_SCOPE_PROCESS: return get_unique_id(self, id);
         case PAGODA_COMM_SCOPE_HOST: make_shm_comm_id(*id); return PAGODA_OK;
-        case PAGODA_COMM_SCOPE_NETWORK:
-            return cpu.fail(PAGODA_ERR_UNSUPPORTED, "get_unique_id_ex: the CPU backend's collectives join processes "
-                                                    "of one machine only (shared memory), not several machines");
+        case PAGODA_COMM_SCOPE_NETWORK: {
+            std::string error;
+            if (!cpu.network().make_id(*id, error))
+                return cpu.fail(PAGODA_ERR_BACKEND, "get_unique_id_ex: " + error);
+            return PAGODA_OK;
+        }
     }
     return cpu.fail(PAGODA_ERR_INVALID_ARGUMENT,
                     "get_unique_id_ex: unknown scope " + std::to_string(scope));
@@ -159,6 +172,7 @@ void comm_destroy(void *, pagoda_backend_comm_t *comm) { delete comm; }
 pagoda_status_t comm_abort(void *self, pagoda_backend_comm_t *comm) {
     if (comm == nullptr) return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT, "comm_abort: comm is NULL");
     if (comm->shm) comm->shm->abort();
+    else if (comm->net) comm->net->abort();
     else comm->group->abort();
     return PAGODA_OK;
 }
@@ -184,6 +198,9 @@ pagoda_status_t all_reduce(void *self, pagoda_backend_comm_t *comm,
     if (comm->shm)
         return shm_all_reduce(*comm->shm, send, recv, count, dtype, op, error) ? PAGODA_OK
                                                                                  : aborted(cpu, "all_reduce", error);
+    if (comm->net)
+        return comm->net->all_reduce(send, recv, count, dtype, op, error) ? PAGODA_OK
+                                                                           : aborted(cpu, "all_reduce", error);
     const size_t n = size_t(comm->n_ranks), rank = size_t(comm->rank);
     const size_t elem = formats::dtype_size(dtype);
     // Rank r reduces slice r and writes it to every rank's output; slices are disjoint, so this
@@ -213,6 +230,8 @@ pagoda_status_t all_gather(void *self, pagoda_backend_comm_t *comm,
         return shm_all_gather(*comm->shm, send, recv, count, dtype, error) ? PAGODA_OK
                                                                             : aborted(cpu, "all_gather", error);
     const size_t bytes = count * formats::dtype_size(dtype), rank = size_t(comm->rank);
+    if (comm->net)
+        return comm->net->all_gather(send, recv, bytes, error) ? PAGODA_OK : aborted(cpu, "all_gather", error);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         for (const auto &peer : all)
             std::memmove(static_cast<unsigned char *>(peer.recv) + rank * bytes, all[rank].send, bytes);
@@ -231,6 +250,9 @@ pagoda_status_t reduce_scatter(void *self, pagoda_backend_comm_t *comm,
         return shm_reduce_scatter(*comm->shm, send, recv, count, dtype, op, error)
                    ? PAGODA_OK
                    : aborted(cpu, "reduce_scatter", error);
+    if (comm->net)
+        return comm->net->reduce_scatter(send, recv, count, dtype, op, error) ? PAGODA_OK
+                                                                               : aborted(cpu, "reduce_scatter", error);
     const size_t rank = size_t(comm->rank);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         reduce_into(Sends(all).span(), dtype, rank * count, count, op, all[rank].recv);
@@ -252,6 +274,8 @@ pagoda_status_t broadcast(void *self, pagoda_backend_comm_t *comm,
         return shm_broadcast(*comm->shm, send, recv, count, dtype, root, error) ? PAGODA_OK
                                                                                  : aborted(cpu, "broadcast", error);
     const size_t bytes = count * formats::dtype_size(dtype);
+    if (comm->net)
+        return comm->net->broadcast(send, recv, bytes, root, error) ? PAGODA_OK : aborted(cpu, "broadcast", error);
     bool ok = comm->group->collective(comm->rank, {send, recv}, [&](const auto &all) {
         if (all[size_t(comm->rank)].recv != all[size_t(root)].send)
             std::memmove(all[size_t(comm->rank)].recv, all[size_t(root)].send, bytes);
@@ -267,24 +291,48 @@ pagoda_status_t check_peer(CpuBackend &cpu, const char *what, pagoda_backend_com
     return PAGODA_OK;
 }
 
-// Sends and receives on shared-memory communicators between group_start and group_end, moved
-// together at group_end: a ring of sends and receives larger than the channels would otherwise
-// wait on itself.
+// A send or receive between processes. Inside group_start .. group_end they are kept and moved
+// together at group_end: a ring of sends and receives larger than the channels (or, over the
+// network, sends that wait for their receive to be posted) would otherwise wait on itself.
+struct PendingTransfer {
+    pagoda_backend_comm_t *comm = nullptr;
+    int32_t peer = 0;
+    bool outgoing = false;
+    unsigned char *data = nullptr;  // only read from when outgoing
+    size_t bytes = 0;
+};
 struct OpenGroup {
     int depth = 0;
-    std::vector<std::pair<pagoda_backend_comm_t *, ShmCommGroup::Transfer>> transfers;
+    std::vector<PendingTransfer> transfers;
 };
 thread_local OpenGroup t_group;
 
-pagoda_status_t shm_transfer(CpuBackend &cpu, const char *what, pagoda_backend_comm_t *comm,
-                             const ShmCommGroup::Transfer &t) {
+// Moves one communicator's transfers together.
+bool move_transfers(pagoda_backend_comm_t *comm, const std::vector<PendingTransfer> &transfers, std::string &error) {
+    if (comm->net) {
+        std::vector<NetCommGroup::Transfer> net;
+        for (const PendingTransfer &t : transfers) net.push_back({t.peer, t.outgoing, t.data, t.bytes});
+        return comm->net->transfer(net, error);
+    }
+    std::vector<ShmCommGroup::Transfer> shm;
+    for (const PendingTransfer &t : transfers) {
+        ShmCommGroup::Transfer s;
+        s.peer = t.peer;
+        s.outgoing = t.outgoing;
+        s.data = t.data;
+        s.bytes = t.bytes;
+        shm.push_back(s);
+    }
+    return comm->shm->transfer(shm, error);
+}
+
+pagoda_status_t transfer(CpuBackend &cpu, const char *what, const PendingTransfer &t) {
     if (t_group.depth > 0) {
-        t_group.transfers.emplace_back(comm, t);
+        t_group.transfers.push_back(t);
         return PAGODA_OK;
     }
-    std::vector<ShmCommGroup::Transfer> one{t};
     std::string error;
-    return comm->shm->transfer(one, error) ? PAGODA_OK : aborted(cpu, what, error);
+    return move_transfers(t.comm, {t}, error) ? PAGODA_OK : aborted(cpu, what, error);
 }
 
 pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_stream_t *stream,
@@ -295,14 +343,8 @@ pagoda_status_t send(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = count_call(cpu, "send", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t bytes = count * formats::dtype_size(dtype);
-    if (comm->shm) {
-        ShmCommGroup::Transfer t;
-        t.peer = peer;
-        t.outgoing = true;
-        t.data = static_cast<unsigned char *>(const_cast<void *>(buf));  // only read from
-        t.bytes = bytes;
-        return shm_transfer(cpu, "send", comm, t);
-    }
+    if (comm->shm || comm->net)
+        return transfer(cpu, "send", {comm, peer, true, static_cast<unsigned char *>(const_cast<void *>(buf)), bytes});
     return comm->group->send(comm->rank, peer, buf, bytes, error) ? PAGODA_OK : aborted(cpu, "send", error);
 }
 
@@ -314,13 +356,7 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = count_call(cpu, "recv", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t bytes = count * formats::dtype_size(dtype);
-    if (comm->shm) {
-        ShmCommGroup::Transfer t;
-        t.peer = peer;
-        t.data = static_cast<unsigned char *>(buf);
-        t.bytes = bytes;
-        return shm_transfer(cpu, "recv", comm, t);
-    }
+    if (comm->shm || comm->net) return transfer(cpu, "recv", {comm, peer, false, static_cast<unsigned char *>(buf), bytes});
     return comm->group->recv(peer, comm->rank, buf, bytes, error) ? PAGODA_OK : aborted(cpu, "recv", error);
 }
 
@@ -330,15 +366,15 @@ pagoda_status_t comm_get_async_error(void *self, pagoda_backend_comm_t *comm,
         return backend_of(self).fail(PAGODA_ERR_INVALID_ARGUMENT,
                                      "comm_get_async_error: comm or error is NULL");
     // Collectives run synchronously here, so the only asynchronous failure is an abort.
-    const bool aborted = comm->shm ? comm->shm->aborted() : comm->group->aborted();
+    const bool aborted = comm->shm ? comm->shm->aborted() : comm->net ? comm->net->aborted() : comm->group->aborted();
     *error = aborted ? PAGODA_ERR_BACKEND : PAGODA_OK;
     return PAGODA_OK;
 }
 
 // Threads' sends never block (they copy into a mailbox), so their pairs of sends and receives
 // cannot deadlock and need no deferred issue. Between processes a send outside a group blocks
-// while its channel's ring is full; inside one it waits for group_end. Collectives inside a
-// group run at once.
+// while its channel's ring is full (over the network: until its receive is posted); inside one
+// it waits for group_end. Collectives inside a group run at once.
 pagoda_status_t group_start(void *) {
     ++t_group.depth;
     return PAGODA_OK;
@@ -354,15 +390,15 @@ pagoda_status_t group_end(void *self) {
     // One communicator's transfers move together; several communicators' one after another.
     pagoda_status_t status = PAGODA_OK;
     while (!pending.empty()) {
-        pagoda_backend_comm_t *comm = pending.front().first;
-        std::vector<ShmCommGroup::Transfer> mine;
-        std::erase_if(pending, [&](const auto &p) {
-            if (p.first != comm) return false;
-            mine.push_back(p.second);
+        pagoda_backend_comm_t *comm = pending.front().comm;
+        std::vector<PendingTransfer> mine;
+        std::erase_if(pending, [&](const PendingTransfer &p) {
+            if (p.comm != comm) return false;
+            mine.push_back(p);
             return true;
         });
         std::string error;
-        if (status == PAGODA_OK && !comm->shm->transfer(mine, error)) status = aborted(cpu, "group_end", error);
+        if (status == PAGODA_OK && !move_transfers(comm, mine, error)) status = aborted(cpu, "group_end", error);
     }
     return status;
 }

@@ -64,7 +64,8 @@ CpuBackend::CpuBackend(const pagoda_backend_host_t &host, const CpuConfig &confi
     : host_(host),
       features_(config.portable_only ? CpuFeatures{} : detect_features(config.avx2_only)),
       mapped_weights_(config.mapped_weights),
-      fault_(config.fail_collective) {
+      fault_(config.fail_collective),
+      network_(config.network_interface) {
     for (size_t d = 0; d < config.device_threads.size(); ++d) {
         // A worker runs chunks of its own device's kernels only: nested calls must see it.
         auto mark_worker = [this, d] { t_current = {this, int32_t(d)}; };

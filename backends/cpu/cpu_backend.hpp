@@ -11,6 +11,7 @@
 
 #include "cpu_config.hpp"
 #include "memory_budget.hpp"
+#include "net_endpoint.hpp"
 #include "pagoda/backend.h"
 #include "reporter.hpp"
 #include "thread_pool.hpp"
@@ -62,6 +63,9 @@ public:
     // Config "weights=mapped": the devices say they read weights in the host's file mapping.
     bool mapped_weights() const noexcept { return mapped_weights_; }
 
+    // This process's end of the network, for communicators across machines.
+    NetEndpoint &network() noexcept { return network_; }
+
     // Counts a collective call on `device`; true when it is the one "fail_collective" names.
     bool collective_fault_due(int32_t device);
     const std::optional<CollectiveFault> &collective_fault() const noexcept { return fault_; }
@@ -79,6 +83,7 @@ private:
     CpuFeatures features_;
     bool mapped_weights_;
     std::optional<CollectiveFault> fault_;
+    NetEndpoint network_;
     std::vector<std::unique_ptr<CpuDevice>> devices_;  // a pool can move neither threads nor itself
 };
 

@@ -1,6 +1,8 @@
 #include "cpu_config.hpp"
 
 #include <algorithm>
+#include <net/if.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -139,9 +141,14 @@ bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error) {
             if (!parse_fault(value, fault))
                 return bad(key, value, "is not DEVICE:CALL (a device index and a call number from 1)");
             cfg.fail_collective = fault;
+        } else if (key == "network_interface") {
+            if (value.empty() || value.size() >= IF_NAMESIZE || if_nametoindex(value.c_str()) == 0)
+                return bad(key, value, "names no network interface of this machine (see `ip link`)");
+            cfg.network_interface = value;
         } else {
             error = "unknown config key '" + key +
-                    "' (known: devices, threads, device_threads, memory, isa, weights, fail_collective)";
+                    "' (known: devices, threads, device_threads, memory, isa, weights, fail_collective, "
+                    "network_interface)";
             return false;
         }
     }

@@ -24,10 +24,11 @@ struct CpuConfig {
     bool avx2_only = false;           // isa=avx2: no AVX-512 kernels even where present
     bool mapped_weights = false;      // weights=mapped: read in place from the host's file mapping
     std::optional<CollectiveFault> fail_collective;
+    std::string network_interface;    // for communicators across machines; "" = the first one up
 };
 
 // Reads `text` (NULL: every default). Keys: devices, threads, device_threads, memory, isa,
-// weights, fail_collective; PAGODA_NUM_THREADS stands in for an absent `threads`. False with `error`
+// weights, fail_collective, network_interface; PAGODA_NUM_THREADS stands in for an absent `threads`. False with `error`
 // naming the key and value at fault.
 bool parse_cpu_config(const char *text, CpuConfig &out, std::string &error);
 

@@ -47,9 +47,11 @@ typedef struct cli_placement {
     const char *devices;
     const char *axes;
     const char *plan_path;
+    long long mesh_timeout_ms; /* over several processes; 0 = the library's default */
 } cli_placement_t;
 
-/* Parses --device, --axes and --plan into `p`; 1 when `flag` was one of them. */
+/* Parses --device, --axes, --plan and --mesh-timeout into `p`; 1 when `flag` was one of them
+ * (--mesh-timeout's value is checked when the mesh is made). */
 int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value);
 
 /* Opens `model_path`, a mesh of `p->devices` (NULL: cpu:0) with `p->axes`, and the plan at

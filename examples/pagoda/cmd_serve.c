@@ -33,6 +33,8 @@ static void serve_usage(FILE *out) {
           "                            before they are aborted (default 10000)\n"
           "  --device LIST             devices (default cpu:0)\n"
           "  --axes AXES               how they are arranged, such as tp=2\n"
+          "  --mesh-timeout MS         over several processes: how long a rank waits for the\n"
+          "                            others before it fails naming them (default 30000)\n"
           "  --plan FILE               a plan written by `pagoda plan --json`\n"
           "  --placement FILE          serve every model of a placement (`pagoda place`'s JSON,\n"
           "                            each model with a \"path\"): a replica per group, requests\n"

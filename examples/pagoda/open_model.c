@@ -8,6 +8,11 @@ int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value) 
     if (strcmp(flag, "--device") == 0) p->devices = value;
     else if (strcmp(flag, "--axes") == 0) p->axes = value;
     else if (strcmp(flag, "--plan") == 0) p->plan_path = value;
+    else if (strcmp(flag, "--mesh-timeout") == 0) {
+        char *end = NULL;
+        p->mesh_timeout_ms = strtoll(value, &end, 10);
+        if (end == value || *end != '\0') p->mesh_timeout_ms = -1; /* refused by the mesh, by name */
+    }
     else return 0;
     return 1;
 }
@@ -20,6 +25,7 @@ int cli_open_model(const char *model_path, const cli_placement_t *p, pagoda_mode
     pagoda_mesh_options_default(&mo);
     mo.devices = p->devices;
     mo.axes = p->axes;
+    mo.timeout_ms = (int64_t)p->mesh_timeout_ms;
     if ((s = pagoda_mesh_create(&mo, mesh)) != PAGODA_OK) return cli_fail("making the mesh", s);
     if (p->plan_path == NULL) return CLI_EXIT_OK;
     char *json = cli_read_file(p->plan_path);

@@ -33,12 +33,12 @@
  *        checks that they agree. The ranks meet through the host's broadcast when it gives one
  *        (MPI_Bcast, say), else on a TCP rendezvous address (`host:port`, only for these first
  *        bytes, never for tensors); under `mpirun` on one machine they find a loopback address by
- *        themselves. Tensors travel through the backend's collectives (shared memory between the
- *        CPU backend's processes of one machine, NCCL between GPUs). The ranks tell each other
- *        their machine (the kernel's boot id and the `/dev/shm` each sees); when they are on
- *        several, collectives are made for the network, and a backend whose collectives cannot
- *        span machines (the CPU backend's, for now) fails pagoda_mesh_create() on every rank at
- *        once, naming the machines. Every rank then makes the
+ *        themselves. Tensors travel through the backend's collectives (the CPU backend's over
+ *        shared memory between processes of one machine and over TCP (Gloo) between machines;
+ *        NCCL between GPUs). The ranks tell each other their machine (the kernel's boot id and
+ *        the `/dev/shm` each sees); when they are on several, collectives are made for the
+ *        network, and a backend whose collectives cannot span machines fails
+ *        pagoda_mesh_create() on every rank at once, naming the machines. Every rank then makes the
  *        same cache and engine: rank 0 serves, the others follow it (pagoda_engine_follow()).
  * @{
  */

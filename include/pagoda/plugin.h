@@ -439,7 +439,10 @@ typedef struct pagoda_backend_iface {
  *            most AVX2, or plain C++), `weights=copy|mapped` (copy: the host copies weights into
  *            the backend's buffers, on huge pages where the kernel gives them, the default;
  *            mapped: kernels read them in place from the model file's mapping, which processes
- *            share and which takes no memory of its own, at slower decode) and, for tests, `fail_collective=D:K` (the K-th collective
+ *            share and which takes no memory of its own, at slower decode), `network_interface=NAME`
+ *            (the interface whose address the collectives between machines use, over Gloo's
+ *            TCP transport; default the first interface up that is not loopback) and, for
+ *            tests, `fail_collective=D:K` (the K-th collective
  *            call on device D, counting from 1, fails once with ::PAGODA_ERR_BACKEND and leaves
  *            its peers waiting until their communicators are aborted); the
  *            CUDA backend reads `tf32=0|1` (f32 GEMMs may round inputs to TF32; off by

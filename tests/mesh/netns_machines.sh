@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Two ranks on two "machines": network namespaces this script makes (a veth pair, addresses in
-# 10.231.7.0/24 that exist only inside them) and removes on exit. It runs `pagoda generate` with
-# tp=2, one rank in each namespace, meeting at the first one's address (not loopback):
-#   1. sharing the host's /dev/shm, the ranks are one machine to the CPU backend: the text is
-#      the one-device text;
-#   2. each with its own host name and /dev/shm (a tmpfs of its own), they are two machines:
-#      both ranks fail within seconds with an error naming the machines, none waits out its
-#      timeout.
+# Ranks on two "machines": network namespaces this script makes (a veth pair, addresses in
+# 10.231.7.0/24 that exist only inside them) and removes on exit. Every rank runs in one of them,
+# meeting at the first one's address (not loopback).
+#   1. Sharing the host's /dev/shm, two ranks are one machine to the CPU backend (shared
+#      memory): `pagoda generate --axes tp=2` prints the one-device text.
+#   2. Each namespace with its own host name and /dev/shm (a tmpfs its ranks share), the ranks
+#      are two machines and their collectives go over TCP (Gloo):
+#      - `pagoda generate` with tp=2 and with pp=2 prints the one-device text;
+#      - the mesh test's 20-request workload (test_engine_mesh --world) with tp=2 and pp=2 over
+#        one rank per machine, and pp=2,tp=2 over two ranks per machine, equals one device's
+#        tokens, its log-probabilities within 1e-4 (rank 0 prints the worst difference);
+#      - a rank killed mid-generation: the other fails naming it within seconds;
+#      - the link cut mid-generation (`ip link set … down`): both fail naming each other within
+#        the mesh timeout.
+#      Every process exits in each case; none is left.
 #
-#   netns_machines.sh PAGODA_CLI
+#   netns_machines.sh PAGODA_CLI TEST_ENGINE_MESH
 # Exits 77 (skipped, with the reason) where namespaces cannot be made: not root, no `ip netns`,
 # no `unshare`.
 set -u -o pipefail
 
 pagoda=$1
+mesh_test=$2
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "network namespaces need root"
 command -v ip >/dev/null || skip "no ip command (iproute2)"
@@ -21,71 +29,140 @@ command -v unshare >/dev/null || skip "no unshare command (util-linux)"
 
 tag=$$
 ns=("pagoda-m0-$tag" "pagoda-m1-$tag")
+link=("pgv0-$tag" "pgv1-$tag")
 addr=("10.231.7.1" "10.231.7.2")
 work=$(mktemp -d)
+pids=()
 cleanup() {
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
     for n in "${ns[@]}"; do ip netns del "$n" 2>/dev/null; done
+    for i in 0 1; do umount "$work/shm$i" 2>/dev/null; done
     rm -rf "$work"
 }
 trap cleanup EXIT
 for n in "${ns[@]}"; do ip netns add "$n" || skip "ip netns add failed (no namespace support here)"; done
-ip link add "pgv0-$tag" type veth peer name "pgv1-$tag" || skip "cannot make a veth pair"
+ip link add "${link[0]}" type veth peer name "${link[1]}" || skip "cannot make a veth pair"
 for i in 0 1; do
-    ip link set "pgv$i-$tag" netns "${ns[$i]}"
-    ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "pgv$i-$tag"
-    ip -n "${ns[$i]}" link set "pgv$i-$tag" up
+    ip link set "${link[$i]}" netns "${ns[$i]}"
+    ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${link[$i]}"
+    ip -n "${ns[$i]}" link set "${link[$i]}" up
     ip -n "${ns[$i]}" link set lo up
+    mkdir "$work/shm$i"
+    mount -t tmpfs -o size=256m tmpfs "$work/shm$i" || skip "cannot mount a tmpfs"
 done
 
 export PAGODA_BACKEND_CPU_CONFIG=threads=1 PAGODA_LOG_LEVEL=error
-args=(generate --device cpu:0 --axes tp=2 --prompt "Once upon a time" --max-tokens 24 --temperature 0)
+prompt=(--prompt "Once upon a time" --temperature 0)
 port=$((20000 + tag % 20000))
 failed=0
+fail() { echo "FAIL: $*"; failed=1; }
 
-# launch NAME SEPARATE: starts both ranks (SEPARATE=1: own host name and /dev/shm) and waits.
-launch() {
-    local name=$1 separate=$2
+# start NAME PER_MACHINE SEPARATE CMD...: starts 2 × PER_MACHINE ranks of CMD, ranks
+# 0..PER_MACHINE-1 in the first namespace; SEPARATE=1 gives each namespace its own host name
+# and /dev/shm. Output in $work/NAME-RANK.{out,err}; pids in rank_pids.
+start() {
+    local name=$1 per=$2 separate=$3
+    shift 3
     port=$((port + 1))
-    for i in 0 1; do
-        local setup=""
-        if [ "$separate" = 1 ]; then
-            setup="hostname machine-$i && mount -t tmpfs -o size=256m tmpfs /dev/shm && "
-        fi
-        PAGODA_RANK=$i PAGODA_WORLD_SIZE=2 PAGODA_RENDEZVOUS="${addr[0]}:$port" \
-            timeout 60 ip netns exec "${ns[$i]}" unshare --uts --mount --propagation private \
-            sh -c "$setup"'exec "$@"' sh "$pagoda" "${args[@]}" \
-            > "$work/$name-$i.out" 2> "$work/$name-$i.err" &
+    rank_pids=()
+    local world=$((2 * per))
+    for ((r = 0; r < world; ++r)); do
+        local m=$((r / per)) setup=""
+        [ "$separate" = 1 ] && setup="hostname machine-$m && mount --bind $work/shm$m /dev/shm && "
+        PAGODA_RANK=$r PAGODA_WORLD_SIZE=$world PAGODA_RENDEZVOUS="${addr[0]}:$port" \
+            timeout 120 ip netns exec "${ns[$m]}" unshare --uts --mount --propagation private \
+            sh -c "$setup"'exec "$@"' sh "$@" > "$work/$name-$r.out" 2> "$work/$name-$r.err" &
+        rank_pids+=($!)
+        pids+=($!)
     done
-    local start=$SECONDS
-    wait
-    echo "$name: both ranks ended after $((SECONDS - start)) s"
 }
 
-"$pagoda" generate --prompt "Once upon a time" --max-tokens 24 --temperature 0 > "$work/one.out" 2> "$work/one.err" ||
+# finish NAME: waits for the ranks start made; fails the case when any exits non-zero.
+finish() {
+    local name=$1 r=0 bad=0
+    for p in "${rank_pids[@]}"; do
+        wait "$p" || { echo "rank $r of $name exited with $?:"; cat "$work/$name-$r.err"; bad=1; }
+        r=$((r + 1))
+    done
+    return $bad
+}
+
+"$pagoda" generate "${prompt[@]}" --max-tokens 24 > "$work/one.out" 2> "$work/one.err" ||
     { cat "$work/one.err"; echo "FAIL: one device"; exit 1; }
 
-launch shared 0
-if cmp -s "$work/one.out" "$work/shared-0.out"; then
-    echo "PASS: one /dev/shm over two network namespaces: the one-device text"
+# 1. Two namespaces, one /dev/shm: one machine.
+start shared 1 0 "$pagoda" generate "${prompt[@]}" --max-tokens 24 --axes tp=2
+if finish shared && cmp -s "$work/one.out" "$work/shared-0.out"; then
+    echo "PASS: one /dev/shm over two network namespaces (shared memory): the one-device text"
 else
-    echo "FAIL: tp=2 across namespaces sharing /dev/shm printed:"; cat "$work/shared-0.out" "$work/shared-0.err" "$work/shared-1.err"
-    failed=1
+    fail "tp=2 across namespaces sharing /dev/shm printed:"; cat "$work/shared-0.out"
 fi
 
-start=$SECONDS
-launch separate 1
-took=$((SECONDS - start))
-for i in 0 1; do
-    if grep -q "2 machines (rank 0 on machine-0 (machine 0), rank 1 on machine-1 (machine 1))" "$work/separate-$i.err" &&
-       grep -q "processes of one machine only" "$work/separate-$i.err"; then
-        echo "PASS: rank $i on its own machine fails naming both: $(tail -n 1 "$work/separate-$i.err")"
+# 2. Two machines: the main job's text.
+for axes in tp=2 pp=2; do
+    name="text-${axes/=/}"
+    t0=$SECONDS
+    start "$name" 1 1 "$pagoda" generate "${prompt[@]}" --max-tokens 24 --axes "$axes"
+    if finish "$name" && cmp -s "$work/one.out" "$work/$name-0.out"; then
+        echo "PASS: $axes over two machines (Gloo over TCP): the one-device text, in $((SECONDS - t0)) s"
     else
-        echo "FAIL: rank $i on its own machine said:"; cat "$work/separate-$i.out" "$work/separate-$i.err"
-        failed=1
+        fail "$axes over two machines printed:"; cat "$work/$name-0.out"
     fi
 done
-if [ "$took" -ge 20 ]; then
-    echo "FAIL: the ranks took $took s to fail; the world's timeout is 30 s, the refusal should come at once"
-    failed=1
+
+# The 20-request workload against one device, printed by rank 0.
+for case in "1 tp=2" "1 pp=2" "2 pp=2,tp=2"; do
+    read -r per axes <<< "$case"
+    name="workload-${axes//[=,]/}"
+    t0=$SECONDS
+    start "$name" "$per" 1 "$mesh_test" --world "$axes"
+    if finish "$name"; then
+        echo "PASS: $axes over two machines, $per rank(s) each, in $((SECONDS - t0)) s:" \
+             "$(grep -h 'worst' "$work/$name-0.out" | sed 's/^ *//')"
+    else
+        fail "the workload on $axes over two machines"; cat "$work/$name-0.out"
+    fi
+done
+
+# Waits until rank 0 of NAME has printed some text (it is generating), at most 20 s.
+generating() {
+    for _ in $(seq 200); do
+        [ -s "$work/$1-0.out" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# 3. A rank killed mid-generation: rank 0 fails naming rank 1, within seconds.
+long=(generate "${prompt[@]}" --max-tokens 400 --axes tp=2 --mesh-timeout 5000)
+start killed 1 1 "$pagoda" "${long[@]}"
+generating killed || fail "rank 0 never started generating"
+ip netns pids "${ns[1]}" | xargs -r kill -9
+t0=$(date +%s.%N)
+wait "${rank_pids[0]}"
+code=$?
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+wait "${rank_pids[1]}" 2>/dev/null
+if [ "$code" != 0 ] && grep -q "rank 1 (at ${addr[1]})" "$work/killed-0.err" && [ "$(echo "$took < 3" | bc)" = 1 ]; then
+    echo "PASS: rank 1 killed mid-generation: rank 0 exited $code after ${took%???????} s: $(grep -o 'rank 0 of 2.*' "$work/killed-0.err" | head -n 1)"
+else
+    fail "after rank 1 was killed, rank 0 exited $code after $took s saying:"; cat "$work/killed-0.err"
 fi
+
+# 4. The link cut mid-generation: both ranks fail within the mesh timeout (5 s), naming the peer.
+start cut 1 1 "$pagoda" "${long[@]}"
+generating cut || fail "rank 0 never started generating"
+ip -n "${ns[0]}" link set "${link[0]}" down
+t0=$SECONDS
+for r in 0 1; do
+    wait "${rank_pids[$r]}"
+    code=$?
+    peer=$((1 - r))
+    if [ "$code" != 0 ] && grep -q "rank $peer (at ${addr[$peer]})" "$work/cut-$r.err"; then
+        echo "PASS: link cut: rank $r exited $code after $((SECONDS - t0)) s: $(grep -o "rank $r of 2.*" "$work/cut-$r.err" | head -n 1)"
+    else
+        fail "after the link was cut, rank $r exited $code saying:"; cat "$work/cut-$r.err"
+    fi
+done
+if [ $((SECONDS - t0)) -gt 15 ]; then fail "the ranks took $((SECONDS - t0)) s to fail; the mesh timeout is 5 s"; fi
 exit $failed

@@ -1,7 +1,9 @@
-/* The CPU backend's collectives with ranks as threads of one process, and as processes of one
- * machine (shared memory): every collective against a plain computation of what each rank must
+/* The CPU backend's collectives with ranks as threads of one process, as processes of one
+ * machine (shared memory), and over the network (Gloo over TCP, here between processes or
+ * threads of this machine): every collective against a plain computation of what each rank must
  * hold, for several rank counts, types and reductions; a rank that dies or stops answering
- * fails its peers in bounded time. Process ranks are this executable run again with --rank. */
+ * fails its peers in bounded time, naming it. Process ranks are this executable run again with
+ * --rank. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -174,8 +176,9 @@ static void run_ranks_in(int32_t n_ranks, pagoda_comm_scope_t scope) {
 
 static void run_ranks(int32_t n_ranks) {
     run_ranks_in(n_ranks, PAGODA_COMM_SCOPE_PROCESS);
-    /* Threads may also share a host-scope (shared-memory) communicator. */
+    /* Threads may also share a host-scope (shared-memory) or network communicator. */
     run_ranks_in(n_ranks, PAGODA_COMM_SCOPE_HOST);
+    run_ranks_in(n_ranks, PAGODA_COMM_SCOPE_NETWORK);
 }
 
 static void test_one_rank(void **state) { (void)state; run_ranks(1); }
@@ -208,9 +211,9 @@ static int id_from_hex(const char *hex, pagoda_comm_unique_id_t *id) {
 /* Rank `victim` joins, takes part in one all-reduce and then dies (SIGKILL) or stops answering;
  * every other rank's next all-reduce must fail with BACKEND, naming why, within the timeout. */
 static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, scenario_t scenario,
-                                const pagoda_comm_unique_id_t *id) {
+                                pagoda_comm_scope_t scope, const pagoda_comm_unique_id_t *id) {
     const pagoda_backend_iface_t *iface = test_cpu_iface();
-    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_HOST, PEER_TIMEOUT_MS);
+    pagoda_comm_options_t options = options_for(scope, PEER_TIMEOUT_MS);
     pagoda_backend_comm_t *comm = NULL;
     if (coll()->comm_create_ex(iface->self, 0, id, n_ranks, rank, &options, &comm) != PAGODA_OK) {
         fprintf(stderr, "rank %d: comm_create_ex: %s\n", rank, pagoda_last_error_message());
@@ -235,7 +238,11 @@ static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, s
     const pagoda_status_t s =
         coll()->all_reduce(iface->self, comm, stream, x, x, 64, PAGODA_DTYPE_F32, PAGODA_REDUCE_SUM);
     const double waited = test_seconds_now() - start;
-    const char *why = scenario == SCENARIO_DIE ? "has died" : "gave up";
+    /* Shared memory sees the process gone or the wait given up; the network names the peer
+     * whose connection closed or whose answer timed out. */
+    char why[64];
+    if (scope == PAGODA_COMM_SCOPE_NETWORK) snprintf(why, sizeof why, "rank %d (at ", victim);
+    else snprintf(why, sizeof why, "%s", scenario == SCENARIO_DIE ? "has died" : "gave up");
     if (s != PAGODA_ERR_BACKEND || strstr(pagoda_last_error_message(), why) == NULL) {
         fprintf(stderr, "rank %d: the all_reduce after rank %d %s returned %d: %s\n", rank, victim, why, (int)s,
                 pagoda_last_error_message());
@@ -251,10 +258,11 @@ static int rank_outlives_victim(int32_t rank, int32_t n_ranks, int32_t victim, s
     return 0;
 }
 
-/* The entry of a process rank: --rank R --ranks N --scenario S --victim V --id HEX. */
+/* The entry of a process rank: --rank R --ranks N --scenario S --victim V --scope C --id HEX. */
 static int process_rank_main(int argc, char **argv) {
     int32_t rank = -1, n_ranks = 0, victim = -1;
     scenario_t scenario = SCENARIO_CHECKS;
+    pagoda_comm_scope_t scope = PAGODA_COMM_SCOPE_HOST;
     pagoda_comm_unique_id_t id;
     int have_id = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -262,10 +270,11 @@ static int process_rank_main(int argc, char **argv) {
         else if (strcmp(argv[i], "--ranks") == 0) n_ranks = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--victim") == 0) victim = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--scenario") == 0) scenario = (scenario_t)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--scope") == 0) scope = (pagoda_comm_scope_t)atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--id") == 0) have_id = id_from_hex(argv[i + 1], &id);
     }
     if (rank < 0 || n_ranks < 1 || !have_id) return 10;
-    if (scenario != SCENARIO_CHECKS) return rank_outlives_victim(rank, n_ranks, victim, scenario, &id);
+    if (scenario != SCENARIO_CHECKS) return rank_outlives_victim(rank, n_ranks, victim, scenario, scope, &id);
     rank_ctx_t ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.rank = rank;
@@ -278,26 +287,28 @@ static int process_rank_main(int argc, char **argv) {
     return ctx.status != PAGODA_OK ? 11 : ctx.mismatches != 0 ? 12 : 0;
 }
 
-/* Starts `n_ranks` processes of this executable on a new host-scope id, waits up to 30 s and
- * checks their exit codes (the victim's by its signal); none is left running either way. */
-static void run_processes(int32_t n_ranks, scenario_t scenario, int32_t victim) {
+/* Starts `n_ranks` processes of this executable on a new id of `scope`, waits up to 30 s and
+ * checks their exit codes (the victim's by its signal); none is left running either way. A
+ * network id's store is served by this process meanwhile. */
+static void run_processes_in(int32_t n_ranks, scenario_t scenario, int32_t victim, pagoda_comm_scope_t scope) {
     pagoda_comm_unique_id_t id;
-    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_HOST, PEER_TIMEOUT_MS);
+    pagoda_comm_options_t options = options_for(scope, PEER_TIMEOUT_MS);
     TEST_ASSERT_OK(coll()->get_unique_id_ex(test_cpu_iface()->self, &options, &id));
     char hex[2 * sizeof id.bytes + 1];
     id_to_hex(&id, hex);
     pid_t pids[MAX_RANKS];
     for (int32_t r = 0; r < n_ranks; ++r) {
-        char rank_s[16], ranks_s[16], victim_s[16], scenario_s[16];
+        char rank_s[16], ranks_s[16], victim_s[16], scenario_s[16], scope_s[16];
         snprintf(rank_s, sizeof rank_s, "%d", r);
         snprintf(ranks_s, sizeof ranks_s, "%d", n_ranks);
         snprintf(victim_s, sizeof victim_s, "%d", victim);
         snprintf(scenario_s, sizeof scenario_s, "%d", (int)scenario);
+        snprintf(scope_s, sizeof scope_s, "%d", (int)scope);
         pids[r] = fork();
         assert_true(pids[r] >= 0);
         if (pids[r] == 0) {
             execl("/proc/self/exe", "test_cpu_collectives", "--rank", rank_s, "--ranks", ranks_s, "--victim",
-                  victim_s, "--scenario", scenario_s, "--id", hex, (char *)NULL);
+                  victim_s, "--scenario", scenario_s, "--scope", scope_s, "--id", hex, (char *)NULL);
             _exit(127);
         }
     }
@@ -332,6 +343,11 @@ static void run_processes(int32_t n_ranks, scenario_t scenario, int32_t victim) 
     }
 }
 
+static void run_processes(int32_t n_ranks, scenario_t scenario, int32_t victim) {
+    run_processes_in(n_ranks, scenario, victim, PAGODA_COMM_SCOPE_HOST);
+    run_processes_in(n_ranks, scenario, victim, PAGODA_COMM_SCOPE_NETWORK);
+}
+
 static void test_two_processes(void **state) { (void)state; run_processes(2, SCENARIO_CHECKS, -1); }
 static void test_four_processes(void **state) { (void)state; run_processes(4, SCENARIO_CHECKS, -1); }
 static void test_killed_rank_fails_peers(void **state) { (void)state; run_processes(3, SCENARIO_DIE, 1); }
@@ -341,9 +357,16 @@ static void test_scopes(void **state) {
     (void)state;
     void *self = test_cpu_iface()->self;
     pagoda_comm_unique_id_t id;
-    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_NETWORK, 0);
-    assert_int_equal(coll()->get_unique_id_ex(self, &options, &id), PAGODA_ERR_UNSUPPORTED);
-    assert_non_null(strstr(pagoda_last_error_message(), "one machine"));
+    pagoda_comm_options_t options = options_for(PAGODA_COMM_SCOPE_NETWORK, 500);
+    TEST_ASSERT_OK(coll()->get_unique_id_ex(self, &options, &id));
+    /* Over the network too, a rank whose peer never joins gives up after the timeout, and says
+     * whom it waited for. */
+    pagoda_backend_comm_t *lonely = NULL;
+    const double start = test_seconds_now();
+    assert_int_equal(coll()->comm_create_ex(self, 0, &id, 2, 0, &options, &lonely), PAGODA_ERR_BACKEND);
+    assert_true(test_seconds_now() - start < 5.0);
+    assert_non_null(strstr(pagoda_last_error_message(), "no answer in 500 ms"));
+    assert_null(lonely);
     options.scope = (pagoda_comm_scope_t)7;
     assert_int_equal(coll()->get_unique_id_ex(self, &options, &id), PAGODA_ERR_INVALID_ARGUMENT);
     /* A rank whose peer never joins gives up after the timeout. */
@@ -380,11 +403,11 @@ static void *join_rank(void *arg) {
     return NULL;
 }
 
-static void test_abort_wakes_waiting_rank(void **state) {
-    (void)state;
+static void abort_wakes_waiting_rank_in(pagoda_comm_scope_t scope) {
     void *self = test_cpu_iface()->self;
     pagoda_comm_unique_id_t id;
-    TEST_ASSERT_OK(coll()->get_unique_id(self, &id));
+    pagoda_comm_options_t options = options_for(scope, 0);
+    TEST_ASSERT_OK(coll()->get_unique_id_ex(self, &options, &id));
     pagoda_backend_comm_t *c0 = NULL, *c1 = NULL;
     void *a0[3] = {&id, (void *)(intptr_t)0, &c0}, *a1[3] = {&id, (void *)(intptr_t)1, &c1};
     pthread_t t0, t1;
@@ -411,6 +434,13 @@ static void test_abort_wakes_waiting_rank(void **state) {
     assert_int_equal(async, PAGODA_ERR_BACKEND);
     coll()->comm_destroy(self, c0);
     coll()->comm_destroy(self, c1);
+}
+
+static void test_abort_wakes_waiting_rank(void **state) {
+    (void)state;
+    abort_wakes_waiting_rank_in(PAGODA_COMM_SCOPE_PROCESS);
+    /* Over the network the abort closes rank 1's connections, which ends rank 0's wait. */
+    abort_wakes_waiting_rank_in(PAGODA_COMM_SCOPE_NETWORK);
 }
 
 static void test_bad_arguments(void **state) {

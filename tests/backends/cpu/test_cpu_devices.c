@@ -68,6 +68,8 @@ static void test_bad_configs(void **state) {
         {"fail_collective=0:0", "fail_collective='0:0'"},
         {"fail_collective=1", "fail_collective='1'"},
         {"weights=mmap", "weights='mmap' is not one of copy, mapped"},
+        {"network_interface=pagoda-nonesuch", "network_interface='pagoda-nonesuch' names no network interface"},
+        {"network_interface=", "network_interface=''"},
         {"device=2", "unknown config key 'device'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
@@ -77,6 +79,8 @@ static void test_bad_configs(void **state) {
                             PAGODA_ERR_INVALID_ARGUMENT, bad[i].needle);
         assert_null(b);
     }
+    /* An interface that exists is taken (loopback is on every machine). */
+    (void)load_cpu("network_interface=lo");
 }
 
 /* threads=T is split over the devices (the first T%N get one more); device_threads sets each. */
