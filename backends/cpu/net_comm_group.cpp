@@ -1,9 +1,17 @@
 #include "net_comm_group.hpp"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
-
 #include <stdexcept>
 
 #include <gloo/rendezvous/context.h>
@@ -27,6 +35,51 @@ constexpr uint8_t kCollectiveSlotPrefix = 0x71;
 
 std::vector<char> bytes_of(const std::string &s) { return {s.begin(), s.end()}; }
 
+// A peer that stops answering at the TCP level (its machine gone, the link cut) is dropped after
+// about this long even in a wait that may last (an idle follower's): idle probes after 2 s, then
+// one a second, 4 unanswered; sent data unacknowledged as long. Probes are answered by the
+// peer's kernel, so a busy peer process is never mistaken for a gone one.
+constexpr int kKeepIdleSeconds = 2, kKeepIntervalSeconds = 1, kKeepProbes = 4;
+constexpr unsigned kUnackedMs = 6000;
+
+// The IP of a socket's peer, or "" for a socket that is not a connected TCP one.
+std::string peer_host(int fd) {
+    sockaddr_storage peer{};
+    socklen_t length = sizeof peer;
+    int type = 0;
+    socklen_t type_length = sizeof type;
+    if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 || type != SOCK_STREAM) return "";
+    if (::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &length) != 0) return "";
+    char host[INET6_ADDRSTRLEN] = "";
+    if (peer.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&peer)->sin_addr, host, sizeof host);
+    else if (peer.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(&peer)->sin6_addr, host, sizeof host);
+    return host;
+}
+
+// Turns on keepalive for this process's TCP connections to `hosts`. Gloo sets none and keeps its
+// descriptors to itself, so they are found among the process's open descriptors; others to the
+// same hosts (another group's, the store's) only gain the same probes.
+void keep_alive(const std::vector<std::string> &hosts) {
+    DIR *dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return;
+    while (const dirent *entry = ::readdir(dir)) {
+        const int fd = std::atoi(entry->d_name);
+        struct stat st{};
+        if (fd < 3 || fd == ::dirfd(dir) || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+        const std::string host = peer_host(fd);
+        if (host.empty() || std::find(hosts.begin(), hosts.end(), host) == hosts.end()) continue;
+        const int on = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepIdleSeconds, sizeof kKeepIdleSeconds);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepIntervalSeconds, sizeof kKeepIntervalSeconds);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepProbes, sizeof kKeepProbes);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUnackedMs, sizeof kUnackedMs);
+    }
+    ::closedir(dir);
+}
+
 }  // namespace
 
 std::unique_ptr<NetCommGroup> NetCommGroup::join(const pagoda_comm_unique_id_t &id,
@@ -49,6 +102,10 @@ std::unique_ptr<NetCommGroup> NetCommGroup::join(const pagoda_comm_unique_id_t &
         auto context = std::make_shared<gloo::rendezvous::Context>(rank, n_ranks);
         context->setTimeout(std::chrono::milliseconds(timeout_ms));
         context->connectFullMesh(store, device);
+        std::vector<std::string> peers;
+        for (int32_t r = 0; r < n_ranks; ++r)
+            if (r != rank) peers.push_back(hosts[size_t(r)]);
+        keep_alive(peers);
         return std::unique_ptr<NetCommGroup>(new NetCommGroup(std::move(context), std::move(hosts)));
     } catch (const std::exception &e) {
         error = prefix + "joining over the network: " + e.what();

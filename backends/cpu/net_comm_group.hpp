@@ -10,8 +10,9 @@
 // machines.
 //
 // Failures: a peer whose process ends closes its connections, which fails every wait on it at
-// once; a peer that goes silent (a cut link) fails the wait after the timeout. Either closes this
-// rank's connections too, so the other ranks learn of it. Messages name the peer by rank.
+// once; a peer that goes silent (a cut link) fails the wait after the timeout, or after about 6 s
+// of unanswered TCP keepalive probes in a longer wait. Either closes this rank's connections too,
+// so the other ranks learn of it. Messages name the peer by rank.
 #pragma once
 
 #include <atomic>

@@ -59,7 +59,9 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
     if (world != nullptr && world->size() > 1) {
         world_ = std::move(world);
         first_local_ = size_t(world_->rank()) * cache_->shard_count();
-        comm_options_ = mesh::world_comm_options(*world_);
+        world_options_ = mesh::world_comm_options(*world_);
+        machine_options_ = world_options_;
+        machine_options_.scope = PAGODA_COMM_SCOPE_HOST;
     }
     const model::ModelConfig &c = model_->config();
     for (size_t d = first_local_; d < first_local_ + cache_->shard_count(); ++d) {
@@ -101,19 +103,47 @@ MeshExecutor::~MeshExecutor() {
     stop_workers();
 }
 
+std::vector<int32_t> MeshExecutor::tensor_group(size_t k, int32_t c) const {
+    const mesh::StagePlacement &stage = layout_.stages()[k];
+    std::vector<int32_t> members;
+    for (int32_t j = 0; j < stage.tensor_parallel; ++j)
+        members.push_back(stage.devices[size_t(c * stage.tensor_parallel + j)]);
+    return members;
+}
+
+std::vector<int32_t> MeshExecutor::cache_group(size_t k, int32_t r) const {
+    const mesh::StagePlacement &stage = layout_.stages()[k];
+    std::vector<int32_t> members;
+    for (int32_t c = 0; c < layout_.kv_parallel(); ++c)
+        members.push_back(stage.devices[size_t(c * stage.tensor_parallel + r)]);
+    return members;
+}
+
+const pagoda_comm_options_t *MeshExecutor::options_for(const std::vector<int32_t> &members) const {
+    if (!spans_processes()) return nullptr;
+    const size_t per_process = cache_->shard_count();
+    const int32_t machine = world_->machine_of(int32_t(size_t(members.front()) / per_process));
+    for (int32_t d : members)
+        if (world_->machine_of(int32_t(size_t(d) / per_process)) != machine) return &world_options_;
+    return &machine_options_;
+}
+
 void MeshExecutor::new_group_ids() {
     const runtime::Device &device = cache_->shard(0).device();
     // Over several processes rank 0 makes every id and hands them out, in this order.
     const bool makes = !spans_processes() || world_->rank() == 0;
-    auto new_id = [&] { return makes ? mesh::new_comm_id(device, comm_options()) : pagoda_comm_unique_id_t{}; };
+    auto new_id = [&](const pagoda_comm_options_t *options) {
+        return makes ? mesh::new_comm_id(device, options) : pagoda_comm_unique_id_t{};
+    };
     std::vector<pagoda_comm_unique_id_t *> all;
-    pipeline_id_ = new_id();
+    pipeline_id_ = new_id(spans_processes() ? &world_options_ : nullptr);
     all.push_back(&pipeline_id_);
     tp_ids_.assign(layout_.stages().size(), {});
     kvp_ids_.assign(layout_.stages().size(), {});
     for (size_t k = 0; k < layout_.stages().size(); ++k) {
-        for (int32_t r = 0; r < layout_.kv_parallel(); ++r) tp_ids_[k].push_back(new_id());
-        for (int32_t r = 0; r < layout_.stages()[k].tensor_parallel; ++r) kvp_ids_[k].push_back(new_id());
+        for (int32_t c = 0; c < layout_.kv_parallel(); ++c) tp_ids_[k].push_back(new_id(options_for(tensor_group(k, c))));
+        for (int32_t r = 0; r < layout_.stages()[k].tensor_parallel; ++r)
+            kvp_ids_[k].push_back(new_id(options_for(cache_group(k, r))));
     }
     if (!spans_processes()) return;
     for (auto &ids : tp_ids_)
@@ -219,7 +249,8 @@ void MeshExecutor::join_groups(Worker &w) {
     const size_t k = size_t(w.place.stage);
     if (stages.size() > 1) {
         w.pipeline = std::make_unique<mesh::Communicator>(device, pipeline_id_, int32_t(layout_.device_count()),
-                                                          int32_t(w.index), "pipeline", comm_options());
+                                                          int32_t(w.index), "pipeline",
+                                                          spans_processes() ? &world_options_ : nullptr);
         comms_.add(w.pipeline.get());
         // Stages pair up within a kvp copy: device (kvp copy c, tp rank r) of stage k hands on to
         // the devices (c, j) of stage k + 1 with j mod (stage k's width) = r.
@@ -241,13 +272,14 @@ void MeshExecutor::join_groups(Worker &w) {
     if (stages[k].tensor_parallel > 1) {
         w.tensor_parallel = std::make_unique<mesh::Communicator>(
             device, tp_ids_[k][size_t(w.place.kvp_rank)], stages[k].tensor_parallel, w.place.tp_rank,
-            "tensor-parallel group of stage " + std::to_string(k), comm_options());
+            "tensor-parallel group of stage " + std::to_string(k),
+            options_for(tensor_group(k, w.place.kvp_rank)));
         comms_.add(w.tensor_parallel.get());
     }
     if (layout_.kv_parallel() > 1) {
         w.cache_parallel = std::make_unique<mesh::Communicator>(
             device, kvp_ids_[k][size_t(w.place.tp_rank)], layout_.kv_parallel(), w.place.kvp_rank,
-            "cache-parallel group of stage " + std::to_string(k), comm_options());
+            "cache-parallel group of stage " + std::to_string(k), options_for(cache_group(k, w.place.tp_rank)));
         comms_.add(w.cache_parallel.get());
     }
     w.forward->set_tensor_parallel(w.tensor_parallel.get());

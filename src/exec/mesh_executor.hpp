@@ -111,15 +111,21 @@ private:
     void new_group_ids();
 
     // Over several processes: the world, the index of this process's first device, the
-    // communicators' options, and the process group the logits travel over.
+    // communicators' options (the world's, and shared memory for a group inside one machine),
+    // and the process group the logits travel over.
     std::shared_ptr<const mesh::World> world_;
     size_t first_local_ = 0;
-    pagoda_comm_options_t comm_options_{};
+    pagoda_comm_options_t world_options_{}, machine_options_{};
     std::unique_ptr<mesh::ProcessGroup> processes_;
     bool spans_processes() const noexcept { return world_ != nullptr; }
-    const pagoda_comm_options_t *comm_options() const noexcept {
-        return spans_processes() ? &comm_options_ : nullptr;
-    }
+    // The options of a communicator over mesh devices `members`: none in one process; over
+    // processes, shared memory when they are all on one machine (tensor parallelism within a
+    // machine, pipeline stages across), else the world's.
+    const pagoda_comm_options_t *options_for(const std::vector<int32_t> &members) const;
+    // The devices of stage k's tensor-parallel group of kvp copy c, and of its cache-parallel
+    // group of tp rank r.
+    std::vector<int32_t> tensor_group(size_t k, int32_t c) const;
+    std::vector<int32_t> cache_group(size_t k, int32_t r) const;
 };
 
 }  // namespace pagoda::exec

@@ -46,8 +46,12 @@ public:
     const std::string &how() const noexcept { return how_; }
     // Null for one process.
     Bootstrap *bootstrap() const noexcept { return bootstrap_.get(); }
-    // How many machines the ranks run on (one for one process).
+    // How many machines the ranks run on (one for one process), and which one rank `rank` is on
+    // (machines numbered by each one's first rank).
     int32_t machine_count() const noexcept { return machine_count_; }
+    int32_t machine_of(int32_t rank) const noexcept {
+        return machine_of_.empty() ? 0 : machine_of_[size_t(rank)];
+    }
     // "rank 0 on host-a, rank 1 on host-b", for messages.
     std::string describe_machines() const;
 
