@@ -61,7 +61,7 @@ MeshExecutor::MeshExecutor(std::shared_ptr<const model::Model> model, std::share
         first_local_ = size_t(world_->rank()) * cache_->shard_count();
         world_options_ = mesh::world_comm_options(*world_);
         machine_options_ = world_options_;
-        machine_options_.scope = PAGODA_COMM_SCOPE_HOST;
+        if (!world_->network_collectives()) machine_options_.scope = PAGODA_COMM_SCOPE_HOST;
     }
     const model::ModelConfig &c = model_->config();
     for (size_t d = first_local_; d < first_local_ + cache_->shard_count(); ++d) {

@@ -16,7 +16,8 @@ pagoda_comm_options_t world_comm_options(const World &world) {
     pagoda_comm_options_t o{};
     o.struct_size = sizeof o;
     // Shared memory where every rank can reach it, the network otherwise.
-    o.scope = world.machine_count() > 1 ? PAGODA_COMM_SCOPE_NETWORK : PAGODA_COMM_SCOPE_HOST;
+    o.scope = world.machine_count() > 1 || world.network_collectives() ? PAGODA_COMM_SCOPE_NETWORK
+                                                                        : PAGODA_COMM_SCOPE_HOST;
     o.timeout_ms = world.timeout_ms();
     return o;
 }

@@ -56,6 +56,7 @@ World::World(const WorldOptions &o) {
     rank_ = int32_t(rank);
     size_ = int32_t(size);
     timeout_ms_ = o.timeout_ms != 0 ? o.timeout_ms : kDefaultWorldTimeoutMs;
+    network_collectives_ = o.network_collectives;
     if (size_ == 1) return;
     if (o.broadcast != nullptr) {
         bootstrap_ = host_bootstrap(o.broadcast, o.broadcast_user, rank_, size_);

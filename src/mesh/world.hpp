@@ -30,6 +30,9 @@ struct WorldOptions {
     HostBroadcast broadcast = nullptr;
     void *broadcast_user = nullptr;
     int64_t timeout_ms = 0;  // 0 = kDefaultWorldTimeoutMs
+    // Every communicator over the network even on one machine: the benchmark's way to time the
+    // path between machines beside the shared-memory one.
+    bool network_collectives = false;
 };
 
 class World {
@@ -42,6 +45,7 @@ public:
     int32_t rank() const noexcept { return rank_; }
     int32_t size() const noexcept { return size_; }
     int64_t timeout_ms() const noexcept { return timeout_ms_; }
+    bool network_collectives() const noexcept { return network_collectives_; }
     // How the ranks met, for messages: "one process", "the host's broadcast", "tcp://host:port".
     const std::string &how() const noexcept { return how_; }
     // Null for one process.
@@ -62,6 +66,7 @@ private:
     int32_t rank_ = 0;
     int32_t size_ = 1;
     int64_t timeout_ms_ = kDefaultWorldTimeoutMs;
+    bool network_collectives_ = false;
     std::string how_ = "one process";
     std::unique_ptr<Bootstrap> bootstrap_;
     std::vector<MachineId> machines_;   // per rank

@@ -22,38 +22,16 @@ set -u -o pipefail
 
 pagoda=$1
 mesh_test=$2
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "network namespaces need root"
-command -v ip >/dev/null || skip "no ip command (iproute2)"
-command -v unshare >/dev/null || skip "no unshare command (util-linux)"
-
-tag=$$
-ns=("pagoda-m0-$tag" "pagoda-m1-$tag")
-link=("pgv0-$tag" "pgv1-$tag")
-addr=("10.231.7.1" "10.231.7.2")
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-    for n in "${ns[@]}"; do ip netns del "$n" 2>/dev/null; done
-    for i in 0 1; do umount "$work/shm$i" 2>/dev/null; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-for n in "${ns[@]}"; do ip netns add "$n" || skip "ip netns add failed (no namespace support here)"; done
-ip link add "${link[0]}" type veth peer name "${link[1]}" || skip "cannot make a veth pair"
+. "$(dirname "$0")/netns_lib.sh"
+netns_make_machines
 for i in 0 1; do
-    ip link set "${link[$i]}" netns "${ns[$i]}"
-    ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev "${link[$i]}"
-    ip -n "${ns[$i]}" link set "${link[$i]}" up
-    ip -n "${ns[$i]}" link set lo up
     mkdir "$work/shm$i"
-    mount -t tmpfs -o size=256m tmpfs "$work/shm$i" || skip "cannot mount a tmpfs"
+    mount -t tmpfs -o size=256m tmpfs "$work/shm$i" || netns_skip "cannot mount a tmpfs"
 done
 
 export PAGODA_BACKEND_CPU_CONFIG=threads=1 PAGODA_LOG_LEVEL=error
 prompt=(--prompt "Once upon a time" --temperature 0)
-port=$((20000 + tag % 20000))
+port=$((20000 + $$ % 20000))
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 

@@ -1,0 +1,227 @@
+// pagoda-bench-mesh's cases over two processes (--processes): decode at batch 16 and one
+// L-token prefill (110m shape, f32) on tp=2 over this process's cpu:1 and the second rank's,
+//   - with the collectives through shared memory (the path between processes of one machine),
+//   - through Gloo over TCP (the path between machines: forced here with the world's
+//     network_collectives, over loopback when both ranks share a network namespace, over a veth
+//     pair when a script started them in two),
+// against tp=2 over cpu:1-2 in this process and the whole model on cpu:0, all taking turns. Then
+// the all-reduces alone, at the decode and the prefill sizes, on both paths, beside the time the
+// planner's cost model predicts for them (its "cpu" device's links, within and across nodes).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_mesh_common.hpp"
+#include "mesh/communicator.hpp"
+#include "mesh/mesh.hpp"
+#include "mesh/process_group.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/device_spec.hpp"
+#include "plan/model_shape.hpp"
+#include "runtime/device.hpp"
+
+namespace pagoda::bench_mesh {
+
+namespace {
+
+// The all-reduce of `floats` f32 values on a communicator of both ranks' cpu:1, timed `calls`
+// times per repeat (median of a repeat's calls is its figure, in seconds).
+struct AllReduceRun {
+    std::unique_ptr<runtime::Stream> stream;
+    std::unique_ptr<mesh::Communicator> comm;
+    std::vector<float> data;
+
+    AllReduceRun(const mesh::World &world, size_t floats) : data(floats, 1.0f) {
+        const std::shared_ptr<const runtime::Device> device = mesh::Mesh("cpu:1", "").devices().front();
+        pagoda_comm_options_t options = mesh::world_comm_options(world);
+        pagoda_comm_unique_id_t id{};
+        if (world.rank() == 0) id = mesh::new_comm_id(*device, &options);
+        world.bootstrap()->broadcast(&id, sizeof id, 0);
+        stream = std::make_unique<runtime::Stream>(*device);
+        comm = std::make_unique<mesh::Communicator>(*device, id, world.size(), world.rank(), "bench", &options);
+    }
+    ~AllReduceRun() {
+        comm.reset();
+        stream.reset();
+    }
+    double time(int32_t calls) {
+        std::vector<double> t;
+        for (int32_t i = 0; i < calls; ++i) {
+            const double start = now();
+            comm->all_reduce_sum(*stream, data.data(), data.size(), PAGODA_DTYPE_F32);
+            t.push_back(now() - start);
+        }
+        return spread(t).median;
+    }
+};
+
+const char *scope_name(const mesh::World &world) {
+    return mesh::world_comm_options(world).scope == PAGODA_COMM_SCOPE_NETWORK ? "gloo_tcp" : "shared_memory";
+}
+
+// Rank 1 makes the same calls on its own share of the meshes, in the same order, so that its
+// runs pair with rank 0's; it prints nothing.
+void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
+                     const std::shared_ptr<const mesh::World> &shm_world,
+                     const std::shared_ptr<const mesh::World> &net_world) {
+    const bench::RandomModelShape shape = bench::random_model_shape(quick ? "tiny" : "110m");
+    auto model = random_model(shape);
+    const int32_t vocab = int32_t(shape.vocab);
+    const bool leads = shm_world->rank() == 0;
+    const int64_t batch = 16, context = quick ? 16 : 64;
+    const int64_t capacity = prompt + batch * (context + steps + 16) + 1024;  // the decodes, then seq 1 grown
+    MeshRun over_shm(model, "cpu:1", "tp=2", {}, capacity, {}, shm_world);
+    MeshRun over_net(model, "cpu:1", "tp=2", {}, capacity, {}, net_world);
+    std::unique_ptr<MeshRun> inside, one;
+    if (leads) {
+        inside = std::make_unique<MeshRun>(model, "cpu:1-2", "tp=2", exec::PipelineOptions{}, capacity);
+        one = std::make_unique<MeshRun>(model, "cpu:0", "", exec::PipelineOptions{}, capacity);
+    }
+    std::vector<MeshRun *> runs{&over_shm, &over_net};
+    if (leads) runs.insert(runs.end(), {inside.get(), one.get()});
+    const auto decode = decode_rates(runs, vocab, batch, context, steps, repeats);
+    std::vector<exec::ForwardBatch> prefills;
+    for (MeshRun *r : runs) prefills.push_back(r->batch({prompt}, {0}, vocab));
+    std::vector<std::function<double()>> fns;
+    for (size_t i = 0; i < runs.size(); ++i) fns.push_back([&, i] { return runs[i]->time(prefills[i], vocab); });
+    const auto prefill = interleave(fns, repeats);
+
+    // The all-reduces alone: a decode step's (batch × hidden) and a prefill's (prompt × hidden).
+    const size_t decode_floats = size_t(batch * shape.hidden), prefill_floats = size_t(prompt * shape.hidden);
+    AllReduceRun shm_small(*shm_world, decode_floats), net_small(*net_world, decode_floats);
+    AllReduceRun shm_large(*shm_world, prefill_floats), net_large(*net_world, prefill_floats);
+    const int32_t small_calls = quick ? 5 : 100, large_calls = quick ? 1 : 5;
+    const auto reduces = interleave({[&] { return shm_small.time(small_calls); },
+                                     [&] { return net_small.time(small_calls); },
+                                     [&] { return shm_large.time(large_calls); },
+                                     [&] { return net_large.time(large_calls); }},
+                                    repeats);
+    if (!leads) return;
+    std::printf("{\"name\":\"decode_tp_processes\",\"model\":\"%s\",\"batch\":%lld,\"context\":%lld,\"steps\":%d,"
+                "\"repeats\":%d,\"network_path\":\"%s\",%s,%s,%s,%s,%s,%s,%s}\n",
+                shape.name.c_str(), (long long)batch, (long long)context, steps, repeats, scope_name(*net_world),
+                spread_json("tp2_processes_tokens_per_second", spread(decode[0])).c_str(),
+                spread_json("tp2_processes_gloo_tokens_per_second", spread(decode[1])).c_str(),
+                spread_json("tp2_one_process_tokens_per_second", spread(decode[2])).c_str(),
+                spread_json("cpu0_tokens_per_second", spread(decode[3])).c_str(),
+                spread_json("gloo_over_shared_memory", spread(ratios(decode[1], decode[0]))).c_str(),
+                spread_json("processes_over_one_process", spread(ratios(decode[0], decode[2]))).c_str(),
+                spread_json("processes_over_cpu0", spread(ratios(decode[0], decode[3]))).c_str());
+    std::printf("{\"name\":\"prefill_tp_processes\",\"model\":\"%s\",\"prompt\":%lld,\"repeats\":%d,"
+                "\"network_path\":\"%s\",%s,%s,%s,%s,%s,%s,%s}\n",
+                shape.name.c_str(), (long long)prompt, repeats, scope_name(*net_world),
+                spread_json("tp2_processes_seconds", spread(prefill[0])).c_str(),
+                spread_json("tp2_processes_gloo_seconds", spread(prefill[1])).c_str(),
+                spread_json("tp2_one_process_seconds", spread(prefill[2])).c_str(),
+                spread_json("cpu0_seconds", spread(prefill[3])).c_str(),
+                spread_json("gloo_speed_over_shared_memory", spread(ratios(prefill[0], prefill[1]))).c_str(),
+                spread_json("processes_speed_over_one_process", spread(ratios(prefill[2], prefill[0]))).c_str(),
+                spread_json("processes_speed_over_cpu0", spread(ratios(prefill[3], prefill[0]))).c_str());
+    // What the planner assumes for the same all-reduces: within a node for shared memory, across
+    // nodes for the network.
+    const plan::CostModel cm(plan::model_shape(model->config()), plan::device_preset("cpu"));
+    const char *sizes[2] = {"decode", "prefill"};
+    const size_t floats[2] = {decode_floats, prefill_floats};
+    for (int s = 0; s < 2; ++s) {
+        const double bytes = double(floats[s]) * 4.0;
+        std::printf("{\"name\":\"all_reduce_tp2_processes\",\"size\":\"%s\",\"bytes\":%.0f,\"repeats\":%d,%s,%s,"
+                    "\"predicted_shared_memory_seconds\":%.6g,\"predicted_network_seconds\":%.6g,%s,%s}\n",
+                    sizes[s], bytes, repeats,
+                    spread_json("shared_memory_seconds", spread(reduces[size_t(2 * s)])).c_str(),
+                    spread_json("gloo_seconds", spread(reduces[size_t(2 * s + 1)])).c_str(),
+                    cm.all_reduce_seconds(bytes, 2, false), cm.all_reduce_seconds(bytes, 2, true),
+                    spread_json("measured_over_predicted_shared_memory",
+                                spread(ratios(reduces[size_t(2 * s)],
+                                              std::vector<double>(reduces[0].size(), cm.all_reduce_seconds(bytes, 2, false)))))
+                        .c_str(),
+                    spread_json("measured_over_predicted_network",
+                                spread(ratios(reduces[size_t(2 * s + 1)],
+                                              std::vector<double>(reduces[0].size(), cm.all_reduce_seconds(bytes, 2, true)))))
+                        .c_str());
+    }
+    std::fflush(stdout);
+}
+
+// A loopback port the kernel has just picked for nobody (it may be taken again before rank 0
+// listens; then the rendezvous fails, naming it).
+int free_loopback_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) throw std::runtime_error("no free loopback port");
+    return ntohs(a.sin_port);
+}
+
+// Starts rank 1: this program again, with the same settings.
+pid_t start_second_rank(const char *self, const std::string &rendezvous, std::vector<std::string> args) {
+    args.insert(args.end(), {"--processes", "--world-rank", "1", "--rendezvous", rendezvous});
+    std::vector<char *> argv{const_cast<char *>(self)};
+    for (std::string &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+// The two worlds of both ranks: one met at `rendezvous` for shared memory, one at the next port
+// whose collectives all go over the network.
+std::pair<std::shared_ptr<const mesh::World>, std::shared_ptr<const mesh::World>> worlds(int32_t rank,
+                                                                                       const std::string &rendezvous) {
+    mesh::WorldOptions w;
+    w.rank = rank;
+    w.size = 2;
+    w.rendezvous = rendezvous;
+    auto shm = std::make_shared<const mesh::World>(w);
+    const size_t colon = rendezvous.rfind(':');
+    w.rendezvous = rendezvous.substr(0, colon + 1) + std::to_string(std::stoi(rendezvous.substr(colon + 1)) + 1);
+    w.network_collectives = true;
+    return {shm, std::make_shared<const mesh::World>(w)};
+}
+
+}  // namespace
+
+int bench_processes_main(const char *self, bool quick, int64_t prompt, int32_t repeats, int32_t steps,
+                         int32_t world_rank, const std::string &rendezvous, std::vector<std::string> forwarded) {
+    if (!rendezvous.empty()) {  // both ranks started by someone else
+        auto [shm, net] = worlds(world_rank, rendezvous);
+        bench_processes(quick, prompt, repeats, steps, shm, net);
+        return 0;
+    }
+    // The port after it must be free too (the network world's); it seldom is not.
+    const std::string address = "127.0.0.1:" + std::to_string(free_loopback_port());
+    const pid_t second = start_second_rank(self, address, std::move(forwarded));
+    try {
+        auto [shm, net] = worlds(0, address);
+        bench_processes(quick, prompt, repeats, steps, shm, net);
+    } catch (...) {
+        kill(second, SIGKILL);
+        waitpid(second, nullptr, 0);
+        throw;
+    }
+    int status = 0;
+    waitpid(second, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "pagoda-bench-mesh: the second rank ended with status 0x%x\n", status);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace pagoda::bench_mesh
