@@ -145,11 +145,21 @@ bool NetCommGroup::guarded(const char *what, std::string &error, Work &&work) {
 }
 
 void NetCommGroup::run(const std::vector<Transfer> &transfers, uint64_t slot) {
+    // Gloo says "closed by peer" when the peer's process ended (or it aborted), "timed out" when
+    // it went silent; either way, posting or waiting, it is this transfer's peer.
+    auto failed = [&](const Transfer &t, const std::exception &e) {
+        return std::runtime_error(std::string(t.outgoing ? "sending to " : "waiting for ") + rank_name(t.peer) +
+                                  ": " + e.what());
+    };
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers;
     for (const Transfer &t : transfers) {
         buffers.push_back(context_->createUnboundBuffer(t.data, t.bytes));
-        if (t.outgoing) buffers.back()->send(t.peer, slot);
-        else buffers.back()->recv(t.peer, slot);
+        try {
+            if (t.outgoing) buffers.back()->send(t.peer, slot);
+            else buffers.back()->recv(t.peer, slot);
+        } catch (const std::exception &e) {
+            throw failed(t, e);
+        }
     }
     {
         std::lock_guard lock(mutex_);
@@ -169,10 +179,7 @@ void NetCommGroup::run(const std::vector<Transfer> &transfers, uint64_t slot) {
         try {
             done = t.outgoing ? buffers[i]->waitSend() : buffers[i]->waitRecv();
         } catch (const std::exception &e) {
-            // Gloo says "closed by peer" when the peer's process ended (or it aborted), "timed
-            // out" when it went silent; either way it is this transfer's peer.
-            throw std::runtime_error(std::string(t.outgoing ? "sending to " : "waiting for ") + rank_name(t.peer) +
-                                     ": " + e.what());
+            throw failed(t, e);
         }
         if (!done) throw std::runtime_error("the communicator was aborted");
     }

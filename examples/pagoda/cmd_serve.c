@@ -116,10 +116,20 @@ static void stop_server(pagoda_server_t *server) {
     pagoda_server_destroy(server);
 }
 
-static void wait_for_signal(void) {
-    while (stop_signal == 0) thrd_sleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+/* Until a signal (returns 1) or the server stops by itself, as when an engine over several
+ * processes failed for good (returns 0; the server logged why). */
+static int wait_for_signal(const pagoda_server_t *server) {
+    while (stop_signal == 0) {
+        if (!pagoda_server_is_running(server)) {
+            fputs("pagoda serve: the server stopped by itself: an engine failed for good (see its log above)\n",
+                  stderr);
+            return 0;
+        }
+        thrd_sleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    }
     printf("pagoda serve: stopping (signal %d)\n", (int)stop_signal);
     fflush(stdout);
+    return 1;
 }
 
 /* Every model of a placement, each replica on its group's devices; the server owns them. */
@@ -139,8 +149,7 @@ static int serve_placement(const pagoda_server_options_t *so, const char *path, 
     }
     printf("pagoda serve: serving the placement %s\n", path);
     fflush(stdout);
-    wait_for_signal();
-    rc = CLI_EXIT_OK;
+    rc = wait_for_signal(server) ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 done:
     stop_server(server);
     free(json);
@@ -251,8 +260,7 @@ int cli_serve(int argc, char **argv) {
     printf("pagoda serve: serving %s as '%s'\n", model_path, name);
     fflush(stdout);
 
-    wait_for_signal();
-    rc = CLI_EXIT_OK;
+    rc = wait_for_signal(server) ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 
 done:
     stop_server(server);  /* first: it stops using the engine before the engine goes */

@@ -37,6 +37,7 @@ public:
     pagoda_status_t abort(uint64_t request_id) override { return pagoda_engine_abort(engine_, request_id); }
     pagoda_status_t step() override { return pagoda_engine_step(engine_); }
     bool has_work() const override { return pagoda_engine_has_work(engine_) != 0; }
+    std::string failed_for_good() const override { return engine_->impl->failed_for_good(); }
     pagoda_status_t metrics(pagoda_engine_metrics_t *metrics) const override {
         return pagoda_engine_get_metrics(engine_, metrics);
     }

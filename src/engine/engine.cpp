@@ -516,7 +516,15 @@ void Engine::step() {
     std::vector<Output> produced;
     try {
         std::lock_guard lock(step_mutex_);
-        step_locked();
+        if (!failure_.empty()) throw Error(PAGODA_ERR_BACKEND, failure_);
+        try {
+            step_locked();
+        } catch (const Error &e) {
+            if (processes_ != nullptr)
+                failure_ = std::string("the engine's mesh over processes failed for good (make a new mesh and "
+                                       "engine): ") + e.what();
+            throw;
+        }
         produced.swap(produced_);
     } catch (...) {
         {
@@ -527,6 +535,11 @@ void Engine::step() {
         throw;
     }
     deliver(std::move(produced));
+}
+
+std::string Engine::failed_for_good() const {
+    std::lock_guard lock(step_mutex_);
+    return failure_;
 }
 
 void Engine::step_locked() {

@@ -79,8 +79,12 @@ public:
     // Thread-safe; waits for a running step to end. Throws NOT_FOUND for no live request `id`.
     void abort(uint64_t id);
     // One iteration. A device failure ends every scheduled request with ERROR and rethrows.
-    // Over several processes each step of rank 0's engine is one of every other rank's.
+    // Over several processes each step of rank 0's engine is one of every other rank's, and a
+    // failed step leaves the engine failed for good: its mesh's communicators are aborted and
+    // cannot be rebuilt, so every later step throws BACKEND with the first failure.
     void step();
+    // Why the engine failed for good, or "" while it works (thread-safe).
+    std::string failed_for_good() const;
     // On a rank other than 0 of a mesh over processes: steps as rank 0 steps (taking its
     // intake, dropping outputs) until rank 0's engine goes away. Throws INVALID_ARGUMENT on rank
     // 0 or a mesh in one process, and what a step throws.
@@ -173,6 +177,7 @@ private:
     const mesh::ProcessGroup *processes_ = nullptr;
     uint64_t step_index_ = 0;  // steps taken, checked against rank 0's
     bool stopped_ = false;     // a follower whose rank 0 has gone
+    std::string failure_;      // a mesh over processes whose step failed: why (under step_mutex_)
 
     // Submissions from any thread, moved into the step's state at the next step.
     std::mutex incoming_mutex_;
@@ -183,7 +188,7 @@ private:
     std::atomic<int64_t> live_requests_{0};
 
     // The step's state; abort also takes this lock.
-    std::mutex step_mutex_;
+    mutable std::mutex step_mutex_;
     std::map<uint64_t, std::unique_ptr<Request>> requests_;
     RequestQueues queues_;
     std::vector<float> logits_;

@@ -5,8 +5,8 @@
 
 namespace pagoda::server {
 
-EngineDriver::EngineDriver(EnginePort &engine, std::function<void()> on_progress)
-    : engine_(engine), on_progress_(std::move(on_progress)) {
+EngineDriver::EngineDriver(EnginePort &engine, std::function<void()> on_progress, std::function<void()> on_failed)
+    : engine_(engine), on_progress_(std::move(on_progress)), on_failed_(std::move(on_failed)) {
     thread_ = std::thread([this] { run(); });
 }
 
@@ -46,7 +46,7 @@ void EngineDriver::run() {
             // has_work() is read under no lock: a submission sets woken_ after it, so a wake-up
             // is never lost.
             cv_.wait(lock, [&] {
-                return stopping_ || woken_ || !aborts_.empty() || engine_.has_work();
+                return stopping_ || woken_ || !aborts_.empty() || (!failed_ && engine_.has_work());
             });
             woken_ = false;
             aborts.swap(aborts_);
@@ -56,9 +56,15 @@ void EngineDriver::run() {
         if (!aborts.empty()) on_progress_();
         aborts.clear();
         if (stopping) return;
-        if (engine_.has_work()) {
-            if (engine_.step() != PAGODA_OK)
+        if (!failed_ && engine_.has_work()) {
+            if (engine_.step() != PAGODA_OK) {
                 log(PAGODA_LOG_ERROR, std::string("server: an engine step failed: ") + last_error());
+                if (const std::string why = engine_.failed_for_good(); !why.empty()) {
+                    log(PAGODA_LOG_ERROR, "server: stopping, since the engine can take no more steps: " + why);
+                    failed_ = true;
+                    on_failed_();
+                }
+            }
             on_progress_();
         }
     }

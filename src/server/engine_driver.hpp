@@ -18,8 +18,9 @@ namespace pagoda::server {
 
 class EngineDriver {
 public:
-    // `engine` outlives the driver (the served model holds both).
-    EngineDriver(EnginePort &engine, std::function<void()> on_progress);
+    // `engine` outlives the driver (the served model holds both). `on_failed` is called (on the
+    // driver's thread, once) when the engine has failed for good; the driver then steps no more.
+    EngineDriver(EnginePort &engine, std::function<void()> on_progress, std::function<void()> on_failed);
     ~EngineDriver();  // stops and joins
     EngineDriver(const EngineDriver &) = delete;
     EngineDriver &operator=(const EngineDriver &) = delete;
@@ -36,6 +37,8 @@ private:
 
     EnginePort &engine_;
     std::function<void()> on_progress_;
+    std::function<void()> on_failed_;
+    bool failed_ = false;  // driver thread only
     std::mutex mutex_;
     std::condition_variable cv_;
     bool stopping_ = false;

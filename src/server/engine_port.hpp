@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "pagoda/engine.h"
 #include "tokenizer/tokenizer.hpp"
@@ -29,6 +30,9 @@ public:
     virtual pagoda_status_t step() = 0;
     virtual bool has_work() const = 0;
     virtual pagoda_status_t metrics(pagoda_engine_metrics_t *metrics) const = 0;
+    // Why the engine can take no more steps (its mesh over processes failed), or "" while it
+    // works: the server stops rather than fail every later request the same way.
+    virtual std::string failed_for_good() const = 0;
 
     // The engine behind the port: two ports over one engine answer the same.
     virtual const void *identity() const = 0;

@@ -64,7 +64,8 @@ void Server::add_model(const std::string &name, std::shared_ptr<EnginePort> engi
         if (m->engine->identity() == engine->identity()) throw Error(PAGODA_ERR_ALREADY_EXISTS, "this engine is served already, as '" + m->name + "'");
     }
     auto m = make_served_model(name, std::move(engine));
-    m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); });
+    m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); },
+                                                   [this] { engine_failed(); });
     models_.push_back(std::move(m));
 }
 
@@ -145,7 +146,8 @@ void Server::add_placement(plan::Placement placement, const std::vector<ReplicaS
         throw Error(PAGODA_ERR_ALREADY_EXISTS, "a placement is served only by a server with no model yet");
     placement_ = std::move(routing);
     for (auto &m : made) {
-        m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); });
+        m->driver = std::make_unique<EngineDriver>(*m->engine, [this] { notify_progress(); },
+                                                   [this] { engine_failed(); });
         models_.push_back(std::move(m));
     }
 }
@@ -259,6 +261,16 @@ void Server::stop() {
     }
     std::unique_lock lock(stopped_mutex_);
     stopped_cv_.wait(lock, [&] { return !running_.load(); });
+}
+
+void Server::engine_failed() {
+    // On a driver's thread: ask the loop to drain and stop, as pagoda_server_stop() from another
+    // thread does, without waiting (the drain stops this driver).
+    std::lock_guard lock(stopped_mutex_);
+    if (running_ && async_ready_) {
+        stop_requested_ = true;
+        uv_async_send(&control_async_);
+    }
 }
 
 void Server::on_connection(uv_stream_t *listener, int status) {

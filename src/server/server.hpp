@@ -45,6 +45,9 @@ public:
     void start(uv_loop_t *host_loop);
     // Any thread; see pagoda_server_stop().
     void stop();
+    // A driver's thread: its engine failed for good (its mesh over processes broke), so the
+    // server drains and stops by itself; pagoda_server_is_running() then turns 0.
+    void engine_failed();
     int port() const noexcept { return port_.load(); }
     bool running() const noexcept { return running_.load(); }
     // Whether destroy may free us (not still running on a host's loop).

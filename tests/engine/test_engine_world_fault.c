@@ -1,6 +1,7 @@
 /* A rank of a mesh over processes killed mid-generation: the other rank's call (rank 0's step,
  * or a follower's pagoda_engine_follow) fails with PAGODA_ERR_BACKEND naming the dead rank
- * within 10 s, and it exits cleanly; no process is left running. The ranks are this executable
+ * within 10 s, later steps fail at once saying the engine failed for good, and it exits cleanly;
+ * no process is left running. The ranks are this executable
  * run again with --rank, meeting on a loopback rendezvous (no launcher that would kill them all). */
 #include <signal.h>
 #include <stdio.h>
@@ -71,6 +72,15 @@ static int rank_main(int32_t rank, const char *rendezvous, pid_t victim_pid, int
             while (pagoda_engine_poll(engine, &out) == PAGODA_OK) {}
             if (s != PAGODA_OK) {
                 ok = failed_for_death(s);
+                /* The engine is failed for good: the next step says so at once, with the cause. */
+                const double start = test_seconds_now();
+                s = pagoda_engine_step(engine);
+                if (s != PAGODA_ERR_BACKEND || strstr(pagoda_last_error_message(), "failed for good") == NULL ||
+                    strstr(pagoda_last_error_message(), "has died") == NULL || test_seconds_now() - start > 1.0) {
+                    fprintf(stderr, "the step after the failure: %s: %s\n", pagoda_status_string(s),
+                            pagoda_last_error_message());
+                    ok = 0;
+                }
                 break;
             }
         }

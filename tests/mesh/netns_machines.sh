@@ -10,7 +10,8 @@
 #      - the mesh test's 20-request workload (test_engine_mesh --world) with tp=2 and pp=2 over
 #        one rank per machine, and pp=2,tp=2 over two ranks per machine, equals one device's
 #        tokens, its log-probabilities within 1e-4 (rank 0 prints the worst difference);
-#      - a rank killed mid-generation: the other fails naming it within seconds;
+#      - a rank killed mid-generation: the other fails naming it within seconds; under `pagoda
+#        serve`, rank 0 answers the request in flight with an error and stops serving;
 #      - the link cut mid-generation (`ip link set … down`): both fail naming each other within
 #        the mesh timeout.
 #      Every process exits in each case; none is left.
@@ -125,6 +126,37 @@ if [ "$code" != 0 ] && grep -q "rank 1 (at ${addr[1]})" "$work/killed-0.err" && 
     echo "PASS: rank 1 killed mid-generation: rank 0 exited $code after ${took%???????} s: $(grep -o 'rank 0 of 2.*' "$work/killed-0.err" | head -n 1)"
 else
     fail "after rank 1 was killed, rank 0 exited $code after $took s saying:"; cat "$work/killed-0.err"
+fi
+
+# 3b. The same under `pagoda serve`: rank 0's server answers the request in flight with an error,
+# then stops by itself (its engine cannot step again), and the process exits non-zero.
+start served 1 1 "$pagoda" serve --axes tp=2 --port 0 --mesh-timeout 8000
+for _ in $(seq 200); do grep -q "serving" "$work/served-0.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' "$work/served-0.out" | head -n 1)
+ip netns exec "${ns[0]}" python3 - "$url" > "$work/client.out" 2>&1 <<'PY' &
+import json, sys, urllib.error, urllib.request
+body = json.dumps({"prompt": "Once upon a time", "max_tokens": 400, "temperature": 0}).encode()
+request = urllib.request.Request(sys.argv[1] + "/v1/completions", body, {"Content-Type": "application/json"})
+try:
+    print(urllib.request.urlopen(request, timeout=60).read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+PY
+client=$!
+sleep 0.3
+ip netns pids "${ns[1]}" | xargs -r kill -9
+t0=$(date +%s.%N)
+wait "${rank_pids[0]}"
+code=$?
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+wait "$client"
+if [ "$code" != 0 ] && grep -q "rank 1 (at ${addr[1]})" "$work/served-0.err" &&
+   grep -q "stopped by itself" "$work/served-0.err" && [ "$(echo "$took < 15" | bc)" = 1 ]; then
+    echo "PASS: rank 1 killed under pagoda serve: the request got '$(cut -c1-60 "$work/client.out" | head -n 1)…';" \
+         "rank 0 stopped serving and exited $code after ${took%???????} s"
+else
+    fail "after rank 1 was killed under pagoda serve, rank 0 exited $code after $took s saying:"
+    cat "$work/served-0.out" "$work/served-0.err" "$work/client.out"
 fi
 
 # 4. The link cut mid-generation: both ranks fail within the mesh timeout (8 s), naming the peer.
