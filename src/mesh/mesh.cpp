@@ -6,6 +6,7 @@
 
 #include "backend/registry.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "mesh/communicator.hpp"
 #include "mesh/process_group.hpp"
 
@@ -165,6 +166,11 @@ void Mesh::agree_with_world(const std::string &devices, const std::string &axes)
         }
     }
     if (w.machine_count() > 1) require_network_collectives();
+    if (w.rank() == 0)
+        log(PAGODA_LOG_INFO, "mesh over " + std::to_string(w.size()) + " processes met at " + w.how() + ", on " +
+                                 std::to_string(w.machine_count()) + " machine(s): " + w.describe_machines() +
+                                 (w.machine_count() > 1 ? "; collectives between machines go over the network"
+                                                        : "; collectives between processes use shared memory"));
 }
 
 void Mesh::require_network_collectives() const {

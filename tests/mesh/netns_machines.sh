@@ -6,7 +6,8 @@
 #      memory): `pagoda generate --axes tp=2` prints the one-device text.
 #   2. Each namespace with its own host name and /dev/shm (a tmpfs its ranks share), the ranks
 #      are two machines and their collectives go over TCP (Gloo):
-#      - `pagoda generate` with tp=2 and with pp=2 prints the one-device text;
+#      - `pagoda generate` with tp=2 and with pp=2 prints the one-device text, and so does tp=2
+#        under `mpirun --host A,B` (its remote launcher enters the other namespace);
 #      - the mesh test's 20-request workload (test_engine_mesh --world) with tp=2 and pp=2 over
 #        one rank per machine, and pp=2,tp=2 over two ranks per machine, equals one device's
 #        tokens, its log-probabilities within 1e-4 (rank 0 prints the worst difference);
@@ -102,6 +103,37 @@ for case in "1 tp=2" "1 pp=2" "2 pp=2,tp=2"; do
         fail "the workload on $axes over two machines"; cat "$work/$name-0.out"
     fi
 done
+
+# The same text under mpirun across the two machines, with the usual host list: mpirun starts in
+# the first one, and its remote launcher (what ssh would be) enters the second; the ranks meet at
+# PAGODA_RENDEZVOUS, since OpenMPI's loopback default is for one machine only.
+if command -v mpirun >/dev/null; then
+    cat > "$work/agent.sh" <<AGENT
+#!/bin/sh
+# ssh for mpirun: HOST COMMAND... runs COMMAND on the machine HOST names.
+[ "\$1" = "${addr[1]}" ] || { echo "no machine \$1" >&2; exit 1; }
+shift
+exec ip netns exec "${ns[1]}" unshare --uts --mount --propagation private \
+    sh -c "hostname machine-1 && mount --bind $work/shm1 /dev/shm && \$*"
+AGENT
+    chmod +x "$work/agent.sh"
+    port=$((port + 1))
+    timeout 120 ip netns exec "${ns[0]}" unshare --uts --mount --propagation private sh -c \
+        "hostname machine-0 && mount --bind $work/shm0 /dev/shm && exec \"\$@\"" sh \
+        mpirun --allow-run-as-root --host "${addr[0]},${addr[1]}" -np 2 --mca plm_rsh_agent "$work/agent.sh" \
+        --mca oob_tcp_if_include 10.231.7.0/24 --mca btl self,tcp --mca btl_tcp_if_include 10.231.7.0/24 \
+        -x PAGODA_RENDEZVOUS="${addr[0]}:$port" -x PAGODA_BACKEND_CPU_CONFIG -x PAGODA_LOG_LEVEL=info \
+        "$pagoda" generate "${prompt[@]}" --max-tokens 24 --axes tp=2 > "$work/mpirun.out" 2> "$work/mpirun.err"
+    code=$?
+    if [ "$code" = 0 ] && cmp -s "$work/one.out" "$work/mpirun.out" &&
+       grep -q "on 2 machine(s).*over the network" "$work/mpirun.err"; then
+        echo "PASS: mpirun --host ${addr[0]},${addr[1]} -np 2: the one-device text; $(grep -o 'on 2 machine.*' "$work/mpirun.err")"
+    else
+        fail "mpirun across the two machines exited $code:"; cat "$work/mpirun.out" "$work/mpirun.err"
+    fi
+else
+    echo "SKIP: no mpirun: the launch across machines under mpirun is not tried"
+fi
 
 # Waits until rank 0 of NAME has printed some text (it is generating), at most 20 s.
 generating() {
