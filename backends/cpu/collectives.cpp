@@ -118,7 +118,8 @@ pagoda_status_t create(void *self, int32_t device, const pagoda_comm_unique_id_t
     if (is_net_comm_id(*id)) {
         auto gloo_device = cpu.network().device(error);
         if (gloo_device != nullptr)
-            comm->net = NetCommGroup::join(*id, gloo_device, n_ranks, rank, asked != 0 ? asked : kShmTimeoutMs, error);
+            comm->net = NetCommGroup::join(*id, gloo_device, cpu.network().host(), n_ranks, rank,
+                                           asked != 0 ? asked : kShmTimeoutMs, error);
         if (!comm->net) return cpu.fail(PAGODA_ERR_BACKEND, "comm_create: " + error);
     } else if (is_shm_comm_id(*id)) {
         comm->shm.reset(ShmCommGroup::join(*id, n_ranks, rank, asked != 0 ? asked : kShmTimeoutMs, error));

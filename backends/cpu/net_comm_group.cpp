@@ -83,16 +83,15 @@ void keep_alive(const std::vector<std::string> &hosts) {
 }  // namespace
 
 std::unique_ptr<NetCommGroup> NetCommGroup::join(const pagoda_comm_unique_id_t &id,
-                                                 std::shared_ptr<gloo::transport::Device> device, int32_t n_ranks,
-                                                 int32_t rank, int64_t timeout_ms, std::string &error) {
+                                                 std::shared_ptr<gloo::transport::Device> device,
+                                                 const std::string &host, int32_t n_ranks, int32_t rank,
+                                                 int64_t timeout_ms, std::string &error) {
     NetCommId where;
     if (!decode_net_comm_id(id, where)) return error = "the id is not one of a communicator across machines", nullptr;
     const std::string prefix = "rank " + std::to_string(rank) + " of " + std::to_string(n_ranks) + ": ";
     try {
         NetStoreClient store(where.store, where.key, timeout_ms);
         // Each rank's host first, so that later messages can name ranks by address.
-        std::string host = device->str();
-        if (size_t at = host.find("addr=["); at != std::string::npos) host = host.substr(at + 6, host.find(']', at) - at - 6);
         store.set("host/" + std::to_string(rank), bytes_of(host));
         std::vector<std::string> hosts;
         for (int32_t r = 0; r < n_ranks; ++r) {

@@ -37,12 +37,14 @@ namespace pagoda::cpu {
 
 class NetCommGroup {
 public:
-    // Joins rank `rank` of `n_ranks` through the store that `id` names; returns once every rank
-    // has connected to every other. Null (with `error`) on a foreign id, a store or peer that does
-    // not answer within `timeout_ms`, or a refused connection.
+    // Joins rank `rank` of `n_ranks` through the store that `id` names, over `device` (whose
+    // address is `host`); returns once every rank has connected to every other. Null (with
+    // `error`) on a foreign id, a store or peer that does not answer within `timeout_ms`, or a
+    // refused connection.
     static std::unique_ptr<NetCommGroup> join(const pagoda_comm_unique_id_t &id,
-                                              std::shared_ptr<gloo::transport::Device> device, int32_t n_ranks,
-                                              int32_t rank, int64_t timeout_ms, std::string &error);
+                                              std::shared_ptr<gloo::transport::Device> device,
+                                              const std::string &host, int32_t n_ranks, int32_t rank,
+                                              int64_t timeout_ms, std::string &error);
     ~NetCommGroup();
     NetCommGroup(const NetCommGroup &) = delete;
     NetCommGroup &operator=(const NetCommGroup &) = delete;

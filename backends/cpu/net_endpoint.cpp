@@ -79,11 +79,21 @@ bool NetEndpoint::resolve(std::string &error) {
     return true;
 }
 
+namespace {
+
+// "10.0.0.1" from "10.0.0.1:0", "fe80::1" from "[fe80::1]:0".
+std::string host_of(const NetAddress &address) {
+    std::string s = address.str();
+    s = s.substr(0, s.rfind(':'));
+    if (!s.empty() && s.front() == '[') s = s.substr(1, s.size() - 2);
+    return s;
+}
+
+}  // namespace
+
 std::string NetEndpoint::host() const {
     std::lock_guard lock(mutex_);
-    if (!resolved_) return "";
-    std::string s = address_.str();
-    return s.substr(0, s.rfind(':'));
+    return resolved_ ? host_of(address_) : "";
 }
 
 bool NetEndpoint::make_id(pagoda_comm_unique_id_t &id, std::string &error) {
@@ -120,9 +130,7 @@ std::shared_ptr<gloo::transport::Device> NetEndpoint::device(std::string &error)
     std::lock_guard lock(mutex_);
     if (device_ != nullptr) return device_;
     if (!resolve(error)) return nullptr;
-    std::string host = address_.str();
-    host = host.substr(0, host.rfind(':'));
-    if (host.front() == '[') host = host.substr(1, host.size() - 2);
+    const std::string host = host_of(address_);
     try {
         gloo::transport::tcp::attr attr;
         attr.hostname = host;

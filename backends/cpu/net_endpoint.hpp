@@ -32,7 +32,8 @@ public:
     bool make_id(pagoda_comm_unique_id_t &id, std::string &error);
     // The Gloo device the ranks of this process connect through. Null with `error`.
     std::shared_ptr<gloo::transport::Device> device(std::string &error);
-    // The address the ranks of this process use ("" before first use).
+    // The address the ranks of this process use, without brackets or port ("" before make_id
+    // or device first resolved it).
     std::string host() const;
 
 private:

@@ -29,7 +29,8 @@ struct NetAddress {
     std::string str() const;  // "10.0.0.1:4711", "[fe80::1]:4711"
 };
 
-// The store, served by a thread of this process until destroyed.
+// The store, served by a thread of this process until destroyed. It keeps what was set (a few
+// hundred bytes per rank of each communicator made) for its lifetime, the backend's.
 class NetStoreServer {
 public:
     // Listens on `address` (its port 0: any free one). Null (with `error`) when it cannot.

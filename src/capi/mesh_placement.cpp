@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "plan/model_shape.hpp"
 
 namespace pagoda {
@@ -25,6 +26,20 @@ std::string shape_difference(const plan::ModelShape &a, const plan::ModelShape &
 
 bool power_of_two(int32_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
+// The machines of a mesh over processes as the planner's nodes: {machines, devices on each} when
+// its processes sit on several machines, each holding as many, in rank order (mpirun's
+// default mapping fills a host before the next); {0, 0} otherwise.
+plan::MeshShape machines_as_nodes(const mesh::Mesh &mesh) {
+    if (!mesh.spans_processes()) return {0, 0};
+    const mesh::World &w = *mesh.world();
+    const int32_t machines = w.machine_count();
+    if (machines < 2 || w.size() % machines != 0) return {0, 0};
+    const int32_t per_machine = w.size() / machines;
+    for (int32_t r = 0; r < w.size(); ++r)
+        if (w.machine_of(r) != r / per_machine) return {0, 0};
+    return {machines, int32_t(mesh.device_count()) / machines};
+}
+
 // The planner's layout for `mesh` when the host gave no plan: the mesh's pp, tp and ep axes, when
 // named, fix the stage count, width and expert split (otherwise the planner chooses); costs come from the
 // device kind's preset.
@@ -39,8 +54,13 @@ plan::Plan default_plan(const model::Model &model, const plan::ModelShape &shape
     r.partition.expert_parallel = named ? std::max(ep, 1) : 0;
     r.partition.stages = mesh.axis("pp");
     // Alpa's sub-mesh shapes need a power-of-two node width; other counts plan as nodes of one
-    // device, which is exact when no stage is tensor-parallel.
+    // device, which is exact when no stage is tensor-parallel. Over several machines the nodes
+    // are the machines: a stage is part of one machine or whole machines, so tensor parallelism
+    // stays within a machine unless the axes ask otherwise, and stages split across machines.
     r.mesh = power_of_two(n) ? plan::MeshShape{1, n} : plan::MeshShape{n, 1};
+    if (const plan::MeshShape machines = machines_as_nodes(mesh);
+        machines.nodes > 1 && power_of_two(machines.devices_per_node) && mesh.axis("kvp") <= 1)
+        r.mesh = machines;
     if (!power_of_two(n) && r.partition.tensor_parallel > 1)
         throw Error(PAGODA_ERR_UNSUPPORTED, "planning " + std::to_string(r.partition.tensor_parallel) +
                                                 "-wide stages over " + std::to_string(n) +
@@ -81,6 +101,15 @@ MeshPlacement place_on_mesh(const model::Model &model, const mesh::Mesh &mesh, c
                                                      ", the plan's first): make it for this model");
     const plan::Plan planned = plan != nullptr ? *plan : default_plan(model, shape, mesh);
     p.layout = std::make_shared<const mesh::Layout>(mesh, layout_spec(planned));
+    if (mesh.spans_processes() && mesh.world()->rank() == 0) {
+        std::string stages;
+        for (const plan::Stage &s : planned.partition.stages)
+            stages += (stages.empty() ? "" : " | ") + std::string("layers ") + std::to_string(s.first_layer) + "-" +
+                      std::to_string(s.end_layer - 1) + " tp=" + std::to_string(s.tensor_parallel);
+        log(PAGODA_LOG_INFO, std::string(plan != nullptr ? "the host's plan" : "planned") + " over " +
+                                 std::to_string(planned.mesh.nodes) + "x" + std::to_string(planned.mesh.devices_per_node) +
+                                 " devices (nodes x per node): " + stages);
+    }
     if (planned.slicing) {
         p.pipeline.prefill_slices = planned.slicing->optimal.lengths;
         p.pipeline.granularity = planned.slicing->granularity;

@@ -36,12 +36,13 @@ namespace {
 // The all-reduce of `floats` f32 values on a communicator of both ranks' cpu:1, timed `calls`
 // times per repeat (median of a repeat's calls is its figure, in seconds).
 struct AllReduceRun {
+    std::shared_ptr<const runtime::Device> device;  // outlives the stream and the communicator
     std::unique_ptr<runtime::Stream> stream;
     std::unique_ptr<mesh::Communicator> comm;
     std::vector<float> data;
 
-    AllReduceRun(const mesh::World &world, size_t floats) : data(floats, 1.0f) {
-        const std::shared_ptr<const runtime::Device> device = mesh::Mesh("cpu:1", "").devices().front();
+    AllReduceRun(const mesh::World &world, size_t floats)
+        : device(mesh::Mesh("cpu:1", "").devices().front()), data(floats, 1.0f) {
         pagoda_comm_options_t options = mesh::world_comm_options(world);
         pagoda_comm_unique_id_t id{};
         if (world.rank() == 0) id = mesh::new_comm_id(*device, &options);

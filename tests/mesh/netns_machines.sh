@@ -7,7 +7,8 @@
 #   2. Each namespace with its own host name and /dev/shm (a tmpfs its ranks share), the ranks
 #      are two machines and their collectives go over TCP (Gloo):
 #      - `pagoda generate` with tp=2 and with pp=2 prints the one-device text, and so does tp=2
-#        under `mpirun --host A,B` (its remote launcher enters the other namespace);
+#        under `mpirun --host A,B` (its remote launcher enters the other namespace), and four
+#        ranks without axes, planned with the machines as nodes;
 #      - the mesh test's 20-request workload (test_engine_mesh --world) with tp=2 and pp=2 over
 #        one rank per machine, and pp=2,tp=2 over two ranks per machine, equals one device's
 #        tokens, its log-probabilities within 1e-4 (rank 0 prints the worst difference);
@@ -89,6 +90,15 @@ for axes in tp=2 pp=2; do
         fail "$axes over two machines printed:"; cat "$work/$name-0.out"
     fi
 done
+
+# No axes over two machines of two ranks each: the planner's nodes are the machines (stages
+# within one machine or whole machines), and the text is the one-device text.
+start planned 2 1 env PAGODA_LOG_LEVEL=info "$pagoda" generate "${prompt[@]}" --max-tokens 24
+if finish planned && cmp -s "$work/one.out" "$work/planned-0.out" && grep -q "planned over 2x2" "$work/planned-0.err"; then
+    echo "PASS: no axes over two machines × 2 ranks: the one-device text; $(grep -o 'planned over 2x2.*' "$work/planned-0.err")"
+else
+    fail "no axes over two machines × 2 ranks:"; cat "$work/planned-0.out" "$work/planned-0.err"
+fi
 
 # The 20-request workload against one device, printed by rank 0.
 for case in "1 tp=2" "1 pp=2" "2 pp=2,tp=2"; do
