@@ -357,7 +357,8 @@ pagoda_status_t recv(void *self, pagoda_backend_comm_t *comm, pagoda_backend_str
     if (auto s = count_call(cpu, "recv", comm); s != PAGODA_OK) return s;
     std::string error;
     const size_t bytes = count * formats::dtype_size(dtype);
-    if (comm->shm || comm->net) return transfer(cpu, "recv", {comm, peer, false, static_cast<unsigned char *>(buf), bytes});
+    if (comm->shm || comm->net)
+        return transfer(cpu, "recv", {comm, peer, false, static_cast<unsigned char *>(buf), bytes});
     return comm->group->recv(peer, comm->rank, buf, bytes, error) ? PAGODA_OK : aborted(cpu, "recv", error);
 }
 

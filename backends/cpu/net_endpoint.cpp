@@ -120,8 +120,8 @@ bool NetEndpoint::make_id(pagoda_comm_unique_id_t &id, std::string &error) {
     // meet a stale rank of an earlier launch.
     static std::atomic<uint64_t> counter{0};
     std::random_device rd;
-    uint64_t words[2] = {counter.fetch_add(1), (uint64_t(rd()) << 32) ^ rd() ^
-                                                   uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())};
+    const uint64_t now = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+    uint64_t words[2] = {counter.fetch_add(1), ((uint64_t(rd()) << 32) ^ rd()) ^ now};
     std::memcpy(id.bytes + kKeyAt, words, kKeyBytes);
     return true;
 }

@@ -146,7 +146,7 @@ void NetStoreServer::serve() {
             fds.push_back({c.fd, short(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
         if (::poll(fds.data(), fds.size(), -1) < 0) {
             if (errno == EINTR) continue;
-            return;
+            break;
         }
         if (fds[0].revents != 0) break;
         const size_t polled = clients.size();  // a client accepted below waits for the next turn
@@ -233,7 +233,8 @@ namespace {
 std::string move_all(int fd, char *data, size_t bytes, bool out, Clock::time_point deadline, int64_t timeout_ms) {
     size_t done = 0;
     while (done < bytes) {
-        ssize_t n = out ? ::send(fd, data + done, bytes - done, MSG_NOSIGNAL) : ::recv(fd, data + done, bytes - done, 0);
+        ssize_t n = out ? ::send(fd, data + done, bytes - done, MSG_NOSIGNAL)
+                        : ::recv(fd, data + done, bytes - done, 0);
         if (n > 0) {
             done += size_t(n);
             continue;

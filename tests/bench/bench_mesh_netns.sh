@@ -12,7 +12,10 @@ netns_make_machines
 port=$((20000 + $$ % 20000))
 ip netns exec "${ns[1]}" "$bench" --processes --world-rank 1 --rendezvous "${addr[0]}:$port" "$@" &
 pids+=($!)
-ip netns exec "${ns[0]}" "$bench" --processes --world-rank 0 --rendezvous "${addr[0]}:$port" "$@"
+ip netns exec "${ns[0]}" "$bench" --processes --world-rank 0 --rendezvous "${addr[0]}:$port" "$@" > "$work/out.jsonl"
 status=$?
 wait "${pids[0]}" || status=1
+cat "$work/out.jsonl"
+# A run that printed no figures did not measure, whatever its exit status.
+grep -q '"name":"all_reduce_tp2_processes"' "$work/out.jsonl" || { echo "no figures from rank 0" >&2; status=1; }
 exit $status
