@@ -1,4 +1,5 @@
 /* Opening a model, the mesh it runs on and its plan, as generate and bench serve both do. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,10 @@ int cli_placement_flag(cli_placement_t *p, const char *flag, const char *value) 
     else if (strcmp(flag, "--mesh-timeout") == 0) {
         char *end = NULL;
         p->mesh_timeout_ms = strtoll(value, &end, 10);
-        if (end == value || *end != '\0') p->mesh_timeout_ms = -1; /* refused by the mesh, by name */
+        if (end == value || *end != '\0' || p->mesh_timeout_ms < 0) {
+            fprintf(stderr, "pagoda: --mesh-timeout wants milliseconds (0 = the default), not '%s'\n", value);
+            p->mesh_timeout_ms = -1; /* and the mesh refuses it */
+        }
     }
     else return 0;
     return 1;
