@@ -204,10 +204,15 @@ bool NetCommGroup::all_reduce(const void *send, void *recv, size_t count, pagoda
     const size_t n = size_t(context_->size), bytes = count * formats::dtype_size(dtype);
     scratch_.resize(n * bytes);
     if (!all_gather(send, scratch_.data(), bytes, error)) return false;
-    std::vector<const void *> parts(n);
-    for (size_t r = 0; r < n; ++r) parts[r] = scratch_.data() + r * bytes;
-    reduce_into(parts, dtype, 0, count, op, recv);
+    reduce_scratch(count, dtype, op, recv);
     return true;
+}
+
+void NetCommGroup::reduce_scratch(size_t count, pagoda_dtype_t dtype, pagoda_reduce_op_t op, void *recv) const {
+    const size_t n = size_t(context_->size), bytes = count * formats::dtype_size(dtype);
+    const void *parts[kMaxCommRanks];  // on the stack: this runs per layer of every step
+    for (size_t r = 0; r < n; ++r) parts[r] = scratch_.data() + r * bytes;
+    reduce_into({parts, n}, dtype, 0, count, op, recv);
 }
 
 bool NetCommGroup::reduce_scatter(const void *send, void *recv, size_t count, pagoda_dtype_t dtype,
@@ -225,9 +230,7 @@ bool NetCommGroup::reduce_scatter(const void *send, void *recv, size_t count, pa
             transfers.push_back({r, false, scratch_.data() + size_t(r) * bytes, bytes});
         }
         run(transfers, next_slot());
-        std::vector<const void *> parts(n);
-        for (size_t r = 0; r < n; ++r) parts[r] = scratch_.data() + r * bytes;
-        reduce_into(parts, dtype, 0, count, op, recv);
+        reduce_scratch(count, dtype, op, recv);
     });
 }
 

@@ -82,6 +82,9 @@ private:
     // Posts every transfer on `slot`, then waits for each; throws naming the peer that failed.
     void run(const std::vector<Transfer> &transfers, uint64_t slot);
     uint64_t next_slot();
+    // recv = every rank's part of scratch_ (rank r's `count` values at r · count), reduced in
+    // rank order.
+    void reduce_scratch(size_t count, pagoda_dtype_t dtype, pagoda_reduce_op_t op, void *recv) const;
     std::string rank_name(int32_t rank) const;  // "rank 1 (at 10.0.0.2)"
 
     std::shared_ptr<gloo::rendezvous::Context> context_;

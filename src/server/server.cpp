@@ -245,13 +245,7 @@ void Server::stop() {
         begin_drain();
         return;
     }
-    {
-        std::lock_guard lock(stopped_mutex_);
-        if (running_ && async_ready_) {
-            stop_requested_ = true;
-            uv_async_send(&control_async_);
-        }
-    }
+    request_stop();
     if (own_thread_) {
         if (thread_.joinable()) {
             thread_.join();
@@ -263,15 +257,17 @@ void Server::stop() {
     stopped_cv_.wait(lock, [&] { return !running_.load(); });
 }
 
-void Server::engine_failed() {
-    // On a driver's thread: ask the loop to drain and stop, as pagoda_server_stop() from another
-    // thread does, without waiting (the drain stops this driver).
+void Server::request_stop() {
     std::lock_guard lock(stopped_mutex_);
     if (running_ && async_ready_) {
         stop_requested_ = true;
         uv_async_send(&control_async_);
     }
 }
+
+// On a driver's thread: as pagoda_server_stop() from another thread, without waiting (the drain
+// stops this driver).
+void Server::engine_failed() { request_stop(); }
 
 void Server::on_connection(uv_stream_t *listener, int status) {
     Server *s = static_cast<Server *>(listener->data);

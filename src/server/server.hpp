@@ -45,6 +45,8 @@ public:
     void start(uv_loop_t *host_loop);
     // Any thread; see pagoda_server_stop().
     void stop();
+    // Any thread but the loop's: asks the loop to drain and stop, without waiting.
+    void request_stop();
     // A driver's thread: its engine failed for good (its mesh over processes broke), so the
     // server drains and stops by itself; pagoda_server_is_running() then turns 0.
     void engine_failed();

@@ -32,6 +32,7 @@
 #include "plan/simulator_bench.hpp"
 #include "plan/stage_partition.hpp"
 #include "plan/terapipe_slicing.hpp"
+#include "bench_mesh_common.hpp"
 #include "random_gguf.hpp"
 #include "runtime/device.hpp"
 
@@ -39,17 +40,10 @@ using namespace pagoda::plan;
 using pagoda::engine::profile_layer_costs;
 using pagoda::engine::ProfileOptions;
 
+using pagoda::bench_mesh::lengths_json;
+using pagoda::bench_mesh::now;
+
 namespace {
-
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string lengths_json(const std::vector<int64_t> &v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    return s + "]";
-}
 
 // GPT-3 175B's layer (TeraPipe Tab. 1 row 9: 96 layers, 2 per stage at 48 stages) on H100s.
 ModelShape gpt3_175b() {
