@@ -239,6 +239,27 @@ func TestProfileCosts(t *testing.T) {
 	}
 }
 
+func TestProfileLinks(t *testing.T) {
+	o := DefaultLinkProfileOptions()
+	if o.MinBytes != 4096 || o.MaxBytes != 8<<20 || o.Repeats != 10 {
+		t.Fatalf("defaults %+v", o)
+	}
+	mesh, err := NewMesh(nil) // cpu:0 alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mesh.Close()
+	if _, err := ProfileLinks(mesh, &o, ""); !errors.Is(err, StatusUnsupported) ||
+		!strings.Contains(err.Error(), "no link to time") {
+		t.Fatalf("one device: %v", err)
+	}
+	o.MinBytes = 6
+	if _, err := ProfileLinks(mesh, &o, ""); !errors.Is(err, StatusInvalidArgument) ||
+		!strings.Contains(err.Error(), "min_bytes") {
+		t.Fatalf("min_bytes 6: %v", err)
+	}
+}
+
 func TestBackends(t *testing.T) {
 	if _, err := DiscoverBackends(); err != nil {
 		t.Fatal(err)

@@ -157,3 +157,48 @@ func ProfileCosts(modelPath, device string, opts *CostProfileOptions, costFile s
 	defer C.pagoda_free(unsafe.Pointer(out))
 	return C.GoString(out), nil
 }
+
+// LinkProfileOptions is a pagoda_link_profile_options_t: how ProfileLinks times the links.
+// Start from DefaultLinkProfileOptions.
+type LinkProfileOptions struct {
+	MinBytes int64 // the smallest buffer timed, a multiple of 4
+	MaxBytes int64 // the largest: sizes double from MinBytes up to it
+	Repeats  int32 // timed calls per size, the median kept
+}
+
+// DefaultLinkProfileOptions are the library's defaults (pagoda_link_profile_options_init).
+func DefaultLinkProfileOptions() LinkProfileOptions {
+	var c C.pagoda_link_profile_options_t
+	C.pagoda_link_profile_options_init(&c, C.sizeof_pagoda_link_profile_options_t)
+	return LinkProfileOptions{MinBytes: int64(c.min_bytes), MaxBytes: int64(c.max_bytes), Repeats: int32(c.repeats)}
+}
+
+// ProfileLinks times the links between the mesh's devices (a two-device all-reduce and a
+// ping-pong per path: within a process, within a machine, across machines) and, on rank 0,
+// adds them to costFile unless it is ""; it returns the links as a JSON array. Over several
+// processes every rank calls it at the same point. opts may be nil for the defaults.
+func ProfileLinks(mesh *Mesh, opts *LinkProfileOptions, costFile string) (string, error) {
+	var a cAlloc
+	defer a.free()
+	var co *C.pagoda_link_profile_options_t
+	if opts != nil {
+		co = (*C.pagoda_link_profile_options_t)(a.malloc(C.sizeof_pagoda_link_profile_options_t))
+		C.pagoda_link_profile_options_init(co, C.sizeof_pagoda_link_profile_options_t)
+		co.min_bytes = C.int64_t(opts.MinBytes)
+		co.max_bytes = C.int64_t(opts.MaxBytes)
+		co.repeats = C.int32_t(opts.Repeats)
+	}
+	cfile := a.optString(costFile)
+	if a.err != nil {
+		return "", a.err
+	}
+	var out *C.char
+	err := mesh.h.call(func(p unsafe.Pointer) C.pagoda_status_t {
+		return C.pagoda_link_profile((*C.pagoda_mesh_t)(p), co, cfile, &out)
+	})
+	if err != nil {
+		return "", err
+	}
+	defer C.pagoda_free(unsafe.Pointer(out))
+	return C.GoString(out), nil
+}

@@ -8,6 +8,7 @@
  *     pagoda quantize IN OUT --type q8_0|q4_0|q4_k_m|q5_k_m|q6_k   (IN: GGUF or Hugging Face folder)
  *     pagoda tune --model PATH --out FILE [--max-tokens N]
  *     pagoda profile --model PATH --out FILE [--device DEV] [--beside DEV]
+ *     pagoda profile --links --out FILE [--device DEVS]   (over a launch of several processes)
  *     pagoda --version | --help
  *
  * Subcommands live in cmd_<name>.c and are listed in `commands` below (see cli.h).
@@ -28,7 +29,7 @@ static const cli_command_t commands[] = {
     {"plan", "Plan pipeline stages and prompt slicing of a model on a mesh", cli_plan},
     {"simulate", "Simulate serving several models on a placement (SLO attainment)", cli_simulate},
     {"place", "Search for a placement of several models on a cluster (AlpaServe)", cli_place},
-    {"profile", "Time a model's layers on a device and keep them in a cost file (for plan and place)",
+    {"profile", "Time a model's layers, or the links between devices, into a cost file (for plan and place)",
      cli_profile},
     {"bench", "Benchmarks; 'bench serve' replays a serving workload, paged vs contiguous KV", cli_bench},
     {"quantize", "Write a GGUF model with quantized weights (q8_0, q4_0, q4_k_m, q5_k_m, q6_k)",

@@ -40,6 +40,9 @@
  *             "sparse_layers": 0},                    // that hold them (all 0: dense)
  *   "device": "h100",                  // the device spec the costs used
  *   "cost_source": "analytic",         // or "measured:<cost file path>"
+ *   "link_source": "assumed",          // or where measured links priced the communication:
+ *                                      //   "measured within_machine within nodes; measured
+ *                                      //   across_machines across nodes" (optional on input)
  *   "mesh": {"nodes": 8, "devices_per_node": 8},
  *   "objective": "latency",            // or "throughput"
  *   "micro_batches": 1,                // B
@@ -109,7 +112,7 @@ typedef struct pagoda_plan_options {
     int32_t stages;            /**< Exactly this many stages; 0 = the planner's choice (default). */
     int32_t tensor_parallel;   /**< Every stage on this many devices; 0 = the planner's choice (default). */
     const char *device;        /**< Device preset: `"h100"` or `"cpu"`; NULL = `"cpu"`. */
-    const char *cost_file;     /**< Measured layer costs for the model's shape; NULL = analytic (default). */
+    const char *cost_file;     /**< Measured layer costs for the model's shape, and the links between devices when it holds them (pagoda_link_profile()); NULL = analytic (default). */
     const char *mesh_shape;    /**< `"NxM"` (nodes × devices per node); NULL = one node of the mesh's devices. */
     int64_t step_tokens;       /**< New tokens per pipeline step, sizing stage times; default 2048. */
     int64_t context_tokens;    /**< Cached tokens before them; default 0. */
@@ -385,7 +388,8 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  *              "memory_bytes": 16e9,          // optional: per device, overrides the preset's
  *                                             //   (or the cost file's devices')
  *              "costs": "costs.json"},        // optional: measured layer times per model shape
- *                                             //   (not with "device"); every model needs an entry
+ *                                             //   (not with "device"); every model needs an entry;
+ *                                             //   its measured links, if any, price communication
  *  "models": [{"name": "a",
  *              "config": "llama-7b/config.json",         // a Hugging Face config.json, or:
  *              "shape": {"hidden": 4096, "intermediate": 11008, "layers": 32, "heads": 32,
@@ -499,6 +503,67 @@ PAGODA_API void pagoda_cost_profile_options_init(pagoda_cost_profile_options_t *
 PAGODA_API pagoda_status_t pagoda_cost_profile(const char *model_path, const char *device,
                                                const pagoda_cost_profile_options_t *options,
                                                const char *cost_file, char **entry_json);
+
+/** Options of pagoda_link_profile(); fill with pagoda_link_profile_options_default(). */
+typedef struct pagoda_link_profile_options {
+    uint32_t struct_size; /**< sizeof(pagoda_link_profile_options_t), set by the default function. */
+    int64_t min_bytes;    /**< The smallest buffer timed, a multiple of 4 (default 4096). */
+    int64_t max_bytes;    /**< The largest: sizes double from min_bytes up to it (default 8 MiB). */
+    int32_t repeats;      /**< Timed calls per size, the median kept (default 10). */
+} pagoda_link_profile_options_t;
+
+/**
+ * \brief Fills the first `size` bytes of `options` with the defaults listed with each field.
+ *
+ * Call it as pagoda_link_profile_options_default(&options).
+ * \param[out] options the struct to fill; its `struct_size` is set to the bytes filled.
+ * \param[in] size bytes in the caller's struct.
+ * \par Thread safety
+ * Safe from any thread; touches only `options`.
+ * \since 0.1
+ */
+PAGODA_API void pagoda_link_profile_options_init(pagoda_link_profile_options_t *options, size_t size);
+
+/** \brief Fills `options` with the defaults: pagoda_link_profile_options_init() with the caller's struct size. */
+#define pagoda_link_profile_options_default(options) \
+    pagoda_link_profile_options_init((options), sizeof *(options))
+
+/**
+ * \brief Times the links between a mesh's devices and keeps them in a cost file, so that plans
+ *        price communication with what was measured instead of the device preset's assumption.
+ *
+ * For each path the mesh has, the backend's own collectives, on the transport a mesh uses there,
+ * run a two-device all-reduce and a ping-pong (half a round trip is one send) on buffers of
+ * `min_bytes`, twice that, … up to `max_bytes`; each size keeps its median, and a latency and a
+ * bandwidth are fitted to each call (least squares on the relative error). The paths:
+ * `"within_process"` (two devices of one process, when each process has two or more),
+ * `"within_machine"` (two processes of one machine: the CPU backend's shared memory) and
+ * `"across_machines"` (rank 0 and the first rank on another machine: the CPU backend's TCP).
+ * Each becomes an entry of the cost file's `"links"`, replacing one of the same backend and
+ * path. pagoda_plan_create() (`cost_file`) and pagoda_placement_search() (`"costs"`) then price
+ * a node's all-reduces and sends with `"within_machine"` (else `"within_process"`) and those
+ * across nodes with `"across_machines"`; a ring all-reduce over t devices is extrapolated from
+ * the two-device fit as 2(t−1) latencies plus 2(t−1)/t of the bytes over the bandwidth.
+ * \param[in] mesh a mesh over several processes (every rank calls this at the same point,
+ *            the others waiting while a pair times) or of two or more devices in one process.
+ * \param[in] options NULL for the defaults.
+ * \param[in] cost_file the file rank 0 adds the links to (the other ranks write nothing); NULL
+ *            to only return them.
+ * \param[out] links_json the links measured, as a JSON array of the file's entries (every rank
+ *             gets the same), or NULL; release with pagoda_free().
+ * \return ::PAGODA_OK; ::PAGODA_ERR_INVALID_HANDLE for a bad mesh; ::PAGODA_ERR_INVALID_ARGUMENT
+ *         for an option out of range (the message names it); ::PAGODA_ERR_UNSUPPORTED for a mesh
+ *         of one device in one process, or a backend without collectives; ::PAGODA_ERR_BACKEND
+ *         when a collective fails or a rank does not answer within the mesh's timeout (the
+ *         message names it); ::PAGODA_ERR_IO when the cost file cannot be written;
+ *         ::PAGODA_ERR_FORMAT when the existing cost file is malformed.
+ * \par Thread safety
+ * Not concurrently with other work on the mesh's devices (the timings are only meaningful on
+ * otherwise idle devices and links).
+ * \since 0.1
+ */
+PAGODA_API pagoda_status_t pagoda_link_profile(const pagoda_mesh_t *mesh, const pagoda_link_profile_options_t *options,
+                                               const char *cost_file, char **links_json);
 /** @} */
 
 #ifdef __cplusplus

@@ -253,7 +253,9 @@ CostModel spec_cost_model(const PlacementSpec &spec, const SpecModel &model) {
     }
     if (spec.memory_given)
         for (MeasuredLayerCosts &entry : costs) entry.device_spec.memory_bytes = spec.device.memory_bytes;
-    return CostModel(costs);
+    CostModel cost_model(costs);
+    cost_model.use_measured_links(read_measured_links(spec.cost_file));
+    return cost_model;
 }
 
 }  // namespace pagoda::plan

@@ -56,6 +56,8 @@ public:
     int32_t machine_of(int32_t rank) const noexcept {
         return machine_of_.empty() ? 0 : machine_of_[size_t(rank)];
     }
+    // Rank `rank`'s host name, for messages ("" for one process or an unnamed host).
+    std::string host_of(int32_t rank) const { return machines_.empty() ? "" : machines_.at(size_t(rank)).host; }
     // "rank 0 on host-a, rank 1 on host-b", for messages.
     std::string describe_machines() const;
 

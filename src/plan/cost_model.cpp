@@ -18,11 +18,15 @@ void check_tp(int32_t tp) {
 CostModel::CostModel(const ModelShape &shape, const DeviceSpec &device) : shape_(shape), device_(device) {
     validate(shape_);
     validate(device_);
+    within_node_ = {device_.intra_node_latency, device_.intra_node_bandwidth, device_.intra_node_latency,
+                    device_.intra_node_bandwidth, ""};
+    across_nodes_ = {device_.inter_node_latency, device_.inter_node_bandwidth, device_.inter_node_latency,
+                     device_.inter_node_bandwidth, ""};
 }
 
-CostModel::CostModel(const MeasuredLayerCosts &costs)
-    : shape_(costs.shape), device_(costs.device_spec), measured_(costs) {
+CostModel::CostModel(const MeasuredLayerCosts &costs) : CostModel(costs.shape, costs.device_spec) {
     validate(costs);
+    measured_ = costs;
     if (costs.tensor_parallel != 1)
         throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs of a " + std::to_string(costs.tensor_parallel) +
                                                      "-device group given as one device's");
@@ -41,6 +45,27 @@ CostModel::CostModel(const std::vector<MeasuredLayerCosts> &costs)
                                                          std::to_string(group.tensor_parallel) +
                                                          " is given twice or is below 2");
     }
+}
+
+int CostModel::use_measured_links(const std::vector<MeasuredLink> &links) {
+    const NodeLinks found = node_links(links, measured_ ? measured_->backend : device_.name);
+    int levels = 0;
+    for (auto [link, costs] : {std::pair{found.within_node, &within_node_}, std::pair{found.across_nodes, &across_nodes_}}) {
+        if (link == nullptr) continue;
+        validate(*link);
+        *costs = {link->all_reduce.latency, link->all_reduce.bandwidth, link->send.latency, link->send.bandwidth,
+                  link_path_name(link->path)};
+        ++levels;
+    }
+    return levels;
+}
+
+std::string CostModel::link_source() const {
+    auto level = [](const LinkCosts &l, const char *where) {
+        return (l.measured_path.empty() ? std::string("assumed ") : "measured " + l.measured_path + " ") + where;
+    };
+    if (within_node_.measured_path.empty() && across_nodes_.measured_path.empty()) return "assumed";
+    return level(within_node_, "within nodes") + "; " + level(across_nodes_, "across nodes");
 }
 
 std::vector<int32_t> CostModel::measured_tensor_parallel() const {
@@ -77,10 +102,9 @@ double CostModel::layer_traffic_bytes(int64_t tokens, int64_t context) const {
 double CostModel::all_reduce_seconds(double bytes, int32_t tp, bool inter_node) const {
     check_tp(tp);
     if (tp == 1) return 0.0;
-    const double bw = inter_node ? device_.inter_node_bandwidth : device_.intra_node_bandwidth;
-    const double latency = inter_node ? device_.inter_node_latency : device_.intra_node_latency;
+    const LinkCosts &l = link(inter_node);
     const double steps = 2.0 * double(tp - 1);
-    return steps / double(tp) * bytes / bw + steps * latency;
+    return steps / double(tp) * bytes / l.all_reduce_bandwidth + steps * l.all_reduce_latency;
 }
 
 double CostModel::layer_seconds(int64_t tokens, int64_t context, int32_t tp, bool across_nodes) const {
@@ -143,8 +167,8 @@ double CostModel::activation_bytes(int64_t tokens, int32_t tp) const {
 
 double CostModel::send_seconds(int64_t tokens, bool inter_node) const {
     const double bytes = double(tokens * shape_.hidden) * device_.activation_bytes;
-    return inter_node ? bytes / device_.inter_node_bandwidth + device_.inter_node_latency
-                      : bytes / device_.intra_node_bandwidth + device_.intra_node_latency;
+    const LinkCosts &l = link(inter_node);
+    return bytes / l.send_bandwidth + l.send_latency;
 }
 
 void validate(const ServingWorkload &w) {

@@ -1,12 +1,14 @@
 // How long a model's pieces take and how much memory they hold on a device kind, at a tensor-
 // parallel degree: the numbers the planners optimise over. Layer times come from a roofline
 // (FLOPs against peak, bytes against bandwidth) or from measurements of the real backend
-// (MeasuredLayerCosts, TeraPipe Eq. 9); communication always comes from the link model.
+// (MeasuredLayerCosts, TeraPipe Eq. 9); communication from the links measured between devices
+// (MeasuredLink) where it is given them, else from the device spec's assumed links.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "plan/device_spec.hpp"
@@ -27,6 +29,15 @@ public:
     // order: the one-device entry first): a group of a timed degree within a node takes its
     // times as measured, all-reduces included; other degrees are modelled from one device.
     explicit CostModel(const std::vector<MeasuredLayerCosts> &costs);
+
+    // Prices all-reduces and sends with the links measured for this model's backend (the measured
+    // costs' backend, else the device spec's name), as node_links() picks them for a node and
+    // across nodes; a level with no measured link keeps the device spec's. Returns the number of
+    // levels (0–2) now measured.
+    int use_measured_links(const std::vector<MeasuredLink> &links);
+    // Where the link terms come from: "assumed", or e.g. "measured within_machine; assumed across
+    // nodes".
+    std::string link_source() const;
 
     const ModelShape &shape() const noexcept { return shape_; }
     const DeviceSpec &device() const noexcept { return device_; }
@@ -58,12 +69,22 @@ public:
     // Moving the activations of `tokens` tokens from one stage to the next.
     double send_seconds(int64_t tokens, bool inter_node) const;
     // Ring all-reduce of `bytes` across `tp` devices: 2(t−1)/t · bytes / bandwidth plus
-    // 2(t−1) message latencies; 0 for one device.
+    // 2(t−1) message latencies; 0 for one device. Measured links were timed on two devices, so
+    // wider groups are this formula's extrapolation of them.
     double all_reduce_seconds(double bytes, int32_t tp, bool inter_node) const;
 
 private:
+    // One level's link: what an all-reduce and a send pay per message and per byte.
+    struct LinkCosts {
+        double all_reduce_latency = 0, all_reduce_bandwidth = 0;
+        double send_latency = 0, send_bandwidth = 0;
+        std::string measured_path;  // "" = the device spec's assumption
+    };
+    const LinkCosts &link(bool inter_node) const noexcept { return inter_node ? across_nodes_ : within_node_; }
+
     ModelShape shape_;
     DeviceSpec device_;
+    LinkCosts within_node_, across_nodes_;
     std::optional<MeasuredLayerCosts> measured_;
     std::map<int32_t, MeasuredLayerCosts> measured_groups_;  // tp > 1, timed on the group
     // The group's own times for `tp` devices, or null when they are modelled.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "plan/json_field.hpp"
 
 namespace pagoda::plan {
 
@@ -54,20 +55,6 @@ json entry_json(const MeasuredLayerCosts &c) {
             {"total_fit_error", c.total_fit_error},
             {"fit_samples", c.fit_samples},
             {"holdout_samples", c.holdout_samples}};
-}
-
-// Reads field `key` of `obj` as T, or throws FORMAT naming `where.key`.
-template <typename T>
-T field(const json &obj, const char *key, const std::string &where) {
-    if (!obj.is_object() || !obj.contains(key))
-        throw Error(PAGODA_ERR_FORMAT, where + ": missing \"" + key + "\"");
-    const json &v = obj.at(key);
-    const bool ok = std::is_same_v<T, std::string> ? v.is_string()
-                    : std::is_same_v<T, bool>      ? v.is_boolean()
-                    : std::is_integral_v<T>        ? v.is_number_integer()
-                                                   : v.is_number();
-    if (!ok) throw Error(PAGODA_ERR_FORMAT, where + ": \"" + key + "\" has the wrong type (" + v.type_name() + ")");
-    return v.get<T>();
 }
 
 ModelShape parse_shape(const json &j, const std::string &where) {
@@ -180,7 +167,15 @@ void validate(const MeasuredLayerCosts &c) {
         if (!std::isfinite(a)) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: a fit coefficient is not finite");
 }
 
-std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) {
+namespace {
+
+// A cost file's two parts: layer times per model shape, and the links between devices.
+struct CostDocument {
+    std::vector<MeasuredLayerCosts> entries;
+    std::vector<MeasuredLink> links;
+};
+
+CostDocument read_document(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(PAGODA_ERR_IO, "cannot read the cost file " + path);
     std::stringstream text;
@@ -195,28 +190,65 @@ std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) {
                                            std::to_string(kVersion) + ")");
     if (!doc.contains("entries") || !doc.at("entries").is_array())
         throw Error(PAGODA_ERR_FORMAT, path + ": \"entries\" must be an array");
-    std::vector<MeasuredLayerCosts> out;
+    CostDocument out;
     for (const json &e : doc.at("entries"))
-        out.push_back(parse_entry(e, path + ": entries[" + std::to_string(out.size()) + "]"));
+        out.entries.push_back(parse_entry(e, path + ": entries[" + std::to_string(out.entries.size()) + "]"));
+    // Files written before links were measured have none.
+    if (doc.contains("links")) {
+        if (!doc.at("links").is_array()) throw Error(PAGODA_ERR_FORMAT, path + ": \"links\" must be an array");
+        for (const json &l : doc.at("links"))
+            out.links.push_back(parse_measured_link(l.dump(), path + ": links[" + std::to_string(out.links.size()) + "]"));
+    }
     return out;
 }
 
+// The file at `path`, or an empty document when there is none yet.
+CostDocument read_or_new_document(const std::string &path) {
+    return std::ifstream(path).good() ? read_document(path) : CostDocument{};
+}
+
+void write_document(const std::string &path, const CostDocument &d) {
+    json doc = {{"format", kFormat}, {"version", kVersion}, {"entries", json::array()}};
+    for (const MeasuredLayerCosts &e : d.entries) doc["entries"].push_back(entry_json(e));
+    if (!d.links.empty()) {
+        doc["links"] = json::array();
+        for (const MeasuredLink &l : d.links) doc["links"].push_back(json::parse(measured_link_json(l)));
+    }
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << doc.dump(1) << "\n";
+    if (!out) throw Error(PAGODA_ERR_IO, "cannot write the cost file " + path);
+}
+
+}  // namespace
+
+std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) { return read_document(path).entries; }
+
+std::vector<MeasuredLink> read_measured_links(const std::string &path) { return read_document(path).links; }
+
 void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs) {
     validate(costs);
-    std::vector<MeasuredLayerCosts> entries;
-    if (std::ifstream(path).good()) entries = read_cost_file(path);
+    CostDocument doc = read_or_new_document(path);
     bool replaced = false;
-    for (MeasuredLayerCosts &e : entries)
+    for (MeasuredLayerCosts &e : doc.entries)
         if (same_key(e, costs)) {
             e = costs;
             replaced = true;
         }
-    if (!replaced) entries.push_back(costs);
-    json doc = {{"format", kFormat}, {"version", kVersion}, {"entries", json::array()}};
-    for (const MeasuredLayerCosts &e : entries) doc["entries"].push_back(entry_json(e));
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << doc.dump(1) << "\n";
-    if (!out) throw Error(PAGODA_ERR_IO, "cannot write the cost file " + path);
+    if (!replaced) doc.entries.push_back(costs);
+    write_document(path, doc);
+}
+
+void save_measured_link(const std::string &path, const MeasuredLink &link) {
+    validate(link);
+    CostDocument doc = read_or_new_document(path);
+    bool replaced = false;
+    for (MeasuredLink &l : doc.links)
+        if (l.backend == link.backend && l.path == link.path) {
+            l = link;
+            replaced = true;
+        }
+    if (!replaced) doc.links.push_back(link);
+    write_document(path, doc);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include "plan/context_fit.hpp"
 #include "plan/device_spec.hpp"
+#include "plan/measured_links.hpp"
 #include "plan/model_shape.hpp"
 
 namespace pagoda::plan {
@@ -42,14 +43,22 @@ void validate(const MeasuredLayerCosts &costs);
 // One entry as the cost file holds it (below), as JSON text.
 std::string measured_costs_json(const MeasuredLayerCosts &costs);
 
-// Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...]}, an
-// entry holding every field above ("shape" and "device_spec" as objects, "fit" as
-// {"a0","a1","a2","a3"}; "tensor_parallel" may be missing, meaning 1). Reading throws Error(IO) naming the path when it cannot be read and
-// Error(FORMAT) naming the path and the field for malformed content.
+// Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...],
+// "links": [link, ...]}, an entry holding every field above ("shape" and "device_spec" as
+// objects, "fit" as {"a0","a1","a2","a3"}; "tensor_parallel" may be missing, meaning 1), a link
+// as measured_link_json() writes it ("links" may be missing: none measured). Reading throws
+// Error(IO) naming the path when it cannot be read and Error(FORMAT) naming the path and the
+// field for malformed content.
 std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path);
+// The file's measured links (none when it has no "links"); throws as read_cost_file.
+std::vector<MeasuredLink> read_measured_links(const std::string &path);
 // Adds `costs` to the file at `path` (created if missing), replacing an entry with the same
-// backend, device, shape and tensor-parallel degree. Throws Error(IO) naming the path when it cannot be written.
+// backend, device, shape and tensor-parallel degree and keeping its links. Throws Error(IO)
+// naming the path when it cannot be written.
 void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs);
+// Adds `link` to the file's links, replacing one of the same backend and path and keeping the
+// layer entries; throws as save_measured_costs, and INVALID_ARGUMENT for an invalid link.
+void save_measured_link(const std::string &path, const MeasuredLink &link);
 // The one-device entry for `shape` (and `backend`/`device` unless empty); throws
 // Error(NOT_FOUND) listing what the file holds.
 MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape &shape,

@@ -11,7 +11,11 @@ namespace pagoda::plan {
 namespace {
 
 CostModel cost_model_for(const ModelShape &shape, const PlanRequest &r) {
-    if (!r.cost_file.empty()) return CostModel(find_measured_cost_set(r.cost_file, shape));
+    if (!r.cost_file.empty()) {
+        CostModel model(find_measured_cost_set(r.cost_file, shape));
+        model.use_measured_links(read_measured_links(r.cost_file));
+        return model;
+    }
     DeviceSpec device = device_preset(r.device);
     if (r.weight_bytes > 0) device.weight_bytes = r.weight_bytes;
     return CostModel(shape, device);
@@ -90,6 +94,7 @@ Plan make_plan(const ModelShape &shape, const PlanRequest &r) {
     p.shape = shape;
     p.device = model.device().name;
     p.cost_source = model.measured() ? "measured:" + r.cost_file : "analytic";
+    p.link_source = model.link_source();
     p.mesh = r.mesh;
     p.partition_options = r.partition;
     p.workload = r.workload;

@@ -41,6 +41,7 @@ struct Plan {
     ModelShape shape;
     std::string device;        // the device spec's name
     std::string cost_source;   // "analytic" or "measured:<cost file>"
+    std::string link_source;   // CostModel::link_source(): "assumed", or which links were measured
     MeshShape mesh;
     PartitionOptions partition_options;
     ServingWorkload workload;

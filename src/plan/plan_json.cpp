@@ -118,6 +118,7 @@ std::string plan_to_json(const Plan &p) {
           {"sparse_layers", p.shape.sparse_layers}}},
         {"device", p.device},
         {"cost_source", p.cost_source},
+        {"link_source", p.link_source},
         {"mesh", {{"nodes", p.mesh.nodes}, {"devices_per_node", p.mesh.devices_per_node}}},
         {"objective", objective_name(p.partition_options.objective)},
         {"micro_batches", p.partition_options.micro_batches},
@@ -179,6 +180,8 @@ Plan plan_from_json(std::string_view text) {
     }
     p.device = get_string(doc, "device", "");
     p.cost_source = get_string(doc, "cost_source", "");
+    // Plans written before links were measured say nothing of them.
+    p.link_source = doc.contains("link_source") ? get_string(doc, "link_source", "") : "assumed";
     const json &mesh = member(doc, "mesh", "");
     p.mesh.nodes = int32_t(get_int(mesh, "nodes", "mesh", 1));
     p.mesh.devices_per_node = int32_t(get_int(mesh, "devices_per_node", "mesh", 1));

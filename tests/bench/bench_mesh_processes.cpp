@@ -6,7 +6,9 @@
 //     pair when a script started them in two),
 // against tp=2 over cpu:1-2 in this process and the whole model on cpu:0, all taking turns. Then
 // the all-reduces alone, at the decode and the prefill sizes, on both paths, beside the time the
-// planner's cost model predicts for them (its "cpu" device's links, within and across nodes).
+// planner's cost model predicts for them: with the links measured just before by the link
+// profiler (engine/link_profiler: both paths between the same two devices, sizes 4 KiB to
+// 8 MiB), and with the "cpu" preset's assumed links, within and across nodes.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "bench_mesh_common.hpp"
+#include "engine/link_profiler.hpp"
 #include "mesh/communicator.hpp"
 #include "mesh/mesh.hpp"
 #include "mesh/process_group.hpp"
@@ -106,6 +109,18 @@ void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
                                      [&] { return shm_large.time(large_calls); },
                                      [&] { return net_large.time(large_calls); }},
                                     repeats);
+    // The links as `pagoda profile --links` measures them, on the devices timed above; the
+    // network path stands for the link between machines, whichever namespaces the ranks are in.
+    engine::LinkProfileOptions link_options;
+    link_options.max_bytes = std::max<int64_t>(link_options.max_bytes, int64_t(prefill_floats) * 4);
+    if (quick) link_options.repeats = 3;
+    const auto device = mesh::Mesh("cpu:1", "").devices().front();
+    plan::MeasuredLink within = engine::time_process_link(*shm_world, 0, 1, *device,
+                                                          mesh::world_comm_options(*shm_world), link_options);
+    plan::MeasuredLink across = engine::time_process_link(*net_world, 0, 1, *device,
+                                                          mesh::world_comm_options(*net_world), link_options);
+    within.path = plan::LinkPath::WithinMachine;
+    across.path = plan::LinkPath::AcrossMachines;
     if (!leads) return;
     std::printf("{\"name\":\"decode_tp_processes\",\"model\":\"%s\",\"batch\":%lld,\"context\":%lld,\"steps\":%d,"
                 "\"repeats\":%d,\"network_path\":\"%s\",%s,%s,%s,%s,%s,%s,%s}\n",
@@ -127,9 +142,19 @@ void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
                 spread_json("gloo_speed_over_shared_memory", spread(ratios(prefill[0], prefill[1]))).c_str(),
                 spread_json("processes_speed_over_one_process", spread(ratios(prefill[2], prefill[0]))).c_str(),
                 spread_json("processes_speed_over_cpu0", spread(ratios(prefill[3], prefill[0]))).c_str());
-    // What the planner assumes for the same all-reduces: within a node for shared memory, across
-    // nodes for the network.
-    const plan::CostModel cm(plan::model_shape(model->config()), plan::device_preset("cpu"));
+    // What the planner predicts for the same all-reduces: within a node for shared memory,
+    // across nodes for the network; with the measured links, and with the preset's.
+    const plan::ModelShape model_shape = plan::model_shape(model->config());
+    const plan::CostModel assumed(model_shape, plan::device_preset("cpu"));
+    plan::CostModel measured(model_shape, plan::device_preset("cpu"));
+    measured.use_measured_links({within, across});
+    for (const plan::MeasuredLink *link : {&within, &across})
+        std::printf("{\"name\":\"link_profile\",\"path\":\"%s\",\"transport\":\"%s\","
+                    "\"all_reduce_latency_seconds\":%.6g,\"all_reduce_bandwidth\":%.6g,\"all_reduce_fit_error\":%.3f,"
+                    "\"send_latency_seconds\":%.6g,\"send_bandwidth\":%.6g,\"send_fit_error\":%.3f}\n",
+                    plan::link_path_name(link->path), link->transport.c_str(), link->all_reduce.latency,
+                    link->all_reduce.bandwidth, link->all_reduce.fit_error, link->send.latency, link->send.bandwidth,
+                    link->send.fit_error);
     // Dividing by a constant keeps the order, so a ratio's spread is the timing's, scaled.
     auto over = [](const Spread &t, double predicted) {
         return Spread{t.median / predicted, t.min / predicted, t.max / predicted};
@@ -138,14 +163,20 @@ void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
     const size_t floats[2] = {decode_floats, prefill_floats};
     for (int s = 0; s < 2; ++s) {
         const double bytes = double(floats[s]) * 4.0;
-        const double within = cm.all_reduce_seconds(bytes, 2, false), across = cm.all_reduce_seconds(bytes, 2, true);
+        const double within_s = measured.all_reduce_seconds(bytes, 2, false);
+        const double across_s = measured.all_reduce_seconds(bytes, 2, true);
+        const double within_preset = assumed.all_reduce_seconds(bytes, 2, false);
+        const double across_preset = assumed.all_reduce_seconds(bytes, 2, true);
         const Spread shm = spread(reduces[size_t(2 * s)]), net = spread(reduces[size_t(2 * s + 1)]);
         std::printf("{\"name\":\"all_reduce_tp2_processes\",\"size\":\"%s\",\"bytes\":%.0f,\"repeats\":%d,%s,%s,"
-                    "\"predicted_shared_memory_seconds\":%.6g,\"predicted_network_seconds\":%.6g,%s,%s}\n",
+                    "\"predicted_shared_memory_seconds\":%.6g,\"predicted_network_seconds\":%.6g,%s,%s,"
+                    "\"preset_shared_memory_seconds\":%.6g,\"preset_network_seconds\":%.6g,%s,%s}\n",
                     sizes[s], bytes, repeats, spread_json("shared_memory_seconds", shm).c_str(),
-                    spread_json("gloo_seconds", net).c_str(), within, across,
-                    spread_json("measured_over_predicted_shared_memory", over(shm, within)).c_str(),
-                    spread_json("measured_over_predicted_network", over(net, across)).c_str());
+                    spread_json("gloo_seconds", net).c_str(), within_s, across_s,
+                    spread_json("measured_over_predicted_shared_memory", over(shm, within_s)).c_str(),
+                    spread_json("measured_over_predicted_network", over(net, across_s)).c_str(), within_preset,
+                    across_preset, spread_json("measured_over_preset_shared_memory", over(shm, within_preset)).c_str(),
+                    spread_json("measured_over_preset_network", over(net, across_preset)).c_str());
     }
     std::fflush(stdout);
 }

@@ -12,6 +12,8 @@
 #      - the mesh test's 20-request workload (test_engine_mesh --world) with tp=2 and pp=2 over
 #        one rank per machine, and pp=2,tp=2 over two ranks per machine, equals one device's
 #        tokens, its log-probabilities within 1e-4 (rank 0 prints the worst difference);
+#      - `pagoda profile --links` over two ranks per machine measures the shared-memory path
+#        and the TCP path, and `pagoda plan` prices communication with them;
 #      - a rank killed mid-generation: the other fails naming it within seconds; under `pagoda
 #        serve`, rank 0 answers the request in flight with an error and stops serving;
 #      - the link cut mid-generation (`ip link set … down`): both fail naming each other within
@@ -113,6 +115,22 @@ for case in "1 tp=2" "1 pp=2" "2 pp=2,tp=2"; do
         fail "the workload on $axes over two machines"; cat "$work/$name-0.out"
     fi
 done
+
+# The links measured over two machines of two ranks each (`pagoda profile --links`): rank 0
+# writes the shared-memory path within a machine and the TCP path across; with the layer costs
+# beside them, `pagoda plan` prices both levels with the measured links.
+costs="$work/costs.json"
+model="$(dirname "$0")/../fixtures/models/stories260K/stories260K.gguf"
+start links 2 1 "$pagoda" profile --links --out "$costs"
+if finish links && grep -q '"path": "within_machine"' "$costs" && grep -q '"path": "across_machines"' "$costs" &&
+   grep -q '"transport": "network"' "$costs" &&
+   "$pagoda" profile --model "$model" --out "$costs" --max-tokens 16 --grid 2 --repeats 1 2> /dev/null &&
+   "$pagoda" plan --model "$model" --mesh 2x2 --cost-file "$costs" --json > "$work/plan.json" &&
+   grep -q '"link_source": "measured within_machine within nodes; measured across_machines across nodes"' "$work/plan.json"; then
+    echo "PASS: links over two machines × 2 ranks, measured:" $(grep -v 'written to' "$work/links-0.err" | tr -s ' ')
+else
+    fail "the links over two machines:"; cat "$work/links-0.err" "$work/links-1.err" "$costs" "$work/plan.json"
+fi
 
 # The same text under mpirun across the two machines, with the usual host list: mpirun starts in
 # the first one, and its remote launcher (what ssh would be) enters the second; the ranks meet at

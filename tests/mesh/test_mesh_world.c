@@ -2,7 +2,8 @@
  * with --rank, meet on a loopback rendezvous and agree on their mesh, or all fail naming the
  * rank that disagrees; on such a mesh rank 0's engine leads and the others follow. Run with
  * --from-env under mpirun, a rank takes its rank and size from OpenMPI's environment and finds
- * the rendezvous by itself (tests/mesh/CMakeLists.txt). */
+ * the rendezvous by itself (tests/mesh/CMakeLists.txt). Two ranks also time their links into a
+ * cost file that a plan then reads. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,34 @@
 
 #define MAX_RANKS 4
 
-/* What one rank checks; its exit code says what went wrong (0: all as expected). */
-typedef enum expectation { EXPECT_MESH, EXPECT_DISAGREEMENT } expectation_t;
+/* What one rank checks; its exit code says what went wrong (0: all as expected). EXPECT_LINKS
+ * times the mesh's links into the cost file PAGODA_TEST_LINKS_FILE names. */
+typedef enum expectation { EXPECT_MESH, EXPECT_DISAGREEMENT, EXPECT_LINKS } expectation_t;
+
+/* Every rank times the links (small sizes: this checks the plumbing, not the figures) and gets
+ * both paths of two processes with two devices each, the same on every rank. */
+static int rank_links(pagoda_mesh_t *mesh, int32_t rank) {
+    pagoda_link_profile_options_t o;
+    pagoda_link_profile_options_default(&o);
+    o.max_bytes = 1 << 20; /* below some hundred KiB the latency hides the bandwidth */
+    o.repeats = 3;
+    char *links = NULL;
+    const pagoda_status_t s = pagoda_link_profile(mesh, &o, getenv("PAGODA_TEST_LINKS_FILE"), &links);
+    int code = 0;
+    if (s != PAGODA_OK) {
+        fprintf(stderr, "rank %d: pagoda_link_profile: %s: %s\n", rank, pagoda_status_string(s),
+                pagoda_last_error_message());
+        code = 10;
+    } else if (!strstr(links, "\"path\":\"within_process\"") || !strstr(links, "\"transport\":\"threads\"") ||
+               !strstr(links, "\"path\":\"within_machine\"") || !strstr(links, "\"transport\":\"shared_memory\"") ||
+               strstr(links, "across_machines")) {
+        fprintf(stderr, "rank %d: links %s\n", rank, links);
+        code = 11;
+    }
+    pagoda_free(links);
+    pagoda_mesh_destroy(mesh);
+    return code;
+}
 
 /* `from_env`: rank, size and rendezvous are left for the library to find (under mpirun). */
 static int rank_main(int32_t rank, int32_t size, const char *rendezvous, const char *devices, const char *axes,
@@ -44,6 +71,7 @@ static int rank_main(int32_t rank, int32_t size, const char *rendezvous, const c
                 pagoda_last_error_message());
         return 2;
     }
+    if (expect == EXPECT_LINKS) return rank_links(mesh, rank);
     int32_t got_rank = -1, got_size = -1;
     size_t count = 0;
     if (pagoda_mesh_world(mesh, &got_rank, &got_size) != PAGODA_OK || got_rank != rank || got_size != size ||
@@ -129,6 +157,72 @@ static void test_ranks_that_disagree(void **state) {
     run_ranks(2, devices, "", EXPECT_DISAGREEMENT);
 }
 
+/* The text of the file at `path` (at most 1 MiB), or "" when it cannot be read. */
+static char *read_text(const char *path) {
+    static char text[1 << 20];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* pagoda_link_profile over two ranks of two devices each: rank 0 writes both paths into the
+ * cost file; with a layer entry beside them, a plan from that file prices its communication
+ * with the measured link; refusals name what is wrong. */
+static void test_link_profile(void **state) {
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pagoda_test_links_%d.json", (int)getpid());
+    remove(path);
+    setenv("PAGODA_TEST_LINKS_FILE", path, 1);
+    const char *const devices[2] = {"cpu:0-1", "cpu:0-1"};
+    run_ranks(2, devices, "", EXPECT_LINKS);
+    const char *text = read_text(path);
+    assert_non_null(strstr(text, "\"path\": \"within_process\""));
+    assert_non_null(strstr(text, "\"path\": \"within_machine\""));
+    assert_null(strstr(text, "across_machines"));
+
+    pagoda_cost_profile_options_t co;
+    pagoda_cost_profile_options_default(&co);
+    co.max_tokens = 16;
+    co.grid = 2;
+    co.repeats = 1;
+    TEST_ASSERT_OK(pagoda_cost_profile(PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf", "cpu:0", &co,
+                                       path, NULL));
+    pagoda_model_t *model = NULL;
+    TEST_ASSERT_OK(pagoda_model_open(PAGODA_FIXTURES_DIR "/models/stories260K/stories260K.gguf", NULL, &model));
+    pagoda_plan_options_t po;
+    pagoda_plan_options_default(&po);
+    po.cost_file = path;
+    po.mesh_shape = "2x2";
+    pagoda_plan_t *plan = NULL;
+    TEST_ASSERT_OK(pagoda_plan_create(model, NULL, &po, &plan));
+    char *json = NULL;
+    TEST_ASSERT_OK(pagoda_plan_to_json(plan, &json));
+    assert_non_null(strstr(json, "\"link_source\": \"measured within_machine within nodes; assumed across nodes\""));
+    pagoda_free(json);
+    pagoda_plan_destroy(plan);
+    pagoda_model_destroy(model);
+    remove(path);
+
+    /* One device in one process has no link; options out of range are named. */
+    pagoda_mesh_t *mesh = NULL;
+    TEST_ASSERT_OK(pagoda_mesh_create(NULL, &mesh));
+    test_expect_failure(pagoda_link_profile(mesh, NULL, NULL, NULL), PAGODA_ERR_UNSUPPORTED, "no link to time");
+    pagoda_link_profile_options_t o;
+    pagoda_link_profile_options_default(&o);
+    assert_int_equal(o.min_bytes, 4096);
+    assert_int_equal(o.max_bytes, 8 << 20);
+    o.min_bytes = 6;
+    test_expect_failure(pagoda_link_profile(mesh, &o, NULL, NULL), PAGODA_ERR_INVALID_ARGUMENT, "min_bytes");
+    o.min_bytes = 4096;
+    o.max_bytes = 4096;
+    test_expect_failure(pagoda_link_profile(mesh, &o, NULL, NULL), PAGODA_ERR_INVALID_ARGUMENT, "max_bytes");
+    pagoda_mesh_destroy(mesh);
+    test_expect_failure(pagoda_link_profile(NULL, NULL, NULL, NULL), PAGODA_ERR_INVALID_HANDLE, "mesh");
+}
+
 static void test_bad_worlds(void **state) {
     (void)state;
     (void)test_cpu_backend();
@@ -198,6 +292,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_two_ranks_tp),
         cmocka_unit_test(test_four_ranks_pp_tp),
         cmocka_unit_test(test_ranks_that_disagree),
+        cmocka_unit_test(test_link_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

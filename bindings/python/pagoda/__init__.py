@@ -40,8 +40,8 @@ from .options import (DecodeGraphs, DeviceSampling, EmbeddingNormalize, EngineOp
                       KernelChoice, KvReservation, Pooling, Preemption, QuantizedMatmul,
                       RequestOptions)
 from .output import FinishReason, Output, TokenLogprob
-from .placement import (CostProfileOptions, SimulateOptions, profile_costs, search_placement,
-                        simulate_placement)
+from .placement import (CostProfileOptions, LinkProfileOptions, SimulateOptions, profile_costs,
+                        profile_links, search_placement, simulate_placement)
 from .plan import Plan, PlanObjective, PlanOptions, PlanStage, PlanSummary
 from .quantize import QuantizedType, QuantizeStats, QuantType, quantize
 from .stats import DeviceStats, EngineMetrics, EngineStats, Histogram, KernelChoiceInfo
@@ -75,7 +75,8 @@ __all__ = [
     "DecodeGraphs", "DeviceInfo", "DeviceKind", "DeviceSampling", "DeviceStats",
     "EmbeddingNormalize", "EmptyError", "Engine", "EngineMetrics", "EngineOptions", "EngineStats", "FinishReason", "FormatError",
     "Histogram", "InternalError", "InvalidArgumentError", "InvalidHandleError", "KernelChoice",
-    "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LogLevel", "LogitsProcessor",
+    "KernelChoiceInfo", "KvCache", "KvCacheStats", "KvReservation", "LinkProfileOptions", "LogLevel",
+    "LogitsProcessor",
     "Mesh", "Model",
     "ModelInfo", "ModelLoader", "NotAPluginError", "NotFoundError", "OutOfMemoryError", "Output",
     "PagodaError",
@@ -83,7 +84,7 @@ __all__ = [
     "Pooling", "Preemption", "Prompt", "QuantizedMatmul", "RequestOptions", "SimulateOptions", "SkippedPlugin", "Status",
     "Stream", "TokenLogprob", "Tokenizer", "TokenizerInfo", "UnsupportedError", "backends",
     "discover", "dtype_name", "dtype_size", "find", "get_log_level", "last_error_message", "load",
-    "profile_costs",
+    "profile_costs", "profile_links",
     "search_placement", "set_log_callback", "set_log_level", "simulate_placement", "skipped",
     "version", "version_number",
 ]

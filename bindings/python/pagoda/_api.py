@@ -99,6 +99,8 @@ _PROTOTYPES = {
     "pagoda_placement_search": (_STATUS, [c_char_p, _p(S.SimulateOptions), _OUT]),
     "pagoda_cost_profile_options_init": (None, [_p(S.CostProfileOptions), c_size_t]),
     "pagoda_cost_profile": (_STATUS, [c_char_p, c_char_p, _p(S.CostProfileOptions), c_char_p, _OUT]),
+    "pagoda_link_profile_options_init": (None, [_p(S.LinkProfileOptions), c_size_t]),
+    "pagoda_link_profile": (_STATUS, [c_void_p, _p(S.LinkProfileOptions), c_char_p, _OUT]),
     # kv_cache.h
     "pagoda_kv_cache_options_init": (None, [_p(S.KvCacheOptions), c_size_t]),
     "pagoda_kv_cache_create": (_STATUS, [_H, _H, _H, _p(S.KvCacheOptions), _OUT]),

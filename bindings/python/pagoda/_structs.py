@@ -141,6 +141,12 @@ class CostProfileOptions(_Struct):
                 ("grid", c_int32), ("repeats", c_int32), ("beside", c_char_p)]
 
 
+class LinkProfileOptions(_Struct):
+    c_name = "pagoda_link_profile_options_t"
+    _fields_ = [("struct_size", c_uint32), ("min_bytes", c_int64), ("max_bytes", c_int64),
+                ("repeats", c_int32)]
+
+
 # ---- kv_cache.h ------------------------------------------------------------------------------
 
 class KvCacheOptions(_Struct):
@@ -290,7 +296,8 @@ class DeviceInfo(_Struct):
 
 ALL: tuple[type[_Struct], ...] = (
     ModelOptions, ModelInfo, TokenizerInfo, ChatTemplateOptions, MeshOptions, PlanOptions,
-    PlanStage, PlanSummary, SimulateOptions, CostProfileOptions, KvCacheOptions, KvCacheStats,
+    PlanStage, PlanSummary, SimulateOptions, CostProfileOptions, LinkProfileOptions, KvCacheOptions,
+    KvCacheStats,
     LogitBias, RequestOptions, Logprob, Output, EngineOptions, EngineStats, DeviceStats, Histogram,
     EngineMetrics, KernelChoiceInfo, DeviceInfo, QuantizeOptions, QuantizedTypeStats, QuantizeStats)
 """Every struct the binding declares."""

@@ -1,5 +1,5 @@
 """Multi-model placement (AlpaServe): simulate serving on a placement, search for one, and
-measure the layer costs a search places with."""
+measure the layer costs and the links between devices that a search and a plan price with."""
 from __future__ import annotations
 
 import ctypes
@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 
 from . import _structs as S
 from ._api import lib
+from ._handle import Handle
 from .errors import check
 from .options import resolve
 
@@ -85,6 +86,36 @@ def profile_costs(model_path: str, cost_file: str, device: str = "cpu:0",
     out = ctypes.c_void_p()
     check(lib.pagoda_cost_profile(model_path.encode("utf-8"), device.encode("utf-8"),
                                   ctypes.byref(raw), cost_file.encode("utf-8"), ctypes.byref(out)))
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
+    finally:
+        lib.pagoda_free(out)
+
+
+@dataclasses.dataclass
+class LinkProfileOptions:
+    """How :func:`profile_links` times (``pagoda_link_profile_options_t``); ``None`` keeps the
+    library's default: 4 KiB to 8 MiB, 10 calls per size (plan.h says each)."""
+    min_bytes: Optional[int] = None
+    max_bytes: Optional[int] = None
+    repeats: Optional[int] = None
+
+    def to_c(self) -> S.LinkProfileOptions:
+        return S.options(S.LinkProfileOptions, lib.pagoda_link_profile_options_init,
+                         **dataclasses.asdict(self))
+
+
+def profile_links(mesh: Handle, cost_file: Optional[str] = None,
+                  options: Optional[LinkProfileOptions] = None, **kwargs: Any) -> list:
+    """Times the links between ``mesh``'s devices (a two-device all-reduce and a ping-pong per
+    path: within a process, within a machine, across machines) and, on rank 0, adds them to
+    ``cost_file`` when given; returns the links. Over several processes every rank calls it
+    at the same point. ``options`` or keyword arguments set :class:`LinkProfileOptions`
+    fields."""
+    raw = resolve(LinkProfileOptions, options, kwargs).to_c()
+    out = ctypes.c_void_p()
+    mesh._call(lib.pagoda_link_profile, ctypes.byref(raw),
+               cost_file.encode("utf-8") if cost_file is not None else None, ctypes.byref(out))
     try:
         return json.loads(ctypes.string_at(out.value).decode("utf-8"))
     finally:

@@ -11,6 +11,15 @@ from tests.support import MODEL, PROMPT, ModelTestCase, pagoda
 
 class MeshTest(unittest.TestCase):
 
+    def test_links_need_two_devices(self) -> None:
+        defaults = pagoda.LinkProfileOptions().to_c()
+        self.assertEqual((defaults.min_bytes, defaults.max_bytes, defaults.repeats), (4096, 8 << 20, 10))
+        with pagoda.Mesh() as mesh:
+            with self.assertRaisesRegex(pagoda.UnsupportedError, "no link to time"):
+                pagoda.profile_links(mesh)
+            with self.assertRaisesRegex(pagoda.InvalidArgumentError, "min_bytes"):
+                pagoda.profile_links(mesh, min_bytes=6)
+
     def test_default_mesh(self) -> None:
         with pagoda.Mesh() as mesh:
             self.assertEqual(mesh.device_names(), ["cpu:0"])

@@ -93,6 +93,16 @@ pub struct pagoda_cost_profile_options_t {
     pub beside: *const c_char,
 }
 
+/// `pagoda_link_profile_options_t`. Initialise with `pagoda_link_profile_options_init`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pagoda_link_profile_options_t {
+    pub struct_size: u32,
+    pub min_bytes: i64,
+    pub max_bytes: i64,
+    pub repeats: i32,
+}
+
 extern "C" {
     pub fn pagoda_plan_options_init(options: *mut pagoda_plan_options_t, size: usize);
     pub fn pagoda_plan_create(
@@ -146,5 +156,13 @@ extern "C" {
         options: *const pagoda_cost_profile_options_t,
         cost_file: *const c_char,
         entry_json: *mut *mut c_char,
+    ) -> pagoda_status_t;
+    pub fn pagoda_link_profile_options_init(options: *mut pagoda_link_profile_options_t, size: usize);
+    /// `cost_file` may be null; `*links_json` (may be null) is released with `pagoda_free`.
+    pub fn pagoda_link_profile(
+        mesh: *const pagoda_mesh_t,
+        options: *const pagoda_link_profile_options_t,
+        cost_file: *const c_char,
+        links_json: *mut *mut c_char,
     ) -> pagoda_status_t;
 }

@@ -223,6 +223,12 @@ fn declared() -> Vec<Layout> {
             repeats,
             beside,
         }),
+        layout!(pagoda_link_profile_options_t {
+            struct_size,
+            min_bytes,
+            max_bytes,
+            repeats,
+        }),
         layout!(pagoda_request_options_t {
             struct_size,
             flags,

@@ -127,6 +127,7 @@ defaults!(
     pagoda_plan_options_t = pagoda_plan_options_init,
     pagoda_simulate_options_t = pagoda_simulate_options_init,
     pagoda_cost_profile_options_t = pagoda_cost_profile_options_init,
+    pagoda_link_profile_options_t = pagoda_link_profile_options_init,
     pagoda_request_options_t = pagoda_request_options_init,
     pagoda_engine_options_t = pagoda_engine_options_init,
     pagoda_quantize_options_t = pagoda_quantize_options_init,

@@ -65,7 +65,7 @@ pub use logits_processor::{LogitsContext, LogitsProcessor, ProcessorError};
 pub use mesh::{Mesh, MeshOptions};
 pub use model::{Model, ModelInfo, ModelLoader};
 pub use output::{FinishReason, Logprob, Output};
-pub use placement::{CostProfileOptions, SimulateOptions};
+pub use placement::{CostProfileOptions, LinkProfileOptions, SimulateOptions};
 pub use plan::{Objective, Plan, PlanOptions, PlanStage, PlanSummary};
 pub use quantize::{quantize, QuantType, QuantizeStats, QuantizedType};
 pub use request::RequestOptions;

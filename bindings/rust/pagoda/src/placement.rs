@@ -1,9 +1,10 @@
 //! Multi-model placement (AlpaServe): simulate serving on a placement, search for one, and
-//! measure the layer costs a search places with.
+//! measure the layer costs and the links between devices that a search and a plan price with.
 
 use crate::convert::Defaults;
 use crate::cstr::{opt_ptr, opt_to_c, path_to_c, take_owned, to_c};
 use crate::error::{check, Result};
+use crate::Mesh;
 use pagoda_sys as sys;
 use std::path::Path;
 use std::ptr;
@@ -109,4 +110,34 @@ pub fn profile_costs(
     check(unsafe { sys::pagoda_cost_profile(model.as_ptr(), device.as_ptr(), &raw, file.as_ptr(), &mut entry) })?;
     // SAFETY: a string the library handed over.
     Ok(unsafe { take_owned(entry) })
+}
+
+c_struct! {
+    /// How [`profile_links`] times the links. `Default` gives the library's defaults.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LinkProfileOptions options sys::pagoda_link_profile_options_t {
+        /// The smallest buffer timed, a multiple of 4.
+        pub min_bytes: i64,
+        /// The largest: sizes double from `min_bytes` up to it.
+        pub max_bytes: i64,
+        /// Timed calls per size, the median kept.
+        pub repeats: i32,
+    }
+}
+
+/// Times the links between `mesh`'s devices (a two-device all-reduce and a ping-pong per path:
+/// within a process, within a machine, across machines) and, on rank 0, adds them to
+/// `cost_file` when given; returns the links as a JSON array. Over several processes every rank
+/// calls it at the same point.
+pub fn profile_links(mesh: &Mesh, options: &LinkProfileOptions, cost_file: Option<&Path>) -> Result<String> {
+    let file = cost_file.map(|p| path_to_c("cost_file", p)).transpose()?;
+    let raw = options.to_raw();
+    let mut links = ptr::null_mut();
+    // SAFETY: a live mesh, an options struct, NULL or a NUL-terminated string that outlives the
+    // call, and a valid out-pointer.
+    check(unsafe {
+        sys::pagoda_link_profile(mesh.as_ptr(), &raw, file.as_ref().map_or(ptr::null(), |f| f.as_ptr()), &mut links)
+    })?;
+    // SAFETY: a string the library handed over.
+    Ok(unsafe { take_owned(links) })
 }

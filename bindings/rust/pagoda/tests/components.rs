@@ -3,7 +3,8 @@
 mod common;
 
 use pagoda::{
-    ChatTemplateOptions, CostProfileOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, Mesh, MeshOptions, Model,
+    ChatTemplateOptions, CostProfileOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, LinkProfileOptions, Mesh,
+    MeshOptions, Model,
     Objective, Plan, PlanOptions, Preemption, RequestOptions, SimulateOptions, Status, Tokenizer,
     TOKENIZE_ADD_SPECIAL,
 };
@@ -211,6 +212,20 @@ fn layer_costs_are_profiled_for_the_search() {
     assert_eq!(err.status(), Status::InvalidArgument, "{}", err);
     assert!(err.message().contains("beside"), "{}", err);
     std::fs::remove_dir_all(&folder).unwrap();
+}
+
+#[test]
+fn links_are_refused_on_one_device() {
+    let options = LinkProfileOptions::default();
+    assert_eq!((options.min_bytes, options.max_bytes, options.repeats), (4096, 8 << 20, 10));
+    let mesh = Mesh::new(&MeshOptions { devices: Some("cpu:0".into()), ..MeshOptions::default() }).unwrap();
+    let err = pagoda::placement::profile_links(&mesh, &options, None).unwrap_err();
+    assert_eq!(err.status(), Status::Unsupported, "{}", err);
+    assert!(err.message().contains("no link to time"), "{}", err);
+    let odd = LinkProfileOptions { min_bytes: 6, ..options };
+    let err = pagoda::placement::profile_links(&mesh, &odd, None).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument, "{}", err);
+    assert!(err.message().contains("min_bytes"), "{}", err);
 }
 
 #[test]
