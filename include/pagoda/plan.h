@@ -419,7 +419,8 @@ PAGODA_API pagoda_status_t pagoda_placement_simulate(const char *placement_json,
  * \param[out] placement_json the placement in the schema pagoda_placement_simulate() reads,
  *             with "stage_bytes" per replica, plus a "search" object: "slo_attainment" (on the
  *             workload), "requests", "simulations" (simulator runs), "greedy_runs" and "seconds"
- *             (the search's wall time). When every model has the workload's rate,
+ *             (the search's wall time); with a cost file also "measured_tensor_parallel" (per
+ *             model, the degrees timed on their devices) and "link_source" (as a plan's). When every model has the workload's rate,
  *             pagoda_placement_simulate() of this placement with the same `workload` reports the
  *             same attainment. Release with pagoda_free(). Untouched on failure.
  * \return ::PAGODA_OK; ::PAGODA_ERR_FORMAT for malformed JSON (the message names the byte), a

@@ -186,6 +186,8 @@ PAGODA_API pagoda_status_t pagoda_placement_search(const char *spec_json,
             for (size_t m = 0; m < spec.models.size(); ++m)
                 timed[spec.models[m].placed.name] = costs[m].measured_tensor_parallel();
             out["search"]["measured_tensor_parallel"] = timed;
+            // One file for every model: their links are the same.
+            if (!costs.empty()) out["search"]["link_source"] = costs.front().link_source();
         }
         *placement_json = pagoda::owned_text(out.dump());
         return PAGODA_OK;

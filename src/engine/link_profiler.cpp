@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <memory>
 #include <string>
 #include <thread>
 
@@ -25,8 +24,11 @@ double median(std::vector<double> v) {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Traffic before timing: more than the CPU backend's shared-memory staging and rings hold.
-constexpr int64_t kWarmBytes = int64_t(32) << 20;
+// Traffic before timing: more than the CPU backend's shared-memory staging and rings hold, in
+// at most so many calls (tiny sizes touch few pages anyway).
+constexpr int64_t kWarmBytes = int64_t(32) << 20, kMaxWarmCalls = 256;
+// Calls timed together per size and round.
+constexpr int kCallsTimed = 3;
 
 // Median seconds per size, as pair rank 0 saw them: the all-reduce's, then one send's.
 struct PairTimes {
@@ -42,16 +44,6 @@ PairTimes time_pair(const mesh::Communicator &comm, const runtime::Device &devic
     stream.memset(buffer.get(), 0, buffer.bytes());
     stream.synchronize();
     const int32_t peer = 1 - comm.rank();
-    auto timed = [&](auto &&call) {
-        std::vector<double> t;
-        for (int32_t i = 0; i < o.warmup + o.repeats; ++i) {
-            const double start = now();
-            call();
-            stream.synchronize();
-            if (i >= o.warmup) t.push_back(now() - start);
-        }
-        return median(std::move(t));
-    };
     auto all_reduce = [&](size_t floats) { comm.all_reduce_sum(stream, buffer.get(), floats, PAGODA_DTYPE_F32); };
     // A ping-pong: rank 0 sends and waits for the answer, so half its time is one send.
     auto ping_pong = [&](size_t floats) {
@@ -67,16 +59,40 @@ PairTimes time_pair(const mesh::Communicator &comm, const runtime::Device &devic
     // backend's shared memory is mapped lazily, its rings some MiB long): the largest calls,
     // until kWarmBytes have gone each way, touch them all, so that every size is timed in the
     // steady state a serving mesh reaches after its first steps.
-    for (int64_t moved = 0; moved < kWarmBytes; moved += sizes.back()) {
+    for (int64_t moved = 0, calls = 0; moved < kWarmBytes && calls < kMaxWarmCalls; moved += sizes.back(), ++calls) {
         all_reduce(size_t(sizes.back() / 4));
         ping_pong(size_t(sizes.back() / 4));
         stream.synchronize();
     }
+    // Rounds over every size, so that each size is timed across the whole run: the time of a
+    // small call swings with where the scheduler put the two ranks (on a busy machine, a peer on
+    // the same core costs a context switch per wait), and every size should see the same mix.
+    // Within a round a size's first call is untimed: it brings the ranks into step after the
+    // previous size (whose last bytes one rank may still be copying), as back-to-back calls of a
+    // serving step are; the next kCallsTimed give the round's time per call.
+    auto seconds = [&](auto &&call) {
+        call();
+        stream.synchronize();
+        const double start = now();
+        for (int i = 0; i < kCallsTimed; ++i) call();
+        stream.synchronize();
+        return (now() - start) / kCallsTimed;
+    };
+    std::vector<std::vector<double>> reduces(sizes.size()), sends(sizes.size());
+    for (int32_t round = 0; round < o.warmup + o.repeats; ++round)
+        for (size_t i = sizes.size(); i-- > 0;) {  // largest first: a small call after a large one
+                                                    // still starts out of step, a large one barely cares
+            const size_t floats = size_t(sizes[i] / 4);
+            const double reduce = seconds([&] { all_reduce(floats); });
+            const double send = 0.5 * seconds([&] { ping_pong(floats); });
+            if (round < o.warmup) continue;
+            reduces[i].push_back(reduce);
+            sends[i].push_back(send);
+        }
     PairTimes out;
-    for (int64_t bytes : sizes) {
-        const size_t floats = size_t(bytes / 4);
-        out.all_reduce.push_back(timed([&] { all_reduce(floats); }));
-        out.send.push_back(0.5 * timed([&] { ping_pong(floats); }));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        out.all_reduce.push_back(median(reduces[i]));
+        out.send.push_back(median(sends[i]));
     }
     return out;
 }

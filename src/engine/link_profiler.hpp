@@ -3,7 +3,8 @@
 // one process's devices, two processes on one machine, two machines) it times, through the
 // backend's own collectives on the transport the executor would use there, a two-device
 // all-reduce and a ping-pong (half a round trip is one send) at sizes doubling from kilobytes
-// to megabytes, keeps each size's median and fits latency and bandwidth (measured_links.hpp).
+// to megabytes, in rounds over the sizes, keeps each size's median and fits latency and
+// bandwidth (measured_links.hpp).
 // It runs the backend's communicators on devices, so it lives above mesh and plan.
 #pragma once
 
@@ -21,15 +22,15 @@ namespace pagoda::engine {
 struct LinkProfileOptions {
     int64_t min_bytes = 4096;               // the smallest buffer timed
     int64_t max_bytes = int64_t(8) << 20;   // the largest: sizes double from min_bytes up to it
-    int32_t repeats = 10;                   // timed calls per size; the median is kept
-    int32_t warmup = 2;                     // untimed calls before them
+    int32_t repeats = 10;                   // timed rounds over every size; each size's median kept
+    int32_t warmup = 2;                     // untimed rounds before them
 };
 
 // Throws Error(INVALID_ARGUMENT) naming the option: min_bytes a positive multiple of 4 (f32
 // elements), max_bytes at least twice it (two sizes to fit), repeats from 1 to 10000, warmup ≥ 0.
 void validate(const LinkProfileOptions &options);
 
-// The sizes timed: min_bytes, doubled while within max_bytes (rounded down to 4 bytes).
+// The sizes timed: min_bytes, doubled while within max_bytes.
 std::vector<int64_t> link_sizes(const LinkProfileOptions &options);
 
 // Two devices of this process, each joined on a thread of its own (the in-process path).

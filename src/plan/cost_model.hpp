@@ -35,8 +35,8 @@ public:
     // across nodes; a level with no measured link keeps the device spec's. Returns the number of
     // levels (0–2) now measured.
     int use_measured_links(const std::vector<MeasuredLink> &links);
-    // Where the link terms come from: "assumed", or e.g. "measured within_machine; assumed across
-    // nodes".
+    // Where the link terms come from: "assumed", or per level, e.g. "measured within_machine
+    // within nodes; assumed across nodes".
     std::string link_source() const;
 
     const ModelShape &shape() const noexcept { return shape_; }

@@ -1,6 +1,7 @@
 // A decoder layer's time measured on a real backend (TeraPipe Eq. 9): t(l, 0) for every l on
 // a granularity grid plus a fitted context term, with the fit's error, and the file that keeps
-// such measurements keyed by backend, device and model shape.
+// such measurements keyed by backend, device and model shape, beside the links measured between
+// devices (measured_links.hpp).
 #pragma once
 
 #include <cstdint>

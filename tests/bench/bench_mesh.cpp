@@ -18,9 +18,10 @@
 //   decode_tp         decode at batch 16 (110m shape, f32): tp=2 over cpu:1-2 against cpu:0.
 //   decode_pp         decode at batch 16 on pp=2 over cpu:1-2 with micro-batches (one per
 //                     stage) and without; also a mixed step (a prefill chunk beside the decodes).
-//   decode_tp_processes, prefill_tp_processes, all_reduce_tp2_processes (with --processes):
-//                     tp=2 over two processes, through shared memory and through Gloo over TCP
-//                     (bench_mesh_processes.cpp). The second rank is this program again,
+//   decode_tp_processes, prefill_tp_processes, all_reduce_tp2_processes, link_profile (with
+//                     --processes): tp=2 over two processes, through shared memory and through
+//                     Gloo over TCP, and the all-reduces alone beside the cost model's prediction
+//                     from the links measured in turns with them (bench_mesh_processes.cpp). The second rank is this program again,
 //                     started here and met on loopback; or, with --world-rank R --rendezvous
 //                     HOST:PORT (and HOST:PORT+1 free), both ranks are started by someone else,
 //                     in two network namespaces say, and run only these cases.

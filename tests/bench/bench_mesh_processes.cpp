@@ -6,9 +6,10 @@
 //     pair when a script started them in two),
 // against tp=2 over cpu:1-2 in this process and the whole model on cpu:0, all taking turns. Then
 // the all-reduces alone, at the decode and the prefill sizes, on both paths, beside the time the
-// planner's cost model predicts for them: with the links measured just before by the link
-// profiler (engine/link_profiler: both paths between the same two devices, sizes 4 KiB to
-// 8 MiB), and with the "cpu" preset's assumed links, within and across nodes.
+// planner's cost model predicts for them: with the links the link profiler measures
+// (engine/link_profiler: both paths between the same two devices, 4 KiB to 8 MiB), in turns with
+// those timings so that each repeat pairs a prediction with a timing, and with the "cpu"
+// preset's assumed links, within and across nodes.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -37,31 +38,39 @@ namespace pagoda::bench_mesh {
 namespace {
 
 // The all-reduce of `floats` f32 values on a communicator of both ranks' cpu:1, timed `calls`
-// times per repeat (median of a repeat's calls is its figure, in seconds).
+// times per repeat (median of a repeat's calls is its figure, in seconds). The values live in
+// the device's memory, as the executor's activations do (the CPU backend gives large buffers
+// huge pages), and are zeros, so that the sums stay finite however often they run.
 struct AllReduceRun {
     std::shared_ptr<const runtime::Device> device;  // outlives the stream and the communicator
     std::unique_ptr<runtime::Stream> stream;
     std::unique_ptr<mesh::Communicator> comm;
-    std::vector<float> data;
+    runtime::DeviceBuffer data;
+    size_t floats;
 
-    AllReduceRun(const mesh::World &world, size_t floats)
-        : device(mesh::Mesh("cpu:1", "").devices().front()), data(floats, 1.0f) {
+    AllReduceRun(const mesh::World &world, size_t count)
+        : device(mesh::Mesh("cpu:1", "").devices().front()), floats(count) {
         pagoda_comm_options_t options = mesh::world_comm_options(world);
         pagoda_comm_unique_id_t id{};
         if (world.rank() == 0) id = mesh::new_comm_id(*device, &options);
         world.bootstrap()->broadcast(&id, sizeof id, 0);
         stream = std::make_unique<runtime::Stream>(*device);
+        data = runtime::DeviceBuffer(*device, floats * sizeof(float), "the bench's all-reduce");
+        stream->memset(data.get(), 0, data.bytes());
+        stream->synchronize();
         comm = std::make_unique<mesh::Communicator>(*device, id, world.size(), world.rank(), "bench", &options);
     }
     ~AllReduceRun() {
         comm.reset();
+        data.reset();
         stream.reset();
     }
     double time(int32_t calls) {
         std::vector<double> t;
         for (int32_t i = 0; i < calls; ++i) {
             const double start = now();
-            comm->all_reduce_sum(*stream, data.data(), data.size(), PAGODA_DTYPE_F32);
+            comm->all_reduce_sum(*stream, data.get(), floats, PAGODA_DTYPE_F32);
+            stream->synchronize();
             t.push_back(now() - start);
         }
         return spread(t).median;
@@ -104,23 +113,31 @@ void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
     AllReduceRun shm_small(*shm_world, decode_floats), net_small(*net_world, decode_floats);
     AllReduceRun shm_large(*shm_world, prefill_floats), net_large(*net_world, prefill_floats);
     const int32_t small_calls = quick ? 5 : 100, large_calls = quick ? 1 : 5;
-    const auto reduces = interleave({[&] { return shm_small.time(small_calls); },
-                                     [&] { return net_small.time(small_calls); },
-                                     [&] { return shm_large.time(large_calls); },
-                                     [&] { return net_large.time(large_calls); }},
-                                    repeats);
-    // The links as `pagoda profile --links` measures them, on the devices timed above; the
-    // network path stands for the link between machines, whichever namespaces the ranks are in.
+    // The links as `pagoda profile --links` measures them, on the same devices, taking turns
+    // with the all-reduces timed alone, so that each repeat's prediction pairs with that
+    // repeat's timings. The network path stands for the link between machines, whichever
+    // namespaces the ranks are in.
     engine::LinkProfileOptions link_options;
     link_options.max_bytes = std::max<int64_t>(link_options.max_bytes, int64_t(prefill_floats) * 4);
     if (quick) link_options.repeats = 3;
     const auto device = mesh::Mesh("cpu:1", "").devices().front();
-    plan::MeasuredLink within = engine::time_process_link(*shm_world, 0, 1, *device,
-                                                          mesh::world_comm_options(*shm_world), link_options);
-    plan::MeasuredLink across = engine::time_process_link(*net_world, 0, 1, *device,
-                                                          mesh::world_comm_options(*net_world), link_options);
-    within.path = plan::LinkPath::WithinMachine;
-    across.path = plan::LinkPath::AcrossMachines;
+    std::vector<plan::MeasuredLink> within, across;  // per repeat
+    auto profile = [&](const mesh::World &world, plan::LinkPath path, std::vector<plan::MeasuredLink> &into) {
+        into.push_back(
+            engine::time_process_link(world, 0, 1, *device, mesh::world_comm_options(world), link_options));
+        into.back().path = path;
+        return 0.0;
+    };
+    const auto reduces = interleave({[&] { return shm_small.time(small_calls); },
+                                     [&] { return net_small.time(small_calls); },
+                                     [&] { return shm_large.time(large_calls); },
+                                     [&] { return net_large.time(large_calls); },
+                                     [&] { return profile(*shm_world, plan::LinkPath::WithinMachine, within); },
+                                     [&] { return profile(*net_world, plan::LinkPath::AcrossMachines, across); }},
+                                    repeats);
+    // interleave's first round warms up and is not kept: nor are its links.
+    within.erase(within.begin());
+    across.erase(across.begin());
     if (!leads) return;
     std::printf("{\"name\":\"decode_tp_processes\",\"model\":\"%s\",\"batch\":%lld,\"context\":%lld,\"steps\":%d,"
                 "\"repeats\":%d,\"network_path\":\"%s\",%s,%s,%s,%s,%s,%s,%s}\n",
@@ -143,40 +160,53 @@ void bench_processes(bool quick, int64_t prompt, int32_t repeats, int32_t steps,
                 spread_json("processes_speed_over_one_process", spread(ratios(prefill[2], prefill[0]))).c_str(),
                 spread_json("processes_speed_over_cpu0", spread(ratios(prefill[3], prefill[0]))).c_str());
     // What the planner predicts for the same all-reduces: within a node for shared memory,
-    // across nodes for the network; with the measured links, and with the preset's.
+    // across nodes for the network; with each repeat's measured links, and with the preset's.
     const plan::ModelShape model_shape = plan::model_shape(model->config());
     const plan::CostModel assumed(model_shape, plan::device_preset("cpu"));
-    plan::CostModel measured(model_shape, plan::device_preset("cpu"));
-    measured.use_measured_links({within, across});
-    for (const plan::MeasuredLink *link : {&within, &across})
-        std::printf("{\"name\":\"link_profile\",\"path\":\"%s\",\"transport\":\"%s\","
-                    "\"all_reduce_latency_seconds\":%.6g,\"all_reduce_bandwidth\":%.6g,\"all_reduce_fit_error\":%.3f,"
-                    "\"send_latency_seconds\":%.6g,\"send_bandwidth\":%.6g,\"send_fit_error\":%.3f}\n",
-                    plan::link_path_name(link->path), link->transport.c_str(), link->all_reduce.latency,
-                    link->all_reduce.bandwidth, link->all_reduce.fit_error, link->send.latency, link->send.bandwidth,
-                    link->send.fit_error);
-    // Dividing by a constant keeps the order, so a ratio's spread is the timing's, scaled.
-    auto over = [](const Spread &t, double predicted) {
-        return Spread{t.median / predicted, t.min / predicted, t.max / predicted};
-    };
+    std::vector<plan::CostModel> measured;  // per repeat
+    for (size_t r = 0; r < within.size(); ++r) {
+        measured.emplace_back(model_shape, plan::device_preset("cpu"));
+        measured.back().use_measured_links({within[r], across[r]});
+    }
+    for (const std::vector<plan::MeasuredLink> *links : {&within, &across}) {
+        std::vector<double> latency, bandwidth, error;
+        for (const plan::MeasuredLink &l : *links) {
+            latency.push_back(l.all_reduce.latency);
+            bandwidth.push_back(l.all_reduce.bandwidth);
+            error.push_back(l.all_reduce.fit_error);
+        }
+        std::printf("{\"name\":\"link_profile\",\"path\":\"%s\",\"transport\":\"%s\",\"repeats\":%d,%s,%s,%s}\n",
+                    plan::link_path_name(links->front().path), links->front().transport.c_str(), repeats,
+                    spread_json("all_reduce_latency_seconds", spread(latency)).c_str(),
+                    spread_json("all_reduce_bandwidth", spread(bandwidth)).c_str(),
+                    spread_json("all_reduce_fit_error", spread(error)).c_str());
+    }
     const char *sizes[2] = {"decode", "prefill"};
     const size_t floats[2] = {decode_floats, prefill_floats};
     for (int s = 0; s < 2; ++s) {
         const double bytes = double(floats[s]) * 4.0;
-        const double within_s = measured.all_reduce_seconds(bytes, 2, false);
-        const double across_s = measured.all_reduce_seconds(bytes, 2, true);
+        std::vector<double> within_s, across_s;
+        for (const plan::CostModel &m : measured) {
+            within_s.push_back(m.all_reduce_seconds(bytes, 2, false));
+            across_s.push_back(m.all_reduce_seconds(bytes, 2, true));
+        }
+        const std::vector<double> &shm = reduces[size_t(2 * s)], &net = reduces[size_t(2 * s + 1)];
         const double within_preset = assumed.all_reduce_seconds(bytes, 2, false);
         const double across_preset = assumed.all_reduce_seconds(bytes, 2, true);
-        const Spread shm = spread(reduces[size_t(2 * s)]), net = spread(reduces[size_t(2 * s + 1)]);
-        std::printf("{\"name\":\"all_reduce_tp2_processes\",\"size\":\"%s\",\"bytes\":%.0f,\"repeats\":%d,%s,%s,"
-                    "\"predicted_shared_memory_seconds\":%.6g,\"predicted_network_seconds\":%.6g,%s,%s,"
-                    "\"preset_shared_memory_seconds\":%.6g,\"preset_network_seconds\":%.6g,%s,%s}\n",
-                    sizes[s], bytes, repeats, spread_json("shared_memory_seconds", shm).c_str(),
-                    spread_json("gloo_seconds", net).c_str(), within_s, across_s,
-                    spread_json("measured_over_predicted_shared_memory", over(shm, within_s)).c_str(),
-                    spread_json("measured_over_predicted_network", over(net, across_s)).c_str(), within_preset,
-                    across_preset, spread_json("measured_over_preset_shared_memory", over(shm, within_preset)).c_str(),
-                    spread_json("measured_over_preset_network", over(net, across_preset)).c_str());
+        auto over_preset = [](const std::vector<double> &t, double preset) {
+            return ratios(t, std::vector<double>(t.size(), preset));
+        };
+        std::printf("{\"name\":\"all_reduce_tp2_processes\",\"size\":\"%s\",\"bytes\":%.0f,\"repeats\":%d,%s,%s,%s,%s,"
+                    "%s,%s,\"preset_shared_memory_seconds\":%.6g,\"preset_network_seconds\":%.6g,%s,%s}\n",
+                    sizes[s], bytes, repeats, spread_json("shared_memory_seconds", spread(shm)).c_str(),
+                    spread_json("gloo_seconds", spread(net)).c_str(),
+                    spread_json("predicted_shared_memory_seconds", spread(within_s)).c_str(),
+                    spread_json("predicted_network_seconds", spread(across_s)).c_str(),
+                    spread_json("measured_over_predicted_shared_memory", spread(ratios(shm, within_s))).c_str(),
+                    spread_json("measured_over_predicted_network", spread(ratios(net, across_s))).c_str(),
+                    within_preset, across_preset,
+                    spread_json("measured_over_preset_shared_memory", spread(over_preset(shm, within_preset))).c_str(),
+                    spread_json("measured_over_preset_network", spread(over_preset(net, across_preset))).c_str());
     }
     std::fflush(stdout);
 }

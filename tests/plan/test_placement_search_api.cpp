@@ -210,6 +210,7 @@ void test_measured_costs_and_generation(void **) {
     const json p = json::parse(search(spec.dump(), workload()));
     std::remove(path.c_str());
     assert_string_equal(p["search"]["costs"].get<std::string>().c_str(), ("measured:" + path).c_str());
+    assert_string_equal(p["search"]["link_source"].get<std::string>().c_str(), "assumed");
     assert_float_equal(p["overhead"].get<double>(), 0.005, 1e-12);
     // 4 steps (8 prompt tokens, then 3 single tokens) × layers × the flat layer time.
     const double want[2] = {4 * 8 * 1e-3, 4 * 12 * 2e-3};
@@ -247,6 +248,16 @@ void test_measured_tensor_groups(void **) {
     pagoda::plan::MeasuredLayerCosts pair = flat_costs(spec["models"][0]["shape"], 0.25e-3);
     pair.tensor_parallel = 2;
     pagoda::plan::save_measured_costs(path, pair);
+    // Links measured within a machine price the all-reduces of the degrees nobody timed.
+    pagoda::plan::MeasuredLink link;
+    link.backend = "cpu";
+    link.path = pagoda::plan::LinkPath::WithinMachine;
+    link.between = "cpu:0@rank0 and cpu:0@rank1";
+    link.transport = "shared_memory";
+    link.all_reduce_samples = {{4096, 30e-6}, {1 << 20, 300e-6}};
+    link.send_samples = {{4096, 15e-6}, {1 << 20, 100e-6}};
+    pagoda::plan::fit_measured_link(link);
+    pagoda::plan::save_measured_link(path, link);
     spec["cluster"].erase("device");
     spec["cluster"]["costs"] = path;
     spec["request"] = {{"prompt_tokens", 8}, {"output_tokens", 4}};
@@ -254,6 +265,8 @@ void test_measured_tensor_groups(void **) {
     spec["search"]["max_tensor"] = 2;
     const json p = json::parse(search(spec.dump(), workload()));
     std::remove(path.c_str());
+    assert_string_equal(p["search"]["link_source"].get<std::string>().c_str(),
+                        "measured within_machine within nodes; assumed across nodes");
     assert_true((p["search"]["measured_tensor_parallel"]["a"] == json::array({1, 2})));
     assert_true((p["search"]["measured_tensor_parallel"]["b"] == json::array({1})));
     int pairs = 0;
