@@ -18,6 +18,8 @@ packages=(
     python3                                              # test fixtures (make_random_model.py)
     python3-jinja2                                       # chat template parity (chat_template_reference.py)
     python3-numpy                                        # float64 reference forward passes (tests/arch)
+    python3-pip python3-venv                             # the Python binding's wheel and venv installs
+    python3-setuptools-whl python3-wheel-whl             #   built offline from these (bindings/python)
     clang libclang-rt-14-dev                             # libFuzzer targets (tests/fuzz)
     cargo golang-go                                      # the Rust and Go bindings' tests (bindings/)
     openmpi-bin libopenmpi-dev                           # meshes over processes: ranks under mpirun

@@ -1,10 +1,11 @@
 """A request's outputs as they come: text pieces, outputs, or the finished completions."""
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 from array import array
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, AsyncIterator, Iterator, Optional
 
 from .errors import ClosedError, NotFoundError, error
 from .output import FinishReason, Output, TokenLogprob
@@ -37,6 +38,10 @@ class Stream:
     Iterating drives the engine (one step whenever nothing new has arrived), so no other loop
     is needed; other threads may stream or step the same engine meanwhile. One stream is read
     by one thread at a time. Use it in a ``with`` block: leaving early aborts the request.
+
+    In a coroutine, ``async for piece in stream`` reads it the same way, each wait for the next
+    piece on the event loop's default executor (the library releases the GIL while it steps),
+    so the loop serves other requests and connections meanwhile.
     """
 
     def __init__(self, engine: "Engine", request_id: int, box: collections.deque,
@@ -80,6 +85,19 @@ class Stream:
 
     def __next__(self) -> str:
         return next(iter(self))
+
+    def _next_or_none(self) -> Optional[str]:
+        return next(iter(self), None)
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        iter(self)  # refuses several sequences here, not on the first await
+        return self
+
+    async def __anext__(self) -> str:
+        piece = await asyncio.get_running_loop().run_in_executor(None, self._next_or_none)
+        if piece is None:
+            raise StopAsyncIteration
+        return piece
 
     def _text_pieces(self) -> Iterator[str]:
         # Once per token: a generator (cheaper to resume than a __next__ call) with _wait

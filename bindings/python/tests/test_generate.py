@@ -2,6 +2,7 @@
 n, beam search, logprobs, stop rules."""
 from __future__ import annotations
 
+import asyncio
 import math
 import subprocess
 import unittest
@@ -23,6 +24,35 @@ class GenerateTest(StackTest):
         self.assertEqual(ref, PROMPT + "".join(pieces) + "\n")
         self.assertEqual(len(s.token_ids), 96)
         self.assertEqual(s.finish_reason, pagoda.FinishReason.LENGTH)
+
+    def test_async_streams_take_turns_on_one_loop(self) -> None:
+        # Two requests read with `async for` in two tasks of one event loop: each gets the text
+        # the blocking stream gets, and the loop runs another task meanwhile.
+        with self.engine.stream(PROMPT, max_tokens=48, temperature=0) as s:
+            want = "".join(s)
+        ticks = 0
+
+        async def read(prompt: str) -> str:
+            with self.engine.stream(prompt, max_tokens=48, temperature=0) as stream:
+                return "".join([piece async for piece in stream])
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        async def main() -> list[str]:
+            ticker = asyncio.create_task(tick())
+            texts = await asyncio.gather(read(PROMPT), read(PROMPT))
+            ticker.cancel()
+            return texts
+
+        self.assertEqual(asyncio.run(main()), [want, want])
+        self.assertGreater(ticks, 10)
+        with self.engine.stream(PROMPT, max_tokens=4, n=2) as two:
+            with self.assertRaises(ValueError):
+                two.__aiter__()
 
     def test_follow_needs_a_mesh_over_processes(self) -> None:
         # One process: there is no rank 0 to follow.
