@@ -163,7 +163,7 @@ func ProfileCosts(modelPath, device string, opts *CostProfileOptions, costFile s
 type LinkProfileOptions struct {
 	MinBytes int64 // the smallest buffer timed, a multiple of 4
 	MaxBytes int64 // the largest: sizes double from MinBytes up to it
-	Repeats  int32 // timed calls per size, the median kept
+	Repeats  int32 // timed rounds over every size; each size's median kept
 }
 
 // DefaultLinkProfileOptions are the library's defaults (pagoda_link_profile_options_init).

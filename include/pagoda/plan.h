@@ -510,7 +510,7 @@ typedef struct pagoda_link_profile_options {
     uint32_t struct_size; /**< sizeof(pagoda_link_profile_options_t), set by the default function. */
     int64_t min_bytes;    /**< The smallest buffer timed, a multiple of 4 (default 4096). */
     int64_t max_bytes;    /**< The largest: sizes double from min_bytes up to it (default 8 MiB). */
-    int32_t repeats;      /**< Timed calls per size, the median kept (default 10). */
+    int32_t repeats;      /**< Timed rounds, each over every size; each size's median kept (default 10). */
 } pagoda_link_profile_options_t;
 
 /**

@@ -1,6 +1,7 @@
 // plan.h, measured links: the links between a mesh's devices timed through the backend's
 // collectives (engine/link_profiler), kept in a cost file for the planners.
 #include <string>
+#include <vector>
 
 #include "capi/guard.hpp"
 #include "capi/handles.hpp"

@@ -95,7 +95,7 @@ def profile_costs(model_path: str, cost_file: str, device: str = "cpu:0",
 @dataclasses.dataclass
 class LinkProfileOptions:
     """How :func:`profile_links` times (``pagoda_link_profile_options_t``); ``None`` keeps the
-    library's default: 4 KiB to 8 MiB, 10 calls per size (plan.h says each)."""
+    library's default: 4 KiB to 8 MiB, 10 rounds over the sizes (plan.h says each)."""
     min_bytes: Optional[int] = None
     max_bytes: Optional[int] = None
     repeats: Optional[int] = None

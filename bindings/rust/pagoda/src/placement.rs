@@ -120,7 +120,7 @@ c_struct! {
         pub min_bytes: i64,
         /// The largest: sizes double from `min_bytes` up to it.
         pub max_bytes: i64,
-        /// Timed calls per size, the median kept.
+        /// Timed rounds over every size; each size's median kept.
         pub repeats: i32,
     }
 }
