@@ -1,6 +1,5 @@
 // plan.h, measured links: the links between a mesh's devices timed through the backend's
 // collectives (engine/link_profiler), kept in a cost file for the planners.
-#include <string>
 #include <vector>
 
 #include "capi/guard.hpp"
@@ -48,12 +47,7 @@ PAGODA_API pagoda_status_t pagoda_link_profile(const pagoda_mesh_t *mesh, const 
         const bool writes = !m.spans_processes() || m.world()->rank() == 0;
         if (cost_file != nullptr && writes)
             for (const pagoda::plan::MeasuredLink &link : links) pagoda::plan::save_measured_link(cost_file, link);
-        if (links_json != nullptr) {
-            std::string text = "[";
-            for (const pagoda::plan::MeasuredLink &link : links)
-                text += (text.size() > 1 ? "," : "") + pagoda::plan::measured_link_json(link);
-            *links_json = pagoda::owned_text(text + "]");
-        }
+        if (links_json != nullptr) *links_json = pagoda::owned_text(pagoda::plan::measured_links_json(links));
         return PAGODA_OK;
     });
 }

@@ -242,20 +242,14 @@ PlacementSpec parse_placement_spec(std::string_view text, const std::string &sou
 
 CostModel spec_cost_model(const PlacementSpec &spec, const SpecModel &model) {
     if (spec.cost_file.empty()) return CostModel(model.shape, spec.device);
-    std::vector<MeasuredLayerCosts> costs;
     try {
-        costs = find_measured_cost_set(spec.cost_file, model.shape);
+        return measured_cost_model(spec.cost_file, model.shape, spec.memory_given ? spec.device.memory_bytes : 0);
     } catch (const Error &error) {
         if (error.status() != PAGODA_ERR_NOT_FOUND) throw;
         throw Error(PAGODA_ERR_NOT_FOUND, "model \"" + model.placed.name + "\": cluster.costs: " + error.what() +
                                               " (measure it with `pagoda profile --model PATH --out " +
                                               spec.cost_file + "`)");
     }
-    if (spec.memory_given)
-        for (MeasuredLayerCosts &entry : costs) entry.device_spec.memory_bytes = spec.device.memory_bytes;
-    CostModel cost_model(costs);
-    cost_model.use_measured_links(read_measured_links(spec.cost_file));
-    return cost_model;
 }
 
 }  // namespace pagoda::plan

@@ -145,6 +145,29 @@ std::string rank_device(const runtime::Device &device, const mesh::World &world,
     return device.name() + "@rank" + std::to_string(rank) + (host.empty() ? "" : " on " + host);
 }
 
+// The pair of this process's devices, each joined on a thread of its own (the backend's
+// in-process ranks are threads): `first`'s times.
+PairTimes time_device_pair(const runtime::Device &first, const runtime::Device &second, const LinkProfileOptions &o) {
+    const pagoda_comm_unique_id_t id = mesh::new_comm_id(first);
+    const runtime::Device *devices[2] = {&first, &second};
+    PairTimes times[2];
+    std::exception_ptr errors[2];
+    std::thread threads[2];
+    for (int r = 0; r < 2; ++r)
+        threads[r] = std::thread([&, r] {
+            try {
+                const mesh::Communicator comm(*devices[r], id, 2, r, "link profile");
+                times[r] = time_pair(comm, *devices[r], o);
+            } catch (...) {
+                errors[r] = std::current_exception();
+            }
+        });
+    for (std::thread &t : threads) t.join();
+    for (const std::exception_ptr &e : errors)
+        if (e) std::rethrow_exception(e);
+    return times[0];
+}
+
 }  // namespace
 
 void validate(const LinkProfileOptions &o) {
@@ -168,27 +191,8 @@ std::vector<int64_t> link_sizes(const LinkProfileOptions &o) {
 
 plan::MeasuredLink time_device_link(const runtime::Device &first, const runtime::Device &second,
                                     const LinkProfileOptions &o) {
-    validate(o);
-    const pagoda_comm_unique_id_t id = mesh::new_comm_id(first);
-    const runtime::Device *devices[2] = {&first, &second};
-    PairTimes times[2];
-    std::exception_ptr errors[2];
-    // The backend's in-process ranks are threads: each joins and calls on its own.
-    std::thread threads[2];
-    for (int r = 0; r < 2; ++r)
-        threads[r] = std::thread([&, r] {
-            try {
-                const mesh::Communicator comm(*devices[r], id, 2, r, "link profile");
-                times[r] = time_pair(comm, *devices[r], o);
-            } catch (...) {
-                errors[r] = std::current_exception();
-            }
-        });
-    for (std::thread &t : threads) t.join();
-    for (const std::exception_ptr &e : errors)
-        if (e) std::rethrow_exception(e);
     return make_link(first, plan::LinkPath::WithinProcess, first.name() + " and " + second.name(), "threads",
-                     times[0], o);
+                     time_device_pair(first, second, o), o);
 }
 
 plan::MeasuredLink time_process_link(const mesh::World &world, int32_t first, int32_t second,
@@ -226,11 +230,7 @@ std::vector<plan::MeasuredLink> profile_links(const mesh::Mesh &mesh, const Link
     if (devices.size() >= 2) {
         // Every process's devices are alike: rank 0 times its own and tells the others.
         PairTimes times;
-        if (world == nullptr || world->rank() == 0) {
-            const plan::MeasuredLink link = time_device_link(*devices[0], *devices[1], o);
-            for (const plan::LinkSample &s : link.all_reduce_samples) times.all_reduce.push_back(s.seconds);
-            for (const plan::LinkSample &s : link.send_samples) times.send.push_back(s.seconds);
-        }
+        if (world == nullptr || world->rank() == 0) times = time_device_pair(*devices[0], *devices[1], o);
         if (world != nullptr) share_times(*world, times, link_sizes(o).size(), 0);
         links.push_back(make_link(*devices[0], plan::LinkPath::WithinProcess,
                                   devices[0]->name() + " and " + devices[1]->name() + " of one process", "threads",

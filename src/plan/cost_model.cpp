@@ -171,6 +171,16 @@ double CostModel::send_seconds(int64_t tokens, bool inter_node) const {
     return bytes / l.send_bandwidth + l.send_latency;
 }
 
+CostModel measured_cost_model(const std::string &path, const ModelShape &shape, double memory_bytes) {
+    const CostFile file = read_cost_document(path);
+    std::vector<MeasuredLayerCosts> costs = find_measured_cost_set(file, path, shape);
+    if (memory_bytes > 0)
+        for (MeasuredLayerCosts &entry : costs) entry.device_spec.memory_bytes = memory_bytes;
+    CostModel model(costs);
+    model.use_measured_links(file.links);
+    return model;
+}
+
 void validate(const ServingWorkload &w) {
     if (w.tokens < 1) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "workload: tokens is " + std::to_string(w.tokens) + ", want >= 1");
     if (w.logit_rows < 1)

@@ -91,6 +91,11 @@ private:
     const MeasuredLayerCosts *group_times(int32_t tp, bool across_nodes) const;
 };
 
+// The measured model of `shape` from the cost file at `path`, read once: its layer times
+// (find_measured_cost_set) priced with its links (use_measured_links); `memory_bytes` > 0
+// replaces the measured devices' memory. Throws as find_measured_cost_set.
+CostModel measured_cost_model(const std::string &path, const ModelShape &shape, double memory_bytes = 0);
+
 // What one pipeline step of the served batch looks like, for sizing stage costs.
 struct ServingWorkload {
     int64_t tokens = 1;       // new tokens in the step (e.g. the prompt's length for prefill)

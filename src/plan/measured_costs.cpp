@@ -167,15 +167,7 @@ void validate(const MeasuredLayerCosts &c) {
         if (!std::isfinite(a)) throw Error(PAGODA_ERR_INVALID_ARGUMENT, "measured costs: a fit coefficient is not finite");
 }
 
-namespace {
-
-// A cost file's two parts: layer times per model shape, and the links between devices.
-struct CostDocument {
-    std::vector<MeasuredLayerCosts> entries;
-    std::vector<MeasuredLink> links;
-};
-
-CostDocument read_document(const std::string &path) {
+CostFile read_cost_document(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(PAGODA_ERR_IO, "cannot read the cost file " + path);
     std::stringstream text;
@@ -190,29 +182,31 @@ CostDocument read_document(const std::string &path) {
                                            std::to_string(kVersion) + ")");
     if (!doc.contains("entries") || !doc.at("entries").is_array())
         throw Error(PAGODA_ERR_FORMAT, path + ": \"entries\" must be an array");
-    CostDocument out;
+    CostFile out;
     for (const json &e : doc.at("entries"))
         out.entries.push_back(parse_entry(e, path + ": entries[" + std::to_string(out.entries.size()) + "]"));
     // Files written before links were measured have none.
     if (doc.contains("links")) {
         if (!doc.at("links").is_array()) throw Error(PAGODA_ERR_FORMAT, path + ": \"links\" must be an array");
         for (const json &l : doc.at("links"))
-            out.links.push_back(parse_measured_link(l.dump(), path + ": links[" + std::to_string(out.links.size()) + "]"));
+            out.links.push_back(measured_link_from_json(l, path + ": links[" + std::to_string(out.links.size()) + "]"));
     }
     return out;
 }
 
-// The file at `path`, or an empty document when there is none yet.
-CostDocument read_or_new_document(const std::string &path) {
-    return std::ifstream(path).good() ? read_document(path) : CostDocument{};
+namespace {
+
+// The file at `path`, or an empty one when there is none yet.
+CostFile read_or_new_document(const std::string &path) {
+    return std::ifstream(path).good() ? read_cost_document(path) : CostFile{};
 }
 
-void write_document(const std::string &path, const CostDocument &d) {
+void write_document(const std::string &path, const CostFile &d) {
     json doc = {{"format", kFormat}, {"version", kVersion}, {"entries", json::array()}};
     for (const MeasuredLayerCosts &e : d.entries) doc["entries"].push_back(entry_json(e));
     if (!d.links.empty()) {
         doc["links"] = json::array();
-        for (const MeasuredLink &l : d.links) doc["links"].push_back(json::parse(measured_link_json(l)));
+        for (const MeasuredLink &l : d.links) doc["links"].push_back(measured_link_to_json(l));
     }
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << doc.dump(1) << "\n";
@@ -221,13 +215,13 @@ void write_document(const std::string &path, const CostDocument &d) {
 
 }  // namespace
 
-std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) { return read_document(path).entries; }
+std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path) { return read_cost_document(path).entries; }
 
-std::vector<MeasuredLink> read_measured_links(const std::string &path) { return read_document(path).links; }
+std::vector<MeasuredLink> read_measured_links(const std::string &path) { return read_cost_document(path).links; }
 
 void save_measured_costs(const std::string &path, const MeasuredLayerCosts &costs) {
     validate(costs);
-    CostDocument doc = read_or_new_document(path);
+    CostFile doc = read_or_new_document(path);
     bool replaced = false;
     for (MeasuredLayerCosts &e : doc.entries)
         if (same_key(e, costs)) {
@@ -240,7 +234,7 @@ void save_measured_costs(const std::string &path, const MeasuredLayerCosts &cost
 
 void save_measured_link(const std::string &path, const MeasuredLink &link) {
     validate(link);
-    CostDocument doc = read_or_new_document(path);
+    CostFile doc = read_or_new_document(path);
     bool replaced = false;
     for (MeasuredLink &l : doc.links)
         if (l.backend == link.backend && l.path == link.path) {
@@ -280,10 +274,14 @@ MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape
 }
 
 std::vector<MeasuredLayerCosts> find_measured_cost_set(const std::string &path, const ModelShape &shape) {
-    const std::vector<MeasuredLayerCosts> entries = read_cost_file(path);
-    std::vector<MeasuredLayerCosts> out{one_device_entry(entries, path, shape, "", "")};
+    return find_measured_cost_set(read_cost_document(path), path, shape);
+}
+
+std::vector<MeasuredLayerCosts> find_measured_cost_set(const CostFile &file, const std::string &path,
+                                                       const ModelShape &shape) {
+    std::vector<MeasuredLayerCosts> out{one_device_entry(file.entries, path, shape, "", "")};
     std::map<int32_t, const MeasuredLayerCosts *> groups;
-    for (const MeasuredLayerCosts &e : entries)
+    for (const MeasuredLayerCosts &e : file.entries)
         if (e.shape == shape && e.tensor_parallel > 1) groups.try_emplace(e.tensor_parallel, &e);
     for (const auto &[tp, e] : groups) out.push_back(*e);
     return out;

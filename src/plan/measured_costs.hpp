@@ -47,10 +47,16 @@ std::string measured_costs_json(const MeasuredLayerCosts &costs);
 // Cost files are JSON: {"format": "pagoda-costs", "version": 1, "entries": [entry, ...],
 // "links": [link, ...]}, an entry holding every field above ("shape" and "device_spec" as
 // objects, "fit" as {"a0","a1","a2","a3"}; "tensor_parallel" may be missing, meaning 1), a link
-// as measured_link_json() writes it ("links" may be missing: none measured). Reading throws
+// as measured_link_to_json() writes it ("links" may be missing: none measured). Reading throws
 // Error(IO) naming the path when it cannot be read and Error(FORMAT) naming the path and the
 // field for malformed content.
 std::vector<MeasuredLayerCosts> read_cost_file(const std::string &path);
+// Both parts of the file, read once; throws as read_cost_file.
+struct CostFile {
+    std::vector<MeasuredLayerCosts> entries;
+    std::vector<MeasuredLink> links;
+};
+CostFile read_cost_document(const std::string &path);
 // The file's measured links (none when it has no "links"); throws as read_cost_file.
 std::vector<MeasuredLink> read_measured_links(const std::string &path);
 // Adds `costs` to the file at `path` (created if missing), replacing an entry with the same
@@ -67,5 +73,8 @@ MeasuredLayerCosts find_measured_costs(const std::string &path, const ModelShape
 // What the file holds for `shape`: the one-device entry (as find_measured_costs, first) and the
 // first entry of each tensor-parallel degree timed on its group, in increasing degree.
 std::vector<MeasuredLayerCosts> find_measured_cost_set(const std::string &path, const ModelShape &shape);
+// The same from a file already read (`path` names it in messages).
+std::vector<MeasuredLayerCosts> find_measured_cost_set(const CostFile &file, const std::string &path,
+                                                       const ModelShape &shape);
 
 }  // namespace pagoda::plan

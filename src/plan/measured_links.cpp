@@ -111,19 +111,23 @@ void validate(const MeasuredLink &link) {
     check_fit(link.send, "send");
 }
 
-std::string measured_link_json(const MeasuredLink &link) {
-    const json j = {{"backend", link.backend},
-                    {"path", link_path_name(link.path)},
-                    {"between", link.between},
-                    {"transport", link.transport},
-                    {"all_reduce", call_json(link.all_reduce, link.all_reduce_samples)},
-                    {"send", call_json(link.send, link.send_samples)}};
-    return j.dump();
+json measured_link_to_json(const MeasuredLink &link) {
+    return {{"backend", link.backend},
+            {"path", link_path_name(link.path)},
+            {"between", link.between},
+            {"transport", link.transport},
+            {"all_reduce", call_json(link.all_reduce, link.all_reduce_samples)},
+            {"send", call_json(link.send, link.send_samples)}};
 }
 
-MeasuredLink parse_measured_link(const std::string &json_text, const std::string &where) {
-    const json j = json::parse(json_text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw Error(PAGODA_ERR_FORMAT, where + " must be an object");
+std::string measured_links_json(const std::vector<MeasuredLink> &links) {
+    json out = json::array();
+    for (const MeasuredLink &l : links) out.push_back(measured_link_to_json(l));
+    return out.dump();
+}
+
+MeasuredLink measured_link_from_json(const json &j, const std::string &where) {
+    if (!j.is_object()) throw Error(PAGODA_ERR_FORMAT, where + " must be an object");
     MeasuredLink link;
     link.backend = field<std::string>(j, "backend", where);
     try {

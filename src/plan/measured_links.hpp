@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace pagoda::plan {
 
 // Where two devices sit relative to each other, which decides the path their collectives take.
@@ -57,13 +59,15 @@ void fit_measured_link(MeasuredLink &link);
 // samples of a call, a fit that is not positive and finite.
 void validate(const MeasuredLink &link);
 
-// One link as the cost file's "links" array holds it (JSON text):
+// One link as the cost file's "links" array holds it:
 // {"backend", "path", "between", "transport",
 //  "all_reduce": {"latency", "bandwidth", "fit_error", "samples": [[bytes, seconds], ...]},
 //  "send": {...}}.
-std::string measured_link_json(const MeasuredLink &link);
-// Reads that text back; throws Error(FORMAT) naming `where` and the field.
-MeasuredLink parse_measured_link(const std::string &json_text, const std::string &where);
+nlohmann::json measured_link_to_json(const MeasuredLink &link);
+// Reads that object back; throws Error(FORMAT) naming `where` and the field.
+MeasuredLink measured_link_from_json(const nlohmann::json &j, const std::string &where);
+// `links` as a JSON array of those objects (text).
+std::string measured_links_json(const std::vector<MeasuredLink> &links);
 
 // The links of `backend` among `links` that price a planner's node and the network between nodes:
 // within a node, the measured path between processes of one machine when there is one (the

@@ -11,11 +11,7 @@ namespace pagoda::plan {
 namespace {
 
 CostModel cost_model_for(const ModelShape &shape, const PlanRequest &r) {
-    if (!r.cost_file.empty()) {
-        CostModel model(find_measured_cost_set(r.cost_file, shape));
-        model.use_measured_links(read_measured_links(r.cost_file));
-        return model;
-    }
+    if (!r.cost_file.empty()) return measured_cost_model(r.cost_file, shape);
     DeviceSpec device = device_preset(r.device);
     if (r.weight_bytes > 0) device.weight_bytes = r.weight_bytes;
     return CostModel(shape, device);

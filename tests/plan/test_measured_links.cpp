@@ -122,7 +122,7 @@ void test_cost_file_keeps_links_and_entries(void **) {
     write(R"({"format": "pagoda-costs", "version": 1, "entries": []})");
     assert_true(read_measured_links(path).empty());
     nlohmann::json doc = {{"format", "pagoda-costs"}, {"version", 1}, {"entries", nlohmann::json::array()}};
-    doc["links"] = nlohmann::json::array({nlohmann::json::parse(measured_link_json(within))});
+    doc["links"] = nlohmann::json::array({measured_link_to_json(within)});
     doc["links"][0]["path"] = "between_racks";
     write(doc.dump());
     expect_error(PAGODA_ERR_FORMAT, "links[0]: link path \"between_racks\"", [&] { read_measured_links(path); });
