@@ -172,15 +172,21 @@ void NetCommGroup::run(const std::vector<Transfer> &transfers, uint64_t slot) {
             for (auto &b : buffers) std::erase(group.in_flight_, b.get());
         }
     } forget{*this, buffers};
-    for (size_t i = 0; i < transfers.size(); ++i) {
-        const Transfer &t = transfers[i];
-        bool done = false;
-        try {
-            done = t.outgoing ? buffers[i]->waitSend() : buffers[i]->waitRecv();
-        } catch (const std::exception &e) {
-            throw failed(t, e);
+    // Receives are waited on first. When a peer dies, Gloo wakes every receive posted to it, but
+    // not a send it had already queued on the socket (that one waits out the whole timeout); a
+    // failed receive aborts the group, which releases the sends.
+    for (const bool outgoing : {false, true}) {
+        for (size_t i = 0; i < transfers.size(); ++i) {
+            const Transfer &t = transfers[i];
+            if (t.outgoing != outgoing) continue;
+            bool done = false;
+            try {
+                done = t.outgoing ? buffers[i]->waitSend() : buffers[i]->waitRecv();
+            } catch (const std::exception &e) {
+                throw failed(t, e);
+            }
+            if (!done) throw std::runtime_error("the communicator was aborted");
         }
-        if (!done) throw std::runtime_error("the communicator was aborted");
     }
 }
 
