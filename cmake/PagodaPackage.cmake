@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 set(PAGODA_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Pagoda)
 
-install(EXPORT PagodaTargets NAMESPACE Pagoda:: DESTINATION ${PAGODA_CMAKE_PACKAGE_DIR})
+install(EXPORT PagodaTargets NAMESPACE Pagoda:: DESTINATION ${PAGODA_CMAKE_PACKAGE_DIR} COMPONENT dev)
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/PagodaConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/PagodaConfig.cmake
@@ -17,21 +17,32 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/PagodaConfigVersion
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/PagodaConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/PagodaConfigVersion.cmake
-  DESTINATION ${PAGODA_CMAKE_PACKAGE_DIR})
+  DESTINATION ${PAGODA_CMAKE_PACKAGE_DIR} COMPONENT dev)
 
 # pagoda.pc finds the prefix from its own location (${pcfiledir}), so `cmake --install
 # --prefix <anywhere>` gives a working file without reconfiguring.
 set(_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  set(PAGODA_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-  set(PAGODA_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
-  set(PAGODA_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
-else()
+# bindir and libexecdir tell the bindings' tests where the `pagoda` command and the layout
+# printer are.
+set(_pc_dirs LIBDIR INCLUDEDIR BINDIR LIBEXECDIR)
+set(_pc_relative TRUE)
+foreach(_d ${_pc_dirs})
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_d}}")
+    set(_pc_relative FALSE)
+  endif()
+endforeach()
+if(_pc_relative)
   file(RELATIVE_PATH _pc_up /prefix/${_pc_dir} /prefix)
   string(REGEX REPLACE "/$" "" _pc_up "${_pc_up}")
   set(PAGODA_PC_PREFIX "\${pcfiledir}/${_pc_up}")
-  set(PAGODA_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
-  set(PAGODA_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+  foreach(_d ${_pc_dirs})
+    set(PAGODA_PC_${_d} "\${prefix}/${CMAKE_INSTALL_${_d}}")
+  endforeach()
+else()
+  set(PAGODA_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  foreach(_d ${_pc_dirs})
+    set(PAGODA_PC_${_d} "${CMAKE_INSTALL_FULL_${_d}}")
+  endforeach()
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/pagoda.pc.in ${CMAKE_CURRENT_BINARY_DIR}/pagoda.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pagoda.pc DESTINATION ${_pc_dir})
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pagoda.pc DESTINATION ${_pc_dir} COMPONENT dev)
