@@ -25,6 +25,7 @@ packages=(
     openmpi-bin libopenmpi-dev                           # meshes over processes: ranks under mpirun
     libgloo-dev                                          # CPU collectives between machines (TCP)
     iproute2                                             # "machines" as network namespaces (tests/mesh)
+    lintian dpkg-dev file                                # the Debian packages' checks (cmake/PagodaDebian.cmake)
 )
 
 missing=()
