@@ -26,9 +26,16 @@
 // takes submit, abort, poll and statistics from any thread). The engine's step runs one at a
 // time, which the binding ensures itself.
 //
-// Go is called from C in one place only, a request's LogitsProcessor, which has no polled
-// alternative: it runs inside the engine's step, reached through a cgo.Handle (no Go pointer
-// is handed to C), its panics recovered. Otherwise progress is polled (LoadModel), outputs are
-// polled (Engine.Poll, Stream), and the C callbacks (log sink, model progress, engine outputs,
-// the mesh's bootstrap broadcast) are not offered.
+// Go is called from C in two places, neither of which has a polled alternative: a request's
+// LogitsProcessor, which runs inside the engine's step, reached through a cgo.Handle (no Go
+// pointer is handed to C), and the log sink of SetLogCallback, which runs on whichever thread
+// logs, library threads included; the panics of both are recovered. Otherwise progress is
+// polled (LoadModel), outputs are polled (Engine.Poll, Stream), and the other C callbacks
+// (model progress, engine outputs, the mesh's bootstrap broadcast) are not offered.
+//
+// Building: cgo finds libpagoda through pkg-config (`#cgo pkg-config: pagoda`): set
+// PKG_CONFIG_PATH to the pkgconfig folder of an installed Pagoda (cmake --install writes
+// <prefix>/lib/pkgconfig/pagoda.pc). pagoda.pc gives no run path: add one with
+// CGO_LDFLAGS="-Wl,-rpath,<libdir>", or set LD_LIBRARY_PATH, when the library is outside the
+// loader's folders.
 package pagoda

@@ -323,6 +323,22 @@ func (e *Engine) Step() error {
 	return e.r.step(e)
 }
 
+// Follow is for an engine on a rank other than 0 of a mesh over several processes
+// (MeshOptions.Rank, WorldSize): it takes part in rank 0's steps until rank 0's engine is
+// closed, then returns nil. Every rank makes the same engine; rank 0 alone takes submissions
+// and aborts, and its outputs are the request's (a follower's are dropped; its submits and
+// aborts fail with StatusUnsupported). Rank 0's Close waits for each follower to hear that it
+// stops, or to be gone: every follower's host calls Follow.
+//
+// It fails with StatusInvalidArgument on rank 0 or on a mesh in one process, and with
+// StatusBackend when a step failed or another rank died (then within the mesh's TimeoutMs).
+// It holds the engine meanwhile: Step waits for it, and so does Close.
+func (e *Engine) Follow() error {
+	e.stepMu.Lock()
+	defer e.stepMu.Unlock()
+	return e.h.call(func(p unsafe.Pointer) C.pagoda_status_t { return C.pagoda_engine_follow(e.ptr(p)) })
+}
+
 // HasWork says whether any request is waiting or running.
 func (e *Engine) HasWork() (bool, error) {
 	var work C.int32_t

@@ -1,10 +1,12 @@
 package pagoda
 
-// The headers come from the source tree; the library's folder comes from CGO_LDFLAGS (-L, and
-// an rpath or LD_LIBRARY_PATH at run time), which CMake sets for the tests and examples.
+// The headers' and the library's folders come from pkg-config's pagoda.pc: an installed one
+// (`cmake --install` writes <prefix>/lib/pkgconfig/pagoda.pc; point PKG_CONFIG_PATH there), or
+// the build tree's, which CMake generates for the in-tree tests (CMakeLists.txt). The .pc file
+// carries no run path: the host adds one (CGO_LDFLAGS="-Wl,-rpath,<libdir>") or sets
+// LD_LIBRARY_PATH when the library is outside the loader's default folders (see README.md).
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -lpagoda
+#cgo pkg-config: pagoda
 */
 import "C"

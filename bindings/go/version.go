@@ -46,8 +46,8 @@ const (
 	LogOff   LogLevel = C.PAGODA_LOG_OFF
 )
 
-// SetLogLevel sets the least severe level that the library writes to standard error.
-// (The log callback of log.h is not offered: it would be a Go function called from C threads.)
+// SetLogLevel sets the least severe level that the library logs, to standard error or to the
+// func of SetLogCallback.
 func SetLogLevel(level LogLevel) error {
 	return call(func() C.pagoda_status_t { return C.pagoda_log_set_level(C.pagoda_log_level_t(level)) })
 }
