@@ -28,14 +28,18 @@ extern "C" {
 typedef struct conf_backend {
     const char *label;                    /* "cpu (reference)", "cpu isa=portable", "cuda" */
     const pagoda_backend_iface_t *iface;
+    int32_t device;                       /* the device every case runs on (0 in the test) */
     /* The last error message of a failed call on this thread. */
     const char *(*last_error)(void);
 } conf_backend_t;
 
-/* The reference: the CPU backend through the registry (test_cpu_iface). */
+/* The reference: the CPU backend through the registry (test_cpu_iface in the cmocka test; the
+ * program loads it by path or by discovery). Defined by each binary's backends file
+ * (conformance_backends.c, program/program_backends.c). */
 const conf_backend_t *conf_reference(void);
-/* The backends under test, loaded once; `*count` of them. A backend that cannot run here (the
- * CUDA plugin not built, or no device) is left out with a "skipping <name>: <reason>" line on
+/* The backends under test, loaded once; `*count` of them. In the cmocka test: the CPU backend
+ * with isa=portable, the reference C plugin, and the CUDA backend. A backend that cannot run
+ * here (the CUDA plugin not built, or no device) is left out with a "skipping <name>: <reason>" line on
  * stderr, unless PAGODA_CONFORMANCE_REQUIRE_CUDA=1, which makes a missing CUDA backend fail. */
 const conf_backend_t *const *conf_backends_under_test(size_t *count);
 /* Destroys the instances conf_backends_under_test created. */
@@ -75,7 +79,7 @@ typedef union conf_args {
 
 /* Where a tensor lives on the backend. */
 typedef enum conf_place {
-    CONF_DEVICE = 0,      /* buffer_alloc on device 0 */
+    CONF_DEVICE = 0,      /* buffer_alloc on the backend's device (conf_backend_t::device) */
     CONF_HOST_PINNED = 1  /* host_buffer_alloc (the host side of SWAP_BLOCKS) */
 } conf_place_t;
 
@@ -244,11 +248,27 @@ void conf_result_free(conf_result_t *r);
  * returns 1 when `got` matches `ref`, else 0 with `why` filled. */
 int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
                         const float *scores, char *why, size_t why_size);
+/* Changes `got` by a little more than the comparison of `t` tolerates, at one element, so that
+ * conf_compare_tensor must reject it (PAGODA_CONFORMANCE_PERTURB); returns 0 when it cannot
+ * (an empty tensor, a custom rule without a perturbation). */
+int conf_perturb(const conf_tensor_t *t, const void *ref, void *got, const float *scores);
 
-/* Counts of one test function's cases, comparisons that passed, and mismatches. */
+/* Counts of one test function's cases, comparisons that passed, and mismatches; and cases a
+ * backend under test refused as unsupported where it may (`skipped`). The first mismatch and the
+ * first skip are kept as text ("case 17: ...") for a summary line. Zero-initialise. */
 typedef struct conf_tally {
     int cases, compared, failures;
+    int skipped;
+    char first_failure[768];
+    char first_skip[512];
 } conf_tally_t;
+
+/* How the harness reports (the defaults suit the cmocka test):
+ * `print_mismatches`: print each mismatch to stderr as it happens (default 1);
+ * `unsupported_is_skip`: a backend under test answering PAGODA_ERR_UNSUPPORTED where the
+ * reference accepts counts as a skip, not a mismatch (default 0: every backend must agree).
+ * ops.h lets a backend leave ops, types and fields out so; pagoda-conformance reports it. */
+void conf_set_reporting(int print_mismatches, int unsupported_is_skip);
 
 /* Runs `c` on the reference and on every backend under test and compares statuses and outputs,
  * counting into `tally` (failures are printed as they happen). With PAGODA_CONFORMANCE_PERTURB=1

@@ -1,5 +1,6 @@
 /* The backends the conformance test compares: the reference (the CPU backend through the
- * registry) and the backends under test, which are opened straight from their files with a
+ * registry) and the backends under test (the CPU backend with isa=portable, the CUDA backend
+ * where it can run), which are opened straight from their files with a
  * host table of our own. The registry would refuse a second "cpu" and hands back the first
  * instance for the same file, but the plugin's entry makes a fresh instance on every call, so
  * the CPU backend can be tested against itself with another configuration. */
@@ -106,6 +107,7 @@ static int open_direct(direct_backend_t *d, const char *label, const char *path,
     }
     d->backend.label = label;
     d->backend.iface = iface;
+    d->backend.device = 0;
     d->backend.last_error = direct_last_error;
     return 1;
 }
@@ -115,6 +117,7 @@ const conf_backend_t *conf_reference(void) {
     if (reference.iface == NULL) {
         reference.label = "cpu (reference)";
         reference.iface = test_cpu_iface();
+        reference.device = 0;
         reference.last_error = registry_last_error;
     }
     return &reference;

@@ -200,12 +200,12 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
     int pinned_by_backend[CONF_MAX_TENSORS] = {0};
 
     pagoda_backend_stream_t *stream = NULL;
-    HARNESS_OK(b, f->stream_create(f->self, 0, &stream));
+    HARNESS_OK(b, f->stream_create(f->self, b->device, &stream));
     for (int t = 0; t < c->n_tensors; ++t) {
         const conf_tensor_t *ten = &c->tensors[t];
         const size_t bytes = ten->bytes ? ten->bytes : 1; /* every tensor gets an address */
         if (ten->place == CONF_DEVICE) {
-            HARNESS_OK(b, f->buffer_alloc(f->self, 0, bytes, &memory[t]));
+            HARNESS_OK(b, f->buffer_alloc(f->self, b->device, bytes, &memory[t]));
             if (ten->bytes > 0)
                 HARNESS_OK(b, f->copy(f->self, stream, memory[t], ten->init, ten->bytes,
                                       PAGODA_COPY_HOST_TO_DEVICE));
@@ -302,7 +302,7 @@ void conf_run(const conf_backend_t *b, const conf_case_t *c, conf_result_t *out)
 
     for (int t = 0; t < c->n_tensors; ++t) {
         if (c->tensors[t].place == CONF_DEVICE)
-            f->buffer_free(f->self, 0, memory[t]);
+            f->buffer_free(f->self, b->device, memory[t]);
         else if (pinned_by_backend[t])
             f->host_buffer_free(f->self, memory[t]);
         else
@@ -316,161 +316,6 @@ void conf_result_free(conf_result_t *r) {
     memset(r->outputs, 0, sizeof r->outputs);
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Comparing                                                                                   */
-/* ------------------------------------------------------------------------------------------ */
-
-static int compare_f32(const conf_tensor_t *t, const float *ref, const float *got, char *why,
-                       size_t why_size) {
-    const size_t n = t->bytes / sizeof(float);
-    double max_ref = 0.0, max_diff = 0.0;
-    size_t worst = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (isnan(ref[i]) != isnan(got[i]) || isinf(ref[i]) != isinf(got[i]) ||
-            (isinf(ref[i]) && ref[i] != got[i])) {
-            snprintf(why, why_size, "%s[%zu] = %g where the reference has %g", t->name, i,
-                     (double)got[i], (double)ref[i]);
-            return 0;
-        }
-        if (!isfinite(ref[i])) continue;
-        const double a = fabs((double)ref[i]), d = fabs((double)got[i] - (double)ref[i]);
-        if (a > max_ref) max_ref = a;
-        if (d > max_diff) {
-            max_diff = d;
-            worst = i;
-        }
-    }
-    const double err = max_diff / (max_ref > 1e-30 ? max_ref : 1e-30);
-    if (err <= t->tolerance) return 1;
-    snprintf(why, why_size,
-             "%s: relative error %.3g > %.1g (worst at element %zu: %.9g, reference %.9g)",
-             t->name, err, t->tolerance, worst, (double)got[worst], (double)ref[worst]);
-    return 0;
-}
-
-static int compare_exact(const conf_tensor_t *t, const unsigned char *ref,
-                         const unsigned char *got, char *why, size_t why_size) {
-    for (size_t i = 0; i < t->bytes; ++i)
-        if (ref[i] != got[i]) {
-            size_t differing = 0;
-            for (size_t j = i; j < t->bytes; ++j) differing += ref[j] != got[j];
-            snprintf(why, why_size,
-                     "%s: byte %zu is 0x%02x, the reference's 0x%02x (%zu of %zu bytes differ)",
-                     t->name, i, got[i], ref[i], differing, t->bytes);
-            return 0;
-        }
-    return 1;
-}
-
-static int compare_argmax(const conf_tensor_t *t, const int32_t *ref, const int32_t *got,
-                          const float *scores, char *why, size_t why_size) {
-    const size_t rows = t->bytes / sizeof(int32_t);
-    for (size_t r = 0; r < rows; ++r) {
-        if (got[r] == ref[r]) continue;
-        if (got[r] < 0 || got[r] >= t->tie_cols) {
-            snprintf(why, why_size, "%s[%zu] = %d is outside [0, %lld)", t->name, r, (int)got[r],
-                     (long long)t->tie_cols);
-            return 0;
-        }
-        /* A near-tie: scores that come out of a computation may order two close values either
-         * way. With tolerance 0 (scores given exactly) only the lowest of equal maxima is right. */
-        const float *row = scores + (int64_t)r * t->tie_ld;
-        double max_abs = 0.0;
-        for (int64_t i = 0; i < t->tie_cols; ++i)
-            if (fabs((double)row[i]) > max_abs) max_abs = fabs((double)row[i]);
-        const double gap = fabs((double)row[got[r]] - (double)row[ref[r]]);
-        if (t->tolerance > 0 && gap <= t->tolerance * max_abs) continue;
-        snprintf(why, why_size, "%s[%zu] = %d (score %.9g), the reference's %d (score %.9g)",
-                 t->name, r, (int)got[r], (double)row[got[r]], (int)ref[r], (double)row[ref[r]]);
-        return 0;
-    }
-    return 1;
-}
-
-/* Widens a bf16 or f16 tensor to f32 (for CONF_F32's rule); `n` elements. */
-static float *widen_half(const conf_tensor_t *t, const void *half, size_t n) {
-    float *out = test_xmalloc((n > 0 ? n : 1) * sizeof(float));
-    const uint16_t *h = half;
-    for (size_t i = 0; i < n; ++i)
-        out[i] = t->compare == CONF_BF16 ? test_bf16_to_f32(h[i]) : test_f16_to_f32(h[i]);
-    return out;
-}
-
-static int compare_half(const conf_tensor_t *t, const void *ref, const void *got, char *why,
-                        size_t why_size) {
-    const size_t n = t->bytes / sizeof(uint16_t);
-    float *ref32 = widen_half(t, ref, n), *got32 = widen_half(t, got, n);
-    conf_tensor_t as_f32 = *t;
-    as_f32.bytes = n * sizeof(float);
-    const int ok = compare_f32(&as_f32, ref32, got32, why, why_size);
-    free(ref32);
-    free(got32);
-    return ok;
-}
-
-int conf_compare_tensor(const conf_tensor_t *t, const void *ref, const void *got,
-                        const float *scores, char *why, size_t why_size) {
-    switch (t->compare) {
-        case CONF_F32: return compare_f32(t, ref, got, why, why_size);
-        case CONF_EXACT: return compare_exact(t, ref, got, why, why_size);
-        case CONF_ARGMAX: return compare_argmax(t, ref, got, scores, why, why_size);
-        case CONF_CUSTOM: return t->custom->compare(t->custom, t, ref, got, why, why_size);
-        case CONF_BF16:
-        case CONF_F16: return compare_half(t, ref, got, why, why_size);
-        default: return 1;
-    }
-}
-
-/* Changes `got` by three times what the comparison tolerates (so even an element already
- * off by the whole tolerance the other way ends up beyond it), at one element in the middle:
- * a harness that compares the right data must notice. Returns 0 for an empty tensor. */
-static int perturb(const conf_tensor_t *t, const void *ref, void *got, const float *scores) {
-    if (t->bytes == 0) return 0;
-    switch (t->compare) {
-        case CONF_F32: {
-            const size_t n = t->bytes / sizeof(float);
-            double max_ref = 0.0;
-            for (size_t i = 0; i < n; ++i)
-                if (isfinite(((const float *)ref)[i]) && fabs(((const float *)ref)[i]) > max_ref)
-                    max_ref = fabs(((const float *)ref)[i]);
-            float *g = (float *)got + n / 2;
-            *g = (float)(*g + 3.0 * t->tolerance * (max_ref > 0 ? max_ref : 1.0));
-            return 1;
-        }
-        case CONF_EXACT: ((unsigned char *)got)[t->bytes / 2] ^= 1u; return 1;
-        case CONF_ARGMAX: {
-            /* The row's lowest score: never a near-tie of its maximum. */
-            const size_t r = t->bytes / sizeof(int32_t) / 2;
-            const float *row = scores + (int64_t)r * t->tie_ld;
-            int32_t lowest = 0;
-            for (int64_t i = 1; i < t->tie_cols; ++i)
-                if (row[i] < row[lowest]) lowest = (int32_t)i;
-            ((int32_t *)got)[r] = lowest == ((const int32_t *)ref)[r] ? -1 : lowest;
-            return 1;
-        }
-        case CONF_CUSTOM: return t->custom->perturb(t->custom, t, ref, got);
-        case CONF_BF16:
-        case CONF_F16: {
-            /* The middle element moved by three times the tolerance of the largest value (at
-             * least one unit in the last place of that element's own precision). */
-            const size_t n = t->bytes / sizeof(uint16_t);
-            float *ref32 = widen_half(t, ref, n);
-            double max_ref = 0.0;
-            for (size_t i = 0; i < n; ++i)
-                if (isfinite(ref32[i]) && fabs(ref32[i]) > max_ref) max_ref = fabs(ref32[i]);
-            free(ref32);
-            uint16_t *g = (uint16_t *)got + n / 2;
-            const float before = t->compare == CONF_BF16 ? test_bf16_to_f32(*g) : test_f16_to_f32(*g);
-            const float after = (float)(before + 3.0 * t->tolerance * (max_ref > 0 ? max_ref : 1.0));
-            *g = t->compare == CONF_BF16 ? test_f32_to_bf16(after) : test_f32_to_f16(after);
-            if (*g == (t->compare == CONF_BF16 ? test_f32_to_bf16(before) : test_f32_to_f16(before)))
-                *g ^= 0x40; /* rounded back: flip a high mantissa bit instead */
-            return 1;
-        }
-        default: return 0;
-    }
-}
-
 static int perturb_mode(void) {
     const char *v = getenv("PAGODA_CONFORMANCE_PERTURB");
     return v != NULL && strcmp(v, "1") == 0;
@@ -478,10 +323,25 @@ static int perturb_mode(void) {
 
 enum { PRINTED_FAILURES = 25 };
 
+static int g_print_mismatches = 1, g_unsupported_is_skip = 0;
+
+void conf_set_reporting(int print_mismatches, int unsupported_is_skip) {
+    g_print_mismatches = print_mismatches;
+    g_unsupported_is_skip = unsupported_is_skip;
+}
+
 static void report(conf_tally_t *tally, const char *fmt, ...) {
     tally->failures++;
-    if (tally->failures > PRINTED_FAILURES) return;
     va_list ap;
+    if (tally->failures == 1) {
+        /* Kept for a summary line: which case (counted from 1 in this tally), and why. */
+        const int n = snprintf(tally->first_failure, sizeof tally->first_failure, "case %d: ",
+                               tally->cases);
+        va_start(ap, fmt);
+        vsnprintf(tally->first_failure + n, sizeof tally->first_failure - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    if (!g_print_mismatches || tally->failures > PRINTED_FAILURES) return;
     va_start(ap, fmt);
     fprintf(stderr, "MISMATCH: ");
     vfprintf(stderr, fmt, ap);
@@ -489,17 +349,28 @@ static void report(conf_tally_t *tally, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* A case a backend under test may refuse and did: counted and kept, never silently passed. */
+static void record_skip(conf_tally_t *tally, const char *label, const conf_backend_t *b, const char *why) {
+    if (tally->skipped++ == 0)
+        snprintf(tally->first_skip, sizeof tally->first_skip, "case %d (%s): %s", tally->cases,
+                 label, why);
+    if (g_print_mismatches) fprintf(stderr, "skipping %s for %s: %s\n", label, b->label, why);
+}
+
 /* Whether `b`'s supports agrees with the reference's on every step; reports when it does not. */
 static int supports_agree(const conf_backend_t *b, const conf_case_t *c, conf_tally_t *tally) {
     const conf_backend_t *ref = conf_reference();
     for (int s = 0; s < c->n_steps; ++s) {
         const conf_step_t *step = &c->steps[s];
-        pagoda_status_t want = ref->iface->kernels->supports(ref->iface->self, 0, step->op, &step->args);
+        pagoda_status_t want =
+            ref->iface->kernels->supports(ref->iface->self, ref->device, step->op, &step->args);
         char want_msg[256];
         snprintf(want_msg, sizeof want_msg, "%s", want == PAGODA_OK ? "" : ref->last_error());
-        pagoda_status_t got = b->iface->kernels->supports(b->iface->self, 0, step->op, &step->args);
-        if (c->may_refuse && want == PAGODA_OK && got == PAGODA_ERR_UNSUPPORTED) {
-            fprintf(stderr, "skipping %s for %s: %s\n", c->label, b->label, b->last_error());
+        pagoda_status_t got =
+            b->iface->kernels->supports(b->iface->self, b->device, step->op, &step->args);
+        if ((c->may_refuse || g_unsupported_is_skip) && want == PAGODA_OK &&
+            got == PAGODA_ERR_UNSUPPORTED) {
+            record_skip(tally, c->label, b, b->last_error());
             return 0;
         }
         if (got != want) {
@@ -548,7 +419,7 @@ void conf_check_case(conf_case_t *c, conf_tally_t *tally) {
                                  ? (const float *)c->tensors[ten->tie_tensor].init
                                  : (const float *)ref.outputs[ten->tie_tensor];
                 if (perturbing) {
-                    if (!perturb(ten, ref.outputs[t], got.outputs[t], scores)) continue;
+                    if (!conf_perturb(ten, ref.outputs[t], got.outputs[t], scores)) continue;
                     if (conf_compare_tensor(ten, ref.outputs[t], got.outputs[t], scores, why,
                                             sizeof why))
                         report(tally, "%s: %s: a perturbed %s passed the comparison", b->label,
@@ -576,7 +447,7 @@ void conf_check_supports(const char *label, pagoda_op_t op, const void *args, in
     const conf_backend_t *ref = conf_reference();
     tally->cases++;
     pagoda_clear_error();
-    const pagoda_status_t want = ref->iface->kernels->supports(ref->iface->self, 0, op, args);
+    const pagoda_status_t want = ref->iface->kernels->supports(ref->iface->self, ref->device, op, args);
     char want_msg[256];
     snprintf(want_msg, sizeof want_msg, "%s", want == PAGODA_OK ? "accepted" : ref->last_error());
     if (expect_valid >= 0 && (want == PAGODA_OK) != (expect_valid != 0)) {
@@ -587,8 +458,10 @@ void conf_check_supports(const char *label, pagoda_op_t op, const void *args, in
     }
     for (size_t i = 0; i < n_under; ++i) {
         const conf_backend_t *b = under[i];
-        const pagoda_status_t got = b->iface->kernels->supports(b->iface->self, 0, op, args);
-        if (got != want)
+        const pagoda_status_t got = b->iface->kernels->supports(b->iface->self, b->device, op, args);
+        if (g_unsupported_is_skip && want == PAGODA_OK && got == PAGODA_ERR_UNSUPPORTED)
+            record_skip(tally, label, b, b->last_error());
+        else if (got != want)
             report(tally, "%s: %s: %s: supports = %s (%s), the reference's %s (%s)", b->label,
                    pagoda_op_name(op), label, pagoda_status_string(got),
                    got == PAGODA_OK ? "accepted" : b->last_error(), pagoda_status_string(want),

@@ -18,7 +18,7 @@
 #define CONFORMANCE_TEST(name, generator, what)     \
     static void name(void **state) {                \
         (void)state;                                \
-        conf_tally_t tally = {0, 0, 0};             \
+        conf_tally_t tally = {0};                   \
         generator(&tally);                          \
         conf_finish(what, &tally);                  \
     }
