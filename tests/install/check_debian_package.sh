@@ -6,7 +6,8 @@
 #   3. unpacked into a scratch root (dpkg-deb -x; installing into / would need root and change
 #      this machine), `pagoda generate` writes the main job's story with the bundled model and
 #      the CPU backend of the root, and examples/hello_backends.c builds with pkg-config alone
-#      against the root's libpagoda-dev and runs.
+#      against the root's libpagoda-dev and runs; pagoda-conformance passes on the root's
+#      reference plugin (a few op families: the whole suite runs in pagoda_conformance_*).
 # Usage: check_debian_package.sh <deb-dir> <work-dir> <source-dir> <c-compiler> <version>
 set -euo pipefail
 debs=$1 work=$2 src=$3 cc=$4 version=$5
@@ -68,3 +69,9 @@ echo "$out" | sed 's/^/  /'
 grep -q "^cpu: [1-9][0-9]* device(s), from $libdir/libpagoda-backend-cpu.so\$" <<<"$out" ||
     fail "hello_backends did not load the root's CPU backend"
 echo "PASS: examples/hello_backends.c built with pkg-config against libpagoda-dev, ran on the root's CPU backend"
+
+out=$(LD_LIBRARY_PATH=$libdir "$root/usr/bin/pagoda-conformance" --plugin "$libdir/pagoda/libpagoda-backend-reference.so" \
+      --only rmsnorm,rope,rowwise --strict 2>&1) || { echo "$out"; fail "pagoda-conformance failed on the root's reference plugin"; }
+echo "$out" | sed 's/^/  /'
+grep -q "^  against the CPU backend from $libdir/libpagoda-backend-cpu.so" <<<"$out" || fail "pagoda-conformance's reference is not the root's CPU backend"
+echo "PASS: the unpacked pagoda-conformance passes on the root's reference plugin"
