@@ -3,7 +3,8 @@
 #   libpagoda0      runtime: libpagoda.so.0 and the backend plugins (the CPU one; the CUDA one is
 #                   left out: it needs NVIDIA's libraries, which no Debian package carries)
 #   libpagoda-dev   dev: headers, libpagoda.so, pagoda.pc, the CMake package, the layout printer
-#   pagoda-tools    tools: the `pagoda` command, pagoda-conformance and the bundled stories260K
+#   pagoda-tools    tools: the `pagoda` command, pagoda-conformance with the reference plugin
+#                   (lib/pagoda/, out of discovery's way) and the bundled stories260K
 # Library dependencies come from dpkg-shlibdeps; lintian finds no error in them
 # (tests/install/check_debian_package.sh).
 set(CPACK_GENERATOR DEB)
@@ -58,7 +59,8 @@ Pagoda serves large language models behind a small, stable C ABI.
 
 This package holds the pagoda command (generate, serve an OpenAI-compatible
 HTTP API, plan, profile, list devices), pagoda-conformance (checks a backend
-plugin against the CPU backend, op by op) and the bundled stories260K model.")
+plugin against the CPU backend, op by op) with the reference plugin in plain C
+that it passes, and the bundled stories260K model.")
 
 # Every package carries its copyright and changelog, where Debian keeps them.
 set(_deb_doc ${CMAKE_BINARY_DIR}/debian-doc)

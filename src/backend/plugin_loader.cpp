@@ -53,10 +53,12 @@ const char *missing_slot(const pagoda_backend_iface_t &t) {
     PAGODA_REQUIRE(kernels->supports)
     PAGODA_REQUIRE(kernels->launch)
 #undef PAGODA_REQUIRE
-    if (t.collectives != nullptr && (t.collectives->struct_size < sizeof(pagoda_backend_collectives_t) ||
-                                     t.collectives->comm_create == nullptr ||
-                                     t.collectives->comm_get_async_error == nullptr))
-        return "collectives (a table too small or without comm_create/comm_get_async_error)";
+    // A collectives table may end where an older minor version's did (1.7 appended the _ex
+    // slots, which the communicator reads only within struct_size), not before.
+    if (t.collectives != nullptr &&
+        (t.collectives->struct_size < offsetof(pagoda_backend_collectives_t, get_unique_id_ex) ||
+         t.collectives->comm_create == nullptr || t.collectives->comm_get_async_error == nullptr))
+        return "collectives (a table smaller than ABI 1.0's or without comm_create/comm_get_async_error)";
     if ((t.host_buffer_alloc == nullptr) != (t.host_buffer_free == nullptr))
         return "host_buffer_alloc/host_buffer_free (one without the other)";
     return nullptr;

@@ -16,6 +16,7 @@
 #define MOCK_HALF_GRAPHS 7    /* graph_capture_begin/end set, graph_launch/destroy NULL */
 #define MOCK_ABI_1_1 8        /* a whole table that says ABI 1.1 (before 1.2's op fields) */
 #define MOCK_NO_DEVICE 9      /* the entry finds no device of its kind (NOT_FOUND) */
+#define MOCK_ABI_1_6_COLLECTIVES 10 /* ABI 1.6, with a collectives table of 1.6 (before 1.7's _ex slots) */
 
 #ifndef MOCK_NAME
 #define MOCK_NAME "mock"
@@ -143,6 +144,28 @@ static const pagoda_backend_kernels_t mock_kernels = {sizeof(pagoda_backend_kern
 
 static pagoda_backend_iface_t mock_iface;
 
+#if MOCK_KIND == MOCK_ABI_1_6_COLLECTIVES
+static pagoda_status_t mock_comm_create(void *self, int32_t device, const pagoda_comm_unique_id_t *id,
+                                        int32_t size, int32_t rank, pagoda_backend_comm_t **comm) {
+    (void)self, (void)device, (void)id, (void)size, (void)rank, (void)comm;
+    return PAGODA_ERR_UNSUPPORTED;
+}
+static pagoda_status_t mock_comm_async_error(void *self, pagoda_backend_comm_t *comm, pagoda_status_t *error) {
+    (void)self, (void)comm;
+    *error = PAGODA_OK;
+    return PAGODA_OK;
+}
+/* What a plugin built against ABI 1.6 filled: everything before get_unique_id_ex; past it junk. */
+static pagoda_backend_collectives_t mock_collectives;
+static void fill_old_collectives(void) {
+    memset(&mock_collectives, 0xA5, sizeof mock_collectives);
+    memset(&mock_collectives, 0, offsetof(pagoda_backend_collectives_t, get_unique_id_ex));
+    mock_collectives.struct_size = (uint32_t)offsetof(pagoda_backend_collectives_t, get_unique_id_ex);
+    mock_collectives.comm_create = mock_comm_create;
+    mock_collectives.comm_get_async_error = mock_comm_async_error;
+}
+#endif
+
 EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, const char *config,
                                             const pagoda_backend_iface_t **out) {
 #if MOCK_KIND != MOCK_WRONG_ABI
@@ -181,6 +204,10 @@ EXPORT pagoda_status_t pagoda_backend_entry(const pagoda_backend_host_t *host, c
     mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 0u;
 #elif MOCK_KIND == MOCK_ABI_1_1
     mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 1u;
+#elif MOCK_KIND == MOCK_ABI_1_6_COLLECTIVES
+    mock_iface.abi_version = (PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION) << 16) | 6u;
+    fill_old_collectives();
+    mock_iface.collectives = &mock_collectives;
 #else
     mock_iface.abi_version = PAGODA_BACKEND_ABI_VERSION;
 #endif

@@ -123,6 +123,18 @@ static void test_abi_1_1_plugin(void **state) {
     assert_int_equal(n, 2);
 }
 
+/* A plugin of ABI 1.6 with collectives still loads: its collectives table ends before 1.7's
+ * _ex slots, which the host then never reads. */
+static void test_abi_1_6_collectives(void **state) {
+    (void)state;
+    pagoda_backend_t *b = NULL;
+    TEST_ASSERT_OK(pagoda_backend_load(MOCK_1_1_DIR "/libpagoda-backend-abisixcoll.so", NULL, &b));
+    const pagoda_backend_iface_t *t = pagoda_backend_interface(b);
+    assert_non_null(t);
+    assert_non_null(t->collectives);
+    assert_int_equal(t->collectives->struct_size, offsetof(pagoda_backend_collectives_t, get_unique_id_ex));
+}
+
 /* The graph slots come all four or none. */
 static void test_half_filled_graph_slots(void **state) {
     (void)state;
@@ -327,6 +339,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_missing_slot, teardown),
         cmocka_unit_test_teardown(test_abi_1_0_plugin, teardown),
         cmocka_unit_test_teardown(test_abi_1_1_plugin, teardown),
+        cmocka_unit_test_teardown(test_abi_1_6_collectives, teardown),
         cmocka_unit_test_teardown(test_half_filled_graph_slots, teardown),
         cmocka_unit_test_teardown(test_bad_name, teardown),
         cmocka_unit_test_teardown(test_missing_file, teardown),
