@@ -40,26 +40,7 @@ const followerRendezvous = "PAGODA_GO_TEST_FOLLOWER_RENDEZVOUS"
 // twoRankStack is the stack of newStack over a mesh of two processes, each bringing cpu:0.
 func twoRankStack(t *testing.T, rank int32, rendezvous string) *stack {
 	t.Helper()
-	s := &stack{}
-	var err error
-	if s.model, err = OpenModel(modelPath(t)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.model.Close)
-	if s.mesh, err = NewMesh(&MeshOptions{Rank: rank, WorldSize: 2, Rendezvous: rendezvous,
-		TimeoutMs: 20000}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.mesh.Close)
-	if s.cache, err = NewKVCache(s.model, s.mesh, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.cache.Close)
-	if s.engine, err = NewEngine(s.model, s.mesh, nil, s.cache, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.engine.Close)
-	return s
+	return newStackOn(t, &MeshOptions{Rank: rank, WorldSize: 2, Rendezvous: rendezvous, TimeoutMs: 20000})
 }
 
 // Rank 1 of TestFollowOverTwoProcesses, in a process of its own: it takes no request, follows

@@ -55,13 +55,19 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackOn(t, nil)
+}
+
+// newStackOn is newStack over the mesh of meshOptions (nil: cpu:0 in this process).
+func newStackOn(t *testing.T, meshOptions *MeshOptions) *stack {
+	t.Helper()
 	s := &stack{}
 	var err error
 	if s.model, err = OpenModel(modelPath(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.model.Close)
-	if s.mesh, err = NewMesh(nil); err != nil {
+	if s.mesh, err = NewMesh(meshOptions); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.mesh.Close)
