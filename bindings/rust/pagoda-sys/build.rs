@@ -13,11 +13,15 @@
 use std::process::Command;
 
 fn main() {
-    for var in ["PAGODA_LIB_DIR", "PKG_CONFIG", "PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"] {
+    for var in
+        ["PAGODA_LIB_DIR", "PKG_CONFIG", "PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"]
+    {
         println!("cargo:rerun-if-env-changed={}", var);
     }
     let dir = match std::env::var_os("PAGODA_LIB_DIR") {
-        Some(dir) => Some(dir.into_string().unwrap_or_else(|d| panic!("PAGODA_LIB_DIR is not UTF-8: {:?}", d))),
+        Some(dir) => {
+            Some(dir.into_string().unwrap_or_else(|d| panic!("PAGODA_LIB_DIR is not UTF-8: {:?}", d)))
+        }
         None => match pkg_config_libdir() {
             Ok(dir) => dir,
             Err(why) => {

@@ -38,12 +38,28 @@ typedef struct conf_backend {
  * (conformance_backends.c, program/program_backends.c). */
 const conf_backend_t *conf_reference(void);
 /* The backends under test, loaded once; `*count` of them. In the cmocka test: the CPU backend
- * with isa=portable, the reference C plugin, and the CUDA backend. A backend that cannot run
+ * with isa=portable and the CUDA backend; in the program: the plugin it was given. A backend that cannot run
  * here (the CUDA plugin not built, or no device) is left out with a "skipping <name>: <reason>" line on
  * stderr, unless PAGODA_CONFORMANCE_REQUIRE_CUDA=1, which makes a missing CUDA backend fail. */
 const conf_backend_t *const *conf_backends_under_test(size_t *count);
 /* Destroys the instances conf_backends_under_test created. */
 void conf_backends_release(void);
+
+/* A plugin opened from its file with the suite's own host table (conformance_plugin.c). */
+typedef struct conf_plugin {
+    void *library;
+    pagoda_backend_host_t host; /* valid until the instance is destroyed */
+    const pagoda_backend_iface_t *iface;
+} conf_plugin_t;
+/* Opens `path` and starts an instance with `config` (NULL: none); `label` names it in the
+ * plugin's log lines. PAGODA_OK, or the entry's status (PAGODA_ERR_NOT_FOUND: no device of its
+ * kind here), PAGODA_ERR_NOT_A_PLUGIN or PAGODA_ERR_ABI_MISMATCH, with the reason in `why`. */
+pagoda_status_t conf_plugin_open(conf_plugin_t *p, const char *label, const char *path,
+                                 const char *config, char *why, size_t why_size);
+/* Destroys the instance; `unload` also closes the library. */
+void conf_plugin_close(conf_plugin_t *p, int unload);
+/* The message of the plugin's last set_error on this thread. */
+const char *conf_plugin_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Cases                                                                                       */

@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::ptr::addr_of;
 
+#[path = "support/installed_program.rs"]
+mod installed;
+
 /// Headers whose structs this crate declares in full. backend.h is left out on purpose: its
 /// plugin tables are for plugins; only its `pagoda_device_info_t` is host-facing (declared,
 /// and checked, below).
@@ -223,12 +226,7 @@ fn declared() -> Vec<Layout> {
             repeats,
             beside,
         }),
-        layout!(pagoda_link_profile_options_t {
-            struct_size,
-            min_bytes,
-            max_bytes,
-            repeats,
-        }),
+        layout!(pagoda_link_profile_options_t { struct_size, min_bytes, max_bytes, repeats }),
         layout!(pagoda_request_options_t {
             struct_size,
             flags,
@@ -421,31 +419,14 @@ fn parse_printer(text: &str) -> CLayouts {
 }
 
 /// The printer: `PAGODA_ABI_LAYOUT` (CTest sets it), else the one installed with the libpagoda
-/// that pkg-config finds (`<libexecdir>/pagoda/pagoda-abi-layout`). `None` after printing why
-/// when there is neither; under `PAGODA_TEST_STRICT=1` (CTest) that fails instead.
+/// that pkg-config finds (`<libexecdir>/pagoda/pagoda-abi-layout`); `None` (skip) when neither.
 fn printer_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("PAGODA_ABI_LAYOUT") {
-        return Some(PathBuf::from(path));
-    }
-    let program = std::env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".to_owned());
-    let why = match Command::new(&program).args(["--variable=libexecdir", "pagoda"]).output() {
-        Err(e) => format!("cannot run {}: {}", program, e),
-        Ok(out) => {
-            let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if !out.status.success() || dir.is_empty() {
-                format!("{} has no libexecdir for pagoda: {}", program, String::from_utf8_lossy(&out.stderr).trim())
-            } else {
-                let path = PathBuf::from(dir).join("pagoda").join("pagoda-abi-layout");
-                if path.is_file() {
-                    return Some(path);
-                }
-                format!("no {:?} (pkg-config's pagoda)", path)
-            }
-        }
-    };
-    assert!(std::env::var_os("PAGODA_TEST_STRICT").map_or(true, |v| v != "1"), "no layout printer: {}", why);
-    eprintln!("skipping the layout comparison: PAGODA_ABI_LAYOUT is not set and {}", why);
-    None
+    installed::installed_program(
+        "PAGODA_ABI_LAYOUT",
+        "libexecdir",
+        "pagoda/pagoda-abi-layout",
+        "the layout comparison",
+    )
 }
 
 fn run_printer(printer: &Path) -> CLayouts {

@@ -107,7 +107,9 @@ pub fn profile_costs(
     let mut entry = ptr::null_mut();
     // SAFETY: NUL-terminated strings that outlive the call, an options struct and a valid
     // out-pointer.
-    check(unsafe { sys::pagoda_cost_profile(model.as_ptr(), device.as_ptr(), &raw, file.as_ptr(), &mut entry) })?;
+    check(unsafe {
+        sys::pagoda_cost_profile(model.as_ptr(), device.as_ptr(), &raw, file.as_ptr(), &mut entry)
+    })?;
     // SAFETY: a string the library handed over.
     Ok(unsafe { take_owned(entry) })
 }
@@ -136,7 +138,12 @@ pub fn profile_links(mesh: &Mesh, options: &LinkProfileOptions, cost_file: Optio
     // SAFETY: a live mesh, an options struct, NULL or a NUL-terminated string that outlives the
     // call, and a valid out-pointer.
     check(unsafe {
-        sys::pagoda_link_profile(mesh.as_ptr(), &raw, file.as_ref().map_or(ptr::null(), |f| f.as_ptr()), &mut links)
+        sys::pagoda_link_profile(
+            mesh.as_ptr(),
+            &raw,
+            file.as_ref().map_or(ptr::null(), |f| f.as_ptr()),
+            &mut links,
+        )
     })?;
     // SAFETY: a string the library handed over.
     Ok(unsafe { take_owned(links) })

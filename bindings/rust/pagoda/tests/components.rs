@@ -3,10 +3,9 @@
 mod common;
 
 use pagoda::{
-    ChatTemplateOptions, CostProfileOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions, LinkProfileOptions, Mesh,
-    MeshOptions, Model,
-    Objective, Plan, PlanOptions, Preemption, RequestOptions, SimulateOptions, Status, Tokenizer,
-    TOKENIZE_ADD_SPECIAL,
+    ChatTemplateOptions, CostProfileOptions, DeviceKind, Dtype, EngineOptions, KvCache, KvCacheOptions,
+    LinkProfileOptions, Mesh, MeshOptions, Model, Objective, Plan, PlanOptions, Preemption, RequestOptions,
+    SimulateOptions, Status, Tokenizer, TOKENIZE_ADD_SPECIAL,
 };
 
 #[test]

@@ -1,9 +1,8 @@
 /* The backends pagoda-conformance compares: the plugin under test, opened straight from its file
- * with a host table of the program's own (as the engine's registry would, but without adding it
- * to the registry, so that any plugin may be tested, the CPU backend's own file included), and
- * the reference, the CPU backend loaded through libpagoda's registry: from --reference, else
- * from the folders of PAGODA_BACKEND_PATH, else from libpagoda's own folder, which is where the
- * build and an installation put it. */
+ * (conf_plugin_open: outside the registry, so that any plugin may be tested, the CPU backend's
+ * own file included), and the reference, the CPU backend loaded through libpagoda's registry:
+ * from --reference, else from the folders of PAGODA_BACKEND_PATH, else from libpagoda's own
+ * folder, which is where the build and an installation put it. */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -13,85 +12,21 @@
 
 #include "program.h"
 
-/* ------------------------------------------------------------------------------------------ */
-/* The host table given to the plugin under test                                               */
-/* ------------------------------------------------------------------------------------------ */
-
-static _Thread_local char g_plugin_error[1024];
-
-static void host_log(void *ctx, pagoda_log_level_t level, const char *message) {
-    (void)ctx;
-    if (level >= PAGODA_LOG_WARN) fprintf(stderr, "[plugin] %s\n", message);
-}
-
-static void host_set_error(void *ctx, const char *message) {
-    (void)ctx;
-    snprintf(g_plugin_error, sizeof g_plugin_error, "%s", message ? message : "(no message)");
-}
-
-static void *host_alloc(void *ctx, size_t size, size_t alignment) {
-    (void)ctx;
-    void *p = NULL;
-    if (alignment < sizeof(void *)) alignment = sizeof(void *);
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
-}
-
-static void host_free(void *ctx, void *ptr) {
-    (void)ctx;
-    free(ptr);
-}
-
-static const char *plugin_last_error(void) { return g_plugin_error; }
 static const char *registry_last_error(void) { return pagoda_last_error_message(); }
 
-static pagoda_backend_host_t g_host;
-static void *g_library;
+static conf_plugin_t g_opened;
 static conf_backend_t g_plugin, g_reference;
 static const conf_backend_t *g_under_test[1];
 static char g_label[160], g_device_name[160], g_reference_path[4096];
 
 int program_open_plugin(const program_options_t *o, char *why, size_t why_size) {
-    if (access(o->plugin, F_OK) != 0) {
-        snprintf(why, why_size, "%s: no such file", o->plugin);
-        return PROGRAM_OPEN_FAILED;
-    }
-    g_library = dlopen(o->plugin, RTLD_NOW | RTLD_LOCAL);
-    if (g_library == NULL) {
-        snprintf(why, why_size, "dlopen(%s): %s", o->plugin, dlerror());
-        return PROGRAM_OPEN_FAILED;
-    }
-    void *symbol = dlsym(g_library, PAGODA_BACKEND_ENTRY_SYMBOL);
-    if (symbol == NULL) {
-        snprintf(why, why_size, "%s exports no %s", o->plugin, PAGODA_BACKEND_ENTRY_SYMBOL);
-        return PROGRAM_OPEN_FAILED;
-    }
-    pagoda_backend_entry_fn entry;
-    memcpy(&entry, &symbol, sizeof entry); /* object pointer to function pointer, as POSIX allows */
-    g_host.struct_size = sizeof g_host;
-    g_host.abi_version = PAGODA_BACKEND_ABI_VERSION;
-    g_host.log = host_log;
-    g_host.set_error = host_set_error;
-    g_host.host_alloc = host_alloc;
-    g_host.host_free = host_free;
-    const pagoda_backend_iface_t *iface = NULL;
-    const pagoda_status_t s = entry(&g_host, o->config, &iface);
-    if (s != PAGODA_OK) {
-        snprintf(why, why_size, "its entry returned %s: %s", pagoda_status_string(s), g_plugin_error);
-        return s == PAGODA_ERR_NOT_FOUND ? PROGRAM_OPEN_NO_DEVICE : PROGRAM_OPEN_FAILED;
-    }
-    if (PAGODA_BACKEND_ABI_MAJOR(iface->abi_version) !=
-        PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION)) {
-        snprintf(why, why_size, "its table says ABI %u.%u, this program speaks %u.x",
-                 (unsigned)PAGODA_BACKEND_ABI_MAJOR(iface->abi_version),
-                 (unsigned)(iface->abi_version & 0xffffu),
-                 (unsigned)PAGODA_BACKEND_ABI_MAJOR(PAGODA_BACKEND_ABI_VERSION));
-        iface->destroy(iface->self);
-        return PROGRAM_OPEN_FAILED;
-    }
+    const pagoda_status_t s = conf_plugin_open(&g_opened, "plugin", o->plugin, o->config, why, why_size);
+    if (s != PAGODA_OK) return s == PAGODA_ERR_NOT_FOUND ? PROGRAM_OPEN_NO_DEVICE : PROGRAM_OPEN_FAILED;
+    const pagoda_backend_iface_t *iface = g_opened.iface;
     g_plugin.iface = iface; /* set first: conf_backends_release destroys it on any path below */
     int32_t count = 0;
     if (iface->device_count(iface->self, &count) != PAGODA_OK || count < 1) {
-        snprintf(why, why_size, "it reports no device (%s)", g_plugin_error);
+        snprintf(why, why_size, "it reports no device (%s)", conf_plugin_last_error());
         return PROGRAM_OPEN_NO_DEVICE;
     }
     if (o->device < 0 || o->device >= count) {
@@ -106,7 +41,7 @@ int program_open_plugin(const program_options_t *o, char *why, size_t why_size) 
     snprintf(g_label, sizeof g_label, "%s:%d", iface->name, (int)o->device);
     g_plugin.label = g_label;
     g_plugin.device = o->device;
-    g_plugin.last_error = plugin_last_error;
+    g_plugin.last_error = conf_plugin_last_error;
     g_under_test[0] = &g_plugin;
     return PROGRAM_OPEN_OK;
 }
@@ -188,9 +123,9 @@ const conf_backend_t *const *conf_backends_under_test(size_t *count) {
 }
 
 void conf_backends_release(void) {
-    if (g_plugin.iface != NULL) g_plugin.iface->destroy(g_plugin.iface->self);
+    /* The library stays open: a plugin's threads may still be winding down. */
+    conf_plugin_close(&g_opened, 0);
     memset(&g_plugin, 0, sizeof g_plugin);
     g_under_test[0] = NULL;
-    /* The library stays open: a plugin's threads may still be winding down. */
     pagoda_backends_unload_all();
 }
